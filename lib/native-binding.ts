@@ -1,0 +1,94 @@
+// The shape of the compiled addon (native/addon), as the facade sees it.
+// Hot functions return status codes instead of throwing; the facade turns
+// codes into errors so the native side never builds exception objects.
+
+/** Status codes shared with native/core/tracer.h `Status`. */
+export const enum NativeStatus {
+  Ok = 0,
+  Closed = 1,
+  NoOpenSpan = 2,
+  Invalid = 3,
+}
+
+/** Columnar committed records, as returned by `NativeTracer.snapshot()`. */
+export interface NativeSnapshot {
+  /** Index = name id. */
+  names: string[];
+  timelines: Array<{ id: number; name: string; kind: 'js' | 'native' | 'track' | 'groups'; exited: boolean }>;
+  /** Number of records. */
+  count: number;
+  /** 2 per record: start ms, end ms (performance.now() axis of the tracer's creator). */
+  times: Float64Array;
+  /**
+   * 6 per record: name id, timeline id, local id, parent timeline id (0: none),
+   * parent local id (0: none), depth << 16 | flags.
+   */
+  fields: Uint32Array;
+  /** [record index, attributes JSON object text] for records that have attributes. */
+  attrs: Array<[number, string]>;
+}
+
+export interface NativeStatsRow {
+  name: string;
+  count: number;
+  totalNs: number;
+  minNs: number;
+  maxNs: number;
+  meanNs: number;
+  p50Ns: number;
+  p90Ns: number;
+  p99Ns: number;
+}
+
+/** One tracer as seen from one JS env (thread). Functions are bound to it natively. */
+export interface NativeTracer {
+  // hot path
+  begin(nameId: number): void;
+  /** Returns a NativeStatus. */
+  end(): number;
+  beginAttrs(nameId: number, attrsJson: string): number;
+  /** Ends with extra SpanFlags (error = 4). Returns a NativeStatus. */
+  endFlags(flags: number): number;
+
+  intern(name: string): number;
+  openDepth(): number;
+  setThreadName(name: string): void;
+
+  // async spans, tracks, groups (return 0 / a NativeStatus on failure)
+  track(name: string, serial: boolean): number;
+  /** Returns a token (a JS number, never 0) or 0 when closed / unknown track. */
+  asyncBegin(track: number, nameId: number, attrsJson: string): number;
+  asyncEnd(token: number, flags: number): number;
+  openAsync(): Array<[number, string]>;
+  groupBegin(nameId: number, attrsJson: string): number;
+  groupEnd(): number;
+  openGroups(): number;
+
+  flush(): void;
+  pending(): number;
+  snapshot(): NativeSnapshot;
+  stats(): NativeStatsRow[];
+  /** Chrome Trace Event JSON text. */
+  chromeJson(): string;
+  /** A token another env passes to `NativeAddon.join` to record into this tracer. */
+  shareToken(): string;
+  /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */
+  nativeApi(): unknown;
+  close(): void;
+  closed(): boolean;
+
+  // test-only: records `count` spans of `nameId` from a new native thread (the
+  // non-holder path), joins it, and returns without draining.
+  testRecordOffThread(nameId: number, count: number): void;
+}
+
+export interface NativeAddon {
+  /** ABI version of native/include/hotspan.h the addon implements. */
+  readonly abiVersion: number;
+  /** originNs: raw monotonic ns at performance.now() == 0 (BigInt). */
+  create(options: { originNs: bigint; threadName: string; wakeHighWater: number }): NativeTracer;
+  /** Attach this env's thread to a tracer created in another env of the process. */
+  join(token: string, options: { threadName: string }): NativeTracer;
+  /** Raw monotonic clock, ns, as a BigInt. */
+  nowNs(): bigint;
+}

@@ -1,0 +1,33 @@
+// One committed span, 32 bytes. The timeline is implied by where the record is
+// stored, and the tracer-wide span id is (timeline id << 32) | local id, so
+// neither is stored per record.
+#pragma once
+
+#include <cstdint>
+
+namespace hotspan {
+
+enum SpanFlags : uint16_t {
+  kFlagAsync = 1u << 0,      // async span (lives on an async track)
+  kFlagAbandoned = 1u << 1,  // ended by cleanup, not by the caller
+  kFlagError = 1u << 2,      // the traced function threw / the promise rejected
+  kFlagAttrs = 1u << 3,      // has an attribute blob (see Timeline::attrs)
+  kFlagParentElsewhere = 1u << 4,  // parent lives on another timeline (async)
+};
+
+struct SpanRecord {
+  int64_t start_ns;       // raw monotonic ns (clock::now_ns)
+  int64_t end_ns;
+  uint32_t local_id;      // 1-based, unique within the timeline
+  uint32_t parent_local;  // parent's local id (same timeline unless kFlagParentElsewhere); 0: none
+  uint32_t name;          // name table id
+  uint16_t depth;         // 0 for a root span
+  uint16_t flags;         // SpanFlags
+};
+static_assert(sizeof(SpanRecord) == 32, "records are 32 bytes");
+
+inline uint64_t make_span_id(uint32_t timeline, uint32_t local) {
+  return (static_cast<uint64_t>(timeline) << 32) | local;
+}
+
+}  // namespace hotspan

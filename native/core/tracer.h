@@ -1,0 +1,143 @@
+// The tracer core: the one entry point the binding and the C ABI use.
+// No Node headers here or anywhere under native/core.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "span_record.h"
+
+namespace hotspan {
+
+enum class Status : int {
+  kOk = 0,
+  kClosed = 1,      // the tracer was closed; nothing recorded
+  kNoOpenSpan = 2,  // end() with an empty open-span stack; nothing changed
+  kInvalid = 3,     // unknown name id, token, track or thread state
+};
+
+enum class TimelineKind : uint8_t { kJs = 0, kNative = 1, kTrack = 2, kGroups = 3 };
+
+struct TracerOptions {
+  // Raw monotonic ns at performance.now() == 0, so ms = (ns - origin_ns) / 1e6.
+  int64_t origin_ns = 0;
+  // Pending records past which the wake callback fires (coalesced).
+  size_t wake_high_water = 4096;
+};
+
+// Per (tracer, thread): the thread's timeline, open-span stack and owner-written
+// chunk. Opaque outside the core.
+class ThreadState;
+
+struct SnapshotTimeline {
+  uint32_t id = 0;
+  std::string name;
+  TimelineKind kind = TimelineKind::kJs;
+  bool exited = false;                         // its thread exited / env closed
+  std::vector<SpanRecord> records;             // committed only, in end order
+  std::vector<std::pair<uint32_t, std::string>> attrs;   // local id -> JSON object text
+  std::vector<std::pair<uint32_t, uint64_t>> foreign_parents;  // local id -> span id
+};
+
+struct Snapshot {
+  std::vector<std::string> names;  // index = name id
+  std::vector<SnapshotTimeline> timelines;
+};
+
+struct StatsRow {
+  uint32_t name = 0;
+  uint64_t count = 0;
+  int64_t total_ns = 0, min_ns = 0, max_ns = 0;
+  double mean_ns = 0, p50_ns = 0, p90_ns = 0, p99_ns = 0;  // from the histogram
+};
+
+class Tracer : public std::enable_shared_from_this<Tracer> {
+ public:
+  static std::shared_ptr<Tracer> create(TracerOptions options = {});
+  ~Tracer();
+  Tracer(const Tracer&) = delete;
+  Tracer& operator=(const Tracer&) = delete;
+
+  uint64_t id() const;  // unique in the process, never reused
+  int64_t origin_ns() const;
+
+  // ---- names (thread-safe) ----
+  uint32_t intern(std::string_view name);
+  std::string name_of(uint32_t id) const;  // "" when unknown
+  size_t name_count() const;
+
+  // ---- threads ----
+  // A JS env attaches its thread: a holder timeline. The returned state stays
+  // valid (as a no-op once closed) for as long as the caller holds it.
+  std::shared_ptr<ThreadState> attach_js_thread(std::string_view display_name);
+  // Ends the thread's open spans (flagged abandoned) at `now`, commits its
+  // records and marks its timeline exited. Called at env cleanup.
+  void detach_thread(ThreadState& state, int64_t now);
+  // The calling native (non-holder) thread's state, cached in a thread_local
+  // keyed by tracer id; its timeline ("native N") is created on first use.
+  // Thread exit publishes what the thread recorded and marks it exited.
+  // Returns nullptr once the tracer is closed.
+  std::shared_ptr<ThreadState> native_thread();
+  void set_thread_name(ThreadState& state, std::string_view name);
+  // A holder thread inside a finalizer or GC callback must not finalize.
+  void pause_finalization(ThreadState& state);
+  void resume_finalization(ThreadState& state);
+
+  // ---- async spans on tracks (begin on one thread, end on any) ----
+  uint32_t track(std::string_view name, bool serial);  // idempotent by name; returns timeline id
+  // Returns a token (never 0); 0 when closed or the track is unknown.
+  uint64_t async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json = {},
+                       uint64_t parent_span = 0);
+  Status async_end(uint64_t token, int64_t now, uint16_t extra_flags = 0);
+  size_t open_async() const;
+  std::vector<std::pair<uint64_t, uint32_t>> open_async_spans() const;  // token, name
+
+  // ---- span groups (tracer-wide phases, on the group track) ----
+  Status group_begin(uint32_t name, int64_t now, std::string attrs_json = {});
+  Status group_end(int64_t now);  // kNoOpenSpan when no group is open
+  size_t open_groups() const;
+
+  // ---- finalization ----
+  // Drains the pending queue and commits every timeline's written records.
+  // Call on a holder thread (the binding does); tests may call it anywhere.
+  void flush();
+  size_t pending() const;
+  // Called on a producer thread, at most once until the next drain, when the
+  // pending queue passes wake_high_water. Must not block.
+  void set_wake(std::function<void()> wake);
+
+  // ---- reading (thread-safe, committed records only) ----
+  Snapshot snapshot() const;
+  std::vector<StatsRow> stats() const;
+  // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).
+  void write_chrome_json(std::string& out) const;
+
+  // Idempotent. Later calls record nothing and return kClosed; committed
+  // records stay readable.
+  void close();
+  bool closed() const;
+
+  struct Impl;
+
+ private:
+  explicit Tracer(TracerOptions options);
+  std::unique_ptr<Impl> impl_;
+};
+
+// ---- the hot path: one thread's own spans ----
+// Free functions on the state, so that a native thread holding its state may
+// call them at any time, even after the tracer was closed or destroyed (the
+// state keeps what it touches alive; they then return kClosed).
+Status begin(ThreadState& state, uint32_t name, int64_t now);
+Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json);
+Status end(ThreadState& state, int64_t now, uint16_t extra_flags = 0);
+size_t open_depth(const ThreadState& state);
+uint32_t timeline_id(const ThreadState& state);
+
+}  // namespace hotspan
