@@ -1,0 +1,15 @@
+// Chrome Trace Event JSON (the object form) from a snapshot.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tracer.h"
+
+namespace hotspan {
+
+// Appends the whole document to `out`. Times are converted to microseconds on
+// the performance.now() axis with origin_ns.
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
+
+}  // namespace hotspan
