@@ -39,6 +39,7 @@ struct SnapshotTimeline {
   uint32_t id = 0;
   std::string name;
   TimelineKind kind = TimelineKind::kJs;
+  bool serial = false;                         // kTrack only: a serial track
   bool exited = false;                         // its thread exited / env closed
   std::vector<SpanRecord> records;             // committed only, in end order
   std::vector<std::pair<uint32_t, std::string>> attrs;   // local id -> JSON object text
@@ -139,5 +140,11 @@ Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::str
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags = 0);
 size_t open_depth(const ThreadState& state);
 uint32_t timeline_id(const ThreadState& state);
+// Queues the records this (non-holder) thread stored since its last batch, so
+// the next drain finalizes them without waiting for a full batch or thread
+// exit (the C ABI's flush_thread). A holder's records are already final: kOk.
+Status publish(ThreadState& state);
+// For the binding: native/core/thread_state.h has inline forms of begin/end
+// (hotspan::fast::begin / fast::end) with the same semantics.
 
 }  // namespace hotspan

@@ -35,7 +35,9 @@ typedef struct hotspan_api_v1 {
 
   /* Interns a name (need not be NUL-terminated) and returns its id. */
   hotspan_status (*intern)(void* tracer, const char* name, size_t len, uint32_t* out_id);
-  /* A span on the calling thread; spans nest strictly per thread. */
+  /* A span on the calling thread; spans nest strictly per thread. The
+     thread's timeline is made on its first begin(). end() returns
+     HOTSPAN_NO_OPEN_SPAN when this thread has no open span. */
   hotspan_status (*begin)(void* tracer, uint32_t name_id);
   hotspan_status (*end)(void* tracer);
   /* A named async track (serial != 0: each span starts no earlier than the
@@ -52,7 +54,8 @@ typedef struct hotspan_api_v1 {
      rather than at the next batch boundary or thread exit. */
   hotspan_status (*flush_thread)(void* tracer);
   /* The tracer's clock: raw monotonic ns, and ms on the tracer's
-     performance.now() axis. */
+     performance.now() axis (still valid after close; NaN for a NULL
+     `tracer`). */
   int64_t (*now_ns)(void);
   double (*now_ms)(void* tracer);
 } hotspan_api_v1;

@@ -1,0 +1,70 @@
+#include "async_track.h"
+
+#include <algorithm>
+
+namespace hotspan {
+
+AsyncTrack::AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial)
+    : timeline_(std::move(timeline)), serial_(serial) {}
+
+uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string attrs_json,
+                           uint64_t parent_span) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint32_t local = ++next_local_;
+  open_.emplace(local, Open{now, name, parent_span, std::move(attrs_json)});
+  return make_span_id(timeline_->id(), local);
+}
+
+Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32_t* written) {
+  if (static_cast<uint32_t>(token >> 32) != timeline_->id()) return Status::kInvalid;
+  const auto local = static_cast<uint32_t>(token);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = open_.find(local);
+  if (it == open_.end()) return Status::kInvalid;
+  Open& o = it->second;
+
+  int64_t start = o.start;
+  int64_t end_ns = now;
+  if (serial_) {
+    start = std::max(start, last_end_);
+    // An end that arrives late (its thread read the clock, then lost the
+    // race for the lock) becomes zero-length at the previous end: a serial
+    // track never overlaps and start <= end holds.
+    end_ns = std::max(end_ns, start);
+    last_end_ = end_ns;
+  }
+
+  const uint32_t index = cursor_.written;
+  uint16_t flags = static_cast<uint16_t>(kFlagAsync | (extra_flags & (kFlagError | kFlagAbandoned)));
+  uint32_t parent_local = 0;
+  if (o.parent_span != 0) {
+    parent_local = static_cast<uint32_t>(o.parent_span);
+    if (static_cast<uint32_t>(o.parent_span >> 32) != timeline_->id()) {
+      flags |= kFlagParentElsewhere;
+      timeline_->add_foreign_parent(index, local, o.parent_span);
+    }
+  }
+  if (!o.attrs.empty()) {
+    flags |= kFlagAttrs;
+    timeline_->add_attrs(index, local, std::move(o.attrs));
+  }
+  SpanRecord* r = cursor_.next(*timeline_);
+  // Async spans overlap freely, so they carry no depth.
+  *r = SpanRecord{start, end_ns, local, parent_local, o.name, 0, flags};
+  open_.erase(it);
+  *written = ++cursor_.written;
+  timeline_->publish_written(*written);
+  return Status::kOk;
+}
+
+size_t AsyncTrack::open_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return open_.size();
+}
+
+void AsyncTrack::append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [local, o] : open_) out.emplace_back(make_span_id(timeline_->id(), local), o.name);
+}
+
+}  // namespace hotspan

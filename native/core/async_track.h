@@ -1,0 +1,62 @@
+// A named async track: spans that begin on one thread and end on any, on a
+// timeline of their own. Everything is guarded by the track's mutex (taken
+// before the timeline's). Token = track timeline id << 32 | local id, i.e. the
+// span id. The caller commits or queues the record after end() returns.
+//
+// Serial rule (a device stream, one connection): a span starts at
+// max(requested start, end of the previous span on the track). It is applied
+// when the span ends, against the end of the span recorded before it on the
+// track, so it holds whichever of begin/end calls comes first; in FIFO use
+// that is exactly the previous span. If ends arrive out of order, the late
+// one is moved to the previous end (zero-length): a serial track never
+// overlaps.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "timeline_chunks.h"
+#include "tracer.h"
+
+namespace hotspan {
+
+class AsyncTrack {
+ public:
+  AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial);
+
+  Timeline& timeline() const { return *timeline_; }
+  bool serial() const { return serial_; }
+
+  // Returns the token (never 0).
+  uint64_t begin(uint32_t name, int64_t now, std::string attrs_json, uint64_t parent_span);
+  // kInvalid for a token that is not open on this track. On kOk, *written is
+  // the timeline's stored count including the new record.
+  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint32_t* written);
+
+  size_t open_count() const;
+  void append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const;
+
+ private:
+  struct Open {
+    int64_t start;
+    uint32_t name;
+    uint64_t parent_span;
+    std::string attrs;
+  };
+
+  const std::shared_ptr<Timeline> timeline_;
+  const bool serial_;
+  mutable std::mutex mu_;
+  uint32_t next_local_ = 0;                                   // guarded by mu_
+  int64_t last_end_ = std::numeric_limits<int64_t>::min();    // guarded by mu_
+  std::unordered_map<uint32_t, Open> open_;                   // guarded by mu_
+  ChunkCursor cursor_;                                        // guarded by mu_
+};
+
+}  // namespace hotspan

@@ -1,0 +1,363 @@
+// Chrome Trace Event JSON writer. Hot loop: one event per record, formatted
+// by hand (no iostreams, no to_string) into a pre-reserved std::string; names
+// and timeline names are escaped once per document, attribute objects (JSON
+// text produced by the facade) are spliced in without re-parsing.
+//
+// Conventions a consumer can rely on (json_test.cc checks them):
+// - ts = (start_ns - origin_ns) / 1000 and dur in us with exactly 3 decimals,
+//   so both are exact to the ns; negative ts (before the origin) are written.
+// - args: the attribute members first, then span_id and parent_id (0: no
+//   parent), then "error":true / "abandoned":true only when flagged. Attribute
+//   text that is not a JSON object is kept as the string member "attrs".
+// - Strings: '"', '\' and controls (as \u00XX) escaped, valid UTF-8 as is,
+//   invalid bytes as U+FFFD per maximal invalid subpart (what TextDecoder does).
+// - Threads, groups and serial tracks: "X"; concurrent tracks: a "b"/"e" pair
+//   per span with id = the span id as a string. Events of one timeline are in
+//   the snapshot's (end) order; viewers sort by ts.
+#include "chrome_json_writer.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace hotspan {
+namespace {
+
+constexpr char kDigitPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// Writes v in decimal at p; returns the end.
+inline char* put_u64(char* p, uint64_t v) {
+  char tmp[20];
+  char* t = tmp + sizeof tmp;
+  while (v >= 100) {
+    unsigned r = static_cast<unsigned>(v % 100);
+    v /= 100;
+    t -= 2;
+    t[0] = kDigitPairs[2 * r];
+    t[1] = kDigitPairs[2 * r + 1];
+  }
+  if (v >= 10) {
+    t -= 2;
+    t[0] = kDigitPairs[2 * v];
+    t[1] = kDigitPairs[2 * v + 1];
+  } else {
+    *--t = static_cast<char>('0' + v);
+  }
+  size_t n = static_cast<size_t>(tmp + sizeof tmp - t);
+  std::memcpy(p, t, n);
+  return p + n;
+}
+
+// ns -> microseconds with exactly 3 decimals: exact to the nanosecond.
+inline char* put_us(char* p, int64_t ns) {
+  uint64_t u;
+  if (ns < 0) {
+    *p++ = '-';
+    u = 0 - static_cast<uint64_t>(ns);
+  } else {
+    u = static_cast<uint64_t>(ns);
+  }
+  p = put_u64(p, u / 1000);
+  unsigned r = static_cast<unsigned>(u % 1000);
+  p[0] = '.';
+  p[1] = static_cast<char>('0' + r / 100);
+  p[2] = kDigitPairs[2 * (r % 100)];
+  p[3] = kDigitPairs[2 * (r % 100) + 1];
+  return p + 4;
+}
+
+template <size_t N>
+inline char* put_lit(char* p, const char (&s)[N]) {
+  std::memcpy(p, s, N - 1);
+  return p + N - 1;
+}
+
+// Appends the body of a JSON string (no quotes). Quote, backslash and control
+// characters are escaped (controls as \u00XX); valid UTF-8 passes through;
+// bytes that are not valid UTF-8 become U+FFFD so the document stays valid.
+void append_escaped(std::string& out, const char* s, size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(s);
+  size_t i = 0, run = 0;  // [run, i) is a pending verbatim run
+  auto flush = [&]() {
+    if (i > run) out.append(s + run, i - run);
+  };
+  auto cont = [&](size_t k) { return k < n && (b[k] & 0xC0) == 0x80; };
+  while (i < n) {
+    unsigned c = b[i];
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      flush();
+      if (c == '"') {
+        out.append("\\\"", 2);
+      } else if (c == '\\') {
+        out.append("\\\\", 2);
+      } else {
+        char e[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out.append(e, 6);
+      }
+      run = ++i;
+      continue;
+    }
+    // Multi-byte sequence: length and the allowed range of the second byte
+    // (rejects overlongs, surrogates and code points past U+10FFFF).
+    size_t len = 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    // Valid bytes of the sequence; a broken one is replaced as a whole
+    // maximal subpart by one U+FFFD (the WHATWG / Unicode practice, so a
+    // consumer decoding the raw bytes sees the same text).
+    size_t good = 0;
+    if (len != 0) {
+      good = 1;
+      if (i + 1 < n && b[i + 1] >= lo && b[i + 1] <= hi) {
+        good = 2;
+        while (good < len && cont(i + good)) ++good;
+      }
+    }
+    if (len != 0 && good == len) {
+      i += len;
+      continue;
+    }
+    flush();
+    out.append("\\ufffd", 6);
+    i += good ? good : 1;
+    run = i;
+  }
+  flush();
+}
+
+std::string escaped(const std::string& s) {
+  std::string out;
+  out.reserve(s.size() + 8);
+  append_escaped(out, s.data(), s.size());
+  return out;
+}
+
+inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+// The members of an attribute object, for splicing into "args": "{...}" ->
+// "...", trimmed. Empty for "", "{}" and "{ }".
+struct AttrText {
+  const char* p = nullptr;
+  size_t n = 0;
+  bool object = true;  // false: not an object; written as an escaped string
+};
+
+AttrText attr_members(const std::string& s) {
+  size_t b = 0, e = s.size();
+  while (b < e && is_ws(s[b])) ++b;
+  while (e > b && is_ws(s[e - 1])) --e;
+  AttrText t;
+  if (b == e) return t;
+  if (e - b < 2 || s[b] != '{' || s[e - 1] != '}') {
+    t.object = false;
+    t.p = s.data() + b;
+    t.n = e - b;
+    return t;
+  }
+  ++b;
+  --e;
+  while (b < e && is_ws(s[b])) ++b;
+  while (e > b && is_ws(s[e - 1])) --e;
+  t.p = s.data() + b;
+  t.n = e - b;
+  return t;
+}
+
+// local id -> entry of a (local id, value) list: dense when the ids are
+// compact (the normal case), sorted + binary search otherwise.
+template <typename V>
+class LocalIndex {
+ public:
+  LocalIndex(const std::vector<std::pair<uint32_t, V>>& items, size_t records) : items_(items) {
+    if (items.empty()) return;
+    uint32_t max_id = 0;
+    for (const auto& it : items) max_id = std::max(max_id, it.first);
+    if (static_cast<size_t>(max_id) <= 4 * (records + items.size()) + 1024) {
+      dense_.assign(static_cast<size_t>(max_id) + 1, -1);
+      for (size_t i = 0; i < items.size(); ++i) dense_[items[i].first] = static_cast<int64_t>(i);
+    } else {
+      sorted_.reserve(items.size());
+      for (size_t i = 0; i < items.size(); ++i) sorted_.emplace_back(items[i].first, i);
+      std::stable_sort(sorted_.begin(), sorted_.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+  }
+  const V* find(uint32_t local) const {
+    if (items_.empty()) return nullptr;
+    if (!dense_.empty()) {
+      if (local >= dense_.size() || dense_[local] < 0) return nullptr;
+      return &items_[static_cast<size_t>(dense_[local])].second;
+    }
+    // Last entry wins on duplicates, as in the dense form.
+    auto it = std::upper_bound(sorted_.begin(), sorted_.end(), local,
+                               [](uint32_t v, const auto& e) { return v < e.first; });
+    if (it == sorted_.begin() || (it - 1)->first != local) return nullptr;
+    return &items_[(it - 1)->second].second;
+  }
+
+ private:
+  const std::vector<std::pair<uint32_t, V>>& items_;
+  std::vector<int64_t> dense_;
+  std::vector<std::pair<uint32_t, size_t>> sorted_;
+};
+
+}  // namespace
+
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
+  // Size estimate: ~200 bytes per complete event plus attribute text.
+  size_t estimate = 128;
+  for (const SnapshotTimeline& tl : snapshot.timelines) {
+    estimate += 200 + 2 * tl.name.size() + 220 * tl.records.size();
+    if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
+    for (const auto& a : tl.attrs) estimate += a.second.size();
+  }
+  out.reserve(out.size() + estimate);
+
+  std::vector<std::string> names;
+  names.reserve(snapshot.names.size());
+  for (const std::string& n : snapshot.names) names.push_back(escaped(n));
+
+  char buf[256];
+  char* p;
+  bool first = true;
+  auto sep = [&]() {
+    if (!first) out.append(",\n", 2);
+    first = false;
+  };
+
+  out.append("{\"traceEvents\":[\n");
+  sep();
+  out.append(
+      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+      "\"args\":{\"name\":\"hotspan\"}}");
+  for (const SnapshotTimeline& tl : snapshot.timelines) {
+    sep();
+    p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+    p = put_u64(p, tl.id);
+    p = put_lit(p, ",\"args\":{\"name\":\"");
+    out.append(buf, static_cast<size_t>(p - buf));
+    append_escaped(out, tl.name.data(), tl.name.size());
+    out.append("\"}}", 3);
+    sep();
+    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+    p = put_u64(p, tl.id);
+    p = put_lit(p, ",\"args\":{\"sort_index\":");
+    p = put_u64(p, tl.id);
+    p = put_lit(p, "}}");
+    out.append(buf, static_cast<size_t>(p - buf));
+  }
+
+  const std::string unknown_name = "?";
+  for (const SnapshotTimeline& tl : snapshot.timelines) {
+    const bool track = tl.kind == TimelineKind::kTrack;
+    const bool complete = !track || tl.serial;  // serial tracks never overlap: X
+    const char* cat = tl.kind == TimelineKind::kGroups ? "group" : track ? "async" : "span";
+    const size_t cat_len = std::strlen(cat);
+
+    // ",\"pid\":1,\"tid\":<id>" is the same for every event of the timeline.
+    char tid_part[32];
+    char* tp = put_lit(tid_part, ",\"pid\":1,\"tid\":");
+    tp = put_u64(tp, tl.id);
+    const size_t tid_len = static_cast<size_t>(tp - tid_part);
+
+    LocalIndex<std::string> attrs(tl.attrs, tl.records.size());
+    LocalIndex<uint64_t> foreign(tl.foreign_parents, tl.records.size());
+
+    for (const SpanRecord& r : tl.records) {
+      const std::string& name = r.name < names.size() ? names[r.name] : unknown_name;
+      const uint64_t span_id = make_span_id(tl.id, r.local_id);
+      uint64_t parent_id = 0;
+      if (r.flags & kFlagParentElsewhere) {
+        const uint64_t* f = foreign.find(r.local_id);
+        if (f) parent_id = *f;
+      } else if (r.parent_local != 0) {
+        parent_id = make_span_id(tl.id, r.parent_local);
+      }
+
+      // {"name":"<name>","cat":"<cat>","ph":"X","ts":..,"dur":..,"pid":1,"tid":..,
+      sep();
+      out.append("{\"name\":\"", 9);
+      out.append(name);
+      p = put_lit(buf, "\",\"cat\":\"");
+      std::memcpy(p, cat, cat_len);
+      p += cat_len;
+      if (complete) {
+        p = put_lit(p, "\",\"ph\":\"X\",\"ts\":");
+        p = put_us(p, r.start_ns - origin_ns);
+        p = put_lit(p, ",\"dur\":");
+        p = put_us(p, r.end_ns - r.start_ns);
+      } else {
+        p = put_lit(p, "\",\"ph\":\"b\",\"ts\":");
+        p = put_us(p, r.start_ns - origin_ns);
+      }
+      std::memcpy(p, tid_part, tid_len);
+      p += tid_len;
+      if (!complete) {
+        p = put_lit(p, ",\"id\":\"");
+        p = put_u64(p, span_id);
+        *p++ = '"';
+      }
+      p = put_lit(p, ",\"args\":{");
+      out.append(buf, static_cast<size_t>(p - buf));
+
+      // "args": the attribute object's members, then ours.
+      if (const std::string* a = attrs.find(r.local_id)) {
+        AttrText t = attr_members(*a);
+        if (t.n != 0) {
+          if (t.object) {
+            out.append(t.p, t.n);
+            out.push_back(',');
+          } else {
+            out.append("\"attrs\":\"", 9);
+            append_escaped(out, t.p, t.n);
+            out.append("\",", 2);
+          }
+        }
+      }
+      p = put_lit(buf, "\"span_id\":");
+      p = put_u64(p, span_id);
+      p = put_lit(p, ",\"parent_id\":");
+      p = put_u64(p, parent_id);
+      if (r.flags & kFlagError) p = put_lit(p, ",\"error\":true");
+      if (r.flags & kFlagAbandoned) p = put_lit(p, ",\"abandoned\":true");
+      p = put_lit(p, "}}");
+      out.append(buf, static_cast<size_t>(p - buf));
+
+      if (!complete) {
+        // The matching end event: same name, category, id and thread.
+        sep();
+        out.append("{\"name\":\"", 9);
+        out.append(name);
+        p = put_lit(buf, "\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":");
+        p = put_us(p, r.end_ns - origin_ns);
+        std::memcpy(p, tid_part, tid_len);
+        p += tid_len;
+        p = put_lit(p, ",\"id\":\"");
+        p = put_u64(p, span_id);
+        p = put_lit(p, "\"}");
+        out.append(buf, static_cast<size_t>(p - buf));
+      }
+    }
+  }
+  out.append("\n],\"displayTimeUnit\":\"ms\"}\n");
+}
+
+}  // namespace hotspan

@@ -1,0 +1,39 @@
+#include "group_track.h"
+
+#include <utility>
+
+namespace hotspan {
+
+GroupTrack::GroupTrack(std::shared_ptr<Timeline> timeline) : timeline_(std::move(timeline)) {}
+
+void GroupTrack::begin(uint32_t name, int64_t now, std::string attrs_json) {
+  std::lock_guard<std::mutex> lock(mu_);
+  stack_.push_back(Open{now, ++next_local_, name, std::move(attrs_json)});
+}
+
+Status GroupTrack::end(int64_t now, uint32_t* written) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (stack_.empty()) return Status::kNoOpenSpan;
+  Open o = std::move(stack_.back());
+  stack_.pop_back();
+  const uint32_t index = cursor_.written;
+  uint16_t flags = 0;
+  if (!o.attrs.empty()) {
+    flags |= kFlagAttrs;
+    timeline_->add_attrs(index, o.local, std::move(o.attrs));
+  }
+  const uint32_t parent = stack_.empty() ? 0 : stack_.back().local;
+  SpanRecord* r = cursor_.next(*timeline_);
+  *r = SpanRecord{o.start, now, o.local, parent, o.name,
+                  static_cast<uint16_t>(stack_.size()), flags};
+  *written = ++cursor_.written;
+  timeline_->publish_written(*written);
+  return Status::kOk;
+}
+
+size_t GroupTrack::open_count() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stack_.size();
+}
+
+}  // namespace hotspan

@@ -1,0 +1,116 @@
+#include "thread_state.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "clock.h"
+
+namespace hotspan {
+
+namespace {
+constexpr uint32_t kInitialStack = 32;  // deep enough that steady state never grows
+}
+
+ThreadState::ThreadState(std::shared_ptr<TracerShared> shared_block,
+                         std::shared_ptr<Timeline> tl, bool is_js)
+    : timeline(tl.get()),
+      shared(shared_block.get()),
+      js(is_js),
+      stack_storage(new OpenSpan[kInitialStack]),
+      timeline_ref(std::move(tl)),
+      shared_ref(std::move(shared_block)) {
+  stack = stack_storage.get();
+  capacity = kInitialStack;
+}
+
+ThreadState::~ThreadState() = default;
+
+bool ThreadState::refresh_names(uint32_t name) {
+  known_names = shared->names.count();
+  return name < known_names;
+}
+
+bool ThreadState::grow_stack() {
+  if (capacity > kMaxDepth) return false;  // depth would not fit a uint16_t
+  const uint32_t cap = std::min<uint32_t>(capacity * 2, kMaxDepth + 1);
+  std::unique_ptr<OpenSpan[]> bigger(new OpenSpan[cap]);
+  std::copy(stack, stack + depth, bigger.get());
+  stack_storage = std::move(bigger);
+  stack = stack_storage.get();
+  capacity = cap;
+  return true;
+}
+
+void ThreadState::refill_chunk() {
+  cursor.slot = timeline->append_chunk();
+  cursor.end = cursor.slot + Timeline::kChunkRecords;
+}
+
+void ThreadState::publish_attrs(uint32_t index, uint32_t local) {
+  timeline->add_attrs(index, local, std::move(attrs_stack.back()));
+  attrs_stack.pop_back();
+}
+
+void ThreadState::piggyback_drain() { shared->drain(); }
+
+void ThreadState::publish_batch() {
+  // A flush() sweep may have committed part of the batch already; count only
+  // the rest, so pending() and the wake see records that really wait.
+  const uint32_t base = std::max(pushed, timeline->committed());
+  pushed = cursor.written;
+  if (cursor.written <= base) return;
+  shared->enqueue(timeline, cursor.written, cursor.written - base);
+}
+
+void ThreadState::abandon_open(int64_t now) {
+  while (depth > 0) fast::end(*this, now, kFlagAbandoned);
+}
+
+void ThreadState::on_thread_exit() {
+  if (status.load(std::memory_order_relaxed) == kLive) {
+    abandon_open(clock::now_ns());
+    if (commit_now.load(std::memory_order_relaxed)) {
+      timeline->commit_owner(cursor.written);
+    } else {
+      publish_batch();
+    }
+  }
+  commit_now.store(false, std::memory_order_relaxed);
+  // A closed tracer keeps answering kClosed; otherwise later calls (from
+  // another thread_local destructor) are refused as a retired state.
+  uint8_t live = kLive;
+  status.compare_exchange_strong(live, kRetired, std::memory_order_relaxed);
+  timeline->mark_exited();
+}
+
+// ---- the out-of-line API of tracer.h ----
+
+Status begin(ThreadState& state, uint32_t name, int64_t now) {
+  return fast::begin(state, name, now);
+}
+
+Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json) {
+  const Status s = fast::begin(state, name, now);
+  if (s != Status::kOk || attrs_json.empty()) return s;
+  state.stack[state.depth - 1].flags |= kFlagAttrs;
+  state.attrs_stack.push_back(std::move(attrs_json));
+  return s;
+}
+
+Status end(ThreadState& state, int64_t now, uint16_t extra_flags) {
+  return fast::end(state, now, extra_flags);
+}
+
+size_t open_depth(const ThreadState& state) { return state.depth; }
+
+uint32_t timeline_id(const ThreadState& state) { return state.timeline->id(); }
+
+Status publish(ThreadState& state) {
+  const uint8_t st = state.status.load(std::memory_order_relaxed);
+  if (st != ThreadState::kLive) return fast::blocked_status(st);
+  // A holder's records are already finalized.
+  if (!state.commit_now.load(std::memory_order_relaxed)) state.publish_batch();
+  return Status::kOk;
+}
+
+}  // namespace hotspan

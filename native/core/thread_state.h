@@ -1,0 +1,137 @@
+// One thread's recording state for one tracer: its open-span stack and its
+// cursor into its own timeline. Only the owning thread touches the stack and
+// the cursor; other threads read the timeline through its watermarks and
+// mutex, and may flip `status` (close) with a relaxed store.
+//
+// The hot path (fast::begin / fast::end) is inline here so the binding can
+// inline it: a status load, a name-id bound check, a stack push or pop, one
+// 32-byte store and one or two release stores of a watermark. No lock, no
+// allocation in steady state, no virtual call. The out-of-line functions
+// declared in tracer.h forward to these.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pending_queue.h"
+#include "span_record.h"
+#include "timeline_chunks.h"
+#include "tracer.h"
+#include "tracer_shared.h"
+
+#define HOTSPAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+namespace hotspan {
+
+struct OpenSpan {
+  int64_t start;
+  uint32_t local;
+  uint32_t name;
+  uint16_t flags;  // kFlagAttrs when an attribute blob waits in attrs_stack
+};
+
+class ThreadState {
+ public:
+  enum : uint8_t {
+    kLive = 0,
+    kTracerClosed = 1,  // calls return Status::kClosed
+    kRetired = 2,       // detached or its thread exited: Status::kInvalid
+  };
+  static constexpr uint32_t kMaxDepth = 0xFFFF;  // depth is a uint16_t
+
+  ThreadState(std::shared_ptr<TracerShared> shared, std::shared_ptr<Timeline> timeline,
+              bool js);
+  ~ThreadState();
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+
+  // ---- hot fields (owner thread) ----
+  std::atomic<uint8_t> status{kLive};
+  // Holder and not paused: end() finalizes at once. Owner-written (attach,
+  // pause, resume, detach); atomic only so a misuse from another thread is
+  // not undefined behaviour.
+  std::atomic<bool> commit_now{false};
+  uint32_t depth = 0;
+  uint32_t capacity = 0;
+  uint32_t known_names = 0;  // name ids below this exist (they are never removed)
+  uint32_t next_local = 0;
+  uint32_t pushed = 0;  // cursor.written at the last queue push
+  OpenSpan* stack = nullptr;
+  ChunkCursor cursor;
+  Timeline* timeline;    // == timeline_ref.get()
+  TracerShared* shared;  // == shared_ref.get()
+
+  // ---- cold ----
+  const bool js;
+  uint32_t pause_depth = 0;  // owner only
+  std::vector<std::string> attrs_stack;  // blobs of open spans with kFlagAttrs
+  std::unique_ptr<OpenSpan[]> stack_storage;
+  std::shared_ptr<Timeline> timeline_ref;
+  std::shared_ptr<TracerShared> shared_ref;
+
+  // Out-of-line slow paths of fast::begin / fast::end.
+  bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
+  bool grow_stack();
+  void refill_chunk();
+  void publish_attrs(uint32_t index, uint32_t local);
+  void piggyback_drain();
+  // Queues the records stored since the last push (non-holder path).
+  void publish_batch();
+  // Abandons open spans at `now` (kFlagAbandoned), stores and queues them.
+  void abandon_open(int64_t now);
+  // Native thread exit: abandon, queue what is left, mark the timeline exited.
+  void on_thread_exit();
+};
+
+namespace fast {
+
+inline Status blocked_status(uint8_t status) {
+  return status == ThreadState::kTracerClosed ? Status::kClosed : Status::kInvalid;
+}
+
+inline Status begin(ThreadState& s, uint32_t name, int64_t now) {
+  const uint8_t st = s.status.load(std::memory_order_relaxed);
+  if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
+  if (HOTSPAN_UNLIKELY(name >= s.known_names) && !s.refresh_names(name)) return Status::kInvalid;
+  if (HOTSPAN_UNLIKELY(s.depth == s.capacity) && !s.grow_stack()) return Status::kInvalid;
+  OpenSpan& o = s.stack[s.depth++];
+  o.start = now;
+  o.local = ++s.next_local;
+  o.name = name;
+  o.flags = 0;
+  return Status::kOk;
+}
+
+inline Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
+  const uint8_t st = s.status.load(std::memory_order_relaxed);
+  if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
+  if (HOTSPAN_UNLIKELY(s.depth == 0)) return Status::kNoOpenSpan;
+  const uint32_t d = --s.depth;
+  const OpenSpan& o = s.stack[d];
+  if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end)) s.refill_chunk();
+  SpanRecord* r = s.cursor.slot++;
+  r->start_ns = o.start;
+  r->end_ns = now;
+  r->local_id = o.local;
+  r->parent_local = d != 0 ? s.stack[d - 1].local : 0;
+  r->name = o.name;
+  r->depth = static_cast<uint16_t>(d);
+  // Callers may add error/abandoned; the structural flags are the core's.
+  r->flags = static_cast<uint16_t>(o.flags | (extra_flags & (kFlagError | kFlagAbandoned)));
+  if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs)) s.publish_attrs(s.cursor.written, o.local);
+  const uint32_t w = ++s.cursor.written;
+  s.timeline->publish_written(w);
+  if (s.commit_now.load(std::memory_order_relaxed)) {
+    if (HOTSPAN_UNLIKELY(s.shared->queue.nonempty())) s.piggyback_drain();
+    s.timeline->commit_owner(w);
+  } else if (HOTSPAN_UNLIKELY(w - s.pushed >= PendingQueue::kBatch)) {
+    s.publish_batch();
+  }
+  return Status::kOk;
+}
+
+}  // namespace fast
+}  // namespace hotspan

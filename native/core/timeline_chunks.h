@@ -1,0 +1,107 @@
+// One timeline's records: fixed-size chunks written by a single writer at a
+// time (the owning thread, or whoever holds a track's mutex), and two
+// watermarks. Records [0, written) are stored; [0, committed) are finalized,
+// i.e. visible to snapshots. A record is never rewritten once stored, so a
+// reader copies [0, committed) while the writer fills slots past it.
+//
+// The mutex guards what another thread may touch: the chunk list (grows
+// once per kChunkRecords records), the attribute and foreign-parent side
+// tables, the display name and the exited flag. The owner's per-record path
+// takes no lock.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "span_record.h"
+#include "timeline_lock.h"
+#include "tracer.h"
+
+namespace hotspan {
+
+class Timeline {
+ public:
+  static constexpr uint32_t kChunkRecords = 1024;  // 32 KiB per chunk
+
+  Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial = false);
+  ~Timeline();
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  uint32_t id() const { return id_; }
+  TimelineKind kind() const { return kind_; }
+
+  // ---- writer side (one writer at a time) ----
+  // Appends a fresh chunk and returns its first slot.
+  SpanRecord* append_chunk();
+  // Release: the record stores before it are visible to whoever reads `w`.
+  void publish_written(uint32_t w) { written_.store(w, std::memory_order_release); }
+  // Side tables, keyed by record index so snapshots can cut them at committed.
+  void add_attrs(uint32_t index, uint32_t local, std::string json);
+  void add_foreign_parent(uint32_t index, uint32_t local, uint64_t parent_span);
+
+  // ---- commit side ----
+  // Only the sole writer of an owner-written timeline may store directly: its
+  // value is the newest `written`, never below what any other committer saw.
+  void commit_owner(uint32_t w) { committed_.store(w, std::memory_order_release); }
+  // Any thread: raise committed to at least w (CAS-max, never lowers it).
+  void commit_up_to(uint32_t w);
+  // Commits every stored record (catches partial batches).
+  void sweep() { commit_up_to(written_.load(std::memory_order_acquire)); }
+  uint32_t written() const { return written_.load(std::memory_order_acquire); }
+  uint32_t committed() const { return committed_.load(std::memory_order_acquire); }
+
+  // ---- cross-thread state ----
+  void set_name(std::string name);
+  void mark_exited();
+  // Committed records, their side-table entries, name, kind, exited flag.
+  void copy_committed(SnapshotTimeline& out) const;
+
+ private:
+  struct Chunk {
+    SpanRecord records[kChunkRecords];
+  };
+  struct AttrEntry {
+    uint32_t index;
+    uint32_t local;
+    std::string json;
+  };
+  struct ForeignEntry {
+    uint32_t index;
+    uint32_t local;
+    uint64_t parent;
+  };
+
+  const uint32_t id_;
+  const TimelineKind kind_;
+  const bool serial_;
+  std::atomic<uint32_t> written_{0};
+  std::atomic<uint32_t> committed_{0};
+
+  mutable TimelineMutex mu_;
+  std::vector<std::unique_ptr<Chunk>> chunks_;  // guarded by mu_
+  std::vector<AttrEntry> attrs_;                // guarded by mu_, index order
+  std::vector<ForeignEntry> foreign_;           // guarded by mu_, index order
+  std::string name_;                            // guarded by mu_
+  bool exited_ = false;                         // guarded by mu_
+};
+
+// A writer's position in its timeline's current chunk.
+struct ChunkCursor {
+  SpanRecord* slot = nullptr;
+  SpanRecord* end = nullptr;
+  uint32_t written = 0;  // records stored so far (the writer's own copy)
+
+  SpanRecord* next(Timeline& tl) {
+    if (slot == end) {
+      slot = tl.append_chunk();
+      end = slot + Timeline::kChunkRecords;
+    }
+    return slot++;
+  }
+};
+
+}  // namespace hotspan

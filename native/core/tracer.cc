@@ -1,0 +1,244 @@
+// Tracer: wires the registry, the shared block and the holder check together.
+// Per-span work lives in thread_state.h; this file holds the tracer-wide
+// operations (threads, tracks, groups, finalization, reading, close).
+#include "tracer.h"
+
+#include <atomic>
+#include <utility>
+
+#include "async_track.h"
+#include "chrome_json_writer.h"
+#include "group_track.h"
+#include "holder_check.h"
+#include "native_thread_cache.h"
+#include "registry.h"
+#include "stats.h"
+#include "thread_state.h"
+#include "tracer_shared.h"
+
+namespace hotspan {
+
+namespace {
+// Process-wide and never reused, so thread_local caches keyed by it cannot
+// confuse a dead tracer with a new one.
+std::atomic<uint64_t> g_next_tracer_id{1};
+}  // namespace
+
+struct Tracer::Impl {
+  explicit Impl(TracerOptions opts)
+      : id(g_next_tracer_id.fetch_add(1, std::memory_order_relaxed)),
+        options(opts),
+        shared(std::make_shared<TracerShared>(id, opts.wake_high_water)),
+        registry(shared) {}
+
+  bool closed() const { return shared->closed.load(std::memory_order_acquire); }
+
+  // Finalize a track or group record now on a holder thread (with a
+  // piggy-back drain, like end()), else leave it to the next drain.
+  void commit_or_enqueue(Timeline& tl, uint32_t written) {
+    if (holder_check::thread_is_holder(id)) {
+      if (shared->queue.nonempty()) shared->drain();
+      tl.commit_up_to(written);
+    } else {
+      shared->enqueue(&tl, written, 1);
+    }
+  }
+
+  const uint64_t id;
+  const TracerOptions options;
+  const std::shared_ptr<TracerShared> shared;
+  Registry registry;
+};
+
+std::shared_ptr<Tracer> Tracer::create(TracerOptions options) {
+  return std::shared_ptr<Tracer>(new Tracer(options));
+}
+
+Tracer::Tracer(TracerOptions options) : impl_(new Impl(options)) {}
+
+Tracer::~Tracer() { close(); }
+
+uint64_t Tracer::id() const { return impl_->id; }
+int64_t Tracer::origin_ns() const { return impl_->options.origin_ns; }
+
+// ---- names ----
+
+uint32_t Tracer::intern(std::string_view name) { return impl_->shared->names.intern(name); }
+std::string Tracer::name_of(uint32_t id) const { return impl_->shared->names.name_of(id); }
+size_t Tracer::name_count() const { return impl_->shared->names.count(); }
+
+// ---- threads ----
+
+std::shared_ptr<ThreadState> Tracer::attach_js_thread(std::string_view display_name) {
+  // One timeline per (tracer, thread): a second attach returns the first.
+  if (auto existing = holder_check::attached(impl_->id)) return existing;
+  auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name));
+  if (state->status.load(std::memory_order_relaxed) == ThreadState::kLive) {
+    state->commit_now.store(true, std::memory_order_relaxed);
+    holder_check::remember(impl_->id, state);
+  }
+  return state;
+}
+
+void Tracer::detach_thread(ThreadState& state, int64_t now) {
+  // Runs on the state's own thread (env cleanup), so the owner-only fields
+  // are ours to touch.
+  if (state.status.load(std::memory_order_relaxed) == ThreadState::kLive) {
+    state.abandon_open(now);
+  }
+  state.commit_now.store(false, std::memory_order_relaxed);
+  uint8_t live = ThreadState::kLive;
+  state.status.compare_exchange_strong(live, ThreadState::kRetired, std::memory_order_relaxed);
+  // Finalize everything it stored, batched or not; queued items for it
+  // become no-ops (CAS-max).
+  state.timeline->sweep();
+  state.timeline->mark_exited();
+  holder_check::forget(impl_->id, &state);
+}
+
+std::shared_ptr<ThreadState> Tracer::native_thread() {
+  if (impl_->closed() || native_thread_cache::gone()) return nullptr;
+  if (auto cached = native_thread_cache::find(impl_->id)) {
+    return cached->status.load(std::memory_order_relaxed) == ThreadState::kTracerClosed
+               ? nullptr
+               : cached;
+  }
+  auto state = impl_->registry.add_thread(TimelineKind::kNative, std::string());
+  if (state->status.load(std::memory_order_relaxed) != ThreadState::kLive) return nullptr;
+  native_thread_cache::insert(impl_->id, state);
+  return state;
+}
+
+void Tracer::set_thread_name(ThreadState& state, std::string_view name) {
+  if (state.timeline->kind() == TimelineKind::kNative) {
+    state.timeline->set_name("native: " + std::string(name));
+  } else {
+    state.timeline->set_name(std::string(name));
+  }
+}
+
+void Tracer::pause_finalization(ThreadState& state) {
+  ++state.pause_depth;
+  state.commit_now.store(false, std::memory_order_relaxed);
+  // Everything stored so far was finalized by the holder path; the batch
+  // count for the enqueue path starts here.
+  state.pushed = state.cursor.written;
+}
+
+void Tracer::resume_finalization(ThreadState& state) {
+  if (state.pause_depth == 0) return;
+  if (--state.pause_depth == 0 && state.js &&
+      state.status.load(std::memory_order_relaxed) == ThreadState::kLive) {
+    state.commit_now.store(true, std::memory_order_relaxed);
+  }
+}
+
+// ---- async spans ----
+
+uint32_t Tracer::track(std::string_view name, bool serial) {
+  return impl_->registry.track(name, serial);
+}
+
+uint64_t Tracer::async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json,
+                             uint64_t parent_span) {
+  if (impl_->closed() || name >= impl_->shared->names.count()) return 0;
+  auto t = impl_->registry.find_track(track);
+  if (!t) return 0;
+  return t->begin(name, now, std::move(attrs_json), parent_span);
+}
+
+Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags) {
+  if (impl_->closed()) return Status::kClosed;
+  auto t = impl_->registry.find_track(static_cast<uint32_t>(token >> 32));
+  if (!t) return Status::kInvalid;
+  uint32_t written = 0;
+  const Status s = t->end(token, now, extra_flags, &written);
+  if (s == Status::kOk) impl_->commit_or_enqueue(t->timeline(), written);
+  return s;
+}
+
+size_t Tracer::open_async() const {
+  size_t n = 0;
+  for (const auto& t : impl_->registry.tracks()) n += t->open_count();
+  return n;
+}
+
+std::vector<std::pair<uint64_t, uint32_t>> Tracer::open_async_spans() const {
+  std::vector<std::pair<uint64_t, uint32_t>> out;
+  for (const auto& t : impl_->registry.tracks()) t->append_open(out);
+  return out;
+}
+
+// ---- groups ----
+
+Status Tracer::group_begin(uint32_t name, int64_t now, std::string attrs_json) {
+  if (impl_->closed()) return Status::kClosed;
+  if (name >= impl_->shared->names.count()) return Status::kInvalid;
+  auto g = impl_->registry.groups(true);
+  if (!g) return Status::kClosed;  // closed in between
+  g->begin(name, now, std::move(attrs_json));
+  return Status::kOk;
+}
+
+Status Tracer::group_end(int64_t now) {
+  if (impl_->closed()) return Status::kClosed;
+  auto g = impl_->registry.groups(false);
+  if (!g) return Status::kNoOpenSpan;
+  uint32_t written = 0;
+  const Status s = g->end(now, &written);
+  if (s == Status::kOk) impl_->commit_or_enqueue(g->timeline(), written);
+  return s;
+}
+
+size_t Tracer::open_groups() const {
+  auto g = impl_->registry.groups(false);
+  return g ? g->open_count() : 0;
+}
+
+// ---- finalization ----
+
+void Tracer::flush() {
+  impl_->shared->drain();
+  // Partial batches, and records of threads that never reach a batch.
+  for (const auto& tl : impl_->registry.timelines()) tl->sweep();
+}
+
+size_t Tracer::pending() const { return impl_->shared->queue.records(); }
+
+void Tracer::set_wake(std::function<void()> wake) {
+  if (impl_->closed()) return;
+  impl_->shared->wake.set(std::move(wake));
+}
+
+// ---- reading ----
+
+Snapshot Tracer::snapshot() const {
+  Snapshot snap;
+  const auto timelines = impl_->registry.timelines();
+  snap.timelines.resize(timelines.size());
+  for (size_t i = 0; i < timelines.size(); ++i) timelines[i]->copy_committed(snap.timelines[i]);
+  // Names last: every name id in the copied records was interned before the
+  // record was stored, hence before this copy.
+  snap.names = impl_->shared->names.all();
+  return snap;
+}
+
+std::vector<StatsRow> Tracer::stats() const { return compute_stats(snapshot()); }
+
+void Tracer::write_chrome_json(std::string& out) const {
+  hotspan::write_chrome_json(snapshot(), impl_->options.origin_ns, out);
+}
+
+// ---- close ----
+
+void Tracer::close() {
+  if (impl_->shared->closed.exchange(true, std::memory_order_acq_rel)) return;
+  impl_->registry.close_states();
+  impl_->shared->wake.clear();
+  // What was stored before close stays readable.
+  flush();
+}
+
+bool Tracer::closed() const { return impl_->closed(); }
+
+}  // namespace hotspan

@@ -1,0 +1,40 @@
+// The part of a tracer that its threads' states keep alive: closed flag,
+// names, pending queue and wake signal. A native thread may hold its state
+// after the Tracer is gone; everything it touches then lives here.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "name_table.h"
+#include "pending_queue.h"
+#include "wake_signal.h"
+
+namespace hotspan {
+
+class Timeline;
+
+struct TracerShared {
+  TracerShared(uint64_t id, size_t wake_high_water) : tracer_id(id), wake(wake_high_water) {}
+
+  const uint64_t tracer_id;
+  std::atomic<bool> closed{false};
+  NameTable names;
+  // Its own cache lines: producers write the queue every batch, while every
+  // begin() reads names.count().
+  alignas(64) PendingQueue queue;
+  WakeSignal wake;
+
+  // Producer: queue `records` new records of `timeline` (stored up to
+  // `written`), then wake a holder if the queue passed its high-water mark.
+  void enqueue(Timeline* timeline, uint32_t written, uint32_t records) {
+    wake.maybe_fire(queue.push(timeline, written, records));
+  }
+  // Holder: finalize everything queued and re-arm the wake.
+  void drain() {
+    queue.drain();
+    wake.rearm();
+  }
+};
+
+}  // namespace hotspan

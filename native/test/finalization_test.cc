@@ -1,0 +1,256 @@
+// Both finalization paths with a fake holder: the test's main thread is
+// attached with attach_js_thread (a holder); std::threads use native_thread()
+// (non-holders). Plus pause, piggy-back drain, flush, wake, detach, exit.
+#include <atomic>
+#include <thread>
+
+#include "check.h"
+#include "pending_queue.h"
+#include "test_util.h"
+#include "thread_gate.h"
+#include "tracer.h"
+
+using namespace hotspan;
+using test_util::committed_on;
+using test_util::StepThread;
+
+namespace {
+
+// Records `count` flat spans on the calling thread's native state; returns its timeline.
+uint32_t record_native(Tracer& t, uint32_t name, int count) {
+  auto st = t.native_thread();
+  CHECK(st != nullptr);
+  if (!st) return 0;
+  for (int i = 0; i < count; ++i) {
+    CHECK_EQ(begin(*st, name, 2 * i), Status::kOk);
+    CHECK_EQ(end(*st, 2 * i + 1), Status::kOk);
+  }
+  return timeline_id(*st);
+}
+
+void holder_tick(ThreadState& main, uint32_t name) {
+  CHECK_EQ(begin(main, name, 0), Status::kOk);
+  CHECK_EQ(end(main, 1), Status::kOk);
+}
+
+}  // namespace
+
+static void holder_records_visible_at_once() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  auto main = t->attach_js_thread("main");
+  CHECK_EQ(t->attach_js_thread("again"), main);  // one state per (tracer, thread)
+  for (int i = 0; i < 3; ++i) holder_tick(*main, n);
+  CHECK_EQ(committed_on(t->snapshot(), timeline_id(*main)), size_t{3});
+  CHECK_EQ(t->pending(), size_t{0});
+}
+
+static void non_holder_invisible_until_drain() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  auto main = t->attach_js_thread("main");
+  constexpr int kSpans = 300;  // one full batch (256) plus a partial one
+  static_assert(kSpans > int{PendingQueue::kBatch} && kSpans < 2 * int{PendingQueue::kBatch});
+  StepThread worker;
+  uint32_t tl = 0;
+  worker.run([&] { tl = record_native(*t, n, kSpans); });
+  CHECK(tl != 0);
+  const Snapshot s0 = t->snapshot();
+  CHECK_EQ(committed_on(s0, tl), size_t{0});
+  CHECK_EQ(t->pending(), size_t{PendingQueue::kBatch});
+  const auto* tl0 = test_util::find_timeline(s0, tl);
+  CHECK(tl0 && tl0->kind == TimelineKind::kNative && !tl0->exited);
+  CHECK(tl0 && tl0->name == "native 1");
+
+  // The holder's next end() drains the queued batch (piggy-back)...
+  holder_tick(*main, n);
+  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{PendingQueue::kBatch});
+  CHECK_EQ(t->pending(), size_t{0});
+  // ...and flush() also sweeps the partial batch.
+  t->flush();
+  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{kSpans});
+
+  // Thread exit publishes the rest and marks the timeline exited.
+  worker.run([&] { record_native(*t, n, 10); });
+  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{kSpans});
+  worker.stop();
+  CHECK_EQ(t->pending(), size_t{10});
+  holder_tick(*main, n);
+  const Snapshot s1 = t->snapshot();
+  CHECK_EQ(committed_on(s1, tl), size_t{kSpans + 10});
+  const auto* tl1 = test_util::find_timeline(s1, tl);
+  CHECK(tl1 && tl1->exited);
+}
+
+static void exiting_thread_abandons_open_spans() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  uint32_t tl = 0;
+  std::thread([&] {
+    auto st = t->native_thread();
+    tl = timeline_id(*st);
+    CHECK_EQ(begin(*st, n, 1), Status::kOk);
+    CHECK_EQ(begin(*st, n, 2), Status::kOk);
+    CHECK_EQ(end(*st, 3), Status::kOk);
+    CHECK_EQ(begin(*st, n, 4), Status::kOk);  // two left open at exit
+  }).join();
+  t->flush();
+  const Snapshot s = t->snapshot();
+  const auto* r = test_util::find_timeline(s, tl);
+  CHECK(r && r->records.size() == 3 && r->exited);
+  if (!r || r->records.size() != 3) return;
+  CHECK_EQ(r->records[0].flags, 0);
+  CHECK_EQ(r->records[1].flags, uint16_t{kFlagAbandoned});
+  CHECK_EQ(r->records[1].local_id, 3u);
+  CHECK_EQ(r->records[2].flags, uint16_t{kFlagAbandoned});
+  CHECK_EQ(r->records[2].local_id, 1u);
+}
+
+static void native_state_is_cached_per_tracer() {
+  auto t1 = Tracer::create();
+  auto t2 = Tracer::create();
+  std::thread([&] {
+    auto a = t1->native_thread();
+    CHECK(a != nullptr);
+    CHECK_EQ(t1->native_thread(), a);
+    auto b = t2->native_thread();
+    CHECK(b != nullptr && b != a);
+    CHECK_EQ(t1->native_thread(), a);
+    t1->set_thread_name(*a, "encoder#3");
+  }).join();
+  const Snapshot s = t1->snapshot();
+  CHECK_EQ(s.timelines.size(), size_t{1});
+  if (!s.timelines.empty()) CHECK_EQ(s.timelines[0].name, std::string("native: encoder#3"));
+}
+
+static void publish_queues_a_partial_batch() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  auto main = t->attach_js_thread("main");
+  StepThread worker;
+  uint32_t tl = 0;
+  worker.run([&] {
+    tl = record_native(*t, n, 10);
+    CHECK_EQ(publish(*t->native_thread()), Status::kOk);
+  });
+  CHECK_EQ(t->pending(), size_t{10});
+  holder_tick(*main, n);
+  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{10});
+  CHECK_EQ(publish(*main), Status::kOk);  // holder: nothing to do
+}
+
+static void paused_holder_enqueues() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  auto main = t->attach_js_thread("main");
+  const uint32_t tl = timeline_id(*main);
+  holder_tick(*main, n);
+  t->pause_finalization(*main);
+  t->pause_finalization(*main);  // nests
+  constexpr int kSpans = 300;
+  for (int i = 0; i < kSpans; ++i) holder_tick(*main, n);
+  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{1});
+  CHECK_EQ(t->pending(), size_t{PendingQueue::kBatch});
+  // A paused thread is no holder for tracer-wide calls either.
+  const uint32_t tr = t->track("t", false);
+  CHECK_EQ(t->async_end(t->async_begin(tr, n, 1), 2), Status::kOk);
+  CHECK_EQ(committed_on(t->snapshot(), tr), size_t{0});
+  t->resume_finalization(*main);
+  holder_tick(*main, n);  // still paused (depth 1)
+  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{1});
+  t->resume_finalization(*main);
+  t->resume_finalization(*main);  // extra resume is harmless
+  holder_tick(*main, n);  // holder again: drains and commits everything
+  const Snapshot s = t->snapshot();
+  CHECK_EQ(committed_on(s, tl), size_t{1 + kSpans + 2});
+  CHECK_EQ(committed_on(s, tr), size_t{1});
+  CHECK_EQ(t->pending(), size_t{0});
+}
+
+static void holder_of_one_tracer_only() {
+  auto a = Tracer::create();
+  auto b = Tracer::create();
+  const uint32_t na = a->intern("n");
+  const uint32_t nb = b->intern("n");
+  auto main_a = a->attach_js_thread("main");
+  const uint32_t tr = b->track("t", false);
+  // This thread holds a's env, not b's: b's record waits for a drain.
+  CHECK_EQ(b->async_end(b->async_begin(tr, nb, 1), 2), Status::kOk);
+  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{0});
+  holder_tick(*main_a, na);  // drains a's queue only
+  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{0});
+  b->flush();
+  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{1});
+}
+
+static void wake_fires_once_per_crossing() {
+  TracerOptions opts;
+  opts.wake_high_water = 2 * PendingQueue::kBatch;
+  auto t = Tracer::create(opts);
+  const uint32_t n = t->intern("n");
+  std::atomic<int> wakes{0};
+  t->set_wake([&] { wakes.fetch_add(1); });
+  auto one_batch_thread = [&] {
+    std::thread([&] { record_native(*t, n, PendingQueue::kBatch); }).join();
+  };
+  one_batch_thread();
+  CHECK_EQ(wakes.load(), 0);  // 256 pending: below high water
+  one_batch_thread();
+  CHECK_EQ(wakes.load(), 1);  // 512: crossed
+  one_batch_thread();
+  one_batch_thread();
+  CHECK_EQ(wakes.load(), 1);  // coalesced until a drain
+  CHECK_EQ(t->pending(), size_t{4 * PendingQueue::kBatch});
+  t->flush();
+  CHECK_EQ(t->pending(), size_t{0});
+  one_batch_thread();
+  CHECK_EQ(wakes.load(), 1);
+  one_batch_thread();
+  CHECK_EQ(wakes.load(), 2);  // re-armed by the drain
+  t->close();
+  std::thread([&] { CHECK(t->native_thread() == nullptr); }).join();
+  CHECK_EQ(wakes.load(), 2);
+}
+
+static void detach_abandons_and_retires() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  auto main = t->attach_js_thread("worker 2");
+  const uint32_t tl = timeline_id(*main);
+  CHECK_EQ(begin(*main, n, 1), Status::kOk);
+  CHECK_EQ(begin(*main, n, 2), Status::kOk);
+  t->pause_finalization(*main);  // a partial batch must still be committed
+  CHECK_EQ(begin(*main, n, 3), Status::kOk);
+  CHECK_EQ(end(*main, 4), Status::kOk);
+  t->detach_thread(*main, 10);
+  const Snapshot s = t->snapshot();
+  const auto* r = test_util::find_timeline(s, tl);
+  CHECK(r && r->records.size() == 3 && r->exited);
+  if (r && r->records.size() == 3) {
+    CHECK_EQ(r->records[1].flags, uint16_t{kFlagAbandoned});
+    CHECK_EQ(r->records[1].end_ns, 10);
+    CHECK_EQ(r->records[2].local_id, 1u);
+  }
+  CHECK_EQ(begin(*main, n, 11), Status::kInvalid);
+  CHECK_EQ(end(*main, 12), Status::kInvalid);
+  // No longer a holder: a track record now waits for a drain.
+  const uint32_t tr = t->track("t", false);
+  CHECK_EQ(t->async_end(t->async_begin(tr, n, 1), 2), Status::kOk);
+  CHECK_EQ(committed_on(t->snapshot(), tr), size_t{0});
+  // Attaching again gives a fresh timeline.
+  auto again = t->attach_js_thread("worker 2");
+  CHECK(again != main && timeline_id(*again) != tl);
+}
+
+int main() {
+  RUN_TEST(holder_records_visible_at_once);
+  RUN_TEST(non_holder_invisible_until_drain);
+  RUN_TEST(exiting_thread_abandons_open_spans);
+  RUN_TEST(native_state_is_cached_per_tracer);
+  RUN_TEST(publish_queues_a_partial_batch);
+  RUN_TEST(paused_holder_enqueues);
+  RUN_TEST(holder_of_one_tracer_only);
+  RUN_TEST(wake_fires_once_per_crossing);
+  RUN_TEST(detach_abandons_and_retires);
+  return check::result("finalization_test");
+}
