@@ -1,0 +1,132 @@
+// The module: NativeAddon of lib/native-binding.ts (abiVersion, create, join,
+// nowNs). Context-aware: every env (main thread, each worker) gets its own
+// EnvData and cleanup hook.
+#include <napi.h>
+
+#include <memory>
+#include <string>
+
+#include "arg_check.h"
+#include "clock.h"
+#include "env_data.h"
+#include "hotspan.h"
+#include "shared_tracers.h"
+#include "tracer_object.h"
+
+namespace hotspan_addon {
+
+namespace {
+
+std::shared_ptr<EnvData> RequireEnvData(Napi::Env env) {
+  std::shared_ptr<EnvData> data = EnvData::Get(env);
+  if (!data) throw Napi::Error::New(env, "hotspan: the addon was not initialized in this env");
+  return data;
+}
+
+// options.threadName: a string, or `fallback` when absent.
+std::string ThreadNameOption(Napi::Env env, const Napi::Object& options, const char* fallback) {
+  Napi::Value v = options.Get("threadName");
+  if (v.IsUndefined()) return fallback;
+  if (!v.IsString()) ThrowArgTypeCxx(env, "options.threadName", "a string", v);
+  return v.As<Napi::String>().Utf8Value();
+}
+
+// Wraps `binding` in a NativeTracer. A fresh binding that no function took
+// ownership of (failure before the first one) is deleted here.
+Napi::Object Wrap(Napi::Env env, TracerBinding* binding) {
+  try {
+    return NewTracerObject(env, binding);
+  } catch (...) {
+    if (binding->handle_count() == 0) {
+      binding->Detach(/*flush=*/false);
+      delete binding;
+    }
+    throw;
+  }
+}
+
+// create({ originNs: bigint, threadName?: string, wakeHighWater?: number })
+Napi::Value Create(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  Napi::Object options = ARG_OBJECT(0, "options");
+
+  hotspan::TracerOptions opts;
+  Napi::Value origin = options.Get("originNs");
+  if (!origin.IsBigInt()) ThrowArgTypeCxx(env, "options.originNs", "a bigint", origin);
+  bool lossless = false;
+  opts.origin_ns = origin.As<Napi::BigInt>().Int64Value(&lossless);
+  if (!lossless) throw Napi::RangeError::New(env, "hotspan: options.originNs is out of range");
+
+  Napi::Value high = options.Get("wakeHighWater");
+  if (!high.IsUndefined()) {
+    if (!high.IsNumber()) ThrowArgTypeCxx(env, "options.wakeHighWater", "a number", high);
+    double d = high.As<Napi::Number>().DoubleValue();
+    if (!(d >= 1) || d > 9007199254740991.0) {
+      throw Napi::RangeError::New(env, "hotspan: options.wakeHighWater must be a positive integer");
+    }
+    opts.wake_high_water = static_cast<size_t>(d);
+  }
+  std::string thread_name = ThreadNameOption(env, options, "main");
+
+  std::shared_ptr<EnvData> env_data = RequireEnvData(env);
+  std::shared_ptr<hotspan::Tracer> tracer = hotspan::Tracer::create(opts);
+  std::shared_ptr<Wake> wake = Wake::Create(env, tracer);
+  if (wake) {
+    tracer->set_wake([wake] { wake->Fire(); });
+  }
+  auto* binding = new TracerBinding(tracer, tracer->attach_js_thread(thread_name), env_data, wake);
+  return Wrap(env, binding);
+}
+
+// join(token, { threadName?: string })
+Napi::Value Join(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  std::string token = ARG_STRING(0, "token");
+  Napi::Object options =
+      info[1].IsUndefined() ? Napi::Object::New(env) : ARG_OBJECT(1, "options");
+  std::string thread_name = ThreadNameOption(env, options, "worker");
+
+  std::shared_ptr<hotspan::Tracer> tracer = shared_tracers::Find(token);
+  if (!tracer) {
+    throw Napi::Error::New(env, "hotspan: unknown tracer token '" + token +
+                                    "' (never shared in this process, or the tracer is gone)");
+  }
+  if (tracer->closed()) {
+    throw Napi::Error::New(env, "hotspan: tracer token '" + token + "' names a closed tracer");
+  }
+  std::shared_ptr<EnvData> env_data = RequireEnvData(env);
+  // One holder timeline per (tracer, thread): joining from an env that
+  // already records into this tracer reuses its binding.
+  if (TracerBinding* existing = env_data->FindBinding(tracer->id())) {
+    return Wrap(env, existing);
+  }
+  auto* binding =
+      new TracerBinding(tracer, tracer->attach_js_thread(thread_name), env_data, nullptr);
+  return Wrap(env, binding);
+}
+
+Napi::Value NowNs(const Napi::CallbackInfo& info) {
+  return Napi::BigInt::New(info.Env(), static_cast<int64_t>(hotspan::clock::now_ns()));
+}
+
+}  // namespace
+
+Napi::Object Init(Napi::Env env, Napi::Object exports) {
+  if (!EnvData::Install(env)) {
+    throw Napi::Error::New(env, "hotspan: could not set up per-env state");
+  }
+  exports.Set("abiVersion", Napi::Number::New(env, HOTSPAN_ABI_VERSION));
+  exports.Set("create", Napi::Function::New<Create>(env, "create"));
+  exports.Set("join", Napi::Function::New<Join>(env, "join"));
+  exports.Set("nowNs", Napi::Function::New<NowNs>(env, "nowNs"));
+  return exports;
+}
+
+}  // namespace hotspan_addon
+
+// NODE_API_MODULE pastes the init function's name into a symbol: no `::`.
+static Napi::Object InitModule(Napi::Env env, Napi::Object exports) {
+  return hotspan_addon::Init(env, exports);
+}
+
+NODE_API_MODULE(hotspan, InitModule)

@@ -1,0 +1,81 @@
+#include "hot_path.h"
+
+#include <string>
+
+#include "arg_check.h"
+#include "clock.h"
+#include "tracer_binding.h"
+
+namespace hotspan_addon::hot {
+
+namespace {
+
+inline napi_value StatusValue(napi_env env, hotspan::Status status) {
+  // Small integers are V8 Smis: no heap allocation.
+  napi_value result;
+  napi_create_uint32(env, static_cast<uint32_t>(status), &result);
+  return result;
+}
+
+}  // namespace
+
+// The clock is read last in begin* and first in end*, so argument handling
+// stays outside the span.
+
+napi_value Begin(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void* data;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  uint32_t name;
+  // A missing argument reads as undefined, which fails here too.
+  if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
+    return ThrowArgType(env, "nameId", "a number", argv[0]);
+  }
+  hotspan::begin(*static_cast<TracerBinding*>(data)->thread, name, hotspan::clock::now_ns());
+  return nullptr;
+}
+
+napi_value End(napi_env env, napi_callback_info info) {
+  const int64_t now = hotspan::clock::now_ns();
+  size_t argc = 0;
+  void* data;
+  napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data);
+  return StatusValue(env, hotspan::end(*static_cast<TracerBinding*>(data)->thread, now));
+}
+
+napi_value BeginAttrs(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  void* data;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  uint32_t name;
+  if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
+    return ThrowArgType(env, "nameId", "a number", argv[0]);
+  }
+  size_t len;
+  if (napi_get_value_string_utf8(env, argv[1], nullptr, 0, &len) != napi_ok) {
+    return ThrowArgType(env, "attrsJson", "a string", argv[1]);
+  }
+  std::string attrs(len, '\0');
+  napi_get_value_string_utf8(env, argv[1], &attrs[0], len + 1, &len);
+  const int64_t now = hotspan::clock::now_ns();
+  return StatusValue(env, hotspan::begin_with_attrs(*static_cast<TracerBinding*>(data)->thread,
+                                                    name, now, std::move(attrs)));
+}
+
+napi_value EndFlags(napi_env env, napi_callback_info info) {
+  const int64_t now = hotspan::clock::now_ns();
+  size_t argc = 1;
+  napi_value argv[1];
+  void* data;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  uint32_t flags;
+  if (napi_get_value_uint32(env, argv[0], &flags) != napi_ok) {
+    return ThrowArgType(env, "flags", "a number", argv[0]);
+  }
+  return StatusValue(env, hotspan::end(*static_cast<TracerBinding*>(data)->thread, now,
+                                       static_cast<uint16_t>(flags)));
+}
+
+}  // namespace hotspan_addon::hot
