@@ -1,0 +1,53 @@
+// What every backend (native, js, noop) implements. The public Tracer
+// validates arguments and keeps the name cache; a backend records. Recording
+// methods throw the errors of ./errors (same types and texts everywhere).
+
+import type { NativeSnapshot, NativeTracer } from './native-binding';
+import type { StatsRow } from './stats';
+
+export type BackendKind = 'native' | 'js' | 'noop';
+
+export interface Backend {
+  readonly kind: BackendKind;
+  /** How far a recorded timestamp may be off the performance.now() axis, in ms. */
+  readonly clockBoundMs: number;
+
+  // ---- hot path: the name id is already a validated uint32 ----
+  /** No status: the caller passes only ids it knows are interned. */
+  begin(nameId: number): void;
+  /** Checks the id: throws RangeError for an unknown one (attrsJson '' = no attributes). */
+  beginAttrs(nameId: number, attrsJson: string): void;
+  end(): void;
+  /** Ends the innermost span with extra flags (FLAG_ERROR, FLAG_ABANDONED). */
+  endFlags(flags: number): void;
+
+  intern(name: string): number;
+  openDepth(): number;
+  /** ms on the performance.now() axis (the backend's clock). */
+  now(): number;
+
+  // ---- async spans, tracks, groups ----
+  track(name: string, serial: boolean): number;
+  /** Returns the span token (its span id, never 0). */
+  asyncBegin(track: number, nameId: number, attrsJson: string): number;
+  /** Returns a NativeStatus; never throws (called from promise settlement). */
+  asyncEnd(token: number, flags: number): number;
+  /** [token, name] of async spans still open. */
+  openAsync(): Array<[number, string]>;
+  groupBegin(nameId: number, attrsJson: string): void;
+  groupEnd(): void;
+  openGroups(): number;
+
+  // ---- finalization and reading (committed records only) ----
+  flush(): void;
+  pending(): number;
+  snapshot(): NativeSnapshot;
+  stats(): readonly StatsRow[];
+  chromeJson(): string;
+
+  share(): string;
+  nativeApi(): unknown;
+  /** The NativeTracer behind a native backend (test hooks, demo); undefined otherwise. */
+  native(): NativeTracer | undefined;
+  close(): void;
+}

@@ -1,0 +1,86 @@
+// What a Tracer runs on after close(): recording throws
+// `Error: hotspan: tracer is closed`, committed records stay readable.
+// Swapping the backend keeps the closed check off the hot path.
+
+import type { Backend } from './backend';
+import { closedError } from './errors';
+import type { NativeSnapshot, NativeTracer } from './native-binding';
+import { STATUS_CLOSED } from './flags';
+import type { StatsRow } from './stats';
+
+export class ClosedBackend implements Backend {
+  constructor(private readonly inner: Backend) {}
+
+  get kind(): Backend['kind'] {
+    return this.inner.kind;
+  }
+  get clockBoundMs(): number {
+    return this.inner.clockBoundMs;
+  }
+
+  begin(_nameId: number): void {
+    throw closedError();
+  }
+  beginAttrs(_nameId: number, _attrsJson: string): void {
+    throw closedError();
+  }
+  end(): void {
+    throw closedError();
+  }
+  endFlags(_flags: number): void {
+    throw closedError();
+  }
+  intern(_name: string): number {
+    throw closedError();
+  }
+  openDepth(): number {
+    throw closedError();
+  }
+  now(): number {
+    return this.inner.now();
+  }
+  track(_name: string, _serial: boolean): number {
+    throw closedError();
+  }
+  asyncBegin(_track: number, _nameId: number, _attrsJson: string): number {
+    throw closedError();
+  }
+  asyncEnd(_token: number, _flags: number): number {
+    return STATUS_CLOSED;
+  }
+  openAsync(): Array<[number, string]> {
+    return [];
+  }
+  groupBegin(_nameId: number, _attrsJson: string): void {
+    throw closedError();
+  }
+  groupEnd(): void {
+    throw closedError();
+  }
+  openGroups(): number {
+    return 0;
+  }
+  flush(): void {}
+  pending(): number {
+    return 0;
+  }
+  snapshot(): NativeSnapshot {
+    return this.inner.snapshot();
+  }
+  stats(): readonly StatsRow[] {
+    return this.inner.stats();
+  }
+  chromeJson(): string {
+    return this.inner.chromeJson();
+  }
+  share(): string {
+    throw closedError();
+  }
+  nativeApi(): unknown {
+    throw closedError();
+  }
+  native(): NativeTracer | undefined {
+    return this.inner.native();
+  }
+  close(): void {}
+}

@@ -1,0 +1,120 @@
+// start() handles. A handle's span is an ordinary span on the thread's
+// open-span stack; the handle remembers the stack depth it opened at, so
+// handle.end() can check that its span is the innermost open one. Handles are
+// registered with a FinalizationRegistry: one collected while still open is
+// ended by the cleanup (flagged abandoned) as soon as it is the innermost
+// open span, so no stack keeps an open span forever. The hot begin()/end()
+// path allocates no handle and knows nothing of this.
+
+import type { Backend } from './backend';
+import { FLAG_ABANDONED, FLAG_ERROR } from './flags';
+
+interface Held {
+  readonly name: string;
+  /** openDepth() right after the span began. */
+  readonly depth: number;
+  open: boolean;
+}
+
+export interface EndOptions {
+  /** Flag the span as failed. */
+  error?: boolean;
+}
+
+export class SpanHandle {
+  /** @internal */
+  constructor(
+    private readonly tracker: HandleTracker,
+    private readonly held: Held,
+  ) {}
+
+  get name(): string {
+    return this.held.name;
+  }
+
+  get open(): boolean {
+    return this.held.open;
+  }
+
+  /** Ends the span. Throws when it already ended or is not the innermost open span. */
+  end(options?: EndOptions): void {
+    this.tracker.end(this, this.held, options !== undefined && options.error === true ? FLAG_ERROR : 0);
+  }
+}
+
+export class HandleTracker {
+  private readonly registry = new FinalizationRegistry<Held>((held) => this.collected(held));
+  private zombies: Held[] = [];
+  private stopped = false;
+
+  /** @param backend the tracer's current backend (it changes when the tracer closes) */
+  constructor(private readonly backend: () => Backend) {}
+
+  /** @param begin opens the span on the backend's stack */
+  open(name: string, begin: () => void): SpanHandle {
+    begin();
+    const held: Held = { name, depth: this.backend().openDepth(), open: true };
+    const handle = new SpanHandle(this, held);
+    this.registry.register(handle, held, handle);
+    return handle;
+  }
+
+  end(handle: SpanHandle, held: Held, flags: number): void {
+    if (!held.open) throw new Error(`hotspan: span "${held.name}" was already ended`);
+    const b = this.backend();
+    const d = b.openDepth();
+    if (d < held.depth) {
+      held.open = false;
+      this.registry.unregister(handle);
+      throw new Error(`hotspan: span "${held.name}" was already ended by end(); nothing was changed`);
+    }
+    if (d > held.depth) {
+      throw new Error(
+        `hotspan: span "${held.name}" is not the innermost open span (${String(d - held.depth)} ` +
+          'opened after it still open); end those first, nothing was changed',
+      );
+    }
+    if (flags === 0) b.end();
+    else b.endFlags(flags);
+    held.open = false;
+    this.registry.unregister(handle);
+    this.reap();
+  }
+
+  private collected(held: Held): void {
+    if (!held.open || this.stopped) return;
+    this.zombies.push(held);
+    this.reap();
+  }
+
+  /** Ends abandoned spans that are innermost now. Never throws. */
+  reap(): void {
+    if (this.zombies.length === 0 || this.stopped) return;
+    try {
+      const b = this.backend();
+      for (;;) {
+        const d = b.openDepth();
+        // Spans deeper than the stack already ended by plain end() calls.
+        this.zombies = this.zombies.filter((z) => z.depth <= d);
+        const i = this.zombies.findIndex((z) => z.depth === d);
+        if (i < 0) return;
+        b.endFlags(FLAG_ABANDONED);
+        this.zombies[i].open = false;
+        this.zombies.splice(i, 1);
+      }
+    } catch {
+      // Closed under us: the spans stay unrecorded, as open spans do at close().
+      this.zombies = [];
+    }
+  }
+
+  /** Number of collected handles whose spans wait to be ended (tests). */
+  get waiting(): number {
+    return this.zombies.length;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.zombies = [];
+  }
+}

@@ -1,0 +1,13 @@
+// hotspan: a span tracer for Node.js with a C++ core.
+
+export { Tracer } from './tracer';
+export type { TraceAsyncOptions, TrackOptions, SettleOptions, JoinOptions } from './tracer';
+export type { TracerOptions } from './options';
+export type { BackendKind } from './backend';
+export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
+export type { StatsRow } from './stats';
+export type { Attributes, AttrValue } from './attrs';
+export { SpanHandle } from './handles';
+export type { EndOptions } from './handles';
+export { Query, SpanList, GroupView, GroupSet } from './query';
+export { formatStats } from './table';

@@ -1,0 +1,16 @@
+// Test and demo hooks, not part of the public API: `tracer[internals]()`.
+
+import type { Backend } from './backend';
+import type { GcHook } from './gc-hook';
+import type { HandleTracker } from './handles';
+import type { NativeTracer } from './native-binding';
+
+export const internals: unique symbol = Symbol('hotspan.internals');
+
+export interface TracerInternals {
+  readonly backend: Backend;
+  readonly gcHook: GcHook | undefined;
+  readonly handles: HandleTracker;
+  /** The NativeTracer of a native tracer (testRecordOffThread, pending()). */
+  readonly native: NativeTracer | undefined;
+}

@@ -1,0 +1,139 @@
+// The native backend: a thin layer over one NativeTracer (one tracer as seen
+// from this env). Hot calls go straight to the native functions; status codes
+// become the facade's errors only on the failure branch.
+
+import type { Backend } from './backend';
+import { asyncRejectedError, closedError, statusError, unknownNameError } from './errors';
+import type { NativeSnapshot, NativeTracer } from './native-binding';
+import { STATUS_INVALID, STATUS_OK } from './flags';
+import { statsFromNative, type StatsRow } from './stats';
+
+export class NativeBackend implements Backend {
+  readonly kind = 'native' as const;
+
+  /**
+   * @param nt the env's NativeTracer
+   * @param clockBoundMs the calibration bound of this env's clock origin
+   * @param owner false for a tracer joined from another env: close() then
+   *   only detaches this facade and leaves the shared tracer open
+   */
+  constructor(
+    private readonly nt: NativeTracer,
+    readonly clockBoundMs: number,
+    private readonly owner: boolean,
+  ) {}
+
+  begin(nameId: number): void {
+    this.nt.begin(nameId);
+  }
+
+  beginAttrs(nameId: number, attrsJson: string): void {
+    const s = this.nt.beginAttrs(nameId, attrsJson);
+    if (s !== STATUS_OK) throw s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'begin()');
+  }
+
+  // 0 = STATUS_OK, written as a literal: an imported constant is a property
+  // load on the module object in the CommonJS output.
+  end(): void {
+    const s = this.nt.end();
+    if (s !== 0) throw statusError(s, 'end()');
+  }
+
+  endFlags(flags: number): void {
+    const s = this.nt.endFlags(flags);
+    if (s !== 0) throw statusError(s, 'end()');
+  }
+
+  intern(name: string): number {
+    if (this.nt.closed()) throw closedError();
+    return this.nt.intern(name);
+  }
+
+  openDepth(): number {
+    return this.nt.openDepth();
+  }
+
+  now(): number {
+    return performance.now();
+  }
+
+  track(name: string, serial: boolean): number {
+    const id = this.nt.track(name, serial);
+    if (id === 0) throw this.nt.closed() ? closedError() : new RangeError(`hotspan: track ${JSON.stringify(name)} was rejected`);
+    return id;
+  }
+
+  asyncBegin(track: number, nameId: number, attrsJson: string): number {
+    const token = this.nt.asyncBegin(track, nameId, attrsJson);
+    if (token === 0) {
+      if (this.nt.closed()) throw closedError();
+      throw asyncRejectedError(track, nameId);
+    }
+    return token;
+  }
+
+  asyncEnd(token: number, flags: number): number {
+    return this.nt.asyncEnd(token, flags);
+  }
+
+  openAsync(): Array<[number, string]> {
+    return this.nt.openAsync();
+  }
+
+  groupBegin(nameId: number, attrsJson: string): void {
+    const s = this.nt.groupBegin(nameId, attrsJson);
+    if (s !== STATUS_OK) throw s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'groupBegin()');
+  }
+
+  groupEnd(): void {
+    const s = this.nt.groupEnd();
+    if (s !== STATUS_OK) throw statusError(s, 'groupEnd()', 'group');
+  }
+
+  openGroups(): number {
+    return this.nt.openGroups();
+  }
+
+  flush(): void {
+    this.nt.flush();
+  }
+
+  pending(): number {
+    return this.nt.pending();
+  }
+
+  snapshot(): NativeSnapshot {
+    return this.nt.snapshot();
+  }
+
+  stats(): readonly StatsRow[] {
+    return statsFromNative(this.nt.stats());
+  }
+
+  chromeJson(): string {
+    return this.nt.chromeJson();
+  }
+
+  share(): string {
+    if (this.nt.closed()) throw closedError();
+    return this.nt.shareToken();
+  }
+
+  nativeApi(): unknown {
+    if (this.nt.closed()) throw closedError();
+    return this.nt.nativeApi();
+  }
+
+  native(): NativeTracer | undefined {
+    return this.nt;
+  }
+
+  close(): void {
+    if (this.owner) {
+      this.nt.close();
+    } else {
+      // A joined env: publish what this thread recorded, keep the tracer open.
+      this.nt.flush();
+    }
+  }
+}

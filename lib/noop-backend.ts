@@ -1,0 +1,75 @@
+// The noop backend (tunix's NoopTracer): the same surface, no work. Every
+// recording call is accepted and nothing is recorded.
+
+import type { Backend } from './backend';
+import type { NativeSnapshot, NativeTracer } from './native-binding';
+import { STATUS_OK } from './flags';
+import type { StatsRow } from './stats';
+
+const EMPTY: NativeSnapshot = Object.freeze({
+  names: [],
+  timelines: [],
+  count: 0,
+  times: new Float64Array(0),
+  fields: new Uint32Array(0),
+  attrs: [],
+});
+
+export class NoopBackend implements Backend {
+  readonly kind = 'noop' as const;
+  readonly clockBoundMs = 0;
+
+  begin(_nameId: number): void {}
+  beginAttrs(_nameId: number, _attrsJson: string): void {}
+  end(): void {}
+  endFlags(_flags: number): void {}
+  intern(_name: string): number {
+    return 0;
+  }
+  openDepth(): number {
+    return 0;
+  }
+  now(): number {
+    return performance.now();
+  }
+  track(_name: string, _serial: boolean): number {
+    return 0;
+  }
+  asyncBegin(_track: number, _nameId: number, _attrsJson: string): number {
+    return 0;
+  }
+  asyncEnd(_token: number, _flags: number): number {
+    return STATUS_OK;
+  }
+  openAsync(): Array<[number, string]> {
+    return [];
+  }
+  groupBegin(_nameId: number, _attrsJson: string): void {}
+  groupEnd(): void {}
+  openGroups(): number {
+    return 0;
+  }
+  flush(): void {}
+  pending(): number {
+    return 0;
+  }
+  snapshot(): NativeSnapshot {
+    return EMPTY;
+  }
+  stats(): readonly StatsRow[] {
+    return [];
+  }
+  chromeJson(): string {
+    return '{"traceEvents":[\n{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"hotspan"}}\n],"displayTimeUnit":"ms"}\n';
+  }
+  share(): string {
+    throw new Error('hotspan: share() needs the native backend (cross-worker joining); this tracer runs the noop backend');
+  }
+  nativeApi(): unknown {
+    throw new Error('hotspan: nativeApi() needs the native backend; this tracer runs the noop backend');
+  }
+  native(): NativeTracer | undefined {
+    return undefined;
+  }
+  close(): void {}
+}

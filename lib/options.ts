@@ -1,0 +1,75 @@
+// Tracer options and their validation.
+
+import type { BackendKind } from './backend';
+import { describe } from './errors';
+
+export interface TracerOptions {
+  /** Omitted: native, falling back to js (with one warning) when the addon cannot load. */
+  backend?: BackendKind;
+  /** Throw instead of falling back when the addon cannot load. */
+  requireNative?: boolean;
+  /** Native: pending records past which a producer wakes the JS thread to drain. */
+  wakeHighWater?: number;
+  /** Display name of this thread's timeline. */
+  threadName?: string;
+  /**
+   * Test hook, js backend only: the clock (ms on the performance.now() axis)
+   * the backend reads instead of performance.now().
+   */
+  clock?: () => number;
+}
+
+export interface ResolvedOptions {
+  backend: BackendKind | undefined;
+  requireNative: boolean;
+  wakeHighWater: number;
+  threadName: string;
+  clock: (() => number) | undefined;
+}
+
+const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
+const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock']);
+
+export function resolveOptions(options: unknown): ResolvedOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`hotspan: options must be an object, got ${describe(options)}`);
+  }
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!KEYS.has(key)) {
+      throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
+    }
+  }
+  const { backend, requireNative, wakeHighWater, threadName, clock } = o;
+  if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
+    throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
+  }
+  if (requireNative !== undefined && typeof requireNative !== 'boolean') {
+    throw new TypeError(`hotspan: requireNative must be a boolean, got ${describe(requireNative)}`);
+  }
+  if (
+    wakeHighWater !== undefined &&
+    (typeof wakeHighWater !== 'number' || !Number.isInteger(wakeHighWater) || wakeHighWater < 1 || wakeHighWater > 2 ** 32 - 1)
+  ) {
+    throw new RangeError(`hotspan: wakeHighWater must be a positive integer, got ${describe(wakeHighWater)}`);
+  }
+  if (threadName !== undefined && (typeof threadName !== 'string' || threadName.length === 0)) {
+    throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
+  }
+  if (clock !== undefined) {
+    if (typeof clock !== 'function') {
+      throw new TypeError(`hotspan: clock must be a function returning ms, got ${describe(clock)}`);
+    }
+    if (backend !== 'js') {
+      throw new RangeError(`hotspan: the clock option needs backend: 'js', got backend ${describe(backend)}`);
+    }
+  }
+  return {
+    backend: backend as BackendKind | undefined,
+    requireNative: requireNative === true,
+    wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
+    threadName: (threadName as string | undefined) ?? 'main',
+    clock: clock as (() => number) | undefined,
+  };
+}

@@ -1,0 +1,490 @@
+// The public Tracer: argument checks, the name cache, handles, async spans,
+// groups and settle on top of one Backend (native, js or noop).
+
+import { writeFile } from 'node:fs/promises';
+import { extname } from 'node:path';
+import { threadId } from 'node:worker_threads';
+
+import { attrsToJson, type Attributes } from './attrs';
+import type { Backend, BackendKind } from './backend';
+import { calibrate } from './clock';
+import { ClosedBackend } from './closed-backend';
+import { describe, nameTypeError } from './errors';
+import { FLAG_ERROR } from './flags';
+import { GcHook } from './gc-hook';
+import { HandleTracker, type SpanHandle } from './handles';
+import { internals, type TracerInternals } from './internal';
+import { JsBackend } from './js-backend';
+import { NativeBackend } from './native-backend';
+import { loadNativeAddon } from './native-loader';
+import { checkName, NameCache } from './names';
+import { NoopBackend } from './noop-backend';
+import { resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
+import { Query } from './query';
+import { toRecords, toTimelines, type SpanRecord, type TimelineInfo } from './records';
+import type { StatsRow } from './stats';
+
+export interface TraceAsyncOptions {
+  /** A track id from tracer.track(), or a track name (created as a concurrent track if new). Default: the "async" track. */
+  track?: number | string;
+  attrs?: Attributes;
+}
+
+export interface TrackOptions {
+  /** Serial track: each span starts no earlier than the previous one on the track ended. */
+  serial?: boolean;
+}
+
+export interface SettleOptions {
+  /** Reject if async spans are still open after this many ms. Default: no limit. */
+  timeoutMs?: number;
+}
+
+export interface JoinOptions {
+  /** Display name of this thread's timeline. Default: "worker <threadId>". */
+  threadName?: string;
+}
+
+const WARNED = Symbol.for('hotspan.nativeFallbackWarned');
+/** Poll interval of settle() while async spans begun outside this facade are open. */
+const SETTLE_POLL_MS = 2;
+
+function warnFallbackOnce(error: Error): void {
+  const g = globalThis as { [WARNED]?: boolean };
+  if (g[WARNED] === true) return;
+  g[WARNED] = true;
+  process.emitWarning(`hotspan: the native addon could not be loaded, using the js backend: ${error.message}`, {
+    type: 'HotspanWarning',
+    code: 'HOTSPAN_NATIVE_UNAVAILABLE',
+  });
+}
+
+function createBackend(o: ResolvedOptions): Backend {
+  if (o.backend === 'noop') return new NoopBackend();
+  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, clock: o.clock });
+  const { addon, error } = loadNativeAddon();
+  if (addon === undefined) {
+    const err = error ?? new Error('hotspan: the native addon could not be loaded (no reason given)');
+    if (o.backend === 'native' || o.requireNative) throw err;
+    warnFallbackOnce(err);
+    return new JsBackend({ threadName: o.threadName });
+  }
+  const cal = calibrate();
+  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater });
+  return new NativeBackend(nt, cal.boundMs, true);
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (
+    (typeof value === 'object' || typeof value === 'function') &&
+    value !== null &&
+    typeof (value as { then?: unknown }).then === 'function'
+  );
+}
+
+/** Set by Tracer.join for the constructor it calls. */
+let injectedBackend: Backend | undefined;
+
+export class Tracer {
+  /** The backend that records; swapped for a ClosedBackend by close(). */
+  private b: Backend;
+  private readonly names: NameCache;
+  private readonly handles: HandleTracker;
+  private readonly gcHook: GcHook | undefined;
+  private readonly tracks = new Map<string, { id: number; serial: boolean }>();
+  private isClosed = false;
+  /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
+  private asyncOpen = 0;
+  private asyncWaiters: Array<() => void> = [];
+
+  constructor(options?: TracerOptions) {
+    const injected = injectedBackend;
+    injectedBackend = undefined;
+    const backend = injected ?? createBackend(resolveOptions(options));
+    this.b = backend;
+    this.names = new NameCache((name) => this.b.intern(name));
+    this.handles = new HandleTracker(() => this.b);
+    // Only the native backend has a pending queue for a GC to drain.
+    this.gcHook = backend.kind === 'native' ? new GcHook(() => backend.flush()) : undefined;
+  }
+
+  /**
+   * Attaches this worker's thread to a tracer shared from another thread with
+   * `tracer.share()`. Needs the native backend.
+   */
+  static join(token: string, options?: JoinOptions): Tracer {
+    if (typeof token !== 'string' || token.length === 0) {
+      throw new TypeError(`hotspan: join token must be the string from tracer.share(), got ${describe(token)}`);
+    }
+    const threadName = options?.threadName ?? `worker ${String(threadId)}`;
+    if (typeof threadName !== 'string' || threadName.length === 0) {
+      throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
+    }
+    const { addon, error } = loadNativeAddon();
+    if (addon === undefined) {
+      throw new Error(
+        'hotspan: Tracer.join() needs the native backend (cross-worker joining), and the addon did not load: ' +
+          (error?.message ?? 'no reason given'),
+      );
+    }
+    const nt = addon.join(token, { threadName });
+    injectedBackend = new NativeBackend(nt, calibrate().boundMs, false);
+    try {
+      return new Tracer();
+    } finally {
+      injectedBackend = undefined;
+    }
+  }
+
+  /** Which backend records: 'native', 'js' or 'noop'. */
+  get backend(): BackendKind {
+    return this.b.kind;
+  }
+
+  /** How far a recorded timestamp may be off the performance.now() axis, in ms (0 for js). */
+  get clockBoundMs(): number {
+    return this.b.clockBoundMs;
+  }
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  /** The tracer's clock: ms on the performance.now() axis. */
+  now(): number {
+    return this.b.now();
+  }
+
+  /** Interns `name` and returns its id, for the fastest begin(). */
+  name(name: string): number {
+    return this.names.id(checkName(name));
+  }
+
+  // ---- spans on this thread ----
+
+  /** Opens a span on this thread. Spans nest strictly: end() closes the innermost. */
+  begin(name: number | string, attrs?: Attributes): void {
+    if (typeof name === 'number' && attrs === undefined && name >>> 0 === name && name < this.names.limit) {
+      this.b.begin(name);
+      return;
+    }
+    this.beginSlow(name, attrs);
+  }
+
+  /** Closes the innermost open span of this thread. */
+  end(): void {
+    this.b.end();
+  }
+
+  private beginSlow(name: unknown, attrs: Attributes | undefined): void {
+    this.beginId(this.nameId(name), this.attrsText(attrs));
+  }
+
+  private beginId(id: number, json: string): void {
+    if (json === '' && id < this.names.limit) {
+      this.b.begin(id);
+    } else {
+      // beginAttrs reports an unknown id (begin cannot).
+      this.b.beginAttrs(id, json);
+      this.names.known(id);
+    }
+  }
+
+  private nameId(name: unknown): number {
+    if (typeof name === 'string') return this.names.id(name);
+    if (typeof name === 'number') {
+      if (name >>> 0 !== name) throw new RangeError(`hotspan: a name id is a non-negative integer, got ${String(name)}`);
+      return name;
+    }
+    throw nameTypeError(name);
+  }
+
+  private attrsText(attrs: unknown): string {
+    if (attrs === undefined) return '';
+    const json = attrsToJson(attrs);
+    return json === '{}' ? '' : json;
+  }
+
+  /** Runs `fn` inside a span and returns its value; if it throws, the span is flagged error and the exception rethrown. */
+  trace<T>(name: number | string, fn: () => T, attrs?: Attributes): T {
+    if (typeof fn !== 'function') throw new TypeError(`hotspan: trace() needs a function, got ${describe(fn)}`);
+    this.begin(name, attrs);
+    let value: T;
+    try {
+      value = fn();
+    } catch (e) {
+      try {
+        this.b.endFlags(FLAG_ERROR);
+      } catch {
+        // The caller's exception matters more than a failed end.
+      }
+      throw e;
+    }
+    this.b.end();
+    return value;
+  }
+
+  /** Opens a span and returns a handle whose end() closes it. A handle collected while open is ended as abandoned. */
+  start(name: number | string, attrs?: Attributes): SpanHandle {
+    const id = this.nameId(name);
+    const json = this.attrsText(attrs);
+    const label = typeof name === 'string' ? name : `name id ${String(id)}`;
+    return this.handles.open(label, () => this.beginId(id, json));
+  }
+
+  // ---- async spans and tracks ----
+
+  /** A named async track (idempotent by name). Serial: spans on it do not overlap. */
+  track(name: string, options?: TrackOptions): number {
+    checkName(name);
+    const serial = options?.serial ?? false;
+    if (typeof serial !== 'boolean') throw new TypeError(`hotspan: serial must be a boolean, got ${describe(serial)}`);
+    const known = this.tracks.get(name);
+    if (known !== undefined) {
+      if (known.serial !== serial) {
+        throw new RangeError(
+          `hotspan: track "${name}" already exists as a ${known.serial ? 'serial' : 'concurrent'} track`,
+        );
+      }
+      return known.id;
+    }
+    const id = this.b.track(name, serial);
+    this.tracks.set(name, { id, serial });
+    return id;
+  }
+
+  private trackId(track: unknown): number {
+    if (track === undefined) return this.track('async');
+    if (typeof track === 'string') {
+      const known = this.tracks.get(track);
+      return known !== undefined ? known.id : this.track(track);
+    }
+    if (typeof track === 'number' && track >>> 0 === track) return track;
+    throw new TypeError(`hotspan: track must be a track id or name, got ${describe(track)}`);
+  }
+
+  /**
+   * An async span that begins now and ends when the promise (or fn's promise)
+   * settles; flagged error on rejection, and the rejection passed through.
+   */
+  traceAsync<T>(
+    name: number | string,
+    work: (() => T | PromiseLike<T>) | PromiseLike<T>,
+    options?: TraceAsyncOptions,
+  ): Promise<Awaited<T>> {
+    if (typeof work !== 'function' && !isThenable(work)) {
+      throw new TypeError(`hotspan: traceAsync() needs a function or a promise, got ${describe(work)}`);
+    }
+    const id = this.nameId(name);
+    const json = this.attrsText(options?.attrs);
+    const track = this.trackId(options?.track);
+    const token = this.b.asyncBegin(track, id, json);
+    this.names.known(id);
+    let p: Promise<Awaited<T>>;
+    if (typeof work === 'function') {
+      try {
+        p = Promise.resolve(work());
+      } catch (e) {
+        p = Promise.reject(e as Error);
+      }
+    } else {
+      p = Promise.resolve(work);
+    }
+    this.asyncOpen++;
+    return p.then(
+      (value) => {
+        this.asyncEnded(token, 0);
+        return value;
+      },
+      (reason: unknown) => {
+        this.asyncEnded(token, FLAG_ERROR);
+        throw reason;
+      },
+    );
+  }
+
+  private asyncEnded(token: number, flags: number): void {
+    // Never throws: a closed tracer must not turn a resolution into a rejection.
+    this.b.asyncEnd(token, flags);
+    this.asyncOpen--;
+    const waiters = this.asyncWaiters;
+    this.asyncWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  private asyncChange(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const done = (): void => {
+        if (timer !== undefined) clearTimeout(timer);
+        resolve();
+      };
+      if (Number.isFinite(ms)) timer = setTimeout(done, Math.max(1, Math.ceil(ms)));
+      this.asyncWaiters.push(done);
+    });
+  }
+
+  /**
+   * Waits until every async span has ended, then flushes. On timeout rejects
+   * with an Error naming the spans still open; they stay open.
+   */
+  async settle(options?: SettleOptions): Promise<void> {
+    const timeoutMs = options?.timeoutMs ?? Infinity;
+    if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
+      throw new RangeError(`hotspan: timeoutMs must be a non-negative number, got ${describe(timeoutMs)}`);
+    }
+    const deadline = performance.now() + timeoutMs;
+    for (;;) {
+      if (this.isClosed) return;
+      const open = this.b.openAsync();
+      if (open.length === 0) {
+        this.flush();
+        return;
+      }
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        const list = open.map(([token, n]) => `"${n}" (span ${String(token)})`).join(', ');
+        throw new Error(
+          `hotspan: settle() timed out after ${String(timeoutMs)} ms; ${String(open.length)} async span(s) still open: ${list}`,
+        );
+      }
+      // Spans begun outside this facade (the C ABI) end without telling us: poll.
+      await this.asyncChange(open.length > this.asyncOpen ? Math.min(left, SETTLE_POLL_MS) : left);
+    }
+  }
+
+  // ---- groups ----
+
+  /** Runs `fn` inside a span group (a phase bracketing every timeline); a returned promise ends the group when it settles. */
+  group<T>(name: number | string, fn: () => T, attrs?: Attributes): T {
+    if (typeof fn !== 'function') throw new TypeError(`hotspan: group() needs a function, got ${describe(fn)}`);
+    this.groupBegin(name, attrs);
+    const depth = this.b.openGroups();
+    const label = typeof name === 'string' ? name : `name id ${String(name)}`;
+    let value: T;
+    try {
+      value = fn();
+    } catch (e) {
+      try {
+        this.groupEndAt(depth, label);
+      } catch {
+        // The caller's exception matters more.
+      }
+      throw e;
+    }
+    if (isThenable(value)) {
+      return Promise.resolve(value).then(
+        (v) => {
+          this.groupEndAt(depth, label);
+          return v;
+        },
+        (reason: unknown) => {
+          try {
+            this.groupEndAt(depth, label);
+          } catch {
+            // Keep the rejection reason.
+          }
+          throw reason;
+        },
+      ) as T;
+    }
+    this.groupEndAt(depth, label);
+    return value;
+  }
+
+  private groupEndAt(depth: number, label: string): void {
+    const open = this.b.openGroups();
+    if (open > depth) {
+      throw new Error(
+        `hotspan: group "${label}" is not the innermost open group (${String(open - depth)} opened inside it still open); nothing was changed`,
+      );
+    }
+    if (open < depth) throw new Error(`hotspan: group "${label}" was already ended by groupEnd()`);
+    this.b.groupEnd();
+  }
+
+  /** Opens a span group; groupEnd() closes the innermost. */
+  groupBegin(name: number | string, attrs?: Attributes): void {
+    const id = this.nameId(name);
+    this.b.groupBegin(id, this.attrsText(attrs));
+    this.names.known(id);
+  }
+
+  /** Closes the innermost open group; throws (changing nothing) when none is open. */
+  groupEnd(): void {
+    this.b.groupEnd();
+  }
+
+  // ---- finalization and reading ----
+
+  /** Commits pending records (native threads' batches) so reads see them. */
+  flush(): void {
+    this.handles.reap();
+    this.b.flush();
+  }
+
+  /** Committed records only (does not flush). */
+  snapshot(): readonly SpanRecord[] {
+    return toRecords(this.b.snapshot());
+  }
+
+  timelines(): readonly TimelineInfo[] {
+    return toTimelines(this.b.snapshot());
+  }
+
+  /** Per-name count, total, min, max, mean, p50, p90, p99 (ms) over committed records. */
+  stats(): readonly StatsRow[] {
+    return this.b.stats();
+  }
+
+  /** A query over the committed records as of now. */
+  query(): Query {
+    const snap = this.b.snapshot();
+    return new Query(toRecords(snap), toTimelines(snap));
+  }
+
+  /** Writes the committed records; the format follows the extension (.json: Chrome Trace Event JSON). */
+  async write(path: string): Promise<void> {
+    if (typeof path !== 'string' || path.length === 0) {
+      throw new TypeError(`hotspan: write() needs a file path, got ${describe(path)}`);
+    }
+    const ext = extname(path).toLowerCase();
+    if (ext !== '.json') {
+      throw new RangeError(`hotspan: cannot tell the output format of ${JSON.stringify(path)} (known extensions: .json)`);
+    }
+    await writeFile(path, this.b.chromeJson());
+  }
+
+  /** A token a worker passes to Tracer.join() to record into this tracer (native backend). */
+  share(): string {
+    return this.b.share();
+  }
+
+  /** A Node-API External holding the C ABI table (native/include/hotspan.h) for other addons. */
+  nativeApi(): unknown {
+    return this.b.nativeApi();
+  }
+
+  /** Flushes and closes. Idempotent; later recording calls throw, committed records stay readable. */
+  close(): void {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.gcHook?.stop();
+    this.handles.stop();
+    const inner = this.b;
+    try {
+      inner.flush();
+    } finally {
+      inner.close();
+      this.b = new ClosedBackend(inner);
+      const waiters = this.asyncWaiters;
+      this.asyncWaiters = [];
+      for (const w of waiters) w();
+    }
+  }
+
+  /** @internal test and demo hooks */
+  [internals](): TracerInternals {
+    return { backend: this.b, gcHook: this.gcHook, handles: this.handles, native: this.b.native() };
+  }
+}
