@@ -4,6 +4,7 @@
 
 #include "arg_check.h"
 #include "clock.h"
+#include "thread_state.h"  // the core's inline fast::begin/end
 #include "tracer_binding.h"
 
 namespace hotspan_addon::hot {
@@ -32,7 +33,7 @@ napi_value Begin(napi_env env, napi_callback_info info) {
   if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
     return ThrowArgType(env, "nameId", "a number", argv[0]);
   }
-  hotspan::begin(*static_cast<TracerBinding*>(data)->thread, name, hotspan::clock::now_ns());
+  hotspan::fast::begin(*static_cast<TracerBinding*>(data)->thread, name, hotspan::clock::now_ns());
   return nullptr;
 }
 
@@ -41,7 +42,7 @@ napi_value End(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   void* data;
   napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data);
-  return StatusValue(env, hotspan::end(*static_cast<TracerBinding*>(data)->thread, now));
+  return StatusValue(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now));
 }
 
 napi_value BeginAttrs(napi_env env, napi_callback_info info) {
@@ -74,8 +75,8 @@ napi_value EndFlags(napi_env env, napi_callback_info info) {
   if (napi_get_value_uint32(env, argv[0], &flags) != napi_ok) {
     return ThrowArgType(env, "flags", "a number", argv[0]);
   }
-  return StatusValue(env, hotspan::end(*static_cast<TracerBinding*>(data)->thread, now,
-                                       static_cast<uint16_t>(flags)));
+  return StatusValue(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now,
+                                             static_cast<uint16_t>(flags)));
 }
 
 }  // namespace hotspan_addon::hot
