@@ -23,6 +23,8 @@ export interface Backend {
 
   intern(name: string): number;
   openDepth(): number;
+  /** Local id of the innermost open span on this thread; 0 when none is open. */
+  innermost(): number;
   /** ms on the performance.now() axis (the backend's clock). */
   now(): number;
 

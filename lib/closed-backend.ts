@@ -36,6 +36,9 @@ export class ClosedBackend implements Backend {
   openDepth(): number {
     throw closedError();
   }
+  innermost(): number {
+    throw closedError();
+  }
   now(): number {
     return this.inner.now();
   }

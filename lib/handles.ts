@@ -1,6 +1,7 @@
 // start() handles. A handle's span is an ordinary span on the thread's
-// open-span stack; the handle remembers the stack depth it opened at, so
-// handle.end() can check that its span is the innermost open one. Handles are
+// open-span stack; the handle remembers the span's local id and the stack
+// depth it opened at, so handle.end() ends its own span and never another
+// one that a plain end()/begin() pair left at the same depth. Handles are
 // registered with a FinalizationRegistry: one collected while still open is
 // ended by the cleanup (flagged abandoned) as soon as it is the innermost
 // open span, so no stack keeps an open span forever. The hot begin()/end()
@@ -13,6 +14,8 @@ interface Held {
   readonly name: string;
   /** openDepth() right after the span began. */
   readonly depth: number;
+  /** Local id of the span (innermost() right after it began). */
+  readonly local: number;
   open: boolean;
 }
 
@@ -53,7 +56,8 @@ export class HandleTracker {
   /** @param begin opens the span on the backend's stack */
   open(name: string, begin: () => void): SpanHandle {
     begin();
-    const held: Held = { name, depth: this.backend().openDepth(), open: true };
+    const b = this.backend();
+    const held: Held = { name, depth: b.openDepth(), local: b.innermost(), open: true };
     const handle = new SpanHandle(this, held);
     this.registry.register(handle, held, handle);
     return handle;
@@ -63,7 +67,8 @@ export class HandleTracker {
     if (!held.open) throw new Error(`hotspan: span "${held.name}" was already ended`);
     const b = this.backend();
     const d = b.openDepth();
-    if (d < held.depth) {
+    if (d <= held.depth && b.innermost() !== held.local) {
+      // Its depth is gone or holds another span: a plain end() closed it.
       held.open = false;
       this.registry.unregister(handle);
       throw new Error(`hotspan: span "${held.name}" was already ended by end(); nothing was changed`);
@@ -94,8 +99,10 @@ export class HandleTracker {
       const b = this.backend();
       for (;;) {
         const d = b.openDepth();
-        // Spans deeper than the stack already ended by plain end() calls.
-        this.zombies = this.zombies.filter((z) => z.depth <= d);
+        const top = b.innermost();
+        // Spans deeper than the stack, or whose depth now holds another
+        // span, were already ended by plain end() calls.
+        this.zombies = this.zombies.filter((z) => z.depth < d || (z.depth === d && z.local === top));
         const i = this.zombies.findIndex((z) => z.depth === d);
         if (i < 0) return;
         b.endFlags(FLAG_ABANDONED);

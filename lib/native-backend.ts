@@ -53,6 +53,10 @@ export class NativeBackend implements Backend {
     return this.nt.openDepth();
   }
 
+  innermost(): number {
+    return this.nt.innermost();
+  }
+
   now(): number {
     return performance.now();
   }

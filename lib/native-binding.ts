@@ -52,6 +52,8 @@ export interface NativeTracer {
 
   intern(name: string): number;
   openDepth(): number;
+  /** Local id of the innermost open span on this thread; 0 when none is open. */
+  innermost(): number;
   setThreadName(name: string): void;
 
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)

@@ -29,6 +29,9 @@ export class NoopBackend implements Backend {
   openDepth(): number {
     return 0;
   }
+  innermost(): number {
+    return 0;
+  }
   now(): number {
     return performance.now();
   }

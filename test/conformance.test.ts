@@ -219,6 +219,19 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       expect(one(recs, 'outer').error).toBe(true);
     });
 
+    it('a handle whose span a plain end() closed never ends the span now at its depth', () => {
+      const t = make();
+      const h = t.start('handled');
+      t.end(); // closes "handled" behind the handle's back
+      t.begin('other'); // same depth, another span
+      expect(() => h.end()).toThrow('hotspan: span "handled" was already ended by end(); nothing was changed');
+      expect(h.open).toBe(false);
+      t.end();
+      const recs = t.snapshot();
+      expect(one(recs, 'other')).toMatchObject({ abandoned: false, error: false, depth: 0 });
+      expect(one(recs, 'handled').abandoned).toBe(false);
+    });
+
     it('counts stats and keeps quantiles within 1% of the exact ones', () => {
       const t = make();
       const a = t.name('a');

@@ -44,6 +44,10 @@ Napi::Value OpenDepth(const Napi::CallbackInfo& info) {
   return Num(info.Env(), static_cast<double>(hotspan::open_depth(*Self(info).thread)));
 }
 
+Napi::Value Innermost(const Napi::CallbackInfo& info) {
+  return Num(info.Env(), hotspan::innermost_local(*Self(info).thread));
+}
+
 void SetThreadName(const Napi::CallbackInfo& info) {
   std::string name = ARG_STRING(0, "name");
   TracerBinding& b = Self(info);
@@ -184,6 +188,7 @@ const Method kMethods[] = {
     {"endFlags", &hot::EndFlags, nullptr},
     {"intern", nullptr, &Cold<Intern>},
     {"openDepth", nullptr, &Cold<OpenDepth>},
+    {"innermost", nullptr, &Cold<Innermost>},
     {"setThreadName", nullptr, &ColdVoid<SetThreadName>},
     {"track", nullptr, &Cold<Track>},
     {"asyncBegin", nullptr, &Cold<AsyncBegin>},

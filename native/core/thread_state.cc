@@ -103,6 +103,10 @@ Status end(ThreadState& state, int64_t now, uint16_t extra_flags) {
 
 size_t open_depth(const ThreadState& state) { return state.depth; }
 
+uint32_t innermost_local(const ThreadState& state) {
+  return state.depth == 0 ? 0 : state.stack[state.depth - 1].local;
+}
+
 uint32_t timeline_id(const ThreadState& state) { return state.timeline->id(); }
 
 Status publish(ThreadState& state) {

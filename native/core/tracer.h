@@ -139,6 +139,8 @@ Status begin(ThreadState& state, uint32_t name, int64_t now);
 Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json);
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags = 0);
 size_t open_depth(const ThreadState& state);
+// Local id of the innermost open span (0: none); start() handles check it.
+uint32_t innermost_local(const ThreadState& state);
 uint32_t timeline_id(const ThreadState& state);
 // Queues the records this (non-holder) thread stored since its last batch, so
 // the next drain finalizes them without waiting for a full batch or thread
