@@ -45,7 +45,8 @@ export interface Backend {
   pending(): number;
   snapshot(): NativeSnapshot;
   stats(): readonly StatsRow[];
-  chromeJson(): string;
+  /** Chrome Trace Event JSON: text (js) or UTF-8 bytes (native). */
+  chromeJson(): string | Uint8Array;
 
   share(): string;
   nativeApi(): unknown;

@@ -73,7 +73,7 @@ export class ClosedBackend implements Backend {
   stats(): readonly StatsRow[] {
     return this.inner.stats();
   }
-  chromeJson(): string {
+  chromeJson(): string | Uint8Array {
     return this.inner.chromeJson();
   }
   share(): string {

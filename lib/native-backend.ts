@@ -114,7 +114,7 @@ export class NativeBackend implements Backend {
     return statsFromNative(this.nt.stats());
   }
 
-  chromeJson(): string {
+  chromeJson(): Uint8Array {
     return this.nt.chromeJson();
   }
 

@@ -70,8 +70,8 @@ export interface NativeTracer {
   pending(): number;
   snapshot(): NativeSnapshot;
   stats(): NativeStatsRow[];
-  /** Chrome Trace Event JSON text. */
-  chromeJson(): string;
+  /** Chrome Trace Event JSON, UTF-8 bytes (an external Buffer over the writer's output). */
+  chromeJson(): Buffer;
   /** A token another env passes to `NativeAddon.join` to record into this tracer. */
   shareToken(): string;
   /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */

@@ -254,7 +254,7 @@ describe('hot path', () => {
     expect(rb.count).toBe(n + 1);
     expect(ra.minNs).toBeLessThanOrEqual(ra.maxNs);
     expect(ra.totalNs).toBeGreaterThanOrEqual(ra.minNs * n);
-    const doc = JSON.parse(t.chromeJson()) as { traceEvents: Array<{ ph: string; name: string }> };
+    const doc = JSON.parse(t.chromeJson().toString("utf8")) as { traceEvents: Array<{ ph: string; name: string }> };
     const complete = doc.traceEvents.filter((e) => e.ph === 'X');
     expect(complete.filter((e) => e.name === 'a')).toHaveLength(n);
     expect(complete.filter((e) => e.name === 'b')).toHaveLength(n + 1);

@@ -123,9 +123,12 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value ChromeJson(const Napi::CallbackInfo& info) {
-  std::string out;
-  Self(info).tracer->write_chrome_json(out);
-  return Napi::String::New(info.Env(), out);
+  // Handed to JS as an external Buffer over the writer's own bytes: a string
+  // would cost a UTF-8 decode here and an encode again in writeFile.
+  auto* out = new std::string();
+  Self(info).tracer->write_chrome_json(*out);
+  return Napi::Buffer<char>::New(info.Env(), out->data(), out->size(),
+                                 [](Napi::Env, char*, std::string* s) { delete s; }, out);
 }
 
 Napi::Value ShareToken(const Napi::CallbackInfo& info) {
