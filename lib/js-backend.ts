@@ -3,10 +3,16 @@
 // NativeSnapshot (2 times + 6 u32 fields per record), so recording allocates
 // nothing per span and a snapshot is a copy. Every record commits at end():
 // the only recording thread is the JS thread that owns the tracer.
+//
+// Workers: share() opens a ShareHub (./js-join) that merges batches from
+// joined threads into these columns; JsBackend.join() makes the backend of a
+// joined thread, whose columns live on SharedArrayBuffers and are shipped to
+// the owner instead of being read here.
 
 import type { Backend } from './backend';
 import { chromeJson } from './chrome-json';
 import { asyncRejectedError, closedError, noOpenSpanError, unknownNameError } from './errors';
+import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type TimelineDesc } from './js-join';
 import {
   FIELDS_PER_RECORD,
   FLAG_ABANDONED,
@@ -31,6 +37,8 @@ interface Timeline {
   nextLocal: number;
   /** Serial tracks: end of the latest span on the track. */
   lastEnd: number;
+  /** A joined thread's timeline whose thread exited. */
+  exited: boolean;
 }
 
 interface OpenAsync {
@@ -57,11 +65,36 @@ const FPR = FIELDS_PER_RECORD;
 const ATTRS = FLAG_ATTRS;
 // Read once: globalThis.performance is an accessor in Node.
 const perf = performance;
+const TRACK_PREFIX = 'track: ';
+/** push() never reaches it: no ship hook outside a joined thread. */
+const NO_MARK = 0x7fffffff;
+/** A joined thread's batch: records shipped at once when it fills. */
+const JOIN_BATCH = 8192;
+const JOIN_INITIAL = 1024;
+
+/** Joined backends of this thread, by token: a second join reuses the timeline (as the addon does). */
+const joinedByToken = new Map<string, JsBackend>();
+
+function f64(n: number, shared: boolean): Float64Array {
+  return shared ? new Float64Array(new SharedArrayBuffer(8 * n)) : new Float64Array(n);
+}
+function u32(n: number, shared: boolean): Uint32Array {
+  return shared ? new Uint32Array(new SharedArrayBuffer(4 * n)) : new Uint32Array(n);
+}
+
+function joinedReadError(what: string): Error {
+  return new Error(
+    `hotspan: ${what} is not available on a tracer joined with the js backend: its records are shipped to ` +
+      'the tracer that shared the token; read them there',
+  );
+}
 
 export interface JsBackendOptions {
   threadName: string;
   /** Test hook: the clock, ms on the performance.now() axis. */
   clock?: () => number;
+  /** Internal (JsBackend.join): record for the tracer that shared this token. */
+  join?: { token: string; state: Int32Array };
 }
 
 export class JsBackend implements Backend {
@@ -81,11 +114,20 @@ export class JsBackend implements Backend {
   private groupsTl: Timeline | undefined;
 
   // Committed records, NativeSnapshot layout.
-  private times = new Float64Array(2 * 1024);
-  private fields = new Uint32Array(FIELDS_PER_RECORD * 1024);
+  private times: Float64Array = new Float64Array(2 * 1024);
+  private fields: Uint32Array = new Uint32Array(FIELDS_PER_RECORD * 1024);
   private cap = 1024;
   private count = 0;
-  private readonly attrs: Array<[number, string]> = [];
+  private attrs: Array<[number, string]> = [];
+  /** push() calls reachedMark() once it writes this index (joined threads only). */
+  private shipMark = NO_MARK;
+
+  /** Owner side, once share() was called. */
+  private hub: ShareHub | undefined;
+  /** Joined side: the link to the owner, and what was shipped already. */
+  private readonly link: JoinLink | undefined;
+  private shippedNames = 0;
+  private shippedTimelines = 0;
 
   // The thread's open-span stack.
   private depth = 0;
@@ -103,6 +145,28 @@ export class JsBackend implements Backend {
     this.clock = options.clock;
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
+    if (options.join !== undefined) {
+      this.cap = JOIN_INITIAL;
+      this.times = f64(2 * JOIN_INITIAL, true);
+      this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
+      this.shipMark = 0;
+      // Last: the link ships the hello (this thread's timeline) at once.
+      this.link = new JoinLink(options.join.token, options.join.state, options.threadName, this);
+    }
+  }
+
+  /**
+   * The backend of this thread joined to the tracer that shared `token`
+   * (created in another thread of this process, js backend). Throws an Error
+   * naming the token when it is not usable here.
+   */
+  static join(token: string, threadName: string): JsBackend {
+    const state = openShared(token);
+    const known = joinedByToken.get(token);
+    if (known !== undefined) return known;
+    const b = new JsBackend({ threadName, join: { token, state } });
+    joinedByToken.set(token, b);
+    return b;
   }
 
   now(): number {
@@ -110,10 +174,23 @@ export class JsBackend implements Backend {
   }
 
   private newTimeline(name: string, kind: TimelineKind, serial: boolean): Timeline {
-    const tl: Timeline = { id: this.timelineList.length + 1, name, kind, serial, nextLocal: 0, lastEnd: -Infinity };
+    const tl: Timeline = {
+      id: this.timelineList.length + 1,
+      name,
+      kind,
+      serial,
+      nextLocal: 0,
+      lastEnd: -Infinity,
+      exited: false,
+    };
     this.timelineList.push(tl);
     if (serial) this.serialTracks.add(tl.id);
     return tl;
+  }
+
+  private groupsTimeline(): Timeline {
+    if (this.groupsTl === undefined) this.groupsTl = this.newTimeline('groups', 'groups', false);
+    return this.groupsTl;
   }
 
   private check(nameId: number): void {
@@ -140,10 +217,11 @@ export class JsBackend implements Backend {
 
   private grow(): void {
     const cap = this.cap * 2;
-    const t = new Float64Array(2 * cap);
+    const shared = this.link !== undefined;
+    const t = f64(2 * cap, shared);
     t.set(this.times);
     this.times = t;
-    const f = new Uint32Array(FIELDS_PER_RECORD * cap);
+    const f = u32(FIELDS_PER_RECORD * cap, shared);
     f.set(this.fields);
     this.fields = f;
     this.cap = cap;
@@ -225,6 +303,19 @@ export class JsBackend implements Backend {
     this.times[2 * i + 1] = end;
     if (attrs !== '') this.attrs.push([i, attrs]);
     this.count = i + 1;
+    if (i >= this.shipMark) this.reachedMark();
+  }
+
+  /** Joined thread: the first record of a batch schedules its shipping, a full batch ships now. */
+  private reachedMark(): void {
+    const link = this.link;
+    if (link === undefined) return;
+    if (this.count >= JOIN_BATCH) {
+      link.ship();
+    } else {
+      this.shipMark = JOIN_BATCH - 1;
+      link.schedule();
+    }
   }
 
   intern(name: string): number {
@@ -252,7 +343,7 @@ export class JsBackend implements Backend {
     if (this.closedFlag) throw closedError();
     let tl = this.tracks.get(name);
     if (tl === undefined) {
-      tl = this.newTimeline(`track: ${name}`, 'track', serial);
+      tl = this.newTimeline(`${TRACK_PREFIX}${name}`, 'track', serial);
       this.tracks.set(name, tl);
     }
     return tl.id;
@@ -311,8 +402,8 @@ export class JsBackend implements Backend {
 
   groupBegin(nameId: number, attrsJson: string): void {
     this.check(nameId);
-    if (this.groupsTl === undefined) this.groupsTl = this.newTimeline('groups', 'groups', false);
-    this.groups.push({ name: nameId, local: ++this.groupsTl.nextLocal, start: this.now(), attrs: attrsJson });
+    const tl = this.groupsTimeline();
+    this.groups.push({ name: nameId, local: ++tl.nextLocal, start: this.now(), attrs: attrsJson });
   }
 
   groupEnd(): void {
@@ -333,14 +424,19 @@ export class JsBackend implements Backend {
   // ---- finalization and reading ----
 
   flush(): void {
-    // Every record commits at end(); nothing is ever pending.
+    // Every record commits at end(). A joined thread ships its batch; an
+    // owner merges the batches its joined threads posted.
+    if (this.link !== undefined) this.link.ship();
+    else this.hub?.drain();
   }
 
   pending(): number {
-    return 0;
+    // A joined thread's records not shipped yet.
+    return this.link === undefined ? 0 : this.count;
   }
 
   snapshot(): NativeSnapshot {
+    if (this.link !== undefined) throw joinedReadError('reading records (snapshot, stats, query, write)');
     // Records grouped by timeline (id order), commit order within one: the
     // order the core's snapshot has.
     const n = this.count;
@@ -363,7 +459,7 @@ export class JsBackend implements Backend {
     attrs.sort((a, b) => a[0] - b[0]);
     return {
       names: this.names.slice(),
-      timelines: this.timelineList.map((t) => ({ id: t.id, name: t.name, kind: t.kind, exited: false })),
+      timelines: this.timelineList.map((t) => ({ id: t.id, name: t.name, kind: t.kind, exited: t.exited })),
       count: n,
       times,
       fields,
@@ -380,9 +476,141 @@ export class JsBackend implements Backend {
   }
 
   share(): string {
-    throw new Error(
-      'hotspan: share() needs the native backend (cross-worker joining); this tracer runs the js backend',
-    );
+    if (this.closedFlag) throw closedError();
+    // A joined thread passes the token on (to workers it creates), as the addon does.
+    if (this.link !== undefined) return this.link.token;
+    if (this.clock !== undefined) {
+      throw new Error(
+        'hotspan: share() is not supported on a js tracer with an injected clock: ' +
+          "a worker's spans are stamped with performance.now() and could not be placed on that clock",
+      );
+    }
+    this.hub ??= new ShareHub(this);
+    return this.hub.token;
+  }
+
+  /**
+   * Owner: waits (until `deadline`, performance.now() ms) for every joined
+   * thread to ship what it recorded; returns the names of those that did not.
+   */
+  settleJoined(deadline: number): Promise<string[]> {
+    return this.hub === undefined ? Promise.resolve([]) : this.hub.settle(deadline);
+  }
+
+  // ---- ShareTarget (owner side, ./js-join) ----
+
+  /** @internal */
+  addJoinedTimeline(name: string): number {
+    return this.newTimeline(name, 'js', false).id;
+  }
+
+  /** @internal */
+  markExited(timeline: number): void {
+    const tl = this.timelineList[timeline - 1];
+    if (tl !== undefined) tl.exited = true;
+  }
+
+  /** @internal Appends a joined thread's batch: its ids mapped onto this tracer's. */
+  merge(thread: JoinedThread, batch: Batch): void {
+    for (let j = 0; j < batch.names.length; j++) thread.names[batch.nameBase + j] = this.intern(batch.names[j]);
+    for (const d of batch.tls) {
+      let id: number;
+      if (d.kind === 'groups') id = this.groupsTimeline().id;
+      else if (d.kind === 'track') id = this.track(d.name, d.serial);
+      else id = d.id === 1 ? thread.timeline : this.addJoinedTimeline(d.name);
+      thread.timelines.set(d.id, id);
+    }
+    const { times, fields, attrs } = batch;
+    let a = 0;
+    for (let i = 0; i < batch.count; i++) {
+      const f = i * FPR;
+      const tl = this.timelineList[(thread.timelines.get(fields[f + 1]) ?? 0) - 1];
+      if (tl === undefined) continue; // a timeline never described: not ours
+      let local = fields[f + 2];
+      let parentTl = fields[f + 3] === 0 ? 0 : (thread.timelines.get(fields[f + 3]) ?? 0);
+      let parentLocal = fields[f + 4];
+      if (tl.kind === 'groups') {
+        // Group local ids are shared with this thread's own groups: renumber.
+        local = this.groupLocal(thread, local);
+        if (parentLocal !== 0) parentLocal = this.groupLocal(thread, parentLocal);
+      } else if (tl.kind === 'track') {
+        local = ++tl.nextLocal;
+      }
+      if (parentLocal === 0 || parentTl === 0) {
+        parentTl = 0;
+        parentLocal = 0;
+      }
+      const start = times[2 * i];
+      const end = times[2 * i + 1];
+      if (tl.serial && end > tl.lastEnd) tl.lastEnd = end;
+      let text = '';
+      if (a < attrs.length && attrs[a][0] === i) text = attrs[a++][1];
+      const depthFlags = fields[f + 5];
+      this.push(
+        thread.names[fields[f]] ?? this.intern('?'),
+        tl.id,
+        local,
+        parentTl,
+        parentLocal,
+        depthFlags >>> 16,
+        depthFlags & 0xffff,
+        start,
+        end,
+        text,
+      );
+    }
+  }
+
+  private groupLocal(thread: JoinedThread, remote: number): number {
+    let local = thread.groupLocals.get(remote);
+    if (local === undefined) {
+      local = ++this.groupsTimeline().nextLocal;
+      thread.groupLocals.set(remote, local);
+    }
+    return local;
+  }
+
+  // ---- JoinSource (joined side, ./js-join) ----
+
+  /** @internal */
+  takeBatch(): Batch {
+    const names = this.names.slice(this.shippedNames);
+    const nameBase = this.shippedNames;
+    this.shippedNames = this.names.length;
+    const tls: TimelineDesc[] = this.timelineList.slice(this.shippedTimelines).map((t) => ({
+      id: t.id,
+      name: t.kind === 'track' ? t.name.slice(TRACK_PREFIX.length) : t.name,
+      kind: t.kind,
+      serial: t.serial,
+    }));
+    this.shippedTimelines = this.timelineList.length;
+    const count = this.count;
+    if (count === 0) {
+      return { names, nameBase, tls, count, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [] };
+    }
+    // The shipped buffers now belong to the owner: start on fresh ones.
+    const batch: Batch = { names, nameBase, tls, count, times: this.times, fields: this.fields, attrs: this.attrs };
+    this.cap = JOIN_INITIAL;
+    this.times = f64(2 * JOIN_INITIAL, true);
+    this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
+    this.attrs = [];
+    this.count = 0;
+    this.shipMark = 0;
+    return batch;
+  }
+
+  /** @internal */
+  ownerClosed(): void {
+    this.closedFlag = true;
+    joinedByToken.delete(this.link?.token ?? '');
+  }
+
+  /** @internal */
+  abandonOpen(): void {
+    if (this.closedFlag) return;
+    const t = this.now();
+    while (this.depth > 0) this.finish(t, FLAG_ABANDONED, 'end()');
+    for (const token of [...this.openAsyncSpans.keys()]) this.asyncEnd(token, FLAG_ABANDONED);
   }
 
   nativeApi(): unknown {
@@ -394,6 +622,13 @@ export class JsBackend implements Backend {
   }
 
   close(): void {
+    if (this.link !== undefined) {
+      // A joined thread: ship, keep the link (a later join reuses the
+      // timeline, the thread's exit still ships and marks it exited).
+      this.link.ship();
+      return;
+    }
+    this.hub?.close();
     this.closedFlag = true;
   }
 }

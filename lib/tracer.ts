@@ -15,6 +15,7 @@ import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
 import { internals, type TracerInternals } from './internal';
 import { JsBackend } from './js-backend';
+import { isJsToken } from './js-join';
 import { NativeBackend } from './native-backend';
 import { loadNativeAddon } from './native-loader';
 import { checkName, NameCache } from './names';
@@ -110,7 +111,12 @@ export class Tracer {
 
   /**
    * Attaches this worker's thread to a tracer shared from another thread with
-   * `tracer.share()`. Needs the native backend.
+   * `tracer.share()`; its spans land on a timeline of their own in that tracer.
+   * The token says which backend: a js token joins with the js backend, which
+   * ships this thread's records to the owner in batches (see lib/js-join.ts;
+   * the worker must be created after share(), and a worker stopped by
+   * terminate() loses what it had not shipped yet). Throws an Error naming the
+   * token when it names no open tracer.
    */
   static join(token: string, options?: JoinOptions): Tracer {
     if (typeof token !== 'string' || token.length === 0) {
@@ -119,6 +125,14 @@ export class Tracer {
     const threadName = options?.threadName ?? `worker ${String(threadId)}`;
     if (typeof threadName !== 'string' || threadName.length === 0) {
       throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
+    }
+    if (isJsToken(token)) {
+      injectedBackend = JsBackend.join(token, threadName);
+      try {
+        return new Tracer();
+      } finally {
+        injectedBackend = undefined;
+      }
     }
     const { addon, error } = loadNativeAddon();
     if (addon === undefined) {
@@ -338,6 +352,7 @@ export class Tracer {
       if (this.isClosed) return;
       const open = this.b.openAsync();
       if (open.length === 0) {
+        await this.settleJoined(deadline, timeoutMs);
         this.flush();
         return;
       }
@@ -351,6 +366,18 @@ export class Tracer {
       // Spans begun outside this facade (the C ABI) end without telling us: poll.
       await this.asyncChange(open.length > this.asyncOpen ? Math.min(left, SETTLE_POLL_MS) : left);
     }
+  }
+
+  /** js backend: waits for the threads joined to this tracer to ship what they recorded. */
+  private async settleJoined(deadline: number, timeoutMs: number): Promise<void> {
+    const b = this.b;
+    if (!(b instanceof JsBackend)) return;
+    const late = await b.settleJoined(deadline);
+    if (late.length === 0) return;
+    const list = late.map((n) => JSON.stringify(n)).join(', ');
+    throw new Error(
+      `hotspan: settle() timed out after ${String(timeoutMs)} ms; ${String(late.length)} joined thread(s) did not ship their records: ${list}`,
+    );
   }
 
   // ---- groups ----
@@ -455,7 +482,10 @@ export class Tracer {
     await writeFile(path, this.b.chromeJson());
   }
 
-  /** A token a worker passes to Tracer.join() to record into this tracer (native backend). */
+  /**
+   * A token a worker passes to Tracer.join() to record into this tracer
+   * (native and js backends; js: not with an injected clock).
+   */
   share(): string {
     return this.b.share();
   }

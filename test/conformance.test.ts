@@ -654,9 +654,8 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
         expect(kernel?.total).toBeCloseTo(15, 9);
       });
 
-      it('says cross-worker joining needs the native backend', () => {
+      it('says the C ABI needs the native backend', () => {
         const t = make();
-        expect(() => t.share()).toThrow(/share\(\) needs the native backend/);
         expect(() => t.nativeApi()).toThrow(/nativeApi\(\) needs the native backend/);
       });
     }
