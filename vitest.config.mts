@@ -6,7 +6,9 @@ export default defineConfig({
     pool: 'forks',
     include: ['test/**/*.test.ts'],
     // Compiles dist/ once for the tests that run the CommonJS build (children, workers, package).
-    globalSetup: ['test/global-setup.ts'],
+    // Then builds the hotspan.h consumer addon once (test/fixtures/build-consumer.js exports
+    // `setup`), so the files that load it do not race node-gyp in the same directory.
+    globalSetup: ['test/global-setup.ts', 'test/fixtures/build-consumer.js'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
   },

@@ -1,13 +1,26 @@
 'use strict';
 // `npm run demo`: traces a small workload on the main thread, in a
-// worker_threads worker that joins the tracer, and on a native thread, then
-// writes trace.json (open it in https://ui.perfetto.dev or chrome://tracing)
-// and prints the summary table.
+// worker_threads worker that joins the tracer, and on two native threads of
+// another addon (test/fixtures/consumer, which knows hotspan only through the
+// C ABI in native/include/hotspan.h), then writes trace.json (open it in
+// https://ui.perfetto.dev or chrome://tracing) and prints the summary table.
 const path = require('node:path');
 const { createHash } = require('node:crypto');
 const { Worker } = require('node:worker_threads');
 const { Tracer, formatStats } = require('../dist/index.js');
-const { internals } = require('../dist/internal.js');
+
+// The consumer addon, built with node-gyp on first use (offline: it needs only
+// hotspan.h and the Node headers). Returns undefined, saying why, if it cannot
+// be built or loaded: the rest of the demo does not need it.
+function loadConsumer() {
+  try {
+    const { buildConsumer } = require('../test/fixtures/build-consumer.js');
+    return require(buildConsumer());
+  } catch (e) {
+    console.log(`(the native-thread part is skipped: the C ABI consumer addon is unavailable: ${e.message.split('\n')[0]})`);
+    return undefined;
+  }
+}
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
 
@@ -40,8 +53,10 @@ async function main() {
   const disk = tracer.track('disk', { serial: true });
 
   let worker;
+  let consumer;
   if (tracer.backend === 'native') {
     worker = new Worker(workerSource, { eval: true, workerData: { dist, token: tracer.share() } });
+    consumer = loadConsumer();
   } else {
     console.log('(no native addon: the worker and native-thread parts need it and are skipped)');
   }
@@ -71,10 +86,17 @@ async function main() {
     );
   }
 
-  const nt = tracer[internals]().native;
-  if (nt) {
-    // Spans recorded on a native thread (the non-holder path), drained by flush().
-    nt.testRecordOffThread(tracer.name('native.work'), 1000);
+  if (consumer) {
+    // Another addon's std::threads record nested spans through tracer.nativeApi();
+    // they take the non-holder path (batched, drained on this thread). run() joins them.
+    const tallies = consumer.run(tracer.nativeApi(), {
+      threads: 2,
+      spansPerThread: 5000,
+      depth: 3,
+      threadNamePrefix: 'encoder',
+    });
+    const n = tallies.reduce((sum, x) => sum + x.recorded, 0);
+    console.log(`native threads ${tallies.map((x) => x.name).join(', ')} recorded ${n} spans through the C ABI`);
   }
   await workerDone;
   await tracer.settle({ timeoutMs: 5000 });
