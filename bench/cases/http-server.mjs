@@ -1,0 +1,124 @@
+// The HTTP workload's server: node bench/cases/http-server.mjs <none|hotspan|otel>
+// Listens on 127.0.0.1 (ephemeral port, printed as a JSON line), and records
+// 20 spans per request around a little synchronous work: request > parse,
+// auth, 12 x db.query, render > 4 x render.part. GET /__stats answers the
+// span counts, the request count and the process CPU time (not traced, not
+// part of the load).
+import http from 'node:http';
+import { createRequire } from 'node:module';
+import { makeTracer } from '../lib/hotspan.mjs';
+
+const require = createRequire(import.meta.url);
+const mode = process.argv[2] ?? 'none';
+const NAMES = ['request', 'parse', 'auth', 'db.query', 'render', 'render.part'];
+const [REQUEST, PARSE, AUTH, DB, RENDER, PART] = [0, 1, 2, 3, 4, 5];
+
+/** begin(k)/end() over the three modes; spans nest strictly (the handler is synchronous). */
+function makeRecorder() {
+  if (mode === 'none') {
+    return { begin() {}, end() {}, stats: () => ({ spans: 0 }) };
+  }
+  if (mode === 'hotspan') {
+    const t = makeTracer('native');
+    const ids = NAMES.map((n) => t.name(n));
+    let n = 0;
+    return {
+      begin(k) {
+        t.begin(ids[k]);
+      },
+      end() {
+        t.end();
+        n++;
+      },
+      stats: () => {
+        t.flush();
+        const committed = t.stats().reduce((a, r) => a + r.count, 0);
+        return { spans: n, committed };
+      },
+    };
+  }
+  if (mode === 'otel') {
+    const api = require('@opentelemetry/api');
+    const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
+    let exported = 0;
+    // Counts and forgets; completes at once (see cases/micro.mjs).
+    class CountingExporter extends InMemorySpanExporter {
+      export(spans, resultCallback) {
+        exported += spans.length;
+        resultCallback({ code: 0 });
+      }
+    }
+    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new CountingExporter())] });
+    const tracer = provider.getTracer('hotspan-bench');
+    const stack = [];
+    let n = 0;
+    return {
+      begin(k) {
+        const parent = stack.length > 0 ? api.trace.setSpan(api.ROOT_CONTEXT, stack[stack.length - 1]) : api.ROOT_CONTEXT;
+        stack.push(tracer.startSpan(NAMES[k], undefined, parent));
+      },
+      end() {
+        stack.pop().end();
+        n++;
+      },
+      stats: () => ({ spans: n, exported, dropped: n - exported }),
+    };
+  }
+  throw new Error(`unknown mode ${mode}`);
+}
+
+const rec = makeRecorder();
+
+// A few hundred ns of work per step, standing in for real handler code.
+function work(seed) {
+  let h = seed | 0;
+  for (let i = 0; i < 64; i++) h = Math.imul(h ^ i, 0x9e3779b1) >>> 0;
+  return h;
+}
+
+let requests = 0;
+
+function handle(req, res) {
+  if (req.url === '/__stats') {
+    // Process CPU time (user + system, µs) and the request count, so the
+    // driver can compute CPU per request over its measured window: a figure
+    // that other load on the machine does not inflate, unlike req/s.
+    const cpu = process.cpuUsage();
+    res.setHeader('content-type', 'application/json');
+    res.end(JSON.stringify({ ...rec.stats(), requests, cpuUs: cpu.user + cpu.system }));
+    return;
+  }
+  requests++;
+  rec.begin(REQUEST);
+  rec.begin(PARSE);
+  const path = req.url.split('?')[0];
+  rec.end();
+  rec.begin(AUTH);
+  const user = work(path.length);
+  rec.end();
+  const rows = [];
+  for (let q = 0; q < 12; q++) {
+    rec.begin(DB);
+    rows.push(work(user + q));
+    rec.end();
+  }
+  rec.begin(RENDER);
+  const parts = [];
+  for (let p = 0; p < 4; p++) {
+    rec.begin(PART);
+    parts.push(rows[p * 3] ^ rows[p * 3 + 1]);
+    rec.end();
+  }
+  const body = JSON.stringify({ path, user, parts });
+  rec.end();
+  res.setHeader('content-type', 'application/json');
+  res.end(body);
+  rec.end();
+}
+
+const server = http.createServer(handle);
+server.keepAliveTimeout = 30000;
+server.listen(0, '127.0.0.1', () => {
+  process.stdout.write(`${JSON.stringify({ port: server.address().port, mode })}\n`);
+});
+process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -1,0 +1,323 @@
+// One JS micro case in a fresh process (fresh JIT state, fresh heap):
+//   node --expose-gc bench/cases/micro.mjs <case> <options JSON>
+//   node --expose-gc bench/cases/micro.mjs pair '{"pair":["hotspan-id","floor"], ...}'
+// Prints one JSON line: ns per span (the median and the mean of mitata's
+// samples, each sample being K spans) plus case-specific facts (dropped spans ...).
+import dc from 'node:diagnostics_channel';
+import { createRequire } from 'node:module';
+import { measure, do_not_optimize } from 'mitata';
+import { floorPath } from '../lib/build.mjs';
+import { makeTracer } from '../lib/hotspan.mjs';
+
+const require = createRequire(import.meta.url);
+const [caseName, optsJson = '{}'] = process.argv.slice(2);
+const opts = { minCpuMs: 400, warmupMs: 300, ...JSON.parse(optsJson) };
+
+// Spans per measured call: large enough that mitata's own per-call overhead
+// (a clock read per sample) vanishes, small enough for many samples.
+const K = 1000;
+const NAME = 'db.query';
+
+function hotspanCase(backend, shape) {
+  const t = makeTracer(backend);
+  const id = t.name(NAME);
+  const work = () => 0;
+  const bodies = {
+    // begin(id)/end(): the hot path.
+    id: () => {
+      for (let i = 0; i < K; i++) {
+        t.begin(id);
+        t.end();
+      }
+    },
+    // begin('string'): the facade's name cache in front of the same path.
+    string: () => {
+      for (let i = 0; i < K; i++) {
+        t.begin(NAME);
+        t.end();
+      }
+    },
+    // trace(id, fn): begin/end plus the call and the try/finally.
+    trace: () => {
+      for (let i = 0; i < K; i++) t.trace(id, work);
+    },
+    traceString: () => {
+      for (let i = 0; i < K; i++) t.trace(NAME, work);
+    },
+    // start(name).end(): a handle registered with the FinalizationRegistry.
+    start: () => {
+      for (let i = 0; i < K; i++) t.start(NAME).end();
+    },
+  };
+  return {
+    body: bodies[shape],
+    info: () => {
+      t.flush();
+      const st = t.stats().find((r) => r.name === NAME);
+      return { backend, committed: st ? st.count : 0 };
+    },
+  };
+}
+
+function floorCase(tsc) {
+  const f = require(floorPath);
+  const b = tsc ? f.beginTsc : f.begin;
+  const e = tsc ? f.endTsc : f.end;
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) {
+        b(7);
+        e();
+      }
+    },
+    info: () => ({ checksum: f.checksum() }),
+  };
+}
+
+// Naive pure-JS span: an object per span on an array, performance.now() for
+// the clock, an explicit stack for parents. The array is cut back at 1M spans
+// so memory stays bounded (the objects then become garbage, as they would
+// when a naive tracer ships and forgets them).
+function naiveCase() {
+  let spans = [];
+  const stack = [];
+  let total = 0;
+  function begin(name) {
+    const parent = stack.length > 0 ? stack[stack.length - 1] : null;
+    const s = { name, start: performance.now(), end: 0, parent };
+    stack.push(s);
+    spans.push(s);
+  }
+  function end() {
+    const s = stack.pop();
+    s.end = performance.now();
+  }
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) {
+        begin(NAME);
+        end();
+      }
+      if (spans.length >= 1 << 20) {
+        total += spans.length;
+        spans = [];
+      }
+    },
+    info: () => ({ spans: total + spans.length }),
+  };
+}
+
+// OpenTelemetry SDK: BasicTracerProvider + BatchSpanProcessor (default limits:
+// queue 2048, batch 512) + InMemorySpanExporter. `yieldEvery` true: the body is
+// async and gives the event loop one turn per K spans, as a server would, so
+// the processor can export; false: a synchronous loop, where the processor's
+// queue fills and it drops spans (counted).
+async function otelCase(yieldEvery) {
+  const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
+  let exported = 0;
+  // The stock InMemorySpanExporter keeps every span and completes each export
+  // on a setTimeout(0), which caps the processor at one 512-span batch per
+  // timer tick; this subclass counts, forgets (bounded memory) and completes
+  // at once, so the figure is the SDK's own cost, not the exporter's.
+  class CountingExporter extends InMemorySpanExporter {
+    export(spans, resultCallback) {
+      exported += spans.length;
+      resultCallback({ code: 0 }); // ExportResultCode.SUCCESS
+    }
+  }
+  const bsp = new BatchSpanProcessor(new CountingExporter());
+  const provider = new BasicTracerProvider({ spanProcessors: [bsp] });
+  const tracer = provider.getTracer('hotspan-bench');
+  let ended = 0;
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  const loop = () => {
+    for (let i = 0; i < K; i++) tracer.startSpan(NAME).end();
+    ended += K;
+  };
+  return {
+    body: yieldEvery
+      ? async () => {
+          loop();
+          await turn();
+        }
+      : loop,
+    info: async () => {
+      await provider.forceFlush();
+      return { ended, exported, dropped: ended - exported, droppedFraction: (ended - exported) / ended };
+    },
+  };
+}
+
+// performance.mark + performance.measure by mark name, the usual idiom; marks
+// and measures are cleared every K spans so the timeline buffer stays small.
+function perfMarkCase() {
+  const startMark = `${NAME}:start`;
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) {
+        performance.mark(startMark);
+        performance.measure(NAME, startMark);
+      }
+      performance.clearMarks();
+      performance.clearMeasures();
+    },
+    info: () => ({}),
+  };
+}
+
+// diagnostics_channel TracingChannel.traceSync with one subscriber that
+// timestamps start and end on the context object (what a tracer would do).
+function dcCase() {
+  const tc = dc.tracingChannel('hotspan.bench');
+  let n = 0;
+  tc.subscribe({
+    start(ctx) {
+      ctx.start = performance.now();
+    },
+    end(ctx) {
+      ctx.end = performance.now();
+      n++;
+    },
+    asyncStart() {},
+    asyncEnd() {},
+    error() {},
+  });
+  const work = () => 0;
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) tc.traceSync(work, { name: NAME });
+    },
+    info: () => ({ observed: n }),
+  };
+}
+
+function emptyCase() {
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) {
+        // nothing: the loop itself is the baseline
+      }
+    },
+    info: () => ({}),
+  };
+}
+
+const cases = {
+  empty: emptyCase,
+  floor: () => floorCase(false),
+  'floor-tsc': () => floorCase(true),
+  'hotspan-id': () => hotspanCase('native', 'id'),
+  'hotspan-string': () => hotspanCase('native', 'string'),
+  'hotspan-trace': () => hotspanCase('native', 'trace'),
+  'hotspan-trace-string': () => hotspanCase('native', 'traceString'),
+  'hotspan-start': () => hotspanCase('native', 'start'),
+  'js-id': () => hotspanCase('js', 'id'),
+  'js-trace': () => hotspanCase('js', 'trace'),
+  'noop-id': () => hotspanCase('noop', 'id'),
+  naive: naiveCase,
+  otel: () => otelCase(true),
+  'otel-sync': () => otelCase(false),
+  'perf-mark': perfMarkCase,
+  'dc-tracing': dcCase,
+};
+
+async function warm(c) {
+  const wEnd = performance.now() + opts.warmupMs;
+  let calls = 0;
+  while (performance.now() < wEnd || calls < 50) {
+    const r = c.body();
+    if (r instanceof Promise) await r;
+    calls++;
+  }
+  return calls;
+}
+
+function medianOf(xs) {
+  const v = [...xs].sort((x, y) => x - y);
+  const m = v.length >> 1;
+  return v.length % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// `pair A B`: both cases in one process, measured in short alternating
+// stretches (A B, B A, ...), so both see the same machine state (the other
+// hyperthread's load, frequency); the figure is the median over stretches of
+// A's median sample / B's. Never pairs two hotspan backends (that would make
+// the facade's call sites polymorphic).
+async function pairMain(aName, bName) {
+  const a = await cases[aName]();
+  const b = await cases[bName]();
+  await warm(a);
+  await warm(b);
+  const stretches = opts.stretches ?? 12;
+  const each = { min_cpu_time: (opts.stretchMs ?? 30) * 1e6, min_samples: 5, max_samples: 5000 };
+  const ra = [];
+  const rb = [];
+  const ratios = [];
+  for (let j = 0; j < stretches; j++) {
+    let sa;
+    let sb;
+    if (j % 2 === 0) {
+      sa = await measure(a.body, each);
+      sb = await measure(b.body, each);
+    } else {
+      sb = await measure(b.body, each);
+      sa = await measure(a.body, each);
+    }
+    ra.push(sa.p50 / K);
+    rb.push(sb.p50 / K);
+    ratios.push(sa.p50 / sb.p50);
+  }
+  const out = {
+    pair: [aName, bName],
+    ratio: medianOf(ratios),
+    diffNs: medianOf(ra.map((x, i) => x - rb[i])),
+    aNs: medianOf(ra),
+    bNs: medianOf(rb),
+    ratios,
+    aInfo: await a.info(),
+    bInfo: await b.info(),
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+async function main() {
+  if (caseName === 'pair') {
+    const [aName, bName] = JSON.parse(optsJson).pair;
+    if (!cases[aName] || !cases[bName]) throw new Error(`unknown pair ${aName}, ${bName}`);
+    return pairMain(aName, bName);
+  }
+  const make = cases[caseName];
+  if (!make) throw new Error(`unknown case ${caseName}; known: ${Object.keys(cases).join(', ')}`);
+  const c = await make();
+  // Warm-up: enough calls for the JIT to reach its optimized code, untimed.
+  const wCalls = await warm(c);
+  const stats = await measure(c.body, {
+    min_cpu_time: opts.minCpuMs * 1e6,
+    min_samples: 20,
+    max_samples: opts.maxSamples ?? 20000,
+  });
+  do_not_optimize(stats);
+  const info = await c.info();
+  const out = {
+    case: caseName,
+    // The process's figure: the median sample (robust to preemption on a
+    // shared machine); the mean (every amortized cost, and any preemption) too.
+    nsPerSpan: stats.p50 / K,
+    mean: stats.avg / K,
+    min: stats.min / K,
+    max: stats.max / K,
+    samples: stats.samples.length,
+    spansPerSample: K,
+    warmupCalls: wCalls,
+    info,
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  },
+);

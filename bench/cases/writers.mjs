@@ -1,0 +1,85 @@
+// Writers in a fresh process: node bench/cases/writers.mjs <options JSON>
+// Records `spans` spans (request > 3 children, so depth and parents are
+// real), flushes, then times every writer that exists: tracer.write(path) by
+// extension (.json: Chrome JSON, .pftrace: Perfetto) and the addon's
+// in-memory Chrome JSON text. Prints one JSON line.
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { makeTracer, nativeTracer } from '../lib/hotspan.mjs';
+import { median } from '../lib/stats.mjs';
+
+const opts = { spans: 1e6, reps: 3, ...JSON.parse(process.argv[2] ?? '{}') };
+
+async function main() {
+  const t = makeTracer('native');
+  const parent = t.name('request');
+  const child = t.name('db.query');
+  const groups = Math.floor(opts.spans / 4);
+  for (let g = 0; g < groups; g++) {
+    t.begin(parent);
+    for (let c = 0; c < 3; c++) {
+      t.begin(child);
+      t.end();
+    }
+    t.end();
+  }
+  t.flush();
+  const spans = groups * 4;
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'hotspan-bench-'));
+  const out = { spans, writers: {} };
+  const writers = [
+    ['chrome-json', 'trace.json'],
+    ['perfetto', 'trace.pftrace'],
+  ];
+  try {
+    for (const [name, file] of writers) {
+      const p = path.join(dir, file);
+      const times = [];
+      let bytes = 0;
+      try {
+        for (let r = 0; r <= opts.reps; r++) {
+          const t0 = process.hrtime.bigint();
+          await t.write(p);
+          const dt = Number(process.hrtime.bigint() - t0);
+          bytes = statSync(p).size;
+          rmSync(p);
+          if (r > 0) times.push(dt); // r == 0 is the warm-up
+        }
+        const ns = median(times);
+        out.writers[name] = { spansPerSec: (spans * 1e9) / ns, bytesPerSpan: bytes / spans, bytes, ms: ns / 1e6, reps: times.length };
+      } catch (e) {
+        out.writers[name] = { error: String(e && e.message ? e.message : e).split(dir).join('<tmp>').slice(0, 200) };
+      }
+    }
+    // The same document as the addon's Buffer (the facade's test hook
+    // reaches the NativeTracer): the formatting alone, without the file
+    // system of write().
+    const nt = nativeTracer(t);
+    if (nt && typeof nt.chromeJson === 'function') {
+      const times = [];
+      let len = 0;
+      for (let r = 0; r <= opts.reps; r++) {
+        const t0 = process.hrtime.bigint();
+        const s = nt.chromeJson();
+        const dt = Number(process.hrtime.bigint() - t0);
+        len = s.length;
+        if (r > 0) times.push(dt);
+      }
+      const ns = median(times);
+      out.writers['chrome-json-buffer'] = { spansPerSec: (spans * 1e9) / ns, bytesPerSpan: len / spans, ms: ns / 1e6, reps: times.length };
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+    t.close();
+  }
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
+main().then(
+  () => process.exit(0),
+  (e) => {
+    process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,246 @@
+// The holder check's table, measured on the core itself (no Node, no JS), so
+// each path is seen without the Node-API entry around it:
+//   core_bench [spans]  -> one JSON line
+// Rows (ns per record, median of 3 repetitions in this process):
+//   bare        two clock reads + a 32-byte store (the floor of this binary)
+//   finalize    holder thread: fast::begin/end, end() commits at once
+//   enqueue     the same JS thread with finalization paused (holder check
+//               says no): records queue in batches of PendingQueue::kBatch
+//   drain       Tracer::flush() of what `enqueue` queued, per record
+//   native      a std::thread through the C ABI table (thread_local lookup,
+//               begin/end, batched enqueue), as another addon records
+//   native_drain flush() of the native thread's records, per record
+//   check       the hot-path holder check alone (state_is_holder: a relaxed
+//               load of the state's commit_now flag), per call
+//   check_tracer the tracer-wide check (thread_is_holder(tracer id), used by
+//               async_end / group_end), per call
+// and "writer": the core's Chrome JSON writer into a std::string (no Node, no
+// file), spans/s and bytes per span, over n/2 spans.
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "c_api.h"
+#include "clock.h"
+#include "holder_check.h"
+#include "thread_state.h"
+#include "tracer.h"
+
+using hotspan::clock::now_ns;  // the span clock
+
+// The timer: CPU time of the calling thread, so a preemption on a shared
+// machine is not counted as cost.
+static inline int64_t cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+namespace {
+
+// Keeps a value alive without a store the compiler could drop.
+template <typename T>
+inline void keep(T const& v) {
+  asm volatile("" : : "r,m"(v) : "memory");
+}
+
+struct Rec {
+  int64_t start, end;
+  uint32_t a, b, name, flags;
+};
+
+double bare(uint64_t n) {
+  std::vector<Rec> ring(1 << 16);
+  int64_t t0 = cpu_ns();
+  for (uint64_t i = 0; i < n; i++) {
+    Rec& r = ring[i & 0xFFFF];
+    r.start = now_ns();
+    r.name = static_cast<uint32_t>(i);
+    r.end = now_ns();
+  }
+  int64_t dt = cpu_ns() - t0;
+  keep(ring[n & 0xFFFF]);
+  return static_cast<double>(dt) / n;
+}
+
+struct PathResult {
+  double record_ns = 0;
+  double drain_ns = 0;
+};
+
+// Holder JS thread; paused = finalization paused (the non-holder path).
+PathResult js_path(uint64_t n, bool paused) {
+  auto tracer = hotspan::Tracer::create();
+  const uint32_t name = tracer->intern("core.bench");
+  auto state = tracer->attach_js_thread("main");
+  if (paused) tracer->pause_finalization(*state);
+  int64_t t0 = cpu_ns();
+  for (uint64_t i = 0; i < n; i++) {
+    hotspan::fast::begin(*state, name, now_ns());
+    hotspan::fast::end(*state, now_ns());
+  }
+  int64_t t1 = cpu_ns();
+  if (paused) tracer->resume_finalization(*state);
+  tracer->flush();
+  int64_t t2 = cpu_ns();
+  PathResult r;
+  r.record_ns = static_cast<double>(t1 - t0) / n;
+  r.drain_ns = static_cast<double>(t2 - t1) / n;
+  tracer->detach_thread(*state, now_ns());
+  return r;
+}
+
+PathResult native_path(uint64_t n) {
+  auto tracer = hotspan::Tracer::create();
+  const hotspan_api_v1* api = hotspan::c_api_for(tracer);
+  uint32_t name = 0;
+  api->intern(api->tracer, "core.native", 11, &name);
+  int64_t dt = 0;
+  std::thread th([&] {
+    api->begin(api->tracer, name);  // first call creates the timeline: untimed
+    api->end(api->tracer);
+    int64_t t0 = cpu_ns();
+    for (uint64_t i = 0; i < n; i++) {
+      api->begin(api->tracer, name);
+      api->end(api->tracer);
+    }
+    dt = cpu_ns() - t0;
+    api->flush_thread(api->tracer);
+  });
+  th.join();
+  int64_t t1 = cpu_ns();
+  tracer->flush();
+  int64_t t2 = cpu_ns();
+  PathResult r;
+  r.record_ns = static_cast<double>(dt) / n;
+  r.drain_ns = static_cast<double>(t2 - t1) / (n + 1);
+  return r;
+}
+
+double check_state(uint64_t n) {
+  auto tracer = hotspan::Tracer::create();
+  auto state = tracer->attach_js_thread("main");
+  uint64_t yes = 0;
+  int64_t t0 = cpu_ns();
+  for (uint64_t i = 0; i < n; i++) {
+    keep(state);  // forces a reload: the check is not hoisted out of the loop
+    yes += hotspan::holder_check::state_is_holder(*state);
+  }
+  int64_t dt = cpu_ns() - t0;
+  keep(yes);
+  tracer->detach_thread(*state, now_ns());
+  return static_cast<double>(dt) / n;
+}
+
+double check_tracer(uint64_t n) {
+  auto tracer = hotspan::Tracer::create();
+  auto state = tracer->attach_js_thread("main");
+  const uint64_t id = tracer->id();
+  uint64_t yes = 0;
+  int64_t t0 = cpu_ns();
+  for (uint64_t i = 0; i < n; i++) yes += hotspan::holder_check::thread_is_holder(id);
+  int64_t dt = cpu_ns() - t0;
+  keep(yes);
+  tracer->detach_thread(*state, now_ns());
+  return static_cast<double>(dt) / n;
+}
+
+// The Chrome JSON writer alone (core, into a std::string): spans/s and bytes.
+struct WriterResult {
+  double spans_per_sec = 0;
+  double bytes_per_span = 0;
+};
+
+WriterResult chrome_json(uint64_t n) {
+  auto tracer = hotspan::Tracer::create();
+  const uint32_t parent = tracer->intern("request");
+  const uint32_t child = tracer->intern("db.query");
+  auto state = tracer->attach_js_thread("main");
+  const uint64_t groups = n / 4;
+  for (uint64_t g = 0; g < groups; g++) {
+    hotspan::fast::begin(*state, parent, now_ns());
+    for (int c = 0; c < 3; c++) {
+      hotspan::fast::begin(*state, child, now_ns());
+      hotspan::fast::end(*state, now_ns());
+    }
+    hotspan::fast::end(*state, now_ns());
+  }
+  tracer->flush();
+  double best = 0;
+  size_t bytes = 0;
+  double times[3];
+  for (int r = 0; r < 4; r++) {  // r == 0: warm-up
+    std::string out;
+    int64_t t0 = cpu_ns();
+    tracer->write_chrome_json(out);
+    int64_t dt = cpu_ns() - t0;
+    bytes = out.size();
+    if (r > 0) times[r - 1] = static_cast<double>(dt);
+  }
+  best = std::max(std::min(times[0], times[1]), std::min(std::max(times[0], times[1]), times[2]));
+  tracer->detach_thread(*state, now_ns());
+  WriterResult w;
+  w.spans_per_sec = static_cast<double>(groups * 4) * 1e9 / best;
+  w.bytes_per_span = static_cast<double>(bytes) / static_cast<double>(groups * 4);
+  return w;
+}
+
+double med3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
+
+template <typename F>
+double median3(F f) {
+  double a = f(), b = f(), c = f();
+  return med3(a, b, c);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t n = argc > 1 ? std::strtoull(argv[1], nullptr, 10) : 2000000;
+  if (n < 1000) n = 1000;
+  // Warm-up: page in, let the core's frequency settle.
+  bare(n / 4);
+  js_path(n / 4, false);
+
+  const double b = median3([&] { return bare(n); });
+  PathResult fin[3], enq[3], nat[3];
+  for (int i = 0; i < 3; i++) {
+    fin[i] = js_path(n, false);
+    enq[i] = js_path(n, true);
+    nat[i] = native_path(n);
+  }
+  auto m = [](PathResult* p, bool drain) {
+    return drain ? med3(p[0].drain_ns, p[1].drain_ns, p[2].drain_ns)
+                 : med3(p[0].record_ns, p[1].record_ns, p[2].record_ns);
+  };
+  const double cs = median3([&] { return check_state(n * 4); });
+  const double ct = median3([&] { return check_tracer(n); });
+  const WriterResult w = chrome_json(n / 2);
+
+  std::printf(
+      "{\"spans\":%llu,\"rows\":{"
+      "\"bare\":{\"label\":\"bare loop: 2 clock reads + store (this binary)\",\"ns\":%.3f},"
+      "\"finalize\":{\"label\":\"holder: begin+end, immediate finalize\",\"ns\":%.3f},"
+      "\"enqueue\":{\"label\":\"JS thread, finalization paused: begin+end, enqueue\",\"ns\":%.3f},"
+      "\"drain\":{\"label\":\"flush() of the enqueued records (drain)\",\"ns\":%.3f},"
+      "\"native\":{\"label\":\"native thread via C ABI: begin+end, enqueue\",\"ns\":%.3f},"
+      "\"native_drain\":{\"label\":\"flush() of the native thread's records\",\"ns\":%.3f},"
+      "\"check\":{\"label\":\"hot-path holder check alone (state flag)\",\"ns\":%.3f},"
+      "\"check_tracer\":{\"label\":\"tracer-wide holder check (thread attachments)\",\"ns\":%.3f},"
+      "\"finalize_over_bare\":{\"label\":\"finalize path above the bare loop\",\"ns\":%.3f},"
+      "\"enqueue_minus_finalize\":{\"label\":\"enqueue path minus finalize path\",\"ns\":%.3f}"
+      "},\"missing\":[\"the hot path cannot be built without its holder check, so the check's "
+      "cost inside end() is bounded by the 'check' row, not measured in place\"],"
+      "\"writer\":{\"chromeJsonSpansPerSec\":%.0f,\"chromeJsonBytesPerSpan\":%.2f,\"spans\":%llu}}\n",
+      static_cast<unsigned long long>(n), b, m(fin, false), m(enq, false), m(enq, true), m(nat, false),
+      m(nat, true), cs, ct, m(fin, false) - b, m(enq, false) - m(fin, false), w.spans_per_sec,
+      w.bytes_per_span, static_cast<unsigned long long>((n / 2 / 4) * 4));
+  return 0;
+}

@@ -1,0 +1,141 @@
+// Native-thread spans through hotspan's C ABI (native/include/hotspan.h), the
+// way another addon would record them: JS hands over tracer.nativeApi(), an
+// External holding a const hotspan_api_v1*, and K std::threads each record N
+// begin/end pairs. Timed in C++ so no JS is in the loop.
+#include <node_api.h>
+
+#include <atomic>
+#include <cstdint>
+#include <ctime>
+#include <thread>
+#include <vector>
+
+#include "hotspan.h"
+
+namespace {
+
+inline int64_t mono_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+// CPU time of the calling thread (per-span figures; wall time for spans/s).
+inline int64_t thread_cpu_ns() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+napi_value make_double(napi_env env, double v) {
+  napi_value out;
+  napi_create_double(env, v, &out);
+  return out;
+}
+
+napi_value throw_type(napi_env env, const char* msg) {
+  napi_throw_type_error(env, nullptr, msg);
+  return nullptr;
+}
+
+// run(api, name, n, threads, flushThread) -> [wall ns, mean per-thread CPU ns
+// per span, failed calls]. Threads start together (spin on a flag) so creation is
+// not timed; each thread warms its timeline (first call creates it) with one
+// untimed span before the flag.
+napi_value Run(napi_env env, napi_callback_info info) {
+  size_t argc = 5;
+  napi_value argv[5];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  if (argc < 4) return throw_type(env, "run(api, nameId, n, threads[, flushThread])");
+  void* data = nullptr;
+  if (napi_get_value_external(env, argv[0], &data) != napi_ok || !data)
+    return throw_type(env, "api must be the External from tracer.nativeApi()");
+  const hotspan_api_v1* api = static_cast<const hotspan_api_v1*>(data);
+  if (api->abi_version != HOTSPAN_ABI_VERSION || api->struct_size < sizeof(hotspan_api_v1))
+    return throw_type(env, "api: unsupported hotspan ABI version");
+  uint32_t name = 0;
+  double nd = 0, td = 1;
+  bool flush_thread = false;
+  napi_get_value_uint32(env, argv[1], &name);
+  napi_get_value_double(env, argv[2], &nd);
+  napi_get_value_double(env, argv[3], &td);
+  if (argc > 4) napi_get_value_bool(env, argv[4], &flush_thread);
+  const uint64_t n = static_cast<uint64_t>(nd);
+  const int threads = td < 1 ? 1 : static_cast<int>(td);
+
+  std::vector<int64_t> elapsed(threads), ends(threads);
+  std::atomic<uint64_t> failed{0};
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; t++) {
+    pool.emplace_back([&, t] {
+      void* tr = api->tracer;
+      uint64_t bad = 0;
+      if (api->begin(tr, name) != HOTSPAN_OK) bad++;
+      if (api->end(tr) != HOTSPAN_OK) bad++;
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      int64_t c0 = thread_cpu_ns();
+      for (uint64_t i = 0; i < n; i++) {
+        bad += api->begin(tr, name) != HOTSPAN_OK;
+        bad += api->end(tr) != HOTSPAN_OK;
+      }
+      int64_t c1 = thread_cpu_ns();
+      int64_t t1 = mono_ns();
+      if (flush_thread) api->flush_thread(tr);
+      elapsed[t] = c1 - c0;
+      ends[t] = t1;
+      failed.fetch_add(bad);
+    });
+  }
+  while (ready.load() < threads) {
+  }
+  int64_t t0 = mono_ns();
+  go.store(true, std::memory_order_release);
+  for (auto& th : pool) th.join();
+  int64_t wall = 0;
+  double per = 0;
+  for (int t = 0; t < threads; t++) {
+    if (ends[t] - t0 > wall) wall = ends[t] - t0;
+    per += static_cast<double>(elapsed[t]) / static_cast<double>(n);
+  }
+  napi_value arr;
+  napi_create_array_with_length(env, 3, &arr);
+  napi_set_element(env, arr, 0, make_double(env, static_cast<double>(wall)));
+  napi_set_element(env, arr, 1, make_double(env, per / threads));
+  napi_set_element(env, arr, 2, make_double(env, static_cast<double>(failed.load())));
+  return arr;
+}
+
+// intern(api, name) -> name id, through the table.
+napi_value Intern(napi_env env, napi_callback_info info) {
+  size_t argc = 2;
+  napi_value argv[2];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  void* data = nullptr;
+  if (argc < 2 || napi_get_value_external(env, argv[0], &data) != napi_ok || !data)
+    return throw_type(env, "intern(api, name)");
+  const hotspan_api_v1* api = static_cast<const hotspan_api_v1*>(data);
+  char buf[256];
+  size_t len = 0;
+  if (napi_get_value_string_utf8(env, argv[1], buf, sizeof buf, &len) != napi_ok)
+    return throw_type(env, "name must be a string");
+  uint32_t id = 0;
+  if (api->intern(api->tracer, buf, len, &id) != HOTSPAN_OK) return throw_type(env, "intern failed");
+  return make_double(env, id);
+}
+
+napi_value Init(napi_env env, napi_value exports) {
+  napi_value fn;
+  napi_create_function(env, "run", NAPI_AUTO_LENGTH, Run, nullptr, &fn);
+  napi_set_named_property(env, exports, "run", fn);
+  napi_create_function(env, "intern", NAPI_AUTO_LENGTH, Intern, nullptr, &fn);
+  napi_set_named_property(env, exports, "intern", fn);
+  return exports;
+}
+
+}  // namespace
+
+NAPI_MODULE(NODE_GYP_MODULE_NAME, Init)

@@ -1,0 +1,44 @@
+// Builds what the bench needs and does not ship: the floor addon (and the C ABI
+// bench addon) in bench/floor, with node-gyp from the project's devDependencies.
+import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const require = createRequire(import.meta.url);
+export const benchDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export const rootDir = path.resolve(benchDir, '..');
+export const floorDir = path.join(benchDir, 'floor');
+
+export const floorPath = path.join(floorDir, 'build', 'Release', 'floor.node');
+export const cabiPath = path.join(floorDir, 'build', 'Release', 'cabi.node');
+
+// Outside `npm run` node-gyp does not see npm's nodedir setting and would try
+// to download headers; point it at the running Node's own headers when present.
+function nodedirArgs() {
+  if (process.env.npm_config_nodedir) return [];
+  const prefix = path.resolve(path.dirname(process.execPath), '..');
+  return existsSync(path.join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
+}
+
+export function buildFloor({ force = false, log = console.error } = {}) {
+  if (!force && existsSync(floorPath) && existsSync(cabiPath)) return true;
+  const gyp = require.resolve('node-gyp/bin/node-gyp.js');
+  log(`building bench/floor (node-gyp rebuild)...`);
+  const r = spawnSync(process.execPath, [gyp, 'rebuild', '-j', '2', ...nodedirArgs()], {
+    cwd: floorDir,
+    encoding: 'utf8',
+  });
+  if (r.status !== 0) {
+    log(r.stdout.slice(-4000));
+    log(r.stderr.slice(-4000));
+    return false;
+  }
+  return existsSync(floorPath);
+}
+
+// When run directly: build (or rebuild with --force).
+if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
+  process.exit(buildFloor({ force: process.argv.includes('--force') }) ? 0 : 1);
+}

@@ -1,0 +1,119 @@
+// Drives bench/cases/http-server.mjs with autocannon (in this process) on
+// loopback: a fresh server per measurement, a warm-up run that is discarded,
+// then a measured run; modes alternate within each round.
+import { spawn } from 'node:child_process';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import readline from 'node:readline';
+import { benchDir } from './build.mjs';
+
+const require = createRequire(import.meta.url);
+
+function startServer(mode) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [path.join(benchDir, 'cases', 'http-server.mjs'), mode], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d) => {
+      err += d;
+    });
+    const rl = readline.createInterface({ input: child.stdout });
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server ${mode} did not start: ${err.slice(-500)}`));
+    }, 20000);
+    rl.once('line', (line) => {
+      clearTimeout(timer);
+      try {
+        resolve({ child, port: JSON.parse(line).port });
+      } catch (e) {
+        reject(e);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server ${mode} exited (${code}): ${err.slice(-500)}`));
+    });
+  });
+}
+
+function stopServer(child) {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
+    child.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+    child.kill('SIGTERM');
+  });
+}
+
+// autocannon's own histogram keeps whole milliseconds; on loopback the
+// latencies are around 1 ms, so p50/p99 are taken from its 'response' events
+// (float ms from hrtime) instead.
+function load(url, seconds, connections, keepLatencies, overallRate) {
+  const autocannon = require('autocannon');
+  return new Promise((resolve, reject) => {
+    const lat = [];
+    const opts = { url, connections, duration: seconds, pipelining: 1 };
+    if (overallRate) opts.overallRate = overallRate;
+    const inst = autocannon(opts, (err, res) =>
+      err ? reject(err) : resolve({ res, lat }),
+    );
+    if (keepLatencies) {
+      inst.on('response', (_client, status, _bytes, responseTime) => {
+        if (status >= 200 && status < 300) lat.push(responseTime);
+      });
+    }
+  });
+}
+
+function percentile(sorted, p) {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))];
+}
+
+async function getStats(port) {
+  const res = await fetch(`http://127.0.0.1:${port}/__stats`);
+  return res.json();
+}
+
+/** One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats }. */
+export async function measureMode(mode, { warmupSec, seconds, connections, fixedRate, fixedSeconds }) {
+  const { child, port } = await startServer(mode);
+  try {
+    const url = `http://127.0.0.1:${port}/`;
+    await load(url, warmupSec, connections, false);
+    const s0 = await getStats(port);
+    const { res: r, lat } = await load(url, seconds, connections, true);
+    const stats = await getStats(port);
+    const served = stats.requests - s0.requests;
+    // Then a fixed request rate below saturation: server CPU per request at
+    // the same rate for every mode is the tracing cost per request, with the
+    // same batching of the event loop (at saturation batching shifts with speed).
+    let cpuUsPerReqFixed = NaN;
+    if (fixedRate) {
+      await load(url, 0.5, connections, false, fixedRate);
+      const f0 = await getStats(port);
+      await load(url, fixedSeconds, connections, false, fixedRate);
+      const f1 = await getStats(port);
+      const n = f1.requests - f0.requests;
+      if (n > 0) cpuUsPerReqFixed = (f1.cpuUs - f0.cpuUs) / n;
+    }
+    const sorted = Float64Array.from(lat).sort();
+    return {
+      rps: r.requests.total / r.duration,
+      p99Ms: percentile(sorted, 0.99),
+      p50Ms: percentile(sorted, 0.5),
+      cpuUsPerReq: served > 0 ? (stats.cpuUs - s0.cpuUs) / served : NaN,
+      cpuUsPerReqFixed,
+      errors: r.errors + r.timeouts,
+      non2xx: r.non2xx,
+      stats,
+    };
+  } finally {
+    await stopServer(child);
+  }
+}

@@ -1,0 +1,81 @@
+// The targets of issue 5, evaluated on the medians of one run's results.
+// Reported (pass / miss / n/a), never asserted.
+import { fmt } from './stats.mjs';
+
+const byName = (results, name) => (results.ratios ?? []).find((r) => r.name === name);
+
+export function evaluateTargets(results) {
+  const out = [];
+  // kind 'max': value must be <= limit; 'min': value must be >= limit.
+  // range: the per-round [min, max] of the figure, when it has rounds; a
+  // range that crosses the limit marks the verdict as noisy.
+  const add = (id, text, value, kind, limit, unit, note, range) => {
+    let status = 'n/a';
+    if (Number.isFinite(value)) status = (kind === 'max' ? value <= limit : value >= limit) ? 'pass' : 'MISS';
+    const noisy = Array.isArray(range) && Number.isFinite(range[0]) && Number.isFinite(range[1]) && range[0] <= limit && range[1] >= limit;
+    // How far off: for a max target value/limit, for a min target limit/value (> 1 = missed by that factor).
+    const off = Number.isFinite(value) ? (kind === 'max' ? value / limit : limit / value) : NaN;
+    out.push({
+      id,
+      text,
+      kind,
+      limit,
+      value,
+      unit,
+      status,
+      noisy,
+      range: range ?? null,
+      off,
+      valueText: Number.isFinite(value) ? `${fmt(value)}${unit} (target ${kind === 'max' ? '<=' : '>='} ${limit}${unit})` : 'not measured',
+      note: note ?? null,
+    });
+  };
+  // Prefer the in-process pair (immune to load shifting between processes);
+  // fall back to the cross-process pairing when the pair did not run.
+  const pick = (name) => {
+    const ip = byName(results, `in-process: ${name}`);
+    return ip && Number.isFinite(ip.median) ? ip : byName(results, name);
+  };
+  const r = (name) => pick(name)?.median;
+  const rr = (name) => {
+    const q = pick(name);
+    return q ? [q.min, q.max] : undefined;
+  };
+
+  add('js-floor', 'JS begin(id)/end() vs the two-call floor', r('hotspan begin(id)/end() / floor'), 'max', 1.25, 'x', null, rr('hotspan begin(id)/end() / floor'));
+  add('trace-floor', 'trace() vs the two-call floor', r('hotspan trace(id, fn) / floor'), 'max', 1.5, 'x', null, rr('hotspan trace(id, fn) / floor'));
+  add('naive', 'faster than the naive pure-JS span', r('naive / hotspan begin(id)'), 'min', 2, 'x', null, rr('naive / hotspan begin(id)'));
+  add('otel', 'faster than the OpenTelemetry SDK', r('OTel SDK / hotspan begin(id)'), 'min', 30, 'x', null, rr('OTel SDK / hotspan begin(id)'));
+  add('native-bare', 'native-thread span vs the bare C++ loop (1 thread)', r('native thread (C ABI) / bare loop, 1 thread'), 'max', 1.3, 'x', null, rr('native thread (C ABI) / bare loop, 1 thread'));
+  add('scaling', 'C ABI spans/s, 2 threads vs 1', r('C ABI spans/s, 2 threads / 1 thread'), 'min', 1.8, 'x', results.machine && results.machine.cpus <= 2 ? `${results.machine.cpus} cores: the 2-thread run competes with the OS and any other load; the bare loop scaled ${fmt(r('bare loop spans/s, 2 threads / 1 thread'))}x in the same rounds, hotspan/bare scaling ${fmt(r('C ABI 2-thread scaling / bare loop 2-thread scaling'))}x` : null, rr('C ABI spans/s, 2 threads / 1 thread'));
+  add('noop', 'noop backend above the empty loop', r('noop - empty loop'), 'max', 2, ' ns', null, rr('noop - empty loop'));
+  add('js-naive', 'js backend vs the naive pure-JS span', r('js backend / naive'), 'max', 1, 'x', null, rr('js backend / naive'));
+
+  const w = results.writers?.writers ?? {};
+  const cj = w['chrome-json'];
+  const parts = [];
+  if (cj?.error) parts.push(`error: ${cj.error}`);
+  const cs = w['chrome-json-buffer'];
+  if (cs && !cs.error) parts.push(`addon buffer only ${fmt(cs.spansPerSec.median / 1e6)}M/s`);
+  const core = results.coreWriter?.chromeJsonSpansPerSec;
+  if (core && Number.isFinite(core.median)) parts.push(`core writer alone ${fmt(core.median / 1e6)}M/s`);
+  add('chrome-json', 'Chrome JSON writer throughput, tracer.write(file.json)', cj && !cj.error ? cj.spansPerSec.median / 1e6 : NaN, 'min', 5, 'M spans/s', parts.length ? parts.join('; ') : null);
+  const pf = w.perfetto;
+  add('perfetto', 'Perfetto protobuf writer throughput', pf && !pf.error ? pf.spansPerSec.median / 1e6 : NaN, 'min', 20, 'M spans/s', pf?.error ? `not available: ${pf.error}` : null);
+  add('rss', 'resident memory per committed span', results.rss && !results.rss.error ? results.rss.bytesPerSpan : NaN, 'max', 32, ' B');
+  add('http', 'HTTP throughput loss, hotspan vs OTel SDK', r('HTTP throughput loss, hotspan / OTel'), 'max', 0.1, 'x', (() => {
+    const h = results.http?.modes;
+    if (!h?.hotspan || !h?.otel) return null;
+    const cpu = r('HTTP CPU-per-request loss, hotspan / OTel');
+    // What the two-call floor alone would cost this server: 20 spans at the
+    // floor's ns per span on top of the untraced CPU per request.
+    const floorNs = results.micro?.floor?.median;
+    const cpuNone = h.none?.cpuUsPerReq?.median;
+    const floorLoss = Number.isFinite(floorNs) && Number.isFinite(cpuNone) ? (20 * floorNs) / (cpuNone * 1000 + 20 * floorNs) : NaN;
+    const fixed = r('HTTP added CPU per request at a fixed rate, hotspan / OTel');
+    const fixedText = Number.isFinite(fixed) && h.hotspan.extraCpuUsFixed ? `; at a fixed rate tracing adds ${fmt(h.hotspan.extraCpuUsFixed.median)} µs (hotspan) vs ${fmt(h.otel.extraCpuUsFixed.median)} µs (OTel) of CPU per request, ratio ${fmt(fixed)}x` : '';
+    const floorText = Number.isFinite(floorLoss) ? `; 20 spans at the floor's cost alone would be a ${(floorLoss * 100).toFixed(1)}% loss` : '';
+    return `req/s loss hotspan ${(h.hotspan.rpsLoss.median * 100).toFixed(1)}%, OTel ${(h.otel.rpsLoss.median * 100).toFixed(1)}%; by server CPU per request: hotspan ${(h.hotspan.cpuLoss.median * 100).toFixed(1)}%, OTel ${(h.otel.cpuLoss.median * 100).toFixed(1)}%, ratio ${fmt(cpu)}x${fixedText}${floorText}`;
+  })(), rr('HTTP throughput loss, hotspan / OTel'));
+  return out;
+}

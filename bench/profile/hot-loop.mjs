@@ -1,0 +1,46 @@
+// A plain loop over one hot case for a profiler (perf record, callgrind):
+//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|floor|js-id> [spans]
+// See bench/profile/README.md for the commands.
+import { createRequire } from 'node:module';
+import { floorPath } from '../lib/build.mjs';
+import { makeTracer } from '../lib/hotspan.mjs';
+
+const require = createRequire(import.meta.url);
+const [which = 'hotspan-id', spansArg = '2e7'] = process.argv.slice(2);
+const n = Math.floor(Number(spansArg));
+let begin;
+let end;
+let trace;
+let start;
+if (which === 'floor') {
+  const f = require(floorPath);
+  begin = f.begin;
+  end = f.end;
+} else {
+  const t = makeTracer(which.startsWith('js') ? 'js' : 'native');
+  const id = t.name('profile.span');
+  begin = () => t.begin(id);
+  end = () => t.end();
+  trace = (fn) => t.trace(id, fn);
+  start = () => t.start('profile.span').end();
+}
+const work = () => 0;
+function loop(count) {
+  if (which === 'hotspan-start') {
+    for (let i = 0; i < count; i++) start();
+    return;
+  }
+  if (which === 'hotspan-trace') {
+    for (let i = 0; i < count; i++) trace(work);
+    return;
+  }
+  for (let i = 0; i < count; i++) {
+    begin(7);
+    end();
+  }
+}
+loop(100000); // warm-up
+const t0 = process.hrtime.bigint();
+loop(n);
+const dt = Number(process.hrtime.bigint() - t0);
+console.log(JSON.stringify({ case: which, spans: n, nsPerSpan: dt / n }));

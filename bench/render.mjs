@@ -1,0 +1,177 @@
+// Renders the README's performance section from the newest results JSON in
+// bench/results/ (or --file=PATH): bench/results/README-table.md and
+// bench/results/chart.svg. Every figure comes from the JSON; nothing here is
+// typed by hand.
+//
+//   node bench/render.mjs [--file=bench/results/<date>-<commit>.json] [--quick]
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt } from './lib/stats.mjs';
+
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const resultsDir = path.join(benchDir, 'results');
+
+function newestResults() {
+  const argFile = process.argv.find((a) => a.startsWith('--file='));
+  if (argFile) return argFile.slice(7);
+  if (process.argv.includes('--quick')) return path.join(resultsDir, 'quick-latest.json');
+  if (process.argv.includes('--partial')) return path.join(resultsDir, 'partial-latest.json');
+  const files = readdirSync(resultsDir).filter((f) => /^\d{4}-\d{2}-\d{2}-.+\.json$/.test(f));
+  if (files.length === 0) throw new Error('no results in bench/results/: run `npm run bench` first');
+  // Newest by the date recorded inside, not by file name or mtime.
+  const dated = files.map((f) => ({ f, d: JSON.parse(readFileSync(path.join(resultsDir, f), 'utf8')).date }));
+  dated.sort((a, b) => (a.d < b.d ? 1 : -1));
+  return path.join(resultsDir, dated[0].f);
+}
+
+const ns = (x) => (Number.isFinite(x) ? fmt(x) : 'n/a');
+const range = (s) => (s && Number.isFinite(s.min) ? `${fmt(s.min)} – ${fmt(s.max)}` : '');
+
+function table(head, rows) {
+  const lines = [`| ${head.join(' | ')} |`, `| ${head.map((h, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`];
+  for (const r of rows) lines.push(`| ${r.join(' | ')} |`);
+  return lines.join('\n');
+}
+
+function ratioOf(r, name) {
+  return (r.ratios ?? []).find((q) => q.name === name);
+}
+
+export function renderMarkdown(r, file, chartName = 'chart.svg') {
+  const out = [];
+  const m = r.machine;
+  out.push(
+    `Measured ${r.date.slice(0, 10)} with \`npm run bench\`${r.quick ? ' --quick (smoke run, not for comparison)' : ''} on ${m.model} (${m.cpus} cores, clocksource ${m.clocksource ?? 'n/a'}), Node ${r.node} (Node-API ${r.napi}), commit \`${r.commit}\`${r.dirty ? ' with uncommitted changes' : ''}. ` +
+      `${r.config.runs} rounds; every case runs in a fresh process, cases alternate within a round; figures are the median, min and max over the rounds of each process's figure (JS: the median of its mitata samples; C++: thread CPU time per span). ` +
+      `Ratios are computed pair by pair within a round, then summarised. Load average at start ${r.loadavgStart.map((x) => x.toFixed(2)).join(', ')}. Source: \`${path.relative(path.join(benchDir, '..'), file)}\`.`,
+  );
+  out.push('', `![ns per span](${chartName})`);
+
+  if (r.micro) {
+    const floor = r.micro.floor;
+    out.push('', '### JS spans (ns per span)', '');
+    const rows = Object.entries(r.micro).map(([id, c]) => {
+      if (c.skipped) return [c.label, 'skipped', '', '', ''];
+      const vs = floor && !floor.skipped && id !== 'floor' ? `${fmt(c.median / floor.median)}x` : id === 'floor' ? '1x' : '';
+      let label = c.label;
+      const last = c.results.filter(Boolean).pop();
+      if (last?.info && Number.isFinite(last.info.droppedFraction)) label += ` — dropped ${(last.info.droppedFraction * 100).toFixed(1)}% of spans`;
+      return [label, ns(c.median), range(c), vs, ns(c.meanMedian)];
+    });
+    out.push(table(['case', 'median', 'min – max', 'vs floor', 'mean-based'], rows));
+    out.push('', 'Each process reports the median of its samples (1000 spans each); "mean-based" is the median over rounds of each process\'s mean, which also carries rare costs (major GC, preemption).');
+  }
+  if (r.native) {
+    out.push('', '### Native threads', '');
+    const rows = Object.values(r.native).map((c) => {
+      if (c.skipped) return [c.label, 'skipped', '', ''];
+      const sps = c.results.filter(Boolean).map((x) => x.spansPerSec).filter(Number.isFinite);
+      const spsMed = sps.length ? sps.sort((a, b) => a - b)[sps.length >> 1] : NaN;
+      return [c.label, ns(c.median), range(c), Number.isFinite(spsMed) ? `${fmt(spsMed / 1e6)} M` : ''];
+    });
+    out.push(table(['case', 'ns per span (median)', 'min – max', 'spans/s (all threads)'], rows));
+  }
+  if (r.holder) {
+    out.push('', '### Holder check (core in C++, no Node; ns per record)', '');
+    if (r.holder.skipped) out.push(`skipped: ${r.holder.skipped}`);
+    else {
+      out.push(table(['path', 'median', 'min – max'], Object.values(r.holder.rows).map((h) => [h.label, ns(h.median), range(h)])));
+      for (const x of r.holder.missing) out.push('', `Not measurable separately: ${x}.`);
+    }
+  }
+  if (r.writers || r.rss) {
+    out.push('', '### Output and memory', '');
+    const rows = [];
+    if (r.writers?.writers) {
+      for (const [k, w] of Object.entries(r.writers.writers)) {
+        if (w.error) rows.push([`${k} writer (${r.writers.spans} spans)`, 'n/a', w.error.replace(/\|/g, '/')]);
+        else rows.push([`${k} writer (${r.writers.spans} spans${k.endsWith('-string') ? ', addon to a JS string' : ', tracer.write() to a file'})`, `${fmt(w.spansPerSec.median / 1e6)} M spans/s`, `${fmt(w.bytesPerSpan.median)} bytes/span`]);
+      }
+    } else if (r.writers?.skipped) rows.push(['writers', 'skipped', r.writers.skipped]);
+    if (r.coreWriter) rows.push([`Chrome JSON, core writer alone into memory (C++, ${r.coreWriter.spans} spans)`, `${fmt(r.coreWriter.chromeJsonSpansPerSec.median / 1e6)} M spans/s`, `${fmt(r.coreWriter.chromeJsonBytesPerSpan.median)} bytes/span`]);
+    if (r.rss && Number.isFinite(r.rss.bytesPerSpan)) rows.push([`RSS growth per committed span (${r.rss.committed} spans, fresh process)`, `${fmt(r.rss.bytesPerSpan)} bytes`, '']);
+    out.push(table(['what', 'figure', ''], rows));
+  }
+  if (r.http) {
+    out.push('', `### HTTP workload (node:http on 127.0.0.1, 20 spans per request, autocannon ${r.config.http.connections} connections, ${r.config.http.rounds} rounds of ${r.config.http.seconds} s)`, '');
+    const rows = Object.entries(r.http.modes).map(([k, h]) => [
+      k === 'none' ? 'no tracing' : k === 'otel' ? 'OpenTelemetry SDK (BatchSpanProcessor)' : 'hotspan',
+      fmt(h.rps.median),
+      fmt(h.p99Ms.median),
+      h.rpsLoss ? `${(h.rpsLoss.median * 100).toFixed(1)}%` : '',
+      h.p99Increase ? `${(h.p99Increase.median * 100).toFixed(1)}%` : '',
+      h.cpuUsPerReq ? fmt(h.cpuUsPerReq.median) : '',
+      h.cpuLoss ? `${(h.cpuLoss.median * 100).toFixed(1)}%` : '',
+      h.cpuUsPerReqFixed ? fmt(h.cpuUsPerReqFixed.median) : '',
+      h.extraCpuUsFixed ? fmt(h.extraCpuUsFixed.median) : '',
+    ]);
+    out.push(table(['server', 'req/s', 'p99 ms', 'throughput loss', 'p99 increase', 'server CPU µs/request', 'CPU-based loss', `CPU µs/request at ${r.config.http.fixedRate} req/s`, 'added by tracing'], rows));
+    out.push('', `Losses are paired within each round against no tracing. The CPU-based loss (1 − CPU per request without tracing / with) is the throughput a CPU-bound server would lose, and is not inflated by other load on the machine. The last two columns come from a second run at a fixed ${r.config.http.fixedRate} req/s (the same for every mode, so the event loop batches the same way): the server CPU per request and what tracing adds to it.`);
+  }
+  out.push('', '### Ratios (paired within each round)', '');
+  out.push(table(['ratio', 'median', 'min – max'], r.ratios.map((q) => [q.name, `${fmt(q.median)}${q.unit === 'x' ? 'x' : ` ${q.unit}`}`, range(q)])));
+  out.push('', '### Targets (reported, not asserted)', '');
+  const verdict = (t) => {
+    const v = t.status === 'MISS' ? `**miss** (${fmt(t.off)}x off)` : t.status;
+    return t.noisy ? `${v}, noisy: rounds ${fmt(t.range[0])} – ${fmt(t.range[1])} cross the target` : v;
+  };
+  out.push(table(['target', 'measured', 'status'], r.targets.map((t) => [t.text, `${t.valueText}${t.note ? `; ${t.note}` : ''}`, verdict(t)])));
+  out.push('', 'Ratios marked "in-process" come from one process alternating both cases in short stretches; the targets use them when present. The others pair round i of two separate processes.');
+  return `${out.join('\n')}\n`;
+}
+
+// A horizontal bar chart of the JS cases' medians on a log scale, with
+// min–max whiskers. Plain SVG, no dependencies.
+export function renderSvg(r) {
+  const cases = Object.entries(r.micro ?? {}).filter(([, c]) => !c.skipped && Number.isFinite(c.median) && c.median > 0);
+  const W = 1000;
+  const left = 440;
+  const right = 80;
+  const barH = 18;
+  const gap = 8;
+  const top = 46;
+  const H = top + cases.length * (barH + gap) + 40;
+  const lo = 0.1;
+  const hi = Math.max(10, ...cases.map(([, c]) => c.max));
+  const decades = [];
+  for (let d = Math.floor(Math.log10(lo)); d <= Math.ceil(Math.log10(hi)); d++) decades.push(10 ** d);
+  const xmax = decades[decades.length - 1];
+  const x = (v) => left + ((Math.log10(Math.max(v, lo)) - Math.log10(lo)) / (Math.log10(xmax) - Math.log10(lo))) * (W - left - right);
+  const color = (id) => (id.startsWith('hotspan') ? '#e8590c' : id.startsWith('floor') ? '#1c7ed6' : id === 'js-id' || id === 'noop-id' ? '#f59f00' : '#868e96');
+  const esc = (s) => s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const parts = [
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${W}" height="${H}" viewBox="0 0 ${W} ${H}" font-family="sans-serif" font-size="12">`,
+    `<rect width="${W}" height="${H}" fill="white"/>`,
+    `<text x="${W / 2}" y="20" text-anchor="middle" font-size="14" font-weight="bold">ns per span, median of ${r.config.runs} fresh-process rounds (log scale; whiskers: min–max)</text>`,
+    `<text x="${W / 2}" y="36" text-anchor="middle" fill="#555">${esc(`${r.machine.model}, ${r.machine.cpus} cores, Node ${r.node}, commit ${r.commit}, ${r.date.slice(0, 10)}`)}</text>`,
+  ];
+  for (const d of decades) {
+    const xx = x(d).toFixed(1);
+    parts.push(`<line x1="${xx}" y1="${top - 4}" x2="${xx}" y2="${H - 30}" stroke="#dee2e6"/>`);
+    parts.push(`<text x="${xx}" y="${H - 16}" text-anchor="middle" fill="#555">${d >= 1000 ? `${d / 1000} µs` : `${d} ns`}</text>`);
+  }
+  cases.forEach(([id, c], i) => {
+    const y = top + i * (barH + gap);
+    const w = Math.max(1, x(c.median) - left);
+    parts.push(`<text x="${left - 8}" y="${y + barH - 5}" text-anchor="end">${esc(c.label)}</text>`);
+    parts.push(`<rect x="${left}" y="${y}" width="${w.toFixed(1)}" height="${barH}" fill="${color(id)}"/>`);
+    parts.push(`<line x1="${x(c.min).toFixed(1)}" y1="${y + barH / 2}" x2="${x(c.max).toFixed(1)}" y2="${y + barH / 2}" stroke="black" stroke-width="1"/>`);
+    parts.push(`<text x="${(x(Math.max(c.median, c.max)) + 6).toFixed(1)}" y="${y + barH - 5}">${fmt(c.median)}</text>`);
+  });
+  parts.push('</svg>');
+  return `${parts.join('\n')}\n`;
+}
+
+function main() {
+  const file = newestResults();
+  const r = JSON.parse(readFileSync(file, 'utf8'));
+  const suffix = r.quick ? '-quick' : r.only ? '-partial' : '';
+  const md = path.join(resultsDir, `README-table${suffix}.md`);
+  const svg = path.join(resultsDir, `chart${suffix}.svg`);
+  writeFileSync(md, renderMarkdown(r, file, path.basename(svg)));
+  writeFileSync(svg, renderSvg(r));
+  console.error(`rendered ${path.relative(process.cwd(), md)} and ${path.relative(process.cwd(), svg)} from ${path.relative(process.cwd(), file)}`);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

@@ -1,0 +1,457 @@
+// `npm run bench`: every case, each run in a fresh process, cases alternating
+// within each round, warm-up inside each process, >= 5 measured rounds; prints
+// the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
+//
+//   node bench/run.mjs [--quick] [--only=micro,pairs,native,holder,writers,rss,http] [--runs=N] [--out=FILE]
+//
+// --quick: a short smoke run (< 1 minute) proving the harness works; its
+// results go to bench/results/quick-latest.json, never to a dated file.
+import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { buildFloor, benchDir, rootDir } from './lib/build.mjs';
+import { buildCoreBench, coreBenchPath } from './lib/core-bench.mjs';
+import { hotspanMissing } from './lib/hotspan.mjs';
+import { measureMode } from './lib/http.mjs';
+import { fmt, paired, summarize } from './lib/stats.mjs';
+import { evaluateTargets } from './lib/targets.mjs';
+import { renderMarkdown, renderSvg } from './render.mjs';
+
+const argv = process.argv.slice(2);
+const arg = (name) => {
+  const a = argv.find((x) => x.startsWith(`--${name}=`));
+  return a ? a.slice(name.length + 3) : undefined;
+};
+const quick = argv.includes('--quick');
+const only = arg('only') ? new Set(arg('only').split(',')) : null;
+const want = (group) => !only || only.has(group);
+const RUNS = Number(arg('runs') ?? (quick ? 2 : 5));
+const started = Date.now();
+const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
+
+const cfg = quick
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
+
+// ---- the cases ----
+// needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
+const MICRO = [
+  { id: 'empty', label: 'empty loop', needs: [] },
+  { id: 'floor', label: 'floor: 2 Node-API calls + clock_gettime + store', needs: ['floor'] },
+  { id: 'floor-tsc', label: 'floor with rdtsc instead of clock_gettime (info)', needs: ['floor'] },
+  { id: 'hotspan-id', label: "hotspan begin(id)/end()", needs: ['hotspan'] },
+  { id: 'hotspan-string', label: "hotspan begin('string')/end()", needs: ['hotspan'] },
+  { id: 'hotspan-trace', label: 'hotspan trace(id, fn)', needs: ['hotspan'] },
+  { id: 'hotspan-trace-string', label: "hotspan trace('string', fn)", needs: ['hotspan'] },
+  { id: 'hotspan-start', label: 'hotspan start(name).end() (GC hook armed)', needs: ['hotspan'] },
+  { id: 'js-id', label: 'hotspan js backend begin(id)/end()', needs: ['hotspan'] },
+  { id: 'noop-id', label: 'hotspan noop backend begin(id)/end()', needs: ['hotspan'] },
+  { id: 'naive', label: 'naive pure-JS span (object per span)', needs: [] },
+  { id: 'perf-mark', label: 'performance.mark + measure', needs: [] },
+  { id: 'dc-tracing', label: 'diagnostics_channel TracingChannel.traceSync, 1 subscriber', needs: [] },
+  { id: 'otel', label: 'OpenTelemetry SDK, BatchSpanProcessor (event loop turns)', needs: [] },
+  { id: 'otel-sync', label: 'OpenTelemetry SDK, sync loop (queue full: drops)', needs: [] },
+];
+const NATIVE = [
+  { id: 'bare-inline', label: 'bare C++ loop, clock_gettime (calling thread)', needs: ['floor'] },
+  { id: 'bare-inline-tsc', label: 'bare C++ loop, rdtsc (info)', needs: ['floor'] },
+  { id: 'bare-fresh', label: 'bare C++ loop into never-touched memory (info)', needs: ['floor'] },
+  { id: 'bare-fresh-thp', label: 'same, MADV_HUGEPAGE (info)', needs: ['floor'] },
+  { id: 'bare-1t', label: 'bare C++ loop, 1 std::thread', needs: ['floor'] },
+  { id: 'bare-2t', label: 'bare C++ loop, 2 std::threads', needs: ['floor'] },
+  { id: 'cabi-1t', label: 'hotspan C ABI, 1 native thread', needs: ['floor', 'hotspan'] },
+  { id: 'cabi-2t', label: 'hotspan C ABI, 2 native threads', needs: ['floor', 'hotspan'] },
+];
+
+// In-process pairs: both cases in one fresh process, alternating short
+// stretches, so the ratio is immune to load that shifts between processes.
+// These feed the targets; the cross-process ratios are kept beside them.
+const PAIRS = [
+  { id: 'hotspan-id/floor', a: 'hotspan-id', b: 'floor', needs: ['hotspan', 'floor'] },
+  { id: 'hotspan-trace/floor', a: 'hotspan-trace', b: 'floor', needs: ['hotspan', 'floor'] },
+  { id: 'naive/hotspan-id', a: 'naive', b: 'hotspan-id', needs: ['hotspan'] },
+  { id: 'otel/hotspan-id', a: 'otel', b: 'hotspan-id', needs: ['hotspan'] },
+  { id: 'js-id/naive', a: 'js-id', b: 'naive', needs: ['hotspan'] },
+  { id: 'noop-id-empty', a: 'noop-id', b: 'empty', needs: ['hotspan'], diff: true },
+];
+
+function gitInfo() {
+  try {
+    const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: rootDir, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: rootDir, encoding: 'utf8' }).trim().length > 0;
+    return { commit, dirty };
+  } catch {
+    return { commit: 'nogit', dirty: true };
+  }
+}
+
+function machine() {
+  const cpus = os.cpus();
+  let clocksource = null;
+  try {
+    clocksource = readFileSync('/sys/devices/system/clocksource/clocksource0/current_clocksource', 'utf8').trim();
+  } catch {
+    // not Linux
+  }
+  return {
+    cpus: cpus.length,
+    model: cpus[0] ? cpus[0].model.trim() : 'unknown',
+    arch: process.arch,
+    platform: `${os.type()} ${os.release()}`,
+    totalMemGiB: +(os.totalmem() / 2 ** 30).toFixed(1),
+    clocksource,
+  };
+}
+
+/** Runs one child; returns the parsed last JSON line or { error }. */
+function child(script, args, { expose = false, timeoutMs = 180000 } = {}) {
+  const nodeArgs = [...(expose ? ['--expose-gc'] : []), path.join(benchDir, 'cases', script), ...args];
+  const r = spawnSync(process.execPath, nodeArgs, { encoding: 'utf8', timeout: timeoutMs, maxBuffer: 16 << 20 });
+  const lines = (r.stdout || '').trim().split('\n').filter(Boolean);
+  if (r.status !== 0 || lines.length === 0) {
+    return { error: `${script} ${args[0] ?? ''}: exit ${r.status}${r.signal ? ` (${r.signal})` : ''}: ${(r.stderr || '').trim().split('\n').slice(-6).join(' | ').slice(0, 800)}` };
+  }
+  try {
+    return JSON.parse(lines[lines.length - 1]);
+  } catch (e) {
+    return { error: `${script}: bad output: ${lines[lines.length - 1].slice(0, 200)}` };
+  }
+}
+
+function available(needs, have) {
+  const missing = needs.filter((n) => !have[n]);
+  return missing.length ? missing.map((n) => have.why[n]).join('; ') : null;
+}
+
+/** Rounds of fresh processes; the case order rotates each round. */
+function rounds(cases, runOne, have, errors) {
+  const out = {};
+  const live = [];
+  for (const c of cases) {
+    const skip = available(c.needs, have);
+    out[c.id] = { label: c.label, runs: [], meanRuns: [], results: [], skipped: skip };
+    if (!skip) live.push(c);
+  }
+  for (let r = 0; r < RUNS; r++) {
+    for (let k = 0; k < live.length; k++) {
+      const c = live[(k + r) % live.length];
+      const res = runOne(c);
+      const slot = out[c.id];
+      if (res.error) {
+        errors.push(res.error);
+        log(`  ! ${res.error}`);
+        slot.runs[r] = NaN;
+        slot.meanRuns[r] = NaN;
+      } else {
+        slot.runs[r] = res.nsPerSpan;
+        slot.meanRuns[r] = res.mean ?? res.nsPerSpan;
+        slot.results[r] = res;
+      }
+    }
+    log(`  round ${r + 1}/${RUNS} done`);
+  }
+  for (const c of cases) {
+    Object.assign(out[c.id], summarize(out[c.id].runs));
+    out[c.id].meanMedian = summarize(out[c.id].meanRuns).median;
+  }
+  return out;
+}
+
+function ratio(name, a, b, op = (x, y) => x / y, unit = 'x') {
+  if (!a || !b || a.skipped || b.skipped) return { name, unit, ...summarize([]) };
+  return { name, unit, ...summarize(paired(a.runs, b.runs, op)) };
+}
+
+async function main() {
+  const t0 = Date.now();
+  const errors = [];
+  const have = { why: {} };
+  have.floor = buildFloor({ log });
+  if (!have.floor) have.why.floor = 'bench/floor did not build';
+  const missing = hotspanMissing();
+  have.hotspan = !missing;
+  if (missing) have.why.hotspan = missing;
+  if (missing) log(`hotspan cases skipped: ${missing}`);
+
+  const results = {
+    schema: 1,
+    date: new Date().toISOString(),
+    quick,
+    only: only ? [...only] : null,
+    ...gitInfo(),
+    node: process.version,
+    napi: process.versions.napi,
+    v8: process.versions.v8,
+    machine: machine(),
+    loadavgStart: os.loadavg(),
+    config: { runs: RUNS, ...cfg },
+  };
+
+  if (want('micro')) {
+    log(`micro cases: ${RUNS} rounds of ${MICRO.length} fresh processes`);
+    results.micro = rounds(MICRO, (c) => child('micro.mjs', [c.id, JSON.stringify(cfg.micro)], { expose: true }), have, errors);
+  }
+  if (want('pairs')) {
+    log(`in-process pairs: ${RUNS} rounds of ${PAIRS.length} fresh processes`);
+    const pairs = {};
+    const live = [];
+    for (const p of PAIRS) {
+      const skip = available(p.needs, have);
+      pairs[p.id] = { a: p.a, b: p.b, diff: !!p.diff, runs: [], aNs: [], bNs: [], skipped: skip };
+      if (!skip) live.push(p);
+    }
+    for (let r = 0; r < RUNS; r++) {
+      for (let k = 0; k < live.length; k++) {
+        const p = live[(k + r) % live.length];
+        const res = child('micro.mjs', ['pair', JSON.stringify({ ...cfg.pairs, pair: [p.a, p.b] })], { expose: true });
+        const slot = pairs[p.id];
+        if (res.error) {
+          errors.push(res.error);
+          log(`  ! ${res.error}`);
+          slot.runs[r] = NaN;
+        } else {
+          slot.runs[r] = p.diff ? res.diffNs : res.ratio;
+          slot.aNs[r] = res.aNs;
+          slot.bNs[r] = res.bNs;
+        }
+      }
+      log(`  round ${r + 1}/${RUNS} done`);
+    }
+    for (const p of Object.values(pairs)) Object.assign(p, summarize(p.runs));
+    results.pairs = pairs;
+  }
+  if (want('native')) {
+    log(`native-thread cases: ${RUNS} rounds`);
+    results.native = rounds(NATIVE, (c) => child('native.mjs', [c.id, JSON.stringify({ spans: cfg.nativeSpans })]), have, errors);
+  }
+  if (want('holder')) {
+    log('holder check (core, C++)');
+    const ok = buildCoreBench({ log });
+    if (!ok) {
+      results.holder = { skipped: 'core bench did not build (native/core sources missing or failing)' };
+    } else {
+      const runs = [];
+      for (let r = 0; r < RUNS; r++) {
+        const p = spawnSync(coreBenchPath, [String(cfg.holderSpans)], { encoding: 'utf8', timeout: 180000 });
+        try {
+          runs.push(JSON.parse(p.stdout.trim().split('\n').pop()));
+        } catch {
+          errors.push(`core_bench: exit ${p.status}: ${(p.stderr || '').slice(-300)}`);
+        }
+      }
+      const rows = {};
+      for (const key of Object.keys(runs[0]?.rows ?? {})) {
+        rows[key] = { label: runs[0].rows[key].label, ...summarize(runs.map((x) => x.rows[key].ns)) };
+      }
+      results.holder = { rows, missing: runs[0]?.missing ?? [], spans: cfg.holderSpans };
+      if (runs[0]?.writer) {
+        results.coreWriter = {
+          spans: runs[0].writer.spans,
+          chromeJsonSpansPerSec: summarize(runs.map((x) => x.writer.chromeJsonSpansPerSec)),
+          chromeJsonBytesPerSpan: summarize(runs.map((x) => x.writer.chromeJsonBytesPerSpan)),
+        };
+      }
+    }
+  }
+  if (want('writers')) {
+    log('writers');
+    if (!have.hotspan) results.writers = { skipped: have.why.hotspan };
+    else {
+      const runs = [];
+      for (let r = 0; r < Math.min(RUNS, 3); r++) {
+        const res = child('writers.mjs', [JSON.stringify({ spans: cfg.writerSpans, reps: cfg.writerReps })]);
+        if (res.error) errors.push(res.error);
+        else runs.push(res);
+      }
+      const names = new Set(runs.flatMap((x) => Object.keys(x.writers)));
+      const w = {};
+      for (const n of names) {
+        const ok = runs.map((x) => x.writers[n]).filter((x) => x && !x.error);
+        if (ok.length === 0) {
+          w[n] = { error: runs.map((x) => x.writers[n]?.error).find(Boolean) };
+          continue;
+        }
+        w[n] = {
+          spansPerSec: summarize(ok.map((x) => x.spansPerSec)),
+          bytesPerSpan: summarize(ok.map((x) => x.bytesPerSpan)),
+        };
+      }
+      results.writers = { spans: runs[0]?.spans, writers: w };
+    }
+  }
+  if (want('rss')) {
+    log(`RSS per committed span (${cfg.rssSpans} spans, fresh process)`);
+    if (!have.hotspan) results.rss = { skipped: have.why.hotspan };
+    else {
+      const res = child('rss.mjs', [JSON.stringify({ spans: cfg.rssSpans })], { expose: true, timeoutMs: 300000 });
+      if (res.error) errors.push(res.error);
+      results.rss = res;
+    }
+  }
+  if (want('http')) {
+    log(`HTTP workload: ${cfg.http.rounds} rounds x (none, hotspan, otel), ${cfg.http.seconds}s each`);
+    const modes = ['none', ...(have.hotspan ? ['hotspan'] : []), 'otel'];
+    const per = Object.fromEntries(modes.map((m) => [m, []]));
+    for (let r = 0; r < cfg.http.rounds; r++) {
+      for (let k = 0; k < modes.length; k++) {
+        const m = modes[(k + r) % modes.length];
+        try {
+          per[m][r] = await measureMode(m, cfg.http);
+        } catch (e) {
+          errors.push(`http ${m}: ${e.message}`);
+          per[m][r] = null;
+        }
+      }
+      log(`  round ${r + 1}/${cfg.http.rounds} done`);
+    }
+    const field = (m, f) => per[m].map((x) => (x ? x[f] : NaN));
+    const http = { modes: {}, skipped: have.hotspan ? null : { hotspan: have.why.hotspan } };
+    for (const m of modes) {
+      http.modes[m] = {
+        rps: summarize(field(m, 'rps')),
+        p99Ms: summarize(field(m, 'p99Ms')),
+        p50Ms: summarize(field(m, 'p50Ms')),
+        cpuUsPerReq: summarize(field(m, 'cpuUsPerReq')),
+        cpuUsPerReqFixed: summarize(field(m, 'cpuUsPerReqFixed')),
+        stats: per[m].map((x) => x && x.stats),
+      };
+      // Throughput loss against no tracing, paired within the round.
+      if (m !== 'none') {
+        http.modes[m].rpsLoss = summarize(paired(field(m, 'rps'), field('none', 'rps'), (x, y) => 1 - x / y));
+        http.modes[m].p99Increase = summarize(paired(field(m, 'p99Ms'), field('none', 'p99Ms'), (x, y) => x / y - 1));
+        // The same loss from server CPU per request (robust to outside load):
+        // 1 - cpu(none) / cpu(mode), the throughput lost if the server were CPU-bound.
+        http.modes[m].cpuLoss = summarize(paired(field(m, 'cpuUsPerReq'), field('none', 'cpuUsPerReq'), (x, y) => 1 - y / x));
+        // Tracing's own CPU per request at the fixed rate (µs), paired.
+        http.modes[m].extraCpuUsFixed = summarize(paired(field(m, 'cpuUsPerReqFixed'), field('none', 'cpuUsPerReqFixed'), (x, y) => x - y));
+      }
+    }
+    results.http = http;
+  }
+
+  // ---- pairwise ratios (same round) ----
+  const m = results.micro ?? {};
+  const n = results.native ?? {};
+  const spsRuns = (c) => (c ? c.results.map((x) => (x ? x.spansPerSec : NaN)) : []);
+  const pr = results.pairs ?? {};
+  const inProc = (name, id, unit = 'x') => ({ name, unit, inProcess: true, ...summarize(pr[id] && !pr[id].skipped ? pr[id].runs : []) });
+  results.ratios = [
+    inProc('in-process: hotspan begin(id)/end() / floor', 'hotspan-id/floor'),
+    inProc('in-process: hotspan trace(id, fn) / floor', 'hotspan-trace/floor'),
+    inProc('in-process: naive / hotspan begin(id)', 'naive/hotspan-id'),
+    inProc('in-process: OTel SDK / hotspan begin(id)', 'otel/hotspan-id'),
+    inProc('in-process: js backend / naive', 'js-id/naive'),
+    inProc('in-process: noop - empty loop', 'noop-id-empty', 'ns'),
+    ratio('hotspan begin(id)/end() / floor', m['hotspan-id'], m.floor),
+    ratio("hotspan begin('string') / floor", m['hotspan-string'], m.floor),
+    ratio('hotspan trace(id, fn) / floor', m['hotspan-trace'], m.floor),
+    ratio("hotspan trace('string', fn) / floor", m['hotspan-trace-string'], m.floor),
+    ratio('hotspan start().end() / floor', m['hotspan-start'], m.floor),
+    ratio('naive / hotspan begin(id)', m.naive, m['hotspan-id']),
+    ratio('OTel SDK / hotspan begin(id)', m.otel, m['hotspan-id']),
+    ratio('performance.mark+measure / hotspan begin(id)', m['perf-mark'], m['hotspan-id']),
+    ratio('TracingChannel / hotspan begin(id)', m['dc-tracing'], m['hotspan-id']),
+    ratio('js backend / naive', m['js-id'], m.naive),
+    ratio('noop - empty loop', m['noop-id'], m.empty, (x, y) => x - y, 'ns'),
+    ratio('floor (clock_gettime) / floor (rdtsc)', m.floor, m['floor-tsc']),
+    ratio('native thread (C ABI) / bare loop, 1 thread', n['cabi-1t'], n['bare-1t']),
+    ratio('native thread (C ABI) / bare loop, 2 threads', n['cabi-2t'], n['bare-2t']),
+    ratio('bare loop: never-touched memory / ring', n['bare-fresh'], n['bare-inline']),
+    ratio('bare loop: never-touched memory with MADV_HUGEPAGE / ring', n['bare-fresh-thp'], n['bare-inline']),
+  ];
+  if (n['cabi-1t'] && !n['cabi-1t'].skipped) {
+    results.ratios.push({ name: 'C ABI spans/s, 2 threads / 1 thread', unit: 'x', ...summarize(paired(spsRuns(n['cabi-2t']), spsRuns(n['cabi-1t']), (x, y) => x / y)) });
+  }
+  if (n['bare-1t'] && !n['bare-1t'].skipped) {
+    results.ratios.push({ name: 'bare loop spans/s, 2 threads / 1 thread', unit: 'x', ...summarize(paired(spsRuns(n['bare-2t']), spsRuns(n['bare-1t']), (x, y) => x / y)) });
+  }
+  if (n['cabi-1t'] && !n['cabi-1t'].skipped && n['bare-1t'] && !n['bare-1t'].skipped) {
+    // hotspan's scaling relative to what the machine itself scales in the same round.
+    const c = paired(spsRuns(n['cabi-2t']), spsRuns(n['cabi-1t']), (x, y) => x / y);
+    const b = paired(spsRuns(n['bare-2t']), spsRuns(n['bare-1t']), (x, y) => x / y);
+    results.ratios.push({ name: 'C ABI 2-thread scaling / bare loop 2-thread scaling', unit: 'x', ...summarize(paired(c, b, (x, y) => x / y)) });
+  }
+  if (results.http && results.http.modes.hotspan && results.http.modes.otel) {
+    const h = results.http.modes.hotspan.rpsLoss.runs;
+    const o = results.http.modes.otel.rpsLoss.runs;
+    results.ratios.push({ name: 'HTTP throughput loss, hotspan / OTel', unit: 'x', ...summarize(paired(h, o, (x, y) => x / y)) });
+    const hc = results.http.modes.hotspan.cpuLoss.runs;
+    const oc = results.http.modes.otel.cpuLoss.runs;
+    results.ratios.push({ name: 'HTTP CPU-per-request loss, hotspan / OTel', unit: 'x', ...summarize(paired(hc, oc, (x, y) => x / y)) });
+    const hf = results.http.modes.hotspan.extraCpuUsFixed.runs;
+    const of = results.http.modes.otel.extraCpuUsFixed.runs;
+    results.ratios.push({ name: 'HTTP added CPU per request at a fixed rate, hotspan / OTel', unit: 'x', ...summarize(paired(hf, of, (x, y) => x / y)) });
+  }
+  results.targets = evaluateTargets(results);
+  results.loadavgEnd = os.loadavg();
+  results.elapsedSec = (Date.now() - t0) / 1000;
+  results.errors = errors;
+
+  // ---- output ----
+  const resultsDir = path.join(benchDir, 'results');
+  mkdirSync(resultsDir, { recursive: true });
+  const day = results.date.slice(0, 10);
+  // Smoke (--quick) and partial (--only) runs never land in a dated file, so
+  // render.mjs only ever picks a full run.
+  const tag = quick ? 'quick' : only ? 'partial' : '';
+  const file = arg('out') ?? path.join(resultsDir, tag ? `${tag}-latest.json` : `${day}-${results.commit}${results.dirty ? '-dirty' : ''}.json`);
+  writeFileSync(file, `${JSON.stringify(results, null, 1)}\n`);
+  printTables(results);
+  // The README table and chart of this run (render.mjs does the same from the newest file).
+  const suffix = tag ? `-${tag}` : '';
+  writeFileSync(path.join(resultsDir, `README-table${suffix}.md`), renderMarkdown(results, file, `chart${suffix}.svg`));
+  writeFileSync(path.join(resultsDir, `chart${suffix}.svg`), renderSvg(results));
+  log(`\nwrote ${path.relative(process.cwd(), file)} (+ README-table${suffix}.md, chart${suffix}.svg) in ${results.elapsedSec.toFixed(0)} s`);
+  if (errors.length) {
+    log(`${errors.length} case error(s):`);
+    for (const e of errors) log(`  ${e}`);
+    process.exitCode = 1;
+  }
+}
+
+function printTables(r) {
+  const out = [];
+  const row = (cells) => out.push(cells.map((c, i) => (i === 0 ? String(c).padEnd(62) : String(c).padStart(10))).join(' '));
+  const section = (title, cases) => {
+    if (!cases) return;
+    out.push('', title);
+    row(['case (ns per span)', 'median', 'min', 'max']);
+    for (const c of Object.values(cases)) {
+      if (c.skipped) row([c.label, 'skipped', '', '']);
+      else row([c.label, fmt(c.median), fmt(c.min), fmt(c.max)]);
+    }
+  };
+  section('JS spans', r.micro);
+  section('native threads', r.native);
+  if (r.holder && r.holder.rows) {
+    out.push('', 'holder check (core, C++, ns per record)');
+    for (const h of Object.values(r.holder.rows)) row([h.label, fmt(h.median), fmt(h.min), fmt(h.max)]);
+    for (const mm of r.holder.missing) out.push(`  missing: ${mm}`);
+  }
+  if (r.writers && r.writers.writers) {
+    out.push('', `writers (${r.writers.spans} spans)`);
+    for (const [k, w] of Object.entries(r.writers.writers)) {
+      if (w.error) row([k, 'n/a', w.error.slice(0, 40), '']);
+      else row([k, `${fmt(w.spansPerSec.median / 1e6)} M/s`, `${fmt(w.bytesPerSpan.median)} B`, '']);
+    }
+  }
+  if (r.rss && !r.rss.error && !r.rss.skipped) out.push('', `RSS per committed span: ${fmt(r.rss.bytesPerSpan)} bytes over ${r.rss.committed} spans`);
+  if (r.http) {
+    out.push('', 'HTTP workload (20 spans per request)');
+    row(['mode', 'req/s', 'p99 ms', 'loss', 'CPU µs/req', 'CPU loss', '+CPU µs @rate']);
+    const pct = (x) => (x ? `${(x.median * 100).toFixed(1)}%` : '');
+    for (const [k, h] of Object.entries(r.http.modes)) row([k, fmt(h.rps.median), fmt(h.p99Ms.median), pct(h.rpsLoss), fmt(h.cpuUsPerReq.median), pct(h.cpuLoss), h.extraCpuUsFixed ? fmt(h.extraCpuUsFixed.median) : '']);
+  }
+  out.push('', 'ratios (paired within each round)');
+  row(['ratio', 'median', 'min', 'max']);
+  for (const q of r.ratios) row([q.name, fmt(q.median), fmt(q.min), fmt(q.max)]);
+  out.push('', 'targets');
+  for (const t of r.targets) out.push(`  ${t.status.padEnd(5)}${t.noisy ? ' (noisy)' : ''} ${t.text}: ${t.valueText}${t.note ? ` (${t.note})` : ''}`);
+  console.log(out.join('\n'));
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
