@@ -32,16 +32,16 @@ export class NativeBackend implements Backend {
     if (s !== STATUS_OK) throw s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'begin()');
   }
 
-  // 0 = STATUS_OK, written as a literal: an imported constant is a property
-  // load on the module object in the CommonJS output.
+  // The addon returns undefined when the span ended: nothing is built on
+  // the common path.
   end(): void {
     const s = this.nt.end();
-    if (s !== 0) throw statusError(s, 'end()');
+    if (s !== undefined) throw statusError(s, 'end()');
   }
 
   endFlags(flags: number): void {
     const s = this.nt.endFlags(flags);
-    if (s !== 0) throw statusError(s, 'end()');
+    if (s !== undefined) throw statusError(s, 'end()');
   }
 
   intern(name: string): number {

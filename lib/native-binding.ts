@@ -44,11 +44,11 @@ export interface NativeStatsRow {
 export interface NativeTracer {
   // hot path
   begin(nameId: number): void;
-  /** Returns a NativeStatus. */
-  end(): number;
+  /** undefined when the span ended, else a NativeStatus (never Ok). */
+  end(): number | undefined;
   beginAttrs(nameId: number, attrsJson: string): number;
-  /** Ends with extra SpanFlags (error = 4). Returns a NativeStatus. */
-  endFlags(flags: number): number;
+  /** Ends with extra SpanFlags (error = 4). undefined when the span ended, else a NativeStatus. */
+  endFlags(flags: number): number | undefined;
 
   intern(name: string): number;
   openDepth(): number;

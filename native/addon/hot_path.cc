@@ -18,6 +18,12 @@ inline napi_value StatusValue(napi_env env, hotspan::Status status) {
   return result;
 }
 
+// end/endFlags: undefined when the span ended (no value to build on the
+// common path), else the status as a number.
+inline napi_value EndResult(napi_env env, hotspan::Status status) {
+  return status == hotspan::Status::kOk ? nullptr : StatusValue(env, status);
+}
+
 }  // namespace
 
 // The clock is read last in begin* and first in end*, so argument handling
@@ -42,7 +48,7 @@ napi_value End(napi_env env, napi_callback_info info) {
   size_t argc = 0;
   void* data;
   napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data);
-  return StatusValue(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now));
+  return EndResult(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now));
 }
 
 napi_value BeginAttrs(napi_env env, napi_callback_info info) {
@@ -75,7 +81,7 @@ napi_value EndFlags(napi_env env, napi_callback_info info) {
   if (napi_get_value_uint32(env, argv[0], &flags) != napi_ok) {
     return ThrowArgType(env, "flags", "a number", argv[0]);
   }
-  return StatusValue(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now,
+  return EndResult(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now,
                                              static_cast<uint16_t>(flags)));
 }
 
