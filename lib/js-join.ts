@@ -38,6 +38,7 @@ import {
   type Worker,
 } from 'node:worker_threads';
 
+import { ChangeSignal } from './change-signal';
 import type { TimelineKind } from './records';
 
 export const JS_TOKEN_PREFIX = 'hotspan-js:';
@@ -156,7 +157,7 @@ export class ShareHub {
   private readonly channel: BroadcastChannel;
   private readonly threads = new Map<string, JoinedThread>();
   private seq = 0;
-  private waiters: Array<() => void> = [];
+  private readonly changed = new ChangeSignal();
   private closed = false;
 
   constructor(private readonly target: ShareTarget) {
@@ -231,21 +232,7 @@ export class ShareHub {
   }
 
   private wake(): void {
-    const waiters = this.waiters;
-    this.waiters = [];
-    for (const w of waiters) w();
-  }
-
-  private change(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const done = (): void => {
-        if (timer !== undefined) clearTimeout(timer);
-        resolve();
-      };
-      if (Number.isFinite(ms)) timer = setTimeout(done, Math.max(1, Math.ceil(ms)));
-      this.waiters.push(done);
-    });
+    this.changed.notify();
   }
 
   /**
@@ -266,7 +253,7 @@ export class ShareHub {
       if (late.length === 0 || this.closed) return [];
       const left = deadline - performance.now();
       if (left <= 0) return late.map((t) => t.name);
-      await this.change(left);
+      await this.changed.next(left);
     }
   }
 

@@ -7,6 +7,7 @@ import { threadId } from 'node:worker_threads';
 
 import { attrsToJson, type Attributes } from './attrs';
 import type { Backend, BackendKind } from './backend';
+import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { describe, nameTypeError } from './errors';
@@ -96,7 +97,7 @@ export class Tracer {
   private isClosed = false;
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
   private asyncOpen = 0;
-  private asyncWaiters: Array<() => void> = [];
+  private readonly asyncChange = new ChangeSignal();
 
   constructor(options?: TracerOptions) {
     const injected = injectedBackend;
@@ -321,21 +322,7 @@ export class Tracer {
     // Never throws: a closed tracer must not turn a resolution into a rejection.
     this.b.asyncEnd(token, flags);
     this.asyncOpen--;
-    const waiters = this.asyncWaiters;
-    this.asyncWaiters = [];
-    for (const w of waiters) w();
-  }
-
-  private asyncChange(ms: number): Promise<void> {
-    return new Promise<void>((resolve) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const done = (): void => {
-        if (timer !== undefined) clearTimeout(timer);
-        resolve();
-      };
-      if (Number.isFinite(ms)) timer = setTimeout(done, Math.max(1, Math.ceil(ms)));
-      this.asyncWaiters.push(done);
-    });
+    this.asyncChange.notify();
   }
 
   /**
@@ -364,7 +351,7 @@ export class Tracer {
         );
       }
       // Spans begun outside this facade (the C ABI) end without telling us: poll.
-      await this.asyncChange(open.length > this.asyncOpen ? Math.min(left, SETTLE_POLL_MS) : left);
+      await this.asyncChange.next(open.length > this.asyncOpen ? Math.min(left, SETTLE_POLL_MS) : left);
     }
   }
 
@@ -507,9 +494,7 @@ export class Tracer {
     } finally {
       inner.close();
       this.b = new ClosedBackend(inner);
-      const waiters = this.asyncWaiters;
-      this.asyncWaiters = [];
-      for (const w of waiters) w();
+      this.asyncChange.notify();
     }
   }
 
