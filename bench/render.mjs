@@ -172,6 +172,21 @@ function main() {
   writeFileSync(md, renderMarkdown(r, file, path.basename(svg)));
   writeFileSync(svg, renderSvg(r));
   console.error(`rendered ${path.relative(process.cwd(), md)} and ${path.relative(process.cwd(), svg)} from ${path.relative(process.cwd(), file)}`);
+  // Only a full run goes into the README, between its bench markers.
+  if (suffix === '') spliceReadme(renderMarkdown(r, file, 'bench/results/chart.svg'));
+}
+
+function spliceReadme(markdown) {
+  const readme = path.join(resultsDir, '..', '..', 'README.md');
+  const text = readFileSync(readme, 'utf8');
+  const begin = '<!-- bench:begin -->';
+  const end = '<!-- bench:end -->';
+  const i = text.indexOf(begin);
+  const j = text.indexOf(end);
+  if (i < 0 || j < i) throw new Error(`README.md has no ${begin} ... ${end} section to render into`);
+  const body = markdown.replace(/^### /gm, '#### ').replace(/^## /gm, '### ');
+  writeFileSync(readme, `${text.slice(0, i + begin.length)}\n${body.trim()}\n${text.slice(j)}`);
+  console.error('rendered the README performance section');
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();
