@@ -51,6 +51,9 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
   Napi::Object options = ARG_OBJECT(0, "options");
 
   hotspan::TracerOptions opts;
+  // Record times are TSC ticks (clock::now_ticks in hot_path.cc and
+  // tracer_object.cc), converted to ns when read.
+  opts.time_unit = hotspan::TimeUnit::kTicks;
   Napi::Value origin = options.Get("originNs");
   if (!origin.IsBigInt()) ThrowArgTypeCxx(env, "options.originNs", "a bigint", origin);
   bool lossless = false;
@@ -116,6 +119,9 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
     throw Napi::Error::New(env, "hotspan: could not set up per-env state");
   }
   exports.Set("abiVersion", Napi::Number::New(env, HOTSPAN_ABI_VERSION));
+  // Which clock record timestamps read: benchmarks pair hotspan with a floor
+  // that reads the same one.
+  exports.Set("clockSource", Napi::String::New(env, hotspan::clock::tsc_enabled() ? "tsc" : "monotonic"));
   exports.Set("create", Napi::Function::New<Create>(env, "create"));
   exports.Set("join", Napi::Function::New<Join>(env, "join"));
   exports.Set("nowNs", Napi::Function::New<NowNs>(env, "nowNs"));

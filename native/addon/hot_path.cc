@@ -27,7 +27,7 @@ inline napi_value EndResult(napi_env env, hotspan::Status status) {
 }  // namespace
 
 // The clock is read last in begin* and first in end*, so argument handling
-// stays outside the span.
+// stays outside the span. Times are raw ticks (the tracer is TimeUnit::kTicks).
 
 napi_value Begin(napi_env env, napi_callback_info info) {
   size_t argc = 1;
@@ -39,12 +39,13 @@ napi_value Begin(napi_env env, napi_callback_info info) {
   if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
     return ThrowArgType(env, "nameId", "a number", argv[0]);
   }
-  hotspan::fast::begin(*static_cast<TracerBinding*>(data)->thread, name, hotspan::clock::now_ns());
+  hotspan::fast::begin(*static_cast<TracerBinding*>(data)->thread, name,
+                       hotspan::clock::now_ticks());
   return nullptr;
 }
 
 napi_value End(napi_env env, napi_callback_info info) {
-  const int64_t now = hotspan::clock::now_ns();
+  const int64_t now = hotspan::clock::now_ticks();
   size_t argc = 0;
   void* data;
   napi_get_cb_info(env, info, &argc, nullptr, nullptr, &data);
@@ -66,13 +67,13 @@ napi_value BeginAttrs(napi_env env, napi_callback_info info) {
   }
   std::string attrs(len, '\0');
   napi_get_value_string_utf8(env, argv[1], &attrs[0], len + 1, &len);
-  const int64_t now = hotspan::clock::now_ns();
+  const int64_t now = hotspan::clock::now_ticks();
   return StatusValue(env, hotspan::begin_with_attrs(*static_cast<TracerBinding*>(data)->thread,
                                                     name, now, std::move(attrs)));
 }
 
 napi_value EndFlags(napi_env env, napi_callback_info info) {
-  const int64_t now = hotspan::clock::now_ns();
+  const int64_t now = hotspan::clock::now_ticks();
   size_t argc = 1;
   napi_value argv[1];
   void* data;

@@ -33,7 +33,7 @@ void TracerBinding::Detach(bool flush) {
   if (!detached) {
     detached = true;
     try {
-      tracer->detach_thread(*thread, hotspan::clock::now_ns());
+      tracer->detach_thread(*thread, tracer->now());
       if (flush) tracer->flush();
     } catch (...) {
       // Runs from env cleanup and finalizers: nothing may escape.

@@ -65,12 +65,12 @@ Napi::Value AsyncBegin(const Napi::CallbackInfo& info) {
   uint32_t name = ARG_UINT32(1, "nameId");
   std::string attrs = ARG_OPT_STRING(2, "attrsJson");
   uint64_t token =
-      Self(info).tracer->async_begin(track, name, hotspan::clock::now_ns(), std::move(attrs));
+      Self(info).tracer->async_begin(track, name, hotspan::clock::now_ticks(), std::move(attrs));
   return Num(info.Env(), static_cast<double>(token));
 }
 
 Napi::Value AsyncEnd(const Napi::CallbackInfo& info) {
-  const int64_t now = hotspan::clock::now_ns();
+  const int64_t now = hotspan::clock::now_ticks();
   double token = ARG_NUMBER(0, "token");
   uint32_t flags = info[1].IsUndefined() ? 0 : ARG_UINT32(1, "flags");
   return StatusNum(info.Env(), Self(info).tracer->async_end(TokenFromNumber(token), now,
@@ -95,11 +95,11 @@ Napi::Value GroupBegin(const Napi::CallbackInfo& info) {
   uint32_t name = ARG_UINT32(0, "nameId");
   std::string attrs = ARG_OPT_STRING(1, "attrsJson");
   return StatusNum(info.Env(),
-                   Self(info).tracer->group_begin(name, hotspan::clock::now_ns(), std::move(attrs)));
+                   Self(info).tracer->group_begin(name, hotspan::clock::now_ticks(), std::move(attrs)));
 }
 
 Napi::Value GroupEnd(const Napi::CallbackInfo& info) {
-  return StatusNum(info.Env(), Self(info).tracer->group_end(hotspan::clock::now_ns()));
+  return StatusNum(info.Env(), Self(info).tracer->group_end(hotspan::clock::now_ticks()));
 }
 
 Napi::Value OpenGroups(const Napi::CallbackInfo& info) {
@@ -158,8 +158,8 @@ void TestRecordOffThread(const Napi::CallbackInfo& info) {
       std::shared_ptr<hotspan::ThreadState> state = tracer->native_thread();
       if (!state) return;  // closed
       for (uint32_t i = 0; i < count; ++i) {
-        hotspan::begin(*state, name, hotspan::clock::now_ns());
-        hotspan::end(*state, hotspan::clock::now_ns());
+        hotspan::begin(*state, name, hotspan::clock::now_ticks());
+        hotspan::end(*state, hotspan::clock::now_ticks());
       }
     });
     worker.join();

@@ -5,11 +5,12 @@
 namespace hotspan {
 
 AsyncTrack::AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial)
-    : timeline_(std::move(timeline)), serial_(serial) {}
+    : timeline_(std::move(timeline)), serial_(serial), anchor_due_(timeline_->anchor_due()) {}
 
 uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string attrs_json,
                            uint64_t parent_span) {
   std::lock_guard<std::mutex> lock(mu_);
+  keep_anchored(now);
   const uint32_t local = ++next_local_;
   open_.emplace(local, Open{now, name, parent_span, std::move(attrs_json)});
   return make_span_id(timeline_->id(), local);
@@ -22,6 +23,7 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32
   auto it = open_.find(local);
   if (it == open_.end()) return Status::kInvalid;
   Open& o = it->second;
+  keep_anchored(now);
 
   int64_t start = o.start;
   int64_t end_ns = now;
@@ -48,7 +50,7 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32
     flags |= kFlagAttrs;
     timeline_->add_attrs(index, local, std::move(o.attrs));
   }
-  SpanRecord* r = cursor_.next(*timeline_);
+  SpanRecord* r = cursor_.next(*timeline_, &anchor_due_);
   // Async spans overlap freely, so they carry no depth.
   *r = SpanRecord{start, end_ns, local, parent_local, o.name, 0, flags};
   open_.erase(it);

@@ -57,6 +57,11 @@ class AsyncTrack {
   int64_t last_end_ = std::numeric_limits<int64_t>::min();    // guarded by mu_
   std::unordered_map<uint32_t, Open> open_;                   // guarded by mu_
   ChunkCursor cursor_;                                        // guarded by mu_
+  // Ticks timeline: anchor upkeep as for a thread (INT64_MAX on ns). Guarded by mu_.
+  int64_t anchor_due_;
+  void keep_anchored(int64_t now) {
+    if (now > anchor_due_) anchor_due_ = timeline_->anchor_if_stale(now);
+  }
 };
 
 }  // namespace hotspan

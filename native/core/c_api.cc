@@ -39,7 +39,13 @@ struct Context {
   hotspan_api_v1 table{};
   std::weak_ptr<Tracer> tracer;
   int64_t origin_ns = 0;
+  bool ticks = false;  // the tracer's TimeUnit is kTicks
 };
+
+// A record timestamp in the context's tracer's unit.
+inline int64_t record_now(const Context* ctx) {
+  return ctx->ticks ? clock::now_ticks() : clock::now_ns();
+}
 
 const Context* as_context(void* p) {
   auto* ctx = static_cast<const Context*>(p);
@@ -146,7 +152,7 @@ hotspan_status api_begin(void* tracer, uint32_t name) {
   if (ctx == nullptr) return HOTSPAN_INVALID;
   const FastEntry f = t_fast;
   if (f.ctx == ctx && f.state != nullptr) {
-    const Status s = fast::begin(*f.state, name, clock::now_ns());
+    const Status s = fast::begin(*f.state, name, record_now(ctx));
     if (s != Status::kClosed) return to_c(s);
     if (CacheEntry* e = entry_for(ctx, false)) mark_closed(e);
     return HOTSPAN_CLOSED;
@@ -154,13 +160,13 @@ hotspan_status api_begin(void* tracer, uint32_t name) {
   // First call of this thread for ctx, or another tracer used in between.
   CacheEntry* e = entry_for(ctx, true);
   if (e == nullptr || !e->state) return HOTSPAN_CLOSED;
-  return settle(e, fast::begin(*e->state, name, clock::now_ns()));
+  return settle(e, fast::begin(*e->state, name, record_now(ctx)));
 }
 
 hotspan_status api_end(void* tracer) {
-  const int64_t now = clock::now_ns();
   const Context* ctx = as_context(tracer);
   if (ctx == nullptr) return HOTSPAN_INVALID;
+  const int64_t now = record_now(ctx);
   const FastEntry f = t_fast;
   if (f.ctx == ctx && f.state != nullptr) {
     const Status s = fast::end(*f.state, now);
@@ -202,9 +208,9 @@ hotspan_status api_track(void* tracer, const char* name, size_t len, int serial,
 }
 
 hotspan_status api_async_begin(void* tracer, uint32_t track, uint32_t name, uint64_t* out_token) {
-  const int64_t now = clock::now_ns();
   const Context* ctx = as_context(tracer);
   if (ctx == nullptr || out_token == nullptr) return HOTSPAN_INVALID;
+  const int64_t now = record_now(ctx);
   auto t = ctx->tracer.lock();
   if (!t || t->closed()) return HOTSPAN_CLOSED;
   if (name >= t->name_count()) return HOTSPAN_INVALID;
@@ -215,9 +221,9 @@ hotspan_status api_async_begin(void* tracer, uint32_t track, uint32_t name, uint
 }
 
 hotspan_status api_async_end(void* tracer, uint64_t token) {
-  const int64_t now = clock::now_ns();
   const Context* ctx = as_context(tracer);
   if (ctx == nullptr || token == 0) return HOTSPAN_INVALID;
+  const int64_t now = record_now(ctx);
   auto t = ctx->tracer.lock();
   if (!t) return HOTSPAN_CLOSED;
   return to_c(t->async_end(token, now));
@@ -273,6 +279,7 @@ const hotspan_api_v1* c_api_for(const std::shared_ptr<Tracer>& tracer) {
     auto* ctx = new Context;
     ctx->tracer = tracer;
     ctx->origin_ns = tracer->origin_ns();
+    ctx->ticks = tracer->time_unit() == TimeUnit::kTicks;
     hotspan_api_v1& t = ctx->table;
     t.abi_version = HOTSPAN_ABI_VERSION;
     t.struct_size = static_cast<uint32_t>(sizeof(hotspan_api_v1));

@@ -4,16 +4,19 @@
 
 namespace hotspan {
 
-GroupTrack::GroupTrack(std::shared_ptr<Timeline> timeline) : timeline_(std::move(timeline)) {}
+GroupTrack::GroupTrack(std::shared_ptr<Timeline> timeline)
+    : timeline_(std::move(timeline)), anchor_due_(timeline_->anchor_due()) {}
 
 void GroupTrack::begin(uint32_t name, int64_t now, std::string attrs_json) {
   std::lock_guard<std::mutex> lock(mu_);
+  keep_anchored(now);
   stack_.push_back(Open{now, ++next_local_, name, std::move(attrs_json)});
 }
 
 Status GroupTrack::end(int64_t now, uint32_t* written) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stack_.empty()) return Status::kNoOpenSpan;
+  keep_anchored(now);
   Open o = std::move(stack_.back());
   stack_.pop_back();
   const uint32_t index = cursor_.written;
@@ -23,7 +26,7 @@ Status GroupTrack::end(int64_t now, uint32_t* written) {
     timeline_->add_attrs(index, o.local, std::move(o.attrs));
   }
   const uint32_t parent = stack_.empty() ? 0 : stack_.back().local;
-  SpanRecord* r = cursor_.next(*timeline_);
+  SpanRecord* r = cursor_.next(*timeline_, &anchor_due_);
   *r = SpanRecord{o.start, now, o.local, parent, o.name,
                   static_cast<uint16_t>(stack_.size()), flags};
   *written = ++cursor_.written;

@@ -41,6 +41,11 @@ class GroupTrack {
   uint32_t next_local_ = 0;  // guarded by mu_
   std::vector<Open> stack_;  // guarded by mu_
   ChunkCursor cursor_;       // guarded by mu_
+  // Ticks timeline: anchor upkeep as for a thread (INT64_MAX on ns). Guarded by mu_.
+  int64_t anchor_due_;
+  void keep_anchored(int64_t now) {
+    if (now > anchor_due_) anchor_due_ = timeline_->anchor_if_stale(now);
+  }
 };
 
 }  // namespace hotspan

@@ -16,7 +16,9 @@ enum SpanFlags : uint16_t {
 };
 
 struct SpanRecord {
-  int64_t start_ns;       // raw monotonic ns (clock::now_ns)
+  // Stored: the tracer's TimeUnit (ns, or raw ticks); in a Snapshot: always
+  // CLOCK_MONOTONIC ns (ticks converted by the timeline's anchors).
+  int64_t start_ns;
   int64_t end_ns;
   uint32_t local_id;      // 1-based, unique within the timeline
   uint32_t parent_local;  // parent's local id (same timeline unless kFlagParentElsewhere); 0: none

@@ -21,6 +21,7 @@ ThreadState::ThreadState(std::shared_ptr<TracerShared> shared_block,
       shared_ref(std::move(shared_block)) {
   stack = stack_storage.get();
   capacity = kInitialStack;
+  anchor_due = timeline->anchor_due();
 }
 
 ThreadState::~ThreadState() = default;
@@ -41,8 +42,10 @@ bool ThreadState::grow_stack() {
   return true;
 }
 
+void ThreadState::refresh_anchor(int64_t now) { anchor_due = timeline->anchor_if_stale(now); }
+
 void ThreadState::refill_chunk() {
-  cursor.slot = timeline->append_chunk();
+  cursor.slot = timeline->append_chunk(&anchor_due);
   cursor.end = cursor.slot + Timeline::kChunkRecords;
 }
 
@@ -68,7 +71,7 @@ void ThreadState::abandon_open(int64_t now) {
 
 void ThreadState::on_thread_exit() {
   if (status.load(std::memory_order_relaxed) == kLive) {
-    abandon_open(clock::now_ns());
+    abandon_open(shared->now());
     if (commit_now.load(std::memory_order_relaxed)) {
       timeline->commit_owner(cursor.written);
     } else {

@@ -5,9 +5,10 @@
 //
 // The hot path (fast::begin / fast::end) is inline here so the binding can
 // inline it: a status load, a name-id bound check, a stack push or pop, one
-// 32-byte store and one or two release stores of a watermark. No lock, no
-// allocation in steady state, no virtual call. The out-of-line functions
-// declared in tracer.h forward to these.
+// 32-byte store and one or two release stores of a watermark, plus one
+// compare against anchor_due (anchor upkeep of a ticks timeline, out of
+// line). No lock, no allocation in steady state, no virtual call. The
+// out-of-line functions declared in tracer.h forward to these.
 #pragma once
 
 #include <atomic>
@@ -59,6 +60,9 @@ class ThreadState {
   uint32_t known_names = 0;  // name ids below this exist (they are never removed)
   uint32_t next_local = 0;
   uint32_t pushed = 0;  // cursor.written at the last queue push
+  // Ticks timeline: the tick past which begin/end add an anchor (one compare
+  // on the hot path). INT64_MAX on an ns timeline.
+  int64_t anchor_due = INT64_MAX;
   OpenSpan* stack = nullptr;
   ChunkCursor cursor;
   Timeline* timeline;    // == timeline_ref.get()
@@ -76,6 +80,7 @@ class ThreadState {
   bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
   bool grow_stack();
   void refill_chunk();
+  void refresh_anchor(int64_t now);
   void publish_attrs(uint32_t index, uint32_t local);
   void piggyback_drain();
   // Queues the records stored since the last push (non-holder path).
@@ -97,6 +102,7 @@ inline Status begin(ThreadState& s, uint32_t name, int64_t now) {
   if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
   if (HOTSPAN_UNLIKELY(name >= s.known_names) && !s.refresh_names(name)) return Status::kInvalid;
   if (HOTSPAN_UNLIKELY(s.depth == s.capacity) && !s.grow_stack()) return Status::kInvalid;
+  if (HOTSPAN_UNLIKELY(now > s.anchor_due)) s.refresh_anchor(now);
   OpenSpan& o = s.stack[s.depth++];
   o.start = now;
   o.local = ++s.next_local;
@@ -109,6 +115,7 @@ inline Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
   const uint8_t st = s.status.load(std::memory_order_relaxed);
   if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
   if (HOTSPAN_UNLIKELY(s.depth == 0)) return Status::kNoOpenSpan;
+  if (HOTSPAN_UNLIKELY(now > s.anchor_due)) s.refresh_anchor(now);
   const uint32_t d = --s.depth;
   const OpenSpan& o = s.stack[d];
   if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end)) s.refill_chunk();

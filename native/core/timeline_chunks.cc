@@ -4,23 +4,55 @@
 #include <mutex>
 #include <utility>
 
+#include "clock.h"
+
 namespace hotspan {
 
-Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial)
-    : id_(id), kind_(kind), serial_(serial), name_(std::move(name)) {
+Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial, bool ticks)
+    : id_(id),
+      kind_(kind),
+      serial_(serial),
+      ticks_(ticks),
+      anchor_interval_(ticks ? clock::ticks_for_ms(kAnchorMs) : INT64_MAX),
+      name_(std::move(name)) {
   chunks_.reserve(16);
+  if (ticks_) anchors_.append(clock::measure_anchor());  // no other thread sees us yet
 }
 
 Timeline::~Timeline() = default;
 
-SpanRecord* Timeline::append_chunk() {
+SpanRecord* Timeline::append_chunk(int64_t* anchor_due) {
   // Allocated outside the lock: a reader copying a snapshot waits only for
   // the push_back.
   std::unique_ptr<Chunk> chunk(new Chunk);  // default-init: no 32 KiB memset
   SpanRecord* first = chunk->records;
   std::lock_guard<TimelineMutex> lock(mu_);
   chunks_.push_back(std::move(chunk));
+  // Anchors are measured under the lock so they are appended in tick order.
+  if (ticks_) anchors_.append(clock::measure_anchor());
+  if (anchor_due != nullptr) *anchor_due = due_locked();
   return first;
+}
+
+int64_t Timeline::due_locked() const {
+  if (!ticks_) return INT64_MAX;
+  const int64_t last = anchors_.last_tick();
+  return last > INT64_MAX - anchor_interval_ ? INT64_MAX : last + anchor_interval_;
+}
+
+int64_t Timeline::anchor_due() const {
+  if (!ticks_) return INT64_MAX;
+  std::lock_guard<TimelineMutex> lock(mu_);
+  return due_locked();
+}
+
+int64_t Timeline::anchor_if_stale(int64_t now) {
+  if (!ticks_) return INT64_MAX;
+  std::lock_guard<TimelineMutex> lock(mu_);
+  // A tick below the due one (another anchor came first, or this thread's
+  // core lags the one that took it) needs nothing.
+  if (now >= due_locked()) anchors_.append(clock::measure_anchor());
+  return due_locked();
 }
 
 void Timeline::add_attrs(uint32_t index, uint32_t local, std::string json) {
@@ -66,6 +98,31 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
   for (size_t c = 0; out.records.size() < n && c < chunks_.size(); ++c) {
     const size_t take = std::min<size_t>(kChunkRecords, n - out.records.size());
     out.records.insert(out.records.end(), chunks_[c]->records, chunks_[c]->records + take);
+  }
+  if (ticks_ && n > 0) {
+    // Bracket every newly visible record: if one lies past the last anchor
+    // (it was stored after that anchor), append an anchor taken now. Its
+    // ordered tick read comes after the acquire load of `committed`, hence
+    // after every visible record's tick on a shared invariant TSC.
+    int64_t top = INT64_MIN;
+    for (uint32_t i = bracketed_; i < n; ++i) {
+      top = std::max(top, std::max(out.records[i].start_ns, out.records[i].end_ns));
+    }
+    if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
+      clock::Anchor a = clock::measure_anchor();
+      // Sanity: a TSC that disagrees slightly across cores could put a
+      // record past "now"; clamp the anchor to it rather than extrapolate
+      // past the end (which a later anchor would change). A tick far in the
+      // future is not skew but a bogus caller-supplied time: not followed.
+      if (a.tick <= top && top - a.tick < anchor_interval_) a.tick = top + 1;
+      anchors_.append(a);
+    }
+    bracketed_ = n;
+    size_t hint = 0;
+    for (SpanRecord& r : out.records) {
+      r.start_ns = anchors_.to_ns(r.start_ns, hint);
+      r.end_ns = anchors_.to_ns(r.end_ns, hint);
+    }
   }
   out.attrs.clear();
   for (const AttrEntry& a : attrs_) {

@@ -8,6 +8,12 @@
 // once per kChunkRecords records), the attribute and foreign-parent side
 // tables, the display name and the exited flag. The owner's per-record path
 // takes no lock.
+//
+// A ticks timeline (record times from clock::now_ticks) also keeps its
+// (tick, ns) anchors under the mutex and converts to CLOCK_MONOTONIC ns in
+// copy_committed. Anchors are appended at creation, with each new chunk, by
+// the writer when its last anchor is older than kAnchorMs (anchor_if_stale),
+// and by a reader whenever a visible record lies past the last anchor.
 #pragma once
 
 #include <atomic>
@@ -17,6 +23,7 @@
 #include <vector>
 
 #include "span_record.h"
+#include "tick_anchors.h"
 #include "timeline_lock.h"
 #include "tracer.h"
 
@@ -26,7 +33,12 @@ class Timeline {
  public:
   static constexpr uint32_t kChunkRecords = 1024;  // 32 KiB per chunk
 
-  Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial = false);
+  static constexpr int64_t kAnchorMs = 5;  // longest anchor segment a writer leaves
+
+  // ticks: record times are clock::now_ticks() values (converted when read);
+  // else CLOCK_MONOTONIC ns or any caller-chosen ns (the identity).
+  Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial = false,
+           bool ticks = false);
   ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
@@ -35,8 +47,16 @@ class Timeline {
   TimelineKind kind() const { return kind_; }
 
   // ---- writer side (one writer at a time) ----
-  // Appends a fresh chunk and returns its first slot.
-  SpanRecord* append_chunk();
+  // Appends a fresh chunk and returns its first slot. On a ticks timeline it
+  // also appends an anchor; *anchor_due (if given) gets the new due tick.
+  SpanRecord* append_chunk(int64_t* anchor_due = nullptr);
+  // Writer-side anchor upkeep: the tick past which the writer should call
+  // anchor_if_stale (INT64_MAX for an ns timeline) ...
+  int64_t anchor_due() const;
+  // ... which appends an anchor unless one younger than kAnchorMs exists
+  // (a reader may have added one), and returns the next due tick.
+  int64_t anchor_if_stale(int64_t now);
+  bool ticks() const { return ticks_; }
   // Release: the record stores before it are visible to whoever reads `w`.
   void publish_written(uint32_t w) { written_.store(w, std::memory_order_release); }
   // Side tables, keyed by record index so snapshots can cut them at committed.
@@ -57,7 +77,10 @@ class Timeline {
   // ---- cross-thread state ----
   void set_name(std::string name);
   void mark_exited();
-  // Committed records, their side-table entries, name, kind, exited flag.
+  // Committed records (times in ns), their side-table entries, name, kind,
+  // exited flag. On a ticks timeline, first makes sure the last anchor lies
+  // at or past every visible record (appending one if not), so the same
+  // record converts identically in every later copy.
   void copy_committed(SnapshotTimeline& out) const;
 
  private:
@@ -78,6 +101,8 @@ class Timeline {
   const uint32_t id_;
   const TimelineKind kind_;
   const bool serial_;
+  const bool ticks_;
+  const int64_t anchor_interval_;  // kAnchorMs in ticks
   std::atomic<uint32_t> written_{0};
   std::atomic<uint32_t> committed_{0};
 
@@ -87,6 +112,11 @@ class Timeline {
   std::vector<ForeignEntry> foreign_;           // guarded by mu_, index order
   std::string name_;                            // guarded by mu_
   bool exited_ = false;                         // guarded by mu_
+  // Readers append too, hence mutable. Guarded by mu_.
+  mutable TickAnchors anchors_;
+  mutable uint32_t bracketed_ = 0;  // records [0, bracketed_) lie below the last anchor
+
+  int64_t due_locked() const;
 };
 
 // A writer's position in its timeline's current chunk.
@@ -95,9 +125,9 @@ struct ChunkCursor {
   SpanRecord* end = nullptr;
   uint32_t written = 0;  // records stored so far (the writer's own copy)
 
-  SpanRecord* next(Timeline& tl) {
+  SpanRecord* next(Timeline& tl, int64_t* anchor_due = nullptr) {
     if (slot == end) {
-      slot = tl.append_chunk();
+      slot = tl.append_chunk(anchor_due);
       end = slot + Timeline::kChunkRecords;
     }
     return slot++;

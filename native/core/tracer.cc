@@ -8,6 +8,7 @@
 
 #include "async_track.h"
 #include "chrome_json_writer.h"
+#include "clock.h"
 #include "group_track.h"
 #include "holder_check.h"
 #include "native_thread_cache.h"
@@ -28,7 +29,9 @@ struct Tracer::Impl {
   explicit Impl(TracerOptions opts)
       : id(g_next_tracer_id.fetch_add(1, std::memory_order_relaxed)),
         options(opts),
-        shared(std::make_shared<TracerShared>(id, opts.wake_high_water)),
+        shared(std::make_shared<TracerShared>(
+            id, opts.wake_high_water,
+            opts.time_unit == TimeUnit::kTicks && clock::tsc_enabled())),
         registry(shared) {}
 
   bool closed() const { return shared->closed.load(std::memory_order_acquire); }
@@ -60,6 +63,8 @@ Tracer::~Tracer() { close(); }
 
 uint64_t Tracer::id() const { return impl_->id; }
 int64_t Tracer::origin_ns() const { return impl_->options.origin_ns; }
+TimeUnit Tracer::time_unit() const { return impl_->options.time_unit; }
+int64_t Tracer::now() const { return impl_->shared->now(); }
 
 // ---- names ----
 

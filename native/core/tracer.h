@@ -24,7 +24,20 @@ enum class Status : int {
 
 enum class TimelineKind : uint8_t { kJs = 0, kNative = 1, kTrack = 2, kGroups = 3 };
 
+// What the `now` passed to begin/end/async/group/detach is, i.e. what records
+// store until they are read. Snapshots, stats and writers always see ns.
+enum class TimeUnit : uint8_t {
+  // CLOCK_MONOTONIC ns (clock::now_ns), or any caller-chosen ns (synthetic
+  // times in tests): stored and read back unchanged.
+  kNs = 0,
+  // clock::now_ticks() values (the TSC when invariant), converted to
+  // CLOCK_MONOTONIC ns through per-timeline anchors when read. Without a
+  // usable TSC now_ticks() is now_ns() and conversion is the identity.
+  kTicks = 1,
+};
+
 struct TracerOptions {
+  TimeUnit time_unit = TimeUnit::kNs;  // the binding and the C ABI's users: kTicks
   // Raw monotonic ns at performance.now() == 0, so ms = (ns - origin_ns) / 1e6.
   int64_t origin_ns = 0;
   // Pending records past which the wake callback fires (coalesced).
@@ -67,6 +80,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
 
   uint64_t id() const;  // unique in the process, never reused
   int64_t origin_ns() const;
+  TimeUnit time_unit() const;  // as requested in the options
+  // "Now" in the tracer's unit: what begin/end/... expect as `now`.
+  int64_t now() const;
 
   // ---- names (thread-safe) ----
   uint32_t intern(std::string_view name);

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "clock.h"
 #include "name_table.h"
 #include "pending_queue.h"
 #include "wake_signal.h"
@@ -15,15 +16,21 @@ namespace hotspan {
 class Timeline;
 
 struct TracerShared {
-  TracerShared(uint64_t id, size_t wake_high_water) : tracer_id(id), wake(wake_high_water) {}
+  TracerShared(uint64_t id, size_t wake_high_water, bool ticks_clock)
+      : tracer_id(id), ticks(ticks_clock), wake(wake_high_water) {}
 
   const uint64_t tracer_id;
+  // Record times are clock::now_ticks() values (TimeUnit::kTicks), else ns.
+  const bool ticks;
   std::atomic<bool> closed{false};
   NameTable names;
   // Its own cache lines: producers write the queue every batch, while every
   // begin() reads names.count().
   alignas(64) PendingQueue queue;
   WakeSignal wake;
+
+  // A record timestamp for "now" in this tracer's unit.
+  int64_t now() const { return ticks ? clock::now_ticks() : clock::now_ns(); }
 
   // Producer: queue `records` new records of `timeline` (stored up to
   // `written`), then wake a holder if the queue passed its high-water mark.

@@ -1,0 +1,42 @@
+#include "tick_anchors.h"
+
+#include <algorithm>
+
+namespace hotspan {
+
+namespace {
+
+// a.ns + (tick - a.tick) * (b.ns - a.ns) / (b.tick - a.tick), rounded to
+// nearest, in exact integer arithmetic (so conversion is deterministic).
+int64_t interpolate(const clock::Anchor& a, const clock::Anchor& b, int64_t tick) {
+  const __int128 dt = static_cast<__int128>(tick) - a.tick;
+  const __int128 dn = static_cast<__int128>(b.ns) - a.ns;
+  const __int128 den = static_cast<__int128>(b.tick) - a.tick;  // > 0
+  __int128 num = dt * dn * 2 + den;                              // round half up
+  __int128 q = num / (den * 2);
+  if (num % (den * 2) != 0 && num < 0) --q;                      // floor
+  return static_cast<int64_t>(a.ns + q);
+}
+
+}  // namespace
+
+int64_t TickAnchors::to_ns(int64_t tick, size_t& hint) const {
+  const size_t n = anchors_.size();
+  if (n == 0) return tick;  // not a ticks timeline
+  if (n == 1) {
+    // Only before any record was read; 1 tick ~ 1 ns is as good as any.
+    return anchors_[0].ns + (tick - anchors_[0].tick);
+  }
+  // Segment i: [anchors_[i], anchors_[i + 1]), i in [0, n - 2].
+  size_t i = hint;
+  if (!(i + 1 < n && anchors_[i].tick <= tick && tick < anchors_[i + 1].tick)) {
+    const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), tick,
+                                     [](int64_t t, const clock::Anchor& a) { return t < a.tick; });
+    const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor > tick
+    i = above == 0 ? 0 : std::min(above - 1, n - 2);
+    hint = i;
+  }
+  return interpolate(anchors_[i], anchors_[i + 1], tick);
+}
+
+}  // namespace hotspan

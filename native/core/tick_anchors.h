@@ -1,0 +1,45 @@
+// A timeline's (tick, CLOCK_MONOTONIC ns) anchors and the tick -> ns
+// conversion used when its records are read. Not synchronized: the owning
+// Timeline guards it with its mutex.
+//
+// Anchors are only appended, in strictly increasing tick order. A tick is
+// converted by linear interpolation between the two adjacent anchors
+// (extrapolated from the first or last two outside them). The timeline makes
+// sure every record a reader can see lies at or below the last anchor before
+// it converts (Timeline::copy_committed), so later appends never change the
+// segment a visible record falls in: the same record converts to the same ns
+// in every snapshot.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "clock.h"
+
+namespace hotspan {
+
+class TickAnchors {
+ public:
+  bool empty() const { return anchors_.empty(); }
+  size_t size() const { return anchors_.size(); }
+  int64_t last_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.back().tick; }
+
+  // Appends `a` if it is past the last anchor in both tick and ns; a tick
+  // that went backwards (cross-core skew) is dropped rather than stored.
+  bool append(clock::Anchor a) {
+    if (!anchors_.empty() && (a.tick <= anchors_.back().tick || a.ns < anchors_.back().ns)) {
+      return false;
+    }
+    anchors_.push_back(a);
+    return true;
+  }
+
+  // Tick -> ns. `hint` caches the last segment (records come mostly in tick
+  // order); any value is valid.
+  int64_t to_ns(int64_t tick, size_t& hint) const;
+
+ private:
+  std::vector<clock::Anchor> anchors_;
+};
+
+}  // namespace hotspan
