@@ -47,6 +47,8 @@ export interface Backend {
   stats(): readonly StatsRow[];
   /** Chrome Trace Event JSON: text (js) or UTF-8 bytes (native). */
   chromeJson(): string | Uint8Array;
+  /** Perfetto protobuf trace (native/core/perfetto_writer.h describes the layout). */
+  perfetto(): Uint8Array;
 
   share(): string;
   nativeApi(): unknown;

@@ -76,6 +76,9 @@ export class ClosedBackend implements Backend {
   chromeJson(): string | Uint8Array {
     return this.inner.chromeJson();
   }
+  perfetto(): Uint8Array {
+    return this.inner.perfetto();
+  }
   share(): string {
     throw closedError();
   }

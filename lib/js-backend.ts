@@ -11,6 +11,7 @@
 
 import type { Backend } from './backend';
 import { chromeJson } from './chrome-json';
+import { perfetto } from './perfetto';
 import { asyncRejectedError, closedError, noOpenSpanError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type TimelineDesc } from './js-join';
 import {
@@ -473,6 +474,10 @@ export class JsBackend implements Backend {
 
   chromeJson(): string {
     return chromeJson(this.snapshot(), this.serialTracks);
+  }
+
+  perfetto(): Uint8Array {
+    return perfetto(this.snapshot());
   }
 
   share(): string {

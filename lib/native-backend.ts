@@ -118,6 +118,10 @@ export class NativeBackend implements Backend {
     return this.nt.chromeJson();
   }
 
+  perfetto(): Uint8Array {
+    return this.nt.perfetto();
+  }
+
   share(): string {
     if (this.nt.closed()) throw closedError();
     return this.nt.shareToken();

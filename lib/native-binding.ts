@@ -72,6 +72,8 @@ export interface NativeTracer {
   stats(): NativeStatsRow[];
   /** Chrome Trace Event JSON, UTF-8 bytes (an external Buffer over the writer's output). */
   chromeJson(): Buffer;
+  /** Perfetto protobuf trace (native/core/perfetto_writer.h), an external Buffer over the writer's output. */
+  perfetto(): Buffer;
   /** A token another env passes to `NativeAddon.join` to record into this tracer. */
   shareToken(): string;
   /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */
@@ -87,6 +89,8 @@ export interface NativeTracer {
 export interface NativeAddon {
   /** ABI version of native/include/hotspan.h the addon implements. */
   readonly abiVersion: number;
+  /** The clock span timestamps read: the invariant TSC, or CLOCK_MONOTONIC (HOTSPAN_CLOCK=monotonic, or no invariant TSC). */
+  readonly clockSource: 'tsc' | 'monotonic';
   /** originNs: raw monotonic ns at performance.now() == 0 (BigInt). */
   create(options: { originNs: bigint; threadName: string; wakeHighWater: number }): NativeTracer;
   /** Attach this env's thread to a tracer created in another env of the process. */

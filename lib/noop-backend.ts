@@ -4,6 +4,7 @@
 import type { Backend } from './backend';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
+import { emptyPerfetto } from './perfetto';
 import type { StatsRow } from './stats';
 
 const EMPTY: NativeSnapshot = Object.freeze({
@@ -64,6 +65,9 @@ export class NoopBackend implements Backend {
   }
   chromeJson(): string {
     return '{"traceEvents":[\n{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"hotspan"}}\n],"displayTimeUnit":"ms"}\n';
+  }
+  perfetto(): Uint8Array {
+    return emptyPerfetto();
   }
   share(): string {
     throw new Error('hotspan: share() needs the native backend (cross-worker joining); this tracer runs the noop backend');

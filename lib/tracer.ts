@@ -457,14 +457,23 @@ export class Tracer {
     return new Query(toRecords(snap), toTimelines(snap));
   }
 
-  /** Writes the committed records; the format follows the extension (.json: Chrome Trace Event JSON). */
+  /**
+   * Writes the committed records; the format follows the extension: .json: Chrome Trace Event JSON;
+   * .pftrace / .perfetto-trace: Perfetto protobuf.
+   */
   async write(path: string): Promise<void> {
     if (typeof path !== 'string' || path.length === 0) {
       throw new TypeError(`hotspan: write() needs a file path, got ${describe(path)}`);
     }
-    const ext = extname(path).toLowerCase();
-    if (ext !== '.json') {
-      throw new RangeError(`hotspan: cannot tell the output format of ${JSON.stringify(path)} (known extensions: .json)`);
+    const lower = path.toLowerCase();
+    if (lower.endsWith('.pftrace') || lower.endsWith('.perfetto-trace')) {
+      await writeFile(path, this.b.perfetto());
+      return;
+    }
+    if (extname(lower) !== '.json') {
+      throw new RangeError(
+        `hotspan: cannot tell the output format of ${JSON.stringify(path)} (known extensions: .json, .pftrace, .perfetto-trace)`,
+      );
     }
     await writeFile(path, this.b.chromeJson());
   }

@@ -2,7 +2,7 @@
 // `npm run demo`: traces a small workload on the main thread, in a
 // worker_threads worker that joins the tracer, and on two native threads of
 // another addon (test/fixtures/consumer, which knows hotspan only through the
-// C ABI in native/include/hotspan.h), then writes trace.json (open it in
+// C ABI in native/include/hotspan.h), then writes trace.json and trace.pftrace (open them in
 // https://ui.perfetto.dev or chrome://tracing) and prints the summary table.
 const path = require('node:path');
 const { createHash } = require('node:crypto');
@@ -103,9 +103,11 @@ async function main() {
 
   const file = path.resolve('trace.json');
   await tracer.write(file);
+  const pftrace = path.resolve('trace.pftrace');
+  await tracer.write(pftrace);
   const q = tracer.query();
   const steps = q.group('step');
-  console.log(`\n${tracer.snapshot().length} spans on ${tracer.timelines().length} timelines -> ${file}`);
+  console.log(`\n${tracer.snapshot().length} spans on ${tracer.timelines().length} timelines -> ${file}, ${pftrace}`);
   console.log(
     `steps: ${steps.count}, mean step ${(steps.durations().reduce((a, b) => a + b, 0) / steps.count).toFixed(3)} ms, ` +
       `disk idle in the last step ${q.timeline('disk').group('step').last().idle().toFixed(3)} ms\n`,

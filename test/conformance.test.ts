@@ -362,7 +362,8 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       // Serial tracks are complete events.
       expect(spans.find((e) => e.name === 'kernel')?.ph).toBe('X');
       expect(spans.find((e) => e.name === 'fetch')?.ph).toBe('b');
-      await expect(t.write(path.join(tmp, 'trace.pftrace'))).rejects.toThrow(RangeError);
+      await expect(t.write(path.join(tmp, 'trace.pb'))).rejects.toThrow(RangeError);
+      await expect(t.write(path.join(tmp, 'trace.pb'))).rejects.toThrow(/\.json, \.pftrace, \.perfetto-trace/);
       await expect(t.write(path.join(tmp, 'trace.txt'))).rejects.toThrow(/trace\.txt/);
     });
 

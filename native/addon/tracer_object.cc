@@ -9,6 +9,7 @@
 #include "c_api.h"
 #include "clock.h"
 #include "hot_path.h"
+#include "perfetto_writer.h"
 #include "shared_tracers.h"
 #include "snapshot_convert.h"
 
@@ -131,6 +132,15 @@ Napi::Value ChromeJson(const Napi::CallbackInfo& info) {
                                  [](Napi::Env, char*, std::string* s) { delete s; }, out);
 }
 
+Napi::Value Perfetto(const Napi::CallbackInfo& info) {
+  // An external Buffer over the writer's bytes, as for chromeJson.
+  const hotspan::Tracer& tracer = *Self(info).tracer;
+  auto* out = new std::string();
+  hotspan::write_perfetto(tracer.snapshot(), tracer.origin_ns(), *out);
+  return Napi::Buffer<char>::New(info.Env(), out->data(), out->size(),
+                                 [](Napi::Env, char*, std::string* s) { delete s; }, out);
+}
+
 Napi::Value ShareToken(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), shared_tracers::TokenFor(Self(info).tracer));
 }
@@ -205,6 +215,7 @@ const Method kMethods[] = {
     {"snapshot", nullptr, &Cold<Snapshot>},
     {"stats", nullptr, &Cold<Stats>},
     {"chromeJson", nullptr, &Cold<ChromeJson>},
+    {"perfetto", nullptr, &Cold<Perfetto>},
     {"shareToken", nullptr, &Cold<ShareToken>},
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},

@@ -1,0 +1,961 @@
+// Perfetto protobuf writer. The document, in order (lib/perfetto.ts writes
+// the same bytes; test/perfetto.test.ts decodes both with the .proto):
+//
+// 1. A packet with SEQ_INCREMENTAL_STATE_CLEARED, the interned data (event
+//    names: iid = name id + 1; debug annotation names 1..4 = span_id,
+//    parent_id, error, abandoned) and the process track (pid 1, "hotspan").
+// 2. One TrackDescriptor packet per timeline, in snapshot order: thread
+//    timelines as thread tracks (pid 1, tid = timeline id, thread_name),
+//    tracks and the groups timeline as named tracks under the process.
+// 3. Per timeline, a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair per span, in an
+//    order that nests per track: thread and group timelines are stacks, so
+//    their spans are replayed in begin (local id) order with the depth
+//    closing earlier siblings. Tracks may hold overlapping async spans: they
+//    are laid out greedily (by start, longer first) on lanes, each lane being
+//    a stack: a span goes on the previous span's lane when the innermost span
+//    open there contains it, else on the lowest free lane. Lane 0 is the
+//    track itself, lane k >= 1 a child track "<name> #<k+1>" whose
+//    descriptor precedes the track's events.
+//
+// Every packet has trusted_packet_sequence_id 1; begins carry
+// SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
+// annotations: span_id, parent_id (only when the span has a parent), error /
+// abandoned (bool, only when flagged), then the attribute members (key as
+// name; string, int (safe integers, |v| < 2^53), double, bool; null / nested
+// values as legacy_json_value). Attribute text that is not a JSON object is
+// one string annotation "attrs". Strings are written as valid UTF-8 (invalid
+// bytes become U+FFFD, as V8 decodes them).
+//
+// Speed: the per-span path writes raw bytes into one pre-sized buffer;
+// lengths are reserved as one byte and widened in place in the rare case
+// they pass 127.
+#include "perfetto_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
+namespace hotspan {
+namespace {
+
+using perfetto_detail::put_varint;
+using perfetto_detail::varint_size;
+
+// Field keys (field number << 3 | wire type), one byte unless noted.
+constexpr uint8_t kTracePacket = 0x0A;       // Trace.packet = 1, LEN
+constexpr uint8_t kTimestamp = 0x40;         // TracePacket.timestamp = 8
+constexpr uint8_t kSequenceId = 0x50;        // trusted_packet_sequence_id = 10
+constexpr uint8_t kTrackEvent = 0x5A;        // track_event = 11, LEN
+constexpr uint8_t kSequenceFlags = 0x68;     // sequence_flags = 13
+constexpr uint32_t kTrackDescriptorField = 60;
+constexpr uint32_t kInternedDataField = 12;
+constexpr uint8_t kEventType = 0x48;         // TrackEvent.type = 9
+constexpr uint8_t kEventNameIid = 0x50;      // TrackEvent.name_iid = 10
+constexpr uint8_t kEventTrackUuid = 0x58;    // TrackEvent.track_uuid = 11
+constexpr uint8_t kEventAnnotation = 0x22;   // TrackEvent.debug_annotations = 4, LEN
+constexpr uint32_t kEventNameField = 23;     // TrackEvent.name (string)
+
+constexpr uint8_t kSeqCleared = 1;     // SEQ_INCREMENTAL_STATE_CLEARED
+constexpr uint8_t kSeqNeedsState = 2;  // SEQ_NEEDS_INCREMENTAL_STATE
+constexpr uint8_t kSliceBegin = 1;
+constexpr uint8_t kSliceEnd = 2;
+
+// Debug annotation name iids (interned in the first packet).
+constexpr uint8_t kIidSpanId = 1, kIidParentId = 2, kIidError = 3, kIidAbandoned = 4;
+const char* const kAnnotationNames[] = {"span_id", "parent_id", "error", "abandoned"};
+
+// ---- cold encoding: descriptors, interned data, attributes ----
+
+struct Pb {
+  std::string s;
+  void varint(uint64_t v) {
+    uint8_t b[10];
+    s.append(reinterpret_cast<char*>(b), static_cast<size_t>(put_varint(b, v) - b));
+  }
+  void key(uint32_t field, uint32_t wire) { varint((static_cast<uint64_t>(field) << 3) | wire); }
+  void uint(uint32_t field, uint64_t v) {
+    key(field, 0);
+    varint(v);
+  }
+  void bytes(uint32_t field, const char* p, size_t n) {
+    key(field, 2);
+    varint(n);
+    s.append(p, n);
+  }
+  void str(uint32_t field, const std::string& v) { bytes(field, v.data(), v.size()); }
+  void msg(uint32_t field, const Pb& m) { bytes(field, m.s.data(), m.s.size()); }
+};
+
+// ---- UTF-8 ----
+
+// Length of the valid sequence at b[i] (0: invalid), and for an invalid one
+// the length of its maximal subpart in *bad (what V8 / TextDecoder replace
+// by one U+FFFD).
+size_t utf8_seq(const unsigned char* b, size_t n, size_t i, size_t* bad) {
+  unsigned c = b[i];
+  if (c < 0x80) return 1;
+  size_t len = 0;
+  unsigned lo = 0x80, hi = 0xBF;
+  if (c >= 0xC2 && c <= 0xDF) {
+    len = 2;
+  } else if (c >= 0xE0 && c <= 0xEF) {
+    len = 3;
+    if (c == 0xE0) lo = 0xA0;
+    if (c == 0xED) hi = 0x9F;
+  } else if (c >= 0xF0 && c <= 0xF4) {
+    len = 4;
+    if (c == 0xF0) lo = 0x90;
+    if (c == 0xF4) hi = 0x8F;
+  }
+  size_t good = 0;
+  if (len != 0) {
+    good = 1;
+    if (i + 1 < n && b[i + 1] >= lo && b[i + 1] <= hi) {
+      good = 2;
+      while (good < len && i + good < n && (b[i + good] & 0xC0) == 0x80) ++good;
+    }
+  }
+  if (len != 0 && good == len) return len;
+  *bad = good ? good : 1;
+  return 0;
+}
+
+bool valid_utf8(const std::string& s) {
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = 0;
+  // ASCII fast path, 8 bytes at a time.
+  while (i + 8 <= n) {
+    uint64_t w;
+    std::memcpy(&w, b + i, 8);
+    if (w & 0x8080808080808080ull) break;
+    i += 8;
+  }
+  while (i < n) {
+    if (b[i] < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t bad = 0;
+    size_t len = utf8_seq(b, n, i, &bad);
+    if (len == 0) return false;
+    i += len;
+  }
+  return true;
+}
+
+// s with every invalid subpart replaced by U+FFFD.
+std::string sanitized(const std::string& s) {
+  if (valid_utf8(s)) return s;
+  const auto* b = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  std::string out;
+  out.reserve(n + 8);
+  size_t i = 0;
+  while (i < n) {
+    size_t bad = 0;
+    size_t len = utf8_seq(b, n, i, &bad);
+    if (len != 0) {
+      out.append(s, i, len);
+      i += len;
+    } else {
+      out.append("\xEF\xBF\xBD", 3);
+      i += bad;
+    }
+  }
+  return out;
+}
+
+void append_utf8(std::string& out, uint32_t cp) {
+  if (cp < 0x80) {
+    out.push_back(static_cast<char>(cp));
+  } else if (cp < 0x800) {
+    out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else if (cp < 0x10000) {
+    out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  } else {
+    out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+    out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+  }
+}
+
+// ---- a strict JSON scanner (RFC 8259, what JSON.parse accepts) ----
+
+inline bool json_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
+
+struct Scan {
+  const char* p;
+  const char* e;
+  void ws() {
+    while (p < e && json_ws(*p)) ++p;
+  }
+};
+
+int hex_digit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+bool read_hex4(Scan& s, uint32_t* v) {
+  if (s.e - s.p < 4) return false;
+  uint32_t r = 0;
+  for (int k = 0; k < 4; ++k) {
+    int d = hex_digit(s.p[k]);
+    if (d < 0) return false;
+    r = r << 4 | static_cast<uint32_t>(d);
+  }
+  s.p += 4;
+  *v = r;
+  return true;
+}
+
+// At '"': the decoded string into *out (when non-null). Lone surrogates
+// become U+FFFD (what a JS string's UTF-8 encoding gives).
+bool scan_string(Scan& s, std::string* out) {
+  ++s.p;
+  while (s.p < s.e) {
+    char c = *s.p;
+    if (c == '"') {
+      ++s.p;
+      return true;
+    }
+    if (static_cast<unsigned char>(c) < 0x20) return false;
+    if (c != '\\') {
+      const char* run = s.p;
+      while (s.p < s.e && *s.p != '"' && *s.p != '\\' && static_cast<unsigned char>(*s.p) >= 0x20) ++s.p;
+      if (out) out->append(run, static_cast<size_t>(s.p - run));
+      continue;
+    }
+    if (++s.p >= s.e) return false;
+    char esc = *s.p++;
+    char simple = 0;
+    switch (esc) {
+      case '"': simple = '"'; break;
+      case '\\': simple = '\\'; break;
+      case '/': simple = '/'; break;
+      case 'b': simple = '\b'; break;
+      case 'f': simple = '\f'; break;
+      case 'n': simple = '\n'; break;
+      case 'r': simple = '\r'; break;
+      case 't': simple = '\t'; break;
+      case 'u': break;
+      default: return false;
+    }
+    if (esc != 'u') {
+      if (out) out->push_back(simple);
+      continue;
+    }
+    uint32_t cp;
+    if (!read_hex4(s, &cp)) return false;
+    if (cp >= 0xD800 && cp <= 0xDBFF) {
+      // A high surrogate: a pair only with an escaped low one right after.
+      uint32_t lo = 0;
+      Scan peek = s;
+      if (peek.e - peek.p >= 6 && peek.p[0] == '\\' && peek.p[1] == 'u') {
+        peek.p += 2;
+        if (read_hex4(peek, &lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+          s = peek;
+          cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+        } else {
+          cp = 0xFFFD;
+        }
+      } else {
+        cp = 0xFFFD;
+      }
+    } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+      cp = 0xFFFD;
+    }
+    if (out) append_utf8(*out, cp);
+  }
+  return false;
+}
+
+inline bool digit(char c) { return c >= '0' && c <= '9'; }
+
+bool scan_number(Scan& s) {
+  if (s.p < s.e && *s.p == '-') ++s.p;
+  if (s.p >= s.e) return false;
+  if (*s.p == '0') {
+    ++s.p;
+  } else if (digit(*s.p)) {
+    while (s.p < s.e && digit(*s.p)) ++s.p;
+  } else {
+    return false;
+  }
+  if (s.p < s.e && *s.p == '.') {
+    ++s.p;
+    if (s.p >= s.e || !digit(*s.p)) return false;
+    while (s.p < s.e && digit(*s.p)) ++s.p;
+  }
+  if (s.p < s.e && (*s.p == 'e' || *s.p == 'E')) {
+    ++s.p;
+    if (s.p < s.e && (*s.p == '+' || *s.p == '-')) ++s.p;
+    if (s.p >= s.e || !digit(*s.p)) return false;
+    while (s.p < s.e && digit(*s.p)) ++s.p;
+  }
+  return true;
+}
+
+bool scan_literal(Scan& s, const char* lit) {
+  size_t n = std::strlen(lit);
+  if (static_cast<size_t>(s.e - s.p) < n || std::memcmp(s.p, lit, n) != 0) return false;
+  s.p += n;
+  return true;
+}
+
+bool scan_value(Scan& s, int depth);
+
+bool scan_container(Scan& s, int depth, char close) {
+  if (depth > 64) return false;
+  ++s.p;
+  s.ws();
+  if (s.p < s.e && *s.p == close) {
+    ++s.p;
+    return true;
+  }
+  for (;;) {
+    if (close == '}') {
+      if (s.p >= s.e || *s.p != '"' || !scan_string(s, nullptr)) return false;
+      s.ws();
+      if (s.p >= s.e || *s.p != ':') return false;
+      ++s.p;
+      s.ws();
+    }
+    if (!scan_value(s, depth + 1)) return false;
+    s.ws();
+    if (s.p >= s.e) return false;
+    if (*s.p == close) {
+      ++s.p;
+      return true;
+    }
+    if (*s.p != ',') return false;
+    ++s.p;
+    s.ws();
+  }
+}
+
+bool scan_value(Scan& s, int depth) {
+  if (s.p >= s.e) return false;
+  switch (*s.p) {
+    case '"': return scan_string(s, nullptr);
+    case '{': return scan_container(s, depth, '}');
+    case '[': return scan_container(s, depth, ']');
+    case 't': return scan_literal(s, "true");
+    case 'f': return scan_literal(s, "false");
+    case 'n': return scan_literal(s, "null");
+    default: return scan_number(s);
+  }
+}
+
+// DebugAnnotation fields.
+constexpr uint32_t kAnnName = 10, kAnnBool = 2, kAnnInt = 4, kAnnDouble = 5, kAnnString = 6,
+                   kAnnJson = 9;
+
+double parse_double(const char* b, const char* e) {
+  double v = 0;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec == std::errc::result_out_of_range) {
+    // Past the double range: what JS Number() gives (infinity, or a zero
+    // for an underflow), signed.
+    const bool neg = *b == '-';
+    const char* x = b;
+    while (x < e && *x != 'e' && *x != 'E') ++x;
+    const bool under = x + 1 < e && x[1] == '-';
+    v = under ? 0.0 : HUGE_VAL;
+    if (neg) v = -v;
+  }
+  return v;
+}
+
+void put_key_len(std::string& out, uint32_t field, size_t n) {
+  uint8_t b[20];
+  uint8_t* p = put_varint(b, static_cast<uint64_t>(field) << 3 | 2);
+  p = put_varint(p, n);
+  out.append(reinterpret_cast<char*>(b), static_cast<size_t>(p - b));
+}
+
+void put_key_varint(std::string& out, uint32_t field, uint64_t v) {
+  uint8_t b[20];
+  uint8_t* p = put_varint(b, static_cast<uint64_t>(field) << 3);
+  p = put_varint(p, v);
+  out.append(reinterpret_cast<char*>(b), static_cast<size_t>(p - b));
+}
+
+// Opens a length-delimited field whose length is patched by close_len.
+size_t open_len(std::string& out, uint8_t key) {
+  out.push_back(static_cast<char>(key));
+  out.push_back(0);
+  return out.size();
+}
+void close_len(std::string& out, size_t body) {
+  const size_t n = out.size() - body;
+  if (n < 0x80) {
+    out[body - 1] = static_cast<char>(n);
+    return;
+  }
+  uint8_t b[10];
+  const size_t k = static_cast<size_t>(put_varint(b, n) - b);
+  out.insert(body, k - 1, '\0');
+  std::memcpy(&out[body - 1], b, k);
+}
+
+// Scratch strings reused across spans (no allocation per attribute).
+struct AttrScratch {
+  std::string text, str;
+};
+
+// Encodes the members of an attribute object as DebugAnnotation messages
+// (each with its TrackEvent.debug_annotations key and length) into `out`.
+void encode_attrs(const std::string& raw, std::string& out, AttrScratch& sc) {
+  const std::string* text = &raw;
+  if (!valid_utf8(raw)) {
+    sc.text = sanitized(raw);
+    text = &sc.text;
+  }
+  const char* b = text->data();
+  const char* e = b + text->size();
+  while (b < e && json_ws(*b)) ++b;
+  while (e > b && json_ws(e[-1])) --e;
+  if (b == e) return;
+
+  const size_t start = out.size();
+  Scan s{b, e};
+  bool ok = *s.p == '{';
+  if (ok) {
+    ++s.p;
+    s.ws();
+    if (s.p < s.e && *s.p == '}') {
+      ++s.p;
+    } else {
+      for (;;) {
+        const size_t body = open_len(out, kEventAnnotation);
+        sc.str.clear();
+        if (s.p >= s.e || *s.p != '"' || !scan_string(s, &sc.str)) {
+          ok = false;
+          break;
+        }
+        put_key_len(out, kAnnName, sc.str.size());
+        out += sc.str;
+        s.ws();
+        if (s.p >= s.e || *s.p != ':') {
+          ok = false;
+          break;
+        }
+        ++s.p;
+        s.ws();
+        if (s.p >= s.e) {
+          ok = false;
+          break;
+        }
+        const char* v0 = s.p;
+        const char c = *s.p;
+        if (c == '"') {
+          sc.str.clear();
+          if (!scan_string(s, &sc.str)) {
+            ok = false;
+            break;
+          }
+          put_key_len(out, kAnnString, sc.str.size());
+          out += sc.str;
+        } else if (c == 't' || c == 'f') {
+          if (!scan_literal(s, c == 't' ? "true" : "false")) {
+            ok = false;
+            break;
+          }
+          put_key_varint(out, kAnnBool, c == 't' ? 1 : 0);
+        } else if (c == '-' || digit(c)) {
+          if (!scan_number(s)) {
+            ok = false;
+            break;
+          }
+          const double d = parse_double(v0, s.p);
+          if (std::trunc(d) == d && std::fabs(d) <= 9007199254740991.0) {
+            put_key_varint(out, kAnnInt, static_cast<uint64_t>(static_cast<int64_t>(d)));
+          } else {
+            out.push_back(static_cast<char>(kAnnDouble << 3 | 1));
+            char le[8];
+            std::memcpy(le, &d, 8);  // little-endian hosts (x86-64, arm64)
+            out.append(le, 8);
+          }
+        } else {
+          if (!scan_value(s, 0)) {
+            ok = false;
+            break;
+          }
+          put_key_len(out, kAnnJson, static_cast<size_t>(s.p - v0));
+          out.append(v0, static_cast<size_t>(s.p - v0));
+        }
+        close_len(out, body);
+        s.ws();
+        if (s.p < s.e && *s.p == ',') {
+          ++s.p;
+          s.ws();
+          continue;
+        }
+        if (s.p < s.e && *s.p == '}') {
+          ++s.p;
+          break;
+        }
+        ok = false;
+        break;
+      }
+    }
+    if (ok && s.p != s.e) ok = false;
+  }
+  if (!ok) {
+    out.resize(start);
+    const size_t body = open_len(out, kEventAnnotation);
+    put_key_len(out, kAnnName, 5);
+    out.append("attrs", 5);
+    put_key_len(out, kAnnString, static_cast<size_t>(e - b));
+    out.append(b, static_cast<size_t>(e - b));
+    close_len(out, body);
+  }
+}
+
+// local id -> entry of a (local id, value) list, the last entry winning:
+// dense when the ids are compact (the normal case), else sorted.
+template <typename V>
+class ByLocal {
+ public:
+  ByLocal(const std::vector<std::pair<uint32_t, V>>& items, size_t records) : items_(items) {
+    if (items.empty()) return;
+    uint32_t max_id = 0;
+    for (const auto& it : items) max_id = std::max(max_id, it.first);
+    if (static_cast<size_t>(max_id) <= 4 * (records + items.size()) + 1024) {
+      dense_.assign(static_cast<size_t>(max_id) + 1, -1);
+      for (size_t i = 0; i < items.size(); ++i) dense_[items[i].first] = static_cast<int64_t>(i);
+      return;
+    }
+    sorted_.reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) sorted_.emplace_back(items[i].first, i);
+    std::stable_sort(sorted_.begin(), sorted_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  const V* find(uint32_t local) const {
+    if (items_.empty()) return nullptr;
+    if (!dense_.empty()) {
+      if (local >= dense_.size() || dense_[local] < 0) return nullptr;
+      return &items_[static_cast<size_t>(dense_[local])].second;
+    }
+    auto it = std::upper_bound(sorted_.begin(), sorted_.end(), local,
+                               [](uint32_t v, const auto& e) { return v < e.first; });
+    if (it == sorted_.begin() || (it - 1)->first != local) return nullptr;
+    return &items_[(it - 1)->second].second;
+  }
+
+ private:
+  const std::vector<std::pair<uint32_t, V>>& items_;
+  std::vector<int64_t> dense_;
+  std::vector<std::pair<uint32_t, size_t>> sorted_;
+};
+
+// Record indexes of a timeline in local id (= begin) order.
+std::vector<uint32_t> begin_order(const std::vector<SpanRecord>& recs) {
+  const size_t n = recs.size();
+  uint32_t max_local = 0;
+  for (const SpanRecord& r : recs) max_local = std::max(max_local, r.local_id);
+  if (static_cast<size_t>(max_local) <= 2 * n + 1024) {
+    // Dense ids (the normal case): a counting placement, O(n), compacted in place.
+    constexpr uint32_t kNone = 0xFFFFFFFFu;
+    std::vector<uint32_t> slot(static_cast<size_t>(max_local) + 1, kNone);
+    bool dup = false;
+    for (uint32_t i = 0; i < n; ++i) {
+      uint32_t& s = slot[recs[i].local_id];
+      dup |= s != kNone;
+      s = i;
+    }
+    if (!dup) {
+      size_t w = 0;
+      for (uint32_t s : slot)
+        if (s != kNone) slot[w++] = s;
+      slot.resize(w);
+      return slot;
+    }
+  }
+  std::vector<uint32_t> order(n);
+  for (uint32_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return recs[a].local_id < recs[b].local_id; });
+  return order;
+}
+
+// A large output buffer faults in one 2 MiB page at a time instead of 512
+// small ones (a third of the writer's time otherwise, on a fresh buffer):
+// ask for transparent huge pages on the reserved, not yet touched capacity.
+void advise_huge_pages(std::string& buf) {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHuge = uintptr_t{1} << 21;
+  if (buf.capacity() < 4 * kHuge) return;
+  const auto b = reinterpret_cast<uintptr_t>(buf.data());
+  const uintptr_t lo = (b + kHuge - 1) & ~(kHuge - 1);
+  const uintptr_t hi = (b + buf.capacity()) & ~(kHuge - 1);
+  if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);  // advisory: errors ignored
+#else
+  (void)buf;
+#endif
+}
+
+class Writer {
+ public:
+  Writer(const Snapshot& snap, int64_t origin_ns, std::string& out)
+      : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()) {}
+
+  void run() {
+    size_t estimate = 256;
+    for (const std::string& n : snap_.names) estimate += n.size() + 8;
+    for (const SnapshotTimeline& tl : snap_.timelines) {
+      estimate += 64 + tl.name.size() + 64 * tl.records.size();
+      for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
+    }
+    out_.reserve(base_ + estimate);
+    advise_huge_pages(out_);
+    out_.resize(base_ + estimate);
+    pos_ = base_;
+
+    header();
+    for (const SnapshotTimeline& tl : snap_.timelines) descriptor(tl);
+    for (const SnapshotTimeline& tl : snap_.timelines) {
+      if (tl.records.empty()) continue;
+      if (tl.kind == TimelineKind::kTrack) {
+        track_spans(tl);
+      } else {
+        stack_spans(tl);
+      }
+    }
+    out_.resize(pos_);
+  }
+
+ private:
+  uint8_t* at() { return reinterpret_cast<uint8_t*>(&out_[0]) + pos_; }
+  void ensure(size_t n) {
+    if (pos_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, pos_ + n));
+  }
+  void raw(const std::string& s) {
+    ensure(s.size());
+    std::memcpy(at(), s.data(), s.size());
+    pos_ += s.size();
+  }
+  // One packet from a cold-built body.
+  void packet(const Pb& body) {
+    Pb p;
+    p.msg(1, body);
+    raw(p.s);
+  }
+
+  uint64_t ts(int64_t ns) const {
+    const int64_t v = ns - origin_ + kPerfettoTimestampOffsetNs;
+    return v < 0 ? 0 : static_cast<uint64_t>(v);
+  }
+
+  void header() {
+    Pb interned;
+    for (size_t i = 0; i < snap_.names.size(); ++i) {
+      Pb en;
+      en.uint(1, i + 1);
+      en.str(2, sanitized(snap_.names[i]));
+      interned.msg(2, en);  // event_names
+    }
+    for (uint32_t k = 0; k < 4; ++k) {
+      Pb dn;
+      dn.uint(1, k + 1);
+      dn.str(2, kAnnotationNames[k]);
+      interned.msg(3, dn);  // debug_annotation_names
+    }
+    Pb proc;
+    proc.uint(1, 1);            // pid
+    proc.str(6, "hotspan");     // process_name
+    Pb td;
+    td.uint(1, kPerfettoProcessUuid);
+    td.msg(3, proc);  // process
+    Pb body;
+    body.uint(10, kPerfettoSequenceId);
+    body.uint(13, kSeqCleared);
+    body.msg(kInternedDataField, interned);
+    body.msg(kTrackDescriptorField, td);
+    packet(body);
+  }
+
+  void descriptor_packet(const Pb& td) {
+    Pb body;
+    body.uint(10, kPerfettoSequenceId);
+    body.msg(kTrackDescriptorField, td);
+    packet(body);
+  }
+
+  void descriptor(const SnapshotTimeline& tl) {
+    Pb td;
+    td.uint(1, perfetto_track_uuid(tl.id, 0));
+    if (tl.kind == TimelineKind::kJs || tl.kind == TimelineKind::kNative) {
+      Pb th;
+      th.uint(1, 1);      // pid
+      th.uint(2, tl.id);  // tid
+      th.str(5, sanitized(tl.name));
+      td.msg(4, th);  // thread
+    } else {
+      td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+      td.str(2, sanitized(tl.name));     // name
+    }
+    descriptor_packet(td);
+  }
+
+  void lane_descriptor(const SnapshotTimeline& tl, uint32_t lane) {
+    Pb td;
+    td.uint(1, perfetto_track_uuid(tl.id, lane));
+    td.uint(5, perfetto_track_uuid(tl.id, 0));
+    td.str(2, sanitized(tl.name) + " #" + std::to_string(lane + 1));
+    descriptor_packet(td);
+  }
+
+  // Writes the length of [len_at + 1, end) at len_at (one byte reserved),
+  // widening in place when it needs more; returns the new end.
+  static uint8_t* patch_len(uint8_t* len_at, uint8_t* end) {
+    const size_t n = static_cast<size_t>(end - (len_at + 1));
+    if (n < 0x80) {
+      *len_at = static_cast<uint8_t>(n);
+      return end;
+    }
+    const size_t k = varint_size(n);
+    std::memmove(len_at + k, len_at + 1, n);
+    put_varint(len_at, n);
+    return end + (k - 1);
+  }
+
+  void begin_event(const SnapshotTimeline& tl, const SpanRecord& r, uint64_t uuid,
+                   const std::string* attrs, const ByLocal<uint64_t>& foreign) {
+    attr_buf_.clear();
+    if (attrs) encode_attrs(*attrs, attr_buf_, scratch_);
+    ensure(128 + 2 * attr_buf_.size() + 16);
+    uint8_t* p = at();
+    *p++ = kTracePacket;
+    uint8_t* packet_len = p++;
+    *p++ = kTimestamp;
+    p = put_varint(p, ts(r.start_ns));
+    *p++ = kSequenceId;
+    *p++ = kPerfettoSequenceId;
+    *p++ = kSequenceFlags;
+    *p++ = kSeqNeedsState;
+    *p++ = kTrackEvent;
+    uint8_t* event_len = p++;
+    *p++ = kEventType;
+    *p++ = kSliceBegin;
+    *p++ = kEventTrackUuid;
+    p = put_varint(p, uuid);
+    if (r.name < snap_.names.size()) {
+      *p++ = kEventNameIid;
+      p = put_varint(p, static_cast<uint64_t>(r.name) + 1);
+    } else {
+      p = put_varint(p, kEventNameField << 3 | 2);
+      *p++ = 1;
+      *p++ = '?';
+    }
+    const uint64_t span_id = make_span_id(tl.id, r.local_id);
+    *p++ = kEventAnnotation;
+    *p++ = static_cast<uint8_t>(3 + varint_size(span_id));
+    *p++ = 0x08;  // name_iid
+    *p++ = kIidSpanId;
+    *p++ = 0x18;  // uint_value
+    p = put_varint(p, span_id);
+    uint64_t parent_id = 0;
+    if (r.flags & kFlagParentElsewhere) {
+      if (const uint64_t* f = foreign.find(r.local_id)) parent_id = *f;
+    } else if (r.parent_local != 0) {
+      parent_id = make_span_id(tl.id, r.parent_local);
+    }
+    if (parent_id != 0) {
+      *p++ = kEventAnnotation;
+      *p++ = static_cast<uint8_t>(3 + varint_size(parent_id));
+      *p++ = 0x08;
+      *p++ = kIidParentId;
+      *p++ = 0x18;
+      p = put_varint(p, parent_id);
+    }
+    if (r.flags & (kFlagError | kFlagAbandoned)) {
+      for (uint8_t iid : {kIidError, kIidAbandoned}) {
+        if (!(r.flags & (iid == kIidError ? kFlagError : kFlagAbandoned))) continue;
+        const uint8_t b[6] = {kEventAnnotation, 4, 0x08, iid, 0x10, 1};  // bool_value true
+        std::memcpy(p, b, 6);
+        p += 6;
+      }
+    }
+    if (!attr_buf_.empty()) {
+      std::memcpy(p, attr_buf_.data(), attr_buf_.size());
+      p += attr_buf_.size();
+    }
+    p = patch_len(event_len, p);
+    p = patch_len(packet_len, p);
+    pos_ = static_cast<size_t>(p - reinterpret_cast<uint8_t*>(&out_[0]));
+  }
+
+  void end_event(int64_t end_ns, uint64_t uuid) {
+    ensure(40);
+    const uint64_t t = ts(end_ns);
+    const size_t event_len = 3 + varint_size(uuid);
+    const size_t packet_len = 1 + varint_size(t) + 2 + 2 + event_len;  // < 128
+    uint8_t* p = at();
+    *p++ = kTracePacket;
+    *p++ = static_cast<uint8_t>(packet_len);
+    *p++ = kTimestamp;
+    p = put_varint(p, t);
+    *p++ = kSequenceId;
+    *p++ = kPerfettoSequenceId;
+    *p++ = kTrackEvent;
+    *p++ = static_cast<uint8_t>(event_len);
+    *p++ = kEventType;
+    *p++ = kSliceEnd;
+    *p++ = kEventTrackUuid;
+    p = put_varint(p, uuid);
+    pos_ += 2 + packet_len;
+  }
+
+  // Thread and group timelines: begin order with depth closing siblings.
+  void stack_spans(const SnapshotTimeline& tl) {
+    const std::vector<SpanRecord>& recs = tl.records;
+    const std::vector<uint32_t> order = begin_order(recs);
+    ByLocal<std::string> attrs(tl.attrs, recs.size());
+    ByLocal<uint64_t> foreign(tl.foreign_parents, recs.size());
+    const uint64_t uuid = perfetto_track_uuid(tl.id, 0);
+    std::vector<uint32_t> open;
+    for (uint32_t i : order) {
+      const SpanRecord& r = recs[i];
+      while (!open.empty() && recs[open.back()].depth >= r.depth) {
+        end_event(recs[open.back()].end_ns, uuid);
+        open.pop_back();
+      }
+      begin_event(tl, r, uuid, attrs.find(r.local_id), foreign);
+      open.push_back(i);
+    }
+    while (!open.empty()) {
+      end_event(recs[open.back()].end_ns, uuid);
+      open.pop_back();
+    }
+  }
+
+  // Tracks: greedy lanes (see the top of the file).
+  void track_spans(const SnapshotTimeline& tl) {
+    const std::vector<SpanRecord>& recs = tl.records;
+    std::vector<uint32_t> order = begin_order(recs);
+    auto before = [&](uint32_t a, uint32_t b) {
+      const SpanRecord& x = recs[a];
+      const SpanRecord& y = recs[b];
+      if (x.start_ns != y.start_ns) return x.start_ns < y.start_ns;
+      if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;
+      return x.local_id < y.local_id;
+    };
+    if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
+
+    // Plan: (record index << 1 | is_end, lane) in emission order.
+    struct Step {
+      uint32_t rec;
+      uint32_t lane;
+      bool end;
+    };
+    std::vector<Step> steps;
+    steps.reserve(2 * order.size());
+    std::vector<std::vector<uint32_t>> stacks;  // per lane: open record indexes
+    using Busy = std::pair<int64_t, uint32_t>;  // (end of the lane's bottom span, lane)
+    std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
+    std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
+    std::vector<bool> is_free;
+    uint32_t prev_lane = 0;
+    bool have_prev = false;
+    auto flush_lane = [&](uint32_t lane) {
+      std::vector<uint32_t>& st = stacks[lane];
+      while (!st.empty()) {
+        steps.push_back({st.back(), lane, true});
+        st.pop_back();
+      }
+    };
+    for (uint32_t i : order) {
+      const SpanRecord& r = recs[i];
+      while (!busy.empty() && busy.top().first <= r.start_ns) {
+        const uint32_t lane = busy.top().second;
+        busy.pop();
+        flush_lane(lane);
+        is_free[lane] = true;
+        free_lanes.push(lane);
+      }
+      uint32_t lane = 0;
+      bool placed = false;
+      if (have_prev && !is_free[prev_lane]) {
+        // Nest on the previous span's lane when its innermost open span
+        // contains this one (ended spans that do not contain it close).
+        std::vector<uint32_t>& st = stacks[prev_lane];
+        while (!st.empty()) {
+          const SpanRecord& top = recs[st.back()];
+          const bool contains = top.start_ns <= r.start_ns && r.end_ns <= top.end_ns;
+          if (contains) {
+            placed = true;
+            break;
+          }
+          if (top.end_ns > r.start_ns) break;  // overlaps: not this lane
+          steps.push_back({st.back(), prev_lane, true});
+          st.pop_back();
+        }
+        if (placed) lane = prev_lane;
+      }
+      if (!placed) {
+        if (!free_lanes.empty()) {
+          lane = free_lanes.top();
+          free_lanes.pop();
+        } else {
+          lane = static_cast<uint32_t>(stacks.size());
+          stacks.emplace_back();
+          is_free.push_back(false);
+        }
+        is_free[lane] = false;
+        busy.emplace(r.end_ns, lane);
+      }
+      stacks[lane].push_back(i);
+      steps.push_back({i, lane, false});
+      prev_lane = lane;
+      have_prev = true;
+    }
+    for (uint32_t lane = 0; lane < stacks.size(); ++lane) flush_lane(lane);
+
+    for (uint32_t lane = 1; lane < stacks.size(); ++lane) lane_descriptor(tl, lane);
+    ByLocal<std::string> attrs(tl.attrs, recs.size());
+    ByLocal<uint64_t> foreign(tl.foreign_parents, recs.size());
+    for (const Step& s : steps) {
+      const SpanRecord& r = recs[s.rec];
+      const uint64_t uuid = perfetto_track_uuid(tl.id, s.lane);
+      if (s.end) {
+        end_event(r.end_ns, uuid);
+      } else {
+        begin_event(tl, r, uuid, attrs.find(r.local_id), foreign);
+      }
+    }
+  }
+
+  const Snapshot& snap_;
+  const int64_t origin_;
+  std::string& out_;
+  const size_t base_;
+  size_t pos_ = 0;
+  std::string attr_buf_;
+  AttrScratch scratch_;
+};
+
+}  // namespace
+
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
+  Writer(snapshot, origin_ns, out).run();
+}
+
+}  // namespace hotspan

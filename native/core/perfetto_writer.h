@@ -1,0 +1,54 @@
+// Perfetto protobuf trace (.pftrace) from a snapshot, hand-encoded (no
+// libprotobuf). lib/perfetto.ts produces the same bytes from a NativeSnapshot.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "tracer.h"
+
+namespace hotspan {
+
+// Perfetto timestamps are unsigned: every TracePacket timestamp is the span's
+// ns on the performance.now() axis (ns - origin_ns) plus this offset (1 s),
+// so the small negatives a clock calibration can give stay exact. Anything
+// still below 0 after the offset is clamped to 0.
+constexpr int64_t kPerfettoTimestampOffsetNs = 1000000000;
+
+// Track uuids: a timeline's own track is its id; lane k >= 1 of a concurrent
+// track (overlapping spans, see perfetto_writer.cc) is (k << 32) | id; the
+// process track is kPerfettoProcessUuid. Timeline ids start at 1.
+constexpr uint64_t kPerfettoProcessUuid = 0xFFFFFFFF00000000ull;
+inline uint64_t perfetto_track_uuid(uint32_t timeline, uint32_t lane) {
+  return (static_cast<uint64_t>(lane) << 32) | timeline;
+}
+
+// The trusted_packet_sequence_id of every packet (one sequence: the
+// interned event names are scoped to it).
+constexpr uint32_t kPerfettoSequenceId = 1;
+
+// Appends a whole Trace (repeated TracePacket, field 1) to `out`.
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
+
+namespace perfetto_detail {
+// Base-128 varint (little-endian groups of 7 bits); at most 10 bytes.
+inline size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
+  while (v >= 0x80) {
+    *p++ = static_cast<uint8_t>(v | 0x80);
+    v >>= 7;
+  }
+  *p++ = static_cast<uint8_t>(v);
+  return p;
+}
+}  // namespace perfetto_detail
+
+}  // namespace hotspan
