@@ -44,7 +44,7 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
   out.push(
     `Measured ${r.date.slice(0, 10)} with \`npm run bench\`${r.quick ? ' --quick (smoke run, not for comparison)' : ''} on ${m.model} (${m.cpus} cores, clocksource ${m.clocksource ?? 'n/a'}), Node ${r.node} (Node-API ${r.napi}), commit \`${r.commit}\`${r.dirty ? ' with uncommitted changes' : ''}. ` +
       `${r.config.runs} rounds; every case runs in a fresh process, cases alternate within a round; figures are the median, min and max over the rounds of each process's figure (JS: the median of its mitata samples; C++: thread CPU time per span). ` +
-      `Ratios are computed pair by pair within a round, then summarised. Load average at start ${r.loadavgStart.map((x) => x.toFixed(2)).join(', ')}. Source: \`${path.relative(path.join(benchDir, '..'), file)}\`.`,
+      `Ratios are computed pair by pair within a round, then summarised. ${r.clockSource ? `hotspan's records read ${r.clockSource === 'tsc' ? 'the invariant TSC (rdtsc)' : 'CLOCK_MONOTONIC'}, so "the floor" in ratios and targets is \`${r.sameFloor}\` and the bare C++ thread loops read the same clock. ` : ''}Load average at start ${r.loadavgStart.map((x) => x.toFixed(2)).join(', ')}. Source: \`${path.relative(path.join(benchDir, '..'), file)}\`.`,
   );
   out.push('', `![ns per span](${chartName})`);
 

@@ -7,12 +7,13 @@
 // --quick: a short smoke run (< 1 minute) proving the harness works; its
 // results go to bench/results/quick-latest.json, never to a dated file.
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { buildFloor, benchDir, rootDir } from './lib/build.mjs';
 import { buildCoreBench, coreBenchPath } from './lib/core-bench.mjs';
-import { hotspanMissing } from './lib/hotspan.mjs';
+import { addonPath, hotspanMissing } from './lib/hotspan.mjs';
 import { measureMode } from './lib/http.mjs';
 import { fmt, paired, summarize } from './lib/stats.mjs';
 import { evaluateTargets } from './lib/targets.mjs';
@@ -39,7 +40,7 @@ const cfg = quick
 const MICRO = [
   { id: 'empty', label: 'empty loop', needs: [] },
   { id: 'floor', label: 'floor: 2 Node-API calls + clock_gettime + store', needs: ['floor'] },
-  { id: 'floor-tsc', label: 'floor with rdtsc instead of clock_gettime (info)', needs: ['floor'] },
+  { id: 'floor-tsc', label: 'floor: 2 Node-API calls + rdtsc + store', needs: ['floor'] },
   { id: 'hotspan-id', label: "hotspan begin(id)/end()", needs: ['hotspan'] },
   { id: 'hotspan-string', label: "hotspan begin('string')/end()", needs: ['hotspan'] },
   { id: 'hotspan-trace', label: 'hotspan trace(id, fn)', needs: ['hotspan'] },
@@ -58,8 +59,8 @@ const NATIVE = [
   { id: 'bare-inline-tsc', label: 'bare C++ loop, rdtsc (info)', needs: ['floor'] },
   { id: 'bare-fresh', label: 'bare C++ loop into never-touched memory (info)', needs: ['floor'] },
   { id: 'bare-fresh-thp', label: 'same, MADV_HUGEPAGE (info)', needs: ['floor'] },
-  { id: 'bare-1t', label: 'bare C++ loop, 1 std::thread', needs: ['floor'] },
-  { id: 'bare-2t', label: 'bare C++ loop, 2 std::threads', needs: ['floor'] },
+  { id: 'bare-1t', label: "bare C++ loop, 1 std::thread (hotspan's clock)", needs: ['floor'] },
+  { id: 'bare-2t', label: "bare C++ loop, 2 std::threads (hotspan's clock)", needs: ['floor'] },
   { id: 'cabi-1t', label: 'hotspan C ABI, 1 native thread', needs: ['floor', 'hotspan'] },
   { id: 'cabi-2t', label: 'hotspan C ABI, 2 native threads', needs: ['floor', 'hotspan'] },
 ];
@@ -67,9 +68,12 @@ const NATIVE = [
 // In-process pairs: both cases in one fresh process, alternating short
 // stretches, so the ratio is immune to load that shifts between processes.
 // These feed the targets; the cross-process ratios are kept beside them.
+// "floor" in the pairs and targets is the floor that reads the same clock as
+// hotspan's records (SAME_FLOOR, set from the addon's clockSource).
+let SAME_FLOOR = 'floor';
 const PAIRS = [
-  { id: 'hotspan-id/floor', a: 'hotspan-id', b: 'floor', needs: ['hotspan', 'floor'] },
-  { id: 'hotspan-trace/floor', a: 'hotspan-trace', b: 'floor', needs: ['hotspan', 'floor'] },
+  { id: 'hotspan-id/floor', a: 'hotspan-id', b: () => SAME_FLOOR, needs: ['hotspan', 'floor'] },
+  { id: 'hotspan-trace/floor', a: 'hotspan-trace', b: () => SAME_FLOOR, needs: ['hotspan', 'floor'] },
   { id: 'naive/hotspan-id', a: 'naive', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'otel/hotspan-id', a: 'otel', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'js-id/naive', a: 'js-id', b: 'naive', needs: ['hotspan'] },
@@ -173,6 +177,18 @@ async function main() {
   have.hotspan = !missing;
   if (missing) have.why.hotspan = missing;
   if (missing) log(`hotspan cases skipped: ${missing}`);
+  // The clock hotspan's records read: the floor and the bare loops it is
+  // compared with read the same one.
+  let clockSource = 'monotonic';
+  if (have.hotspan) {
+    try {
+      clockSource = createRequire(import.meta.url)(addonPath).clockSource === 'tsc' ? 'tsc' : 'monotonic';
+    } catch {
+      // hotspanMissing() said it loads; keep the monotonic default if not.
+    }
+  }
+  SAME_FLOOR = clockSource === 'tsc' ? 'floor-tsc' : 'floor';
+  log(`hotspan's clock: ${clockSource}; the floor it is compared with: ${SAME_FLOOR}`);
 
   const results = {
     schema: 1,
@@ -184,6 +200,8 @@ async function main() {
     napi: process.versions.napi,
     v8: process.versions.v8,
     machine: machine(),
+    clockSource,
+    sameFloor: SAME_FLOOR,
     loadavgStart: os.loadavg(),
     config: { runs: RUNS, ...cfg },
   };
@@ -198,13 +216,13 @@ async function main() {
     const live = [];
     for (const p of PAIRS) {
       const skip = available(p.needs, have);
-      pairs[p.id] = { a: p.a, b: p.b, diff: !!p.diff, runs: [], aNs: [], bNs: [], skipped: skip };
+      pairs[p.id] = { a: p.a, b: typeof p.b === 'function' ? p.b() : p.b, diff: !!p.diff, runs: [], aNs: [], bNs: [], skipped: skip };
       if (!skip) live.push(p);
     }
     for (let r = 0; r < RUNS; r++) {
       for (let k = 0; k < live.length; k++) {
         const p = live[(k + r) % live.length];
-        const res = child('micro.mjs', ['pair', JSON.stringify({ ...cfg.pairs, pair: [p.a, p.b] })], { expose: true });
+        const res = child('micro.mjs', ['pair', JSON.stringify({ ...cfg.pairs, pair: [p.a, typeof p.b === 'function' ? p.b() : p.b] })], { expose: true });
         const slot = pairs[p.id];
         if (res.error) {
           errors.push(res.error);
@@ -223,7 +241,7 @@ async function main() {
   }
   if (want('native')) {
     log(`native-thread cases: ${RUNS} rounds`);
-    results.native = rounds(NATIVE, (c) => child('native.mjs', [c.id, JSON.stringify({ spans: cfg.nativeSpans })]), have, errors);
+    results.native = rounds(NATIVE, (c) => child('native.mjs', [c.id, JSON.stringify({ spans: cfg.nativeSpans, tsc: clockSource === 'tsc' })]), have, errors);
   }
   if (want('holder')) {
     log('holder check (core, C++)');
@@ -343,11 +361,11 @@ async function main() {
     inProc('in-process: OTel SDK / hotspan begin(id)', 'otel/hotspan-id'),
     inProc('in-process: js backend / naive', 'js-id/naive'),
     inProc('in-process: noop - empty loop', 'noop-id-empty', 'ns'),
-    ratio('hotspan begin(id)/end() / floor', m['hotspan-id'], m.floor),
-    ratio("hotspan begin('string') / floor", m['hotspan-string'], m.floor),
-    ratio('hotspan trace(id, fn) / floor', m['hotspan-trace'], m.floor),
-    ratio("hotspan trace('string', fn) / floor", m['hotspan-trace-string'], m.floor),
-    ratio('hotspan start().end() / floor', m['hotspan-start'], m.floor),
+    ratio('hotspan begin(id)/end() / floor', m['hotspan-id'], m[SAME_FLOOR]),
+    ratio("hotspan begin('string') / floor", m['hotspan-string'], m[SAME_FLOOR]),
+    ratio('hotspan trace(id, fn) / floor', m['hotspan-trace'], m[SAME_FLOOR]),
+    ratio("hotspan trace('string', fn) / floor", m['hotspan-trace-string'], m[SAME_FLOOR]),
+    ratio('hotspan start().end() / floor', m['hotspan-start'], m[SAME_FLOOR]),
     ratio('naive / hotspan begin(id)', m.naive, m['hotspan-id']),
     ratio('OTel SDK / hotspan begin(id)', m.otel, m['hotspan-id']),
     ratio('performance.mark+measure / hotspan begin(id)', m['perf-mark'], m['hotspan-id']),

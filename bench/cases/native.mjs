@@ -19,8 +19,10 @@ const n = Math.max(1000, Math.floor(opts.spans));
 
 function bare(threads) {
   const f = require(floorPath);
-  f.bareThreads(Math.floor(n / 10), threads); // warm-up: page in, spin up cores
-  const [wallNs, perThreadNs] = f.bareThreads(n, threads);
+  // opts.tsc: read the same clock as hotspan's records (the bench passes it).
+  const tsc = opts.tsc ? 1 : 0;
+  f.bareThreads(Math.floor(n / 10), threads, tsc); // warm-up: page in, spin up cores
+  const [wallNs, perThreadNs] = f.bareThreads(n, threads, tsc);
   return { threads, spansPerThread: n, nsPerSpan: perThreadNs, wallNs, spansPerSec: (n * threads * 1e9) / wallNs };
 }
 

@@ -170,13 +170,14 @@ napi_value BareLoop(napi_env env, napi_callback_info info) {
   return make_double(env, static_cast<double>(ns) / static_cast<double>(n));
 }
 
-// bareThreads(n, threads): every thread records n spans into its own ring.
+// bareThreads(n, threads, useTsc): every thread records n spans into its own ring.
 // Threads start together (spin on a flag) so thread creation is not timed.
 // Returns [wall ns, mean per-thread CPU ns per span].
 napi_value BareThreads(napi_env env, napi_callback_info info) {
   uint64_t n = static_cast<uint64_t>(arg_double(env, info, 0, 1e6));
   int threads = static_cast<int>(arg_double(env, info, 1, 1));
   if (threads < 1) threads = 1;
+  bool use_tsc = arg_double(env, info, 2, 0) != 0;
   std::vector<std::unique_ptr<Ring>> rings;
   for (int t = 0; t < threads; t++) rings.emplace_back(new Ring());
   std::vector<int64_t> elapsed(threads), ends(threads);
@@ -188,7 +189,7 @@ napi_value BareThreads(napi_env env, napi_callback_info info) {
       ready.fetch_add(1);
       while (!go.load(std::memory_order_acquire)) {
       }
-      elapsed[t] = bare_loop<mono_ns>(*rings[t], n);
+      elapsed[t] = use_tsc ? bare_loop<tsc>(*rings[t], n) : bare_loop<mono_ns>(*rings[t], n);
       ends[t] = mono_ns();
     });
   }

@@ -42,7 +42,7 @@ export function evaluateTargets(results) {
     return q ? [q.min, q.max] : undefined;
   };
 
-  add('js-floor', 'JS begin(id)/end() vs the two-call floor', r('hotspan begin(id)/end() / floor'), 'max', 1.25, 'x', null, rr('hotspan begin(id)/end() / floor'));
+  add('js-floor', `JS begin(id)/end() vs the two-call floor (${results.clockSource === 'tsc' ? 'rdtsc' : 'clock_gettime'}, hotspan's clock)`, r('hotspan begin(id)/end() / floor'), 'max', 1.25, 'x', null, rr('hotspan begin(id)/end() / floor'));
   add('trace-floor', 'trace() vs the two-call floor', r('hotspan trace(id, fn) / floor'), 'max', 1.5, 'x', null, rr('hotspan trace(id, fn) / floor'));
   add('naive', 'faster than the naive pure-JS span', r('naive / hotspan begin(id)'), 'min', 2, 'x', null, rr('naive / hotspan begin(id)'));
   add('otel', 'faster than the OpenTelemetry SDK', r('OTel SDK / hotspan begin(id)'), 'min', 30, 'x', null, rr('OTel SDK / hotspan begin(id)'));
@@ -69,7 +69,7 @@ export function evaluateTargets(results) {
     const cpu = r('HTTP CPU-per-request loss, hotspan / OTel');
     // What the two-call floor alone would cost this server: 20 spans at the
     // floor's ns per span on top of the untraced CPU per request.
-    const floorNs = results.micro?.floor?.median;
+    const floorNs = results.micro?.[results.sameFloor ?? 'floor']?.median;
     const cpuNone = h.none?.cpuUsPerReq?.median;
     const floorLoss = Number.isFinite(floorNs) && Number.isFinite(cpuNone) ? (20 * floorNs) / (cpuNone * 1000 + 20 * floorNs) : NaN;
     const fixed = r('HTTP added CPU per request at a fixed rate, hotspan / OTel');
