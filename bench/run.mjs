@@ -83,7 +83,8 @@ const PAIRS = [
 function gitInfo() {
   try {
     const commit = execFileSync('git', ['rev-parse', '--short=12', 'HEAD'], { cwd: rootDir, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain'], { cwd: rootDir, encoding: 'utf8' }).trim().length > 0;
+    // Earlier results and renderings under bench/results are outputs, not code.
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', '.', ':(exclude)bench/results'], { cwd: rootDir, encoding: 'utf8' }).trim().length > 0;
     return { commit, dirty };
   } catch {
     return { commit: 'nogit', dirty: true };
