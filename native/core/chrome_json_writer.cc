@@ -20,6 +20,8 @@
 #include <cstring>
 #include <utility>
 
+#include "local_index.h"
+
 namespace hotspan {
 namespace {
 
@@ -181,43 +183,6 @@ AttrText attr_members(const std::string& s) {
   return t;
 }
 
-// local id -> entry of a (local id, value) list: dense when the ids are
-// compact (the normal case), sorted + binary search otherwise.
-template <typename V>
-class LocalIndex {
- public:
-  LocalIndex(const std::vector<std::pair<uint32_t, V>>& items, size_t records) : items_(items) {
-    if (items.empty()) return;
-    uint32_t max_id = 0;
-    for (const auto& it : items) max_id = std::max(max_id, it.first);
-    if (static_cast<size_t>(max_id) <= 4 * (records + items.size()) + 1024) {
-      dense_.assign(static_cast<size_t>(max_id) + 1, -1);
-      for (size_t i = 0; i < items.size(); ++i) dense_[items[i].first] = static_cast<int64_t>(i);
-    } else {
-      sorted_.reserve(items.size());
-      for (size_t i = 0; i < items.size(); ++i) sorted_.emplace_back(items[i].first, i);
-      std::stable_sort(sorted_.begin(), sorted_.end(),
-                       [](const auto& a, const auto& b) { return a.first < b.first; });
-    }
-  }
-  const V* find(uint32_t local) const {
-    if (items_.empty()) return nullptr;
-    if (!dense_.empty()) {
-      if (local >= dense_.size() || dense_[local] < 0) return nullptr;
-      return &items_[static_cast<size_t>(dense_[local])].second;
-    }
-    // Last entry wins on duplicates, as in the dense form.
-    auto it = std::upper_bound(sorted_.begin(), sorted_.end(), local,
-                               [](uint32_t v, const auto& e) { return v < e.first; });
-    if (it == sorted_.begin() || (it - 1)->first != local) return nullptr;
-    return &items_[(it - 1)->second].second;
-  }
-
- private:
-  const std::vector<std::pair<uint32_t, V>>& items_;
-  std::vector<int64_t> dense_;
-  std::vector<std::pair<uint32_t, size_t>> sorted_;
-};
 
 }  // namespace
 

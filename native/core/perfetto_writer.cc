@@ -44,6 +44,8 @@
 #include <sys/mman.h>
 #endif
 
+#include "local_index.h"
+
 namespace hotspan {
 namespace {
 
@@ -529,42 +531,6 @@ void encode_attrs(const std::string& raw, std::string& out, AttrScratch& sc) {
   }
 }
 
-// local id -> entry of a (local id, value) list, the last entry winning:
-// dense when the ids are compact (the normal case), else sorted.
-template <typename V>
-class ByLocal {
- public:
-  ByLocal(const std::vector<std::pair<uint32_t, V>>& items, size_t records) : items_(items) {
-    if (items.empty()) return;
-    uint32_t max_id = 0;
-    for (const auto& it : items) max_id = std::max(max_id, it.first);
-    if (static_cast<size_t>(max_id) <= 4 * (records + items.size()) + 1024) {
-      dense_.assign(static_cast<size_t>(max_id) + 1, -1);
-      for (size_t i = 0; i < items.size(); ++i) dense_[items[i].first] = static_cast<int64_t>(i);
-      return;
-    }
-    sorted_.reserve(items.size());
-    for (size_t i = 0; i < items.size(); ++i) sorted_.emplace_back(items[i].first, i);
-    std::stable_sort(sorted_.begin(), sorted_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  const V* find(uint32_t local) const {
-    if (items_.empty()) return nullptr;
-    if (!dense_.empty()) {
-      if (local >= dense_.size() || dense_[local] < 0) return nullptr;
-      return &items_[static_cast<size_t>(dense_[local])].second;
-    }
-    auto it = std::upper_bound(sorted_.begin(), sorted_.end(), local,
-                               [](uint32_t v, const auto& e) { return v < e.first; });
-    if (it == sorted_.begin() || (it - 1)->first != local) return nullptr;
-    return &items_[(it - 1)->second].second;
-  }
-
- private:
-  const std::vector<std::pair<uint32_t, V>>& items_;
-  std::vector<int64_t> dense_;
-  std::vector<std::pair<uint32_t, size_t>> sorted_;
-};
 
 // Record indexes of a timeline in local id (= begin) order.
 std::vector<uint32_t> begin_order(const std::vector<SpanRecord>& recs) {
@@ -738,7 +704,7 @@ class Writer {
   }
 
   void begin_event(const SnapshotTimeline& tl, const SpanRecord& r, uint64_t uuid,
-                   const std::string* attrs, const ByLocal<uint64_t>& foreign) {
+                   const std::string* attrs, const LocalIndex<uint64_t>& foreign) {
     attr_buf_.clear();
     if (attrs) encode_attrs(*attrs, attr_buf_, scratch_);
     ensure(128 + 2 * attr_buf_.size() + 16);
@@ -828,8 +794,8 @@ class Writer {
   void stack_spans(const SnapshotTimeline& tl) {
     const std::vector<SpanRecord>& recs = tl.records;
     const std::vector<uint32_t> order = begin_order(recs);
-    ByLocal<std::string> attrs(tl.attrs, recs.size());
-    ByLocal<uint64_t> foreign(tl.foreign_parents, recs.size());
+    LocalIndex<std::string> attrs(tl.attrs, recs.size());
+    LocalIndex<uint64_t> foreign(tl.foreign_parents, recs.size());
     const uint64_t uuid = perfetto_track_uuid(tl.id, 0);
     std::vector<uint32_t> open;
     for (uint32_t i : order) {
@@ -930,8 +896,8 @@ class Writer {
     for (uint32_t lane = 0; lane < stacks.size(); ++lane) flush_lane(lane);
 
     for (uint32_t lane = 1; lane < stacks.size(); ++lane) lane_descriptor(tl, lane);
-    ByLocal<std::string> attrs(tl.attrs, recs.size());
-    ByLocal<uint64_t> foreign(tl.foreign_parents, recs.size());
+    LocalIndex<std::string> attrs(tl.attrs, recs.size());
+    LocalIndex<uint64_t> foreign(tl.foreign_parents, recs.size());
     for (const Step& s : steps) {
       const SpanRecord& r = recs[s.rec];
       const uint64_t uuid = perfetto_track_uuid(tl.id, s.lane);

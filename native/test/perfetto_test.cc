@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "perfetto_writer.h"
+#include "snapshot_builders.h"
 
 namespace {
 
@@ -89,26 +90,8 @@ std::vector<const Field*> all(const std::vector<Field>& fs, uint32_t num) {
   return out;
 }
 
-SpanRecord rec(uint32_t local, uint32_t parent, uint32_t name, int64_t start, int64_t end, uint16_t depth = 0,
-               uint16_t flags = 0) {
-  SpanRecord r{};
-  r.start_ns = start;
-  r.end_ns = end;
-  r.local_id = local;
-  r.parent_local = parent;
-  r.name = name;
-  r.depth = depth;
-  r.flags = flags;
-  return r;
-}
-
-SnapshotTimeline timeline(uint32_t id, std::string name, TimelineKind kind) {
-  SnapshotTimeline t;
-  t.id = id;
-  t.name = std::move(name);
-  t.kind = kind;
-  return t;
-}
+using hotspan_test::rec;
+using hotspan_test::timeline;
 
 void test_varint() {
   struct Case {

@@ -1,0 +1,33 @@
+// Hand-built snapshot pieces for the writer tests (no engine involved).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+
+#include "tracer.h"
+
+namespace hotspan_test {
+
+inline hotspan::SpanRecord rec(uint32_t local, uint32_t parent, uint32_t name, int64_t start,
+                               int64_t end, uint16_t depth = 0, uint16_t flags = 0) {
+  hotspan::SpanRecord r{};
+  r.start_ns = start;
+  r.end_ns = end;
+  r.local_id = local;
+  r.parent_local = parent;
+  r.name = name;
+  r.depth = depth;
+  r.flags = flags;
+  return r;
+}
+
+inline hotspan::SnapshotTimeline timeline(uint32_t id, std::string name, hotspan::TimelineKind kind) {
+  hotspan::SnapshotTimeline t;
+  t.id = id;
+  t.name = std::move(name);
+  t.kind = kind;
+  return t;
+}
+
+}  // namespace hotspan_test
