@@ -6,9 +6,10 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { types } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
-import { Tracer, type SpanRecord, type TracerOptions } from '../lib/index';
+import { type SpanRecord } from '../lib/index';
+import { tracerFactory } from './support/tracers';
 import { loadNativeAddon } from '../lib/native-loader';
 
 const TWO32 = 4294967296;
@@ -66,15 +67,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
   const suite = kind === 'native' && skipNative ? describe.skip : describe;
 
   suite('conformance', () => {
-    const live: Tracer[] = [];
-    afterEach(() => {
-      for (const t of live.splice(0)) t.close();
-    });
-    const make = (options: TracerOptions = {}): Tracer => {
-      const t = new Tracer({ backend: kind, ...options });
-      live.push(t);
-      return t;
-    };
+    const make = tracerFactory(kind);
 
     it('runs the backend it was asked for', () => {
       expect(make().backend).toBe(kind);

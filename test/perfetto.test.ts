@@ -7,9 +7,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
-import { Tracer, type SpanRecord, type TracerOptions } from '../lib/index';
+import { Tracer, type SpanRecord } from '../lib/index';
+import { tracerFactory } from './support/tracers';
 import { internals } from '../lib/internal';
 import { loadNativeAddon } from '../lib/native-loader';
 import { perfetto, PERFETTO_PROCESS_UUID, PERFETTO_TIMESTAMP_OFFSET_NS } from '../lib/perfetto';
@@ -200,15 +201,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
   const suite = !haveProto || (kind === 'native' && skipNative) ? describe.skip : describe;
 
   suite('Perfetto output', () => {
-    const live: Tracer[] = [];
-    afterEach(() => {
-      for (const t of live.splice(0)) t.close();
-    });
-    const make = (options: TracerOptions = {}): Tracer => {
-      const t = new Tracer({ backend: kind, ...options });
-      live.push(t);
-      return t;
-    };
+    const make = tracerFactory(kind);
 
     it('writes every span, decoded with the Perfetto schema, event by event', async () => {
       const t = make({ threadName: 'main thread' });
