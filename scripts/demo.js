@@ -52,13 +52,14 @@ async function main() {
   const SORT = tracer.name('sort');
   const disk = tracer.track('disk', { serial: true });
 
-  let worker;
+  // Both the native and the js backend let a worker join; only the
+  // native-thread part needs the addon (the C ABI).
+  const worker = new Worker(workerSource, { eval: true, workerData: { dist, token: tracer.share() } });
   let consumer;
   if (tracer.backend === 'native') {
-    worker = new Worker(workerSource, { eval: true, workerData: { dist, token: tracer.share() } });
     consumer = loadConsumer();
   } else {
-    console.log('(no native addon: the worker and native-thread parts need it and are skipped)');
+    console.log('(no native addon: the native-thread part needs it and is skipped)');
   }
   const workerDone = worker
     ? new Promise((resolve, reject) => {
