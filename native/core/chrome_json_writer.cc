@@ -21,6 +21,7 @@
 #include <utility>
 
 #include "local_index.h"
+#include "utf8_seq.h"
 
 namespace hotspan {
 namespace {
@@ -87,7 +88,6 @@ void append_escaped(std::string& out, const char* s, size_t n) {
   auto flush = [&]() {
     if (i > run) out.append(s + run, i - run);
   };
-  auto cont = [&](size_t k) { return k < n && (b[k] & 0xC0) == 0x80; };
   while (i < n) {
     unsigned c = b[i];
     if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
@@ -107,39 +107,15 @@ void append_escaped(std::string& out, const char* s, size_t n) {
       run = ++i;
       continue;
     }
-    // Multi-byte sequence: length and the allowed range of the second byte
-    // (rejects overlongs, surrogates and code points past U+10FFFF).
-    size_t len = 0;
-    unsigned lo = 0x80, hi = 0xBF;
-    if (c >= 0xC2 && c <= 0xDF) {
-      len = 2;
-    } else if (c >= 0xE0 && c <= 0xEF) {
-      len = 3;
-      if (c == 0xE0) lo = 0xA0;
-      if (c == 0xED) hi = 0x9F;
-    } else if (c >= 0xF0 && c <= 0xF4) {
-      len = 4;
-      if (c == 0xF0) lo = 0x90;
-      if (c == 0xF4) hi = 0x8F;
-    }
-    // Valid bytes of the sequence; a broken one is replaced as a whole
-    // maximal subpart by one U+FFFD (the WHATWG / Unicode practice, so a
-    // consumer decoding the raw bytes sees the same text).
-    size_t good = 0;
+    size_t bad = 0;
+    const size_t len = utf8_seq(b, n, i, &bad);
     if (len != 0) {
-      good = 1;
-      if (i + 1 < n && b[i + 1] >= lo && b[i + 1] <= hi) {
-        good = 2;
-        while (good < len && cont(i + good)) ++good;
-      }
-    }
-    if (len != 0 && good == len) {
       i += len;
       continue;
     }
     flush();
     out.append("\\ufffd", 6);
-    i += good ? good : 1;
+    i += bad;
     run = i;
   }
   flush();

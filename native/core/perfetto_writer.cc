@@ -45,6 +45,7 @@
 #endif
 
 #include "local_index.h"
+#include "utf8_seq.h"
 
 namespace hotspan {
 namespace {
@@ -98,38 +99,6 @@ struct Pb {
 };
 
 // ---- UTF-8 ----
-
-// Length of the valid sequence at b[i] (0: invalid), and for an invalid one
-// the length of its maximal subpart in *bad (what V8 / TextDecoder replace
-// by one U+FFFD).
-size_t utf8_seq(const unsigned char* b, size_t n, size_t i, size_t* bad) {
-  unsigned c = b[i];
-  if (c < 0x80) return 1;
-  size_t len = 0;
-  unsigned lo = 0x80, hi = 0xBF;
-  if (c >= 0xC2 && c <= 0xDF) {
-    len = 2;
-  } else if (c >= 0xE0 && c <= 0xEF) {
-    len = 3;
-    if (c == 0xE0) lo = 0xA0;
-    if (c == 0xED) hi = 0x9F;
-  } else if (c >= 0xF0 && c <= 0xF4) {
-    len = 4;
-    if (c == 0xF0) lo = 0x90;
-    if (c == 0xF4) hi = 0x8F;
-  }
-  size_t good = 0;
-  if (len != 0) {
-    good = 1;
-    if (i + 1 < n && b[i + 1] >= lo && b[i + 1] <= hi) {
-      good = 2;
-      while (good < len && i + good < n && (b[i + good] & 0xC0) == 0x80) ++good;
-    }
-  }
-  if (len != 0 && good == len) return len;
-  *bad = good ? good : 1;
-  return 0;
-}
 
 bool valid_utf8(const std::string& s) {
   const auto* b = reinterpret_cast<const unsigned char*>(s.data());
