@@ -4,7 +4,7 @@
 import type { Backend } from './backend';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
-import { emptyPerfetto } from './perfetto';
+import { perfetto } from './perfetto';
 import type { StatsRow } from './stats';
 
 const EMPTY: NativeSnapshot = Object.freeze({
@@ -67,7 +67,8 @@ export class NoopBackend implements Backend {
     return '{"traceEvents":[\n{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"hotspan"}}\n],"displayTimeUnit":"ms"}\n';
   }
   perfetto(): Uint8Array {
-    return emptyPerfetto();
+    // No tracks or events: the first packet alone.
+    return perfetto(EMPTY);
   }
   share(): string {
     throw new Error('hotspan: share() needs the native backend (cross-worker joining); this tracer runs the noop backend');

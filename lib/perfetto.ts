@@ -657,15 +657,3 @@ const FLAG_ANNOTATIONS = [
   new Uint8Array([0x22, 4, 0x08, 3, 0x10, 1]),
   new Uint8Array([0x22, 4, 0x08, 4, 0x10, 1]),
 ];
-
-/** A trace with no tracks or events: the first packet alone (the noop backend's output). */
-export function emptyPerfetto(): Uint8Array {
-  return perfetto({
-    names: [],
-    timelines: [],
-    count: 0,
-    times: new Float64Array(0),
-    fields: new Uint32Array(0),
-    attrs: [],
-  });
-}
