@@ -12,7 +12,6 @@
 // is checked on the smaller tests.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,30 +19,7 @@ import { Worker } from 'node:worker_threads';
 import { Tracer } from '../lib/index';
 import type { NativeSnapshot, NativeTracer } from '../lib/native-binding';
 import { internals } from '../lib/internal';
-
-/** What one consumer thread saw (test/fixtures/consumer/consumer.cc). */
-interface Tally {
-  name: string;
-  recorded: number;
-  closed: number;
-  errors: number;
-  okAfterClosed: number;
-}
-
-interface ConsumerOptions {
-  threads?: number;
-  spansPerThread?: number;
-  depth?: number;
-  threadNamePrefix?: string;
-  pauseUs?: number;
-}
-
-interface Consumer {
-  run(api: unknown, options: ConsumerOptions): Tally[];
-  startBackground(api: unknown, options: ConsumerOptions): void;
-  backgroundRecorded(): number;
-  stopBackground(): Tally[];
-}
+import { loadConsumer, type Consumer } from './support/consumer';
 
 /** Messages from test/fixtures/exactness-worker.js. */
 interface WorkerReady {
@@ -57,7 +33,6 @@ interface WorkerDone {
   t1: number;
 }
 
-const requireHere = createRequire(__filename);
 const root = path.join(__dirname, '..');
 const dist = path.join(root, 'dist', 'index.js');
 const workerScript = path.join(__dirname, 'fixtures', 'exactness-worker.js');
@@ -87,8 +62,7 @@ const liveWorkers: Worker[] = [];
 
 beforeAll(() => {
   // vitest.config.mts builds it once as a globalSetup; this only checks it is current.
-  const { buildConsumer } = requireHere('./fixtures/build-consumer.js') as { buildConsumer: () => string };
-  consumer = requireHere(buildConsumer()) as Consumer;
+  consumer = loadConsumer();
 }, 180_000);
 
 afterEach(async () => {

@@ -3,54 +3,20 @@
 // and records spans from its own std::threads into the public Tracer.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Tracer } from '../lib/index';
 import type { SpanRecord, TimelineInfo } from '../lib/index';
 import { internals } from '../lib/internal';
+import { loadConsumer, type Consumer } from './support/consumer';
 
-/** What one consumer thread saw (test/fixtures/consumer/consumer.cc). */
-interface Tally {
-  name: string;
-  /** Spans whose end() returned HOTSPAN_OK. */
-  recorded: number;
-  /** Calls answered HOTSPAN_CLOSED. */
-  closed: number;
-  /** Any other non-OK status. */
-  errors: number;
-  /** OK answers after the thread's first HOTSPAN_CLOSED. */
-  okAfterClosed: number;
-}
-
-interface RunOptions {
-  threads?: number;
-  spansPerThread?: number;
-  depth?: number;
-  threadNamePrefix?: string;
-  pauseUs?: number;
-}
-
-interface Consumer {
-  readonly abiVersion: number;
-  run(api: unknown, options: RunOptions): Tally[];
-  startBackground(api: unknown, options: RunOptions): void;
-  backgroundRecorded(): number;
-  stopBackground(): Tally[];
-  asyncCrossThread(api: unknown, n: number): { begun: number; ended: number; errors: number };
-  bogusApi(abiVersion: number, structSize: number): unknown;
-}
-
-// The fixture and its builder are CommonJS; load them with Node's require.
-const requireHere = createRequire(__filename);
 let consumer: Consumer;
 let backgroundRunning = false;
 const live: Tracer[] = [];
 
 beforeAll(() => {
-  const { buildConsumer } = requireHere('./fixtures/build-consumer.js') as { buildConsumer: () => string };
-  consumer = requireHere(buildConsumer()) as Consumer;
+  consumer = loadConsumer();
 }, 180_000);
 
 afterEach(() => {
