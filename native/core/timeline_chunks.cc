@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <mutex>
+#include <new>
 #include <utility>
 
+#include "chunk_reserve.h"
 #include "clock.h"
 
 namespace hotspan {
@@ -21,10 +23,17 @@ Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial
 
 Timeline::~Timeline() = default;
 
+void Timeline::ChunkFree::operator()(Chunk* chunk) const {
+  chunk->~Chunk();
+  ::operator delete(chunk);
+}
+
 SpanRecord* Timeline::append_chunk(int64_t* anchor_due) {
   // Allocated outside the lock: a reader copying a snapshot waits only for
   // the push_back.
-  std::unique_ptr<Chunk> chunk(new Chunk);  // default-init: no 32 KiB memset
+  static_assert(sizeof(Chunk) == chunk_reserve::kChunkBytes, "a chunk fills its reserve block");
+  // Default-init: the records are written before anyone reads them.
+  std::unique_ptr<Chunk, ChunkFree> chunk(new (chunk_reserve::take()) Chunk);
   SpanRecord* first = chunk->records;
   std::lock_guard<TimelineMutex> lock(mu_);
   chunks_.push_back(std::move(chunk));

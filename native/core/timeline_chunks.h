@@ -87,6 +87,10 @@ class Timeline {
   struct Chunk {
     SpanRecord records[kChunkRecords];
   };
+  // Chunks live in chunk_reserve memory (::operator new), pages pre-touched.
+  struct ChunkFree {
+    void operator()(Chunk* chunk) const;
+  };
   struct AttrEntry {
     uint32_t index;
     uint32_t local;
@@ -107,7 +111,7 @@ class Timeline {
   std::atomic<uint32_t> committed_{0};
 
   mutable TimelineMutex mu_;
-  std::vector<std::unique_ptr<Chunk>> chunks_;  // guarded by mu_
+  std::vector<std::unique_ptr<Chunk, ChunkFree>> chunks_;  // guarded by mu_
   std::vector<AttrEntry> attrs_;                // guarded by mu_, index order
   std::vector<ForeignEntry> foreign_;           // guarded by mu_, index order
   std::string name_;                            // guarded by mu_

@@ -1,0 +1,91 @@
+#include "chunk_reserve.h"
+
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <new>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace hotspan::chunk_reserve {
+
+namespace {
+
+struct Reserve {
+  std::mutex mu;
+  std::condition_variable wanted;
+  std::vector<void*> ready;  // guarded by mu
+  bool started = false;      // guarded by mu
+
+  void fill_forever() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      wanted.wait(lock, [this] { return ready.size() < kLowWater; });
+      while (ready.size() < kHighWater) {
+        lock.unlock();
+        void* chunk = ::operator new(kChunkBytes);
+        // Writing every byte faults each page in here, not on the writer.
+        std::memset(chunk, 0, kChunkBytes);
+        lock.lock();
+        ready.push_back(chunk);
+      }
+    }
+  }
+};
+
+bool read_enabled() {
+  const char* v = std::getenv("HOTSPAN_CHUNK_RESERVE");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+// Leaked on purpose: the filler blocks on it for the life of the process,
+// and must not see it destroyed by exit-time destructors.
+Reserve& reserve() {
+  static Reserve* r = new Reserve;
+  return *r;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = read_enabled();
+  return on;
+}
+
+void* take() {
+  if (enabled()) {
+    Reserve& r = reserve();
+    void* chunk = nullptr;
+    bool wake = false;
+    {
+      std::lock_guard<std::mutex> lock(r.mu);
+      if (!r.started) {
+        r.started = true;
+        try {
+          std::thread([&r] { r.fill_forever(); }).detach();
+        } catch (const std::system_error&) {
+          // No thread to be had: every chunk falls back to a plain allocation.
+        }
+      }
+      if (!r.ready.empty()) {
+        chunk = r.ready.back();
+        r.ready.pop_back();
+      }
+      wake = r.ready.size() < kLowWater;
+    }
+    if (wake) r.wanted.notify_one();
+    if (chunk != nullptr) return chunk;
+  }
+  return ::operator new(kChunkBytes);
+}
+
+size_t ready() {
+  if (!enabled()) return 0;
+  Reserve& r = reserve();
+  std::lock_guard<std::mutex> lock(r.mu);
+  return r.ready.size();
+}
+
+}  // namespace hotspan::chunk_reserve
