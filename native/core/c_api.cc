@@ -78,7 +78,10 @@ struct FastEntry {
   const Context* ctx;
   ThreadState* state;
 };
-thread_local FastEntry t_fast{nullptr, nullptr};
+// initial-exec: read at a fixed offset from the thread pointer, not through
+// __tls_get_addr on every begin/end (the addon is dlopen'ed, whose default
+// model is general-dynamic). 16 bytes of glibc's static-TLS surplus.
+__attribute__((tls_model("initial-exec"))) thread_local FastEntry t_fast{nullptr, nullptr};
 // Set once this thread's ThreadCache was destroyed (thread exit): calls made
 // later by other thread_local destructors then get HOTSPAN_CLOSED.
 thread_local bool t_cache_gone = false;
@@ -147,33 +150,14 @@ hotspan_status settle(CacheEntry* e, Status s) {
 
 // ---- entry points ----
 
-hotspan_status api_begin(void* tracer, uint32_t name) {
-  const Context* ctx = as_context(tracer);
-  if (ctx == nullptr) return HOTSPAN_INVALID;
-  const FastEntry f = t_fast;
-  if (f.ctx == ctx && f.state != nullptr) {
-    const Status s = fast::begin(*f.state, name, record_now(ctx));
-    if (s != Status::kClosed) return to_c(s);
-    if (CacheEntry* e = entry_for(ctx, false)) mark_closed(e);
-    return HOTSPAN_CLOSED;
-  }
-  // First call of this thread for ctx, or another tracer used in between.
+// The first call of this thread for ctx, or another tracer used in between.
+HOTSPAN_COLD hotspan_status begin_slow(const Context* ctx, uint32_t name) {
   CacheEntry* e = entry_for(ctx, true);
   if (e == nullptr || !e->state) return HOTSPAN_CLOSED;
   return settle(e, fast::begin(*e->state, name, record_now(ctx)));
 }
 
-hotspan_status api_end(void* tracer) {
-  const Context* ctx = as_context(tracer);
-  if (ctx == nullptr) return HOTSPAN_INVALID;
-  const int64_t now = record_now(ctx);
-  const FastEntry f = t_fast;
-  if (f.ctx == ctx && f.state != nullptr) {
-    const Status s = fast::end(*f.state, now);
-    if (s != Status::kClosed) return to_c(s);
-    if (CacheEntry* e = entry_for(ctx, false)) mark_closed(e);
-    return HOTSPAN_CLOSED;
-  }
+HOTSPAN_COLD hotspan_status end_slow(const Context* ctx, int64_t now) {
   CacheEntry* e = entry_for(ctx, false);
   if (e == nullptr) {
     // Never began a span here (or thread teardown): nothing to end, and no
@@ -184,6 +168,35 @@ hotspan_status api_end(void* tracer) {
   }
   if (!e->state) return HOTSPAN_CLOSED;
   return settle(e, fast::end(*e->state, now));
+}
+
+// The fast path saw kClosed: release this thread's state for ctx.
+HOTSPAN_COLD hotspan_status closed_seen(const Context* ctx) {
+  if (CacheEntry* e = entry_for(ctx, false)) mark_closed(e);
+  return HOTSPAN_CLOSED;
+}
+
+// begin/end keep only the cached-thread fast path inline, so they stay small
+// (few saved registers); everything else is in the cold functions above.
+hotspan_status api_begin(void* tracer, uint32_t name) {
+  const Context* ctx = as_context(tracer);
+  if (HOTSPAN_UNLIKELY(ctx == nullptr)) return HOTSPAN_INVALID;
+  const FastEntry f = t_fast;
+  if (HOTSPAN_UNLIKELY(f.ctx != ctx || f.state == nullptr)) return begin_slow(ctx, name);
+  const Status s = fast::begin(*f.state, name, record_now(ctx));
+  if (HOTSPAN_UNLIKELY(s == Status::kClosed)) return closed_seen(ctx);
+  return to_c(s);
+}
+
+hotspan_status api_end(void* tracer) {
+  const Context* ctx = as_context(tracer);
+  if (HOTSPAN_UNLIKELY(ctx == nullptr)) return HOTSPAN_INVALID;
+  const int64_t now = record_now(ctx);
+  const FastEntry f = t_fast;
+  if (HOTSPAN_UNLIKELY(f.ctx != ctx || f.state == nullptr)) return end_slow(ctx, now);
+  const Status s = fast::end(*f.state, now);
+  if (HOTSPAN_UNLIKELY(s == Status::kClosed)) return closed_seen(ctx);
+  return to_c(s);
 }
 
 hotspan_status api_intern(void* tracer, const char* name, size_t len, uint32_t* out_id) {

@@ -24,6 +24,10 @@
 #include "tracer_shared.h"
 
 #define HOTSPAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
+// The hot path is inlined into its callers (the binding's begin/end, the C
+// ABI); its slow paths are kept out of line and out of the hot code's way.
+#define HOTSPAN_HOT_INLINE inline __attribute__((always_inline))
+#define HOTSPAN_COLD __attribute__((noinline, cold))
 
 namespace hotspan {
 
@@ -77,14 +81,14 @@ class ThreadState {
   std::shared_ptr<TracerShared> shared_ref;
 
   // Out-of-line slow paths of fast::begin / fast::end.
-  bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
-  bool grow_stack();
-  void refill_chunk();
-  void refresh_anchor(int64_t now);
-  void publish_attrs(uint32_t index, uint32_t local);
-  void piggyback_drain();
+  HOTSPAN_COLD bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
+  HOTSPAN_COLD bool grow_stack();
+  HOTSPAN_COLD void refill_chunk();
+  HOTSPAN_COLD void refresh_anchor(int64_t now);
+  HOTSPAN_COLD void publish_attrs(uint32_t index, uint32_t local);
+  HOTSPAN_COLD void piggyback_drain();
   // Queues the records stored since the last push (non-holder path).
-  void publish_batch();
+  HOTSPAN_COLD void publish_batch();
   // Abandons open spans at `now` (kFlagAbandoned), stores and queues them.
   void abandon_open(int64_t now);
   // Native thread exit: abandon, queue what is left, mark the timeline exited.
@@ -97,7 +101,7 @@ inline Status blocked_status(uint8_t status) {
   return status == ThreadState::kTracerClosed ? Status::kClosed : Status::kInvalid;
 }
 
-inline Status begin(ThreadState& s, uint32_t name, int64_t now) {
+HOTSPAN_HOT_INLINE Status begin(ThreadState& s, uint32_t name, int64_t now) {
   const uint8_t st = s.status.load(std::memory_order_relaxed);
   if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
   if (HOTSPAN_UNLIKELY(name >= s.known_names) && !s.refresh_names(name)) return Status::kInvalid;
@@ -111,7 +115,7 @@ inline Status begin(ThreadState& s, uint32_t name, int64_t now) {
   return Status::kOk;
 }
 
-inline Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
+HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
   const uint8_t st = s.status.load(std::memory_order_relaxed);
   if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
   if (HOTSPAN_UNLIKELY(s.depth == 0)) return Status::kNoOpenSpan;
