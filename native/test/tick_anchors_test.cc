@@ -1,0 +1,65 @@
+// Tick -> ns conversion against an exact reference: rounding to nearest,
+// extrapolation outside the anchors, and segments long enough (an idle
+// writer) that the products leave 64 bits, where the converter changes route.
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "check.h"
+#include "tick_anchors.h"
+
+namespace {
+
+using hotspan::TickAnchors;
+using hotspan::clock::Anchor;
+
+// floor((2 dt dn + den) / (2 den)) + a.ns, in 128-bit arithmetic.
+int64_t reference(Anchor a, Anchor b, int64_t tick) {
+  const __int128 dt = static_cast<__int128>(tick) - a.tick;
+  const __int128 dn = static_cast<__int128>(b.ns) - a.ns;
+  const __int128 den = static_cast<__int128>(b.tick) - a.tick;
+  const __int128 num = 2 * dt * dn + den;
+  __int128 q = num / (2 * den);
+  if (num % (2 * den) != 0 && num < 0) --q;
+  return static_cast<int64_t>(a.ns + q);
+}
+
+void check_segments(int64_t max_tick_step, int64_t max_ns_step, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  TickAnchors anchors;
+  std::vector<Anchor> list;
+  Anchor cur{1'000'000'000, 5'000'000'000};
+  for (int i = 0; i < 64; ++i) {
+    list.push_back(cur);
+    CHECK(anchors.append(cur));
+    cur.tick += 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_tick_step));
+    cur.ns += 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_ns_step));
+  }
+  size_t hint = 0;
+  for (size_t i = 0; i + 1 < list.size(); ++i) {
+    const Anchor a = list[i];
+    const Anchor b = list[i + 1];
+    for (int k = 0; k < 200; ++k) {
+      const int64_t tick = a.tick + static_cast<int64_t>(rng() % static_cast<uint64_t>(b.tick - a.tick));
+      CHECK_EQ(anchors.to_ns(tick, hint), reference(a, b, tick));
+    }
+    CHECK_EQ(anchors.to_ns(a.tick, hint), a.ns);
+  }
+  // Before the first and past the last anchor: the outer segments extended.
+  CHECK_EQ(anchors.to_ns(list[0].tick - 12345, hint), reference(list[0], list[1], list[0].tick - 12345));
+  const Anchor y = list[list.size() - 2];
+  const Anchor z = list.back();
+  CHECK_EQ(anchors.to_ns(z.tick + 987654321, hint), reference(y, z, z.tick + 987654321));
+}
+
+}  // namespace
+
+int main() {
+  // Writer-made segments: about 5 ms of a 3 GHz TSC.
+  check_segments(20'000'000, 7'000'000, 1);
+  // An idle writer: segments of hours, whose products overflow 64 bits.
+  check_segments(int64_t{1} << 46, int64_t{1} << 44, 2);
+  // Slow ticks (tick ~ 1 ns or coarser).
+  check_segments(1000, 5000, 3);
+  return check::result("tick_anchors_test");
+}
