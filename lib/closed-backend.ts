@@ -6,6 +6,7 @@ import type { Backend } from './backend';
 import { closedError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED } from './flags';
+import type { OutputFormat } from './output';
 import type { StatsRow } from './stats';
 
 export class ClosedBackend implements Backend {
@@ -78,6 +79,9 @@ export class ClosedBackend implements Backend {
   }
   perfetto(): Uint8Array {
     return this.inner.perfetto();
+  }
+  writeFile(path: string, format: OutputFormat): Promise<void> {
+    return this.inner.writeFile(path, format);
   }
   share(): string {
     throw closedError();

@@ -27,6 +27,7 @@ import {
   TIMELINE_SHIFT,
 } from './flags';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
+import { writeDocument, type OutputFormat } from './output';
 import type { TimelineKind } from './records';
 import { statsFromSnapshot, type StatsRow } from './stats';
 
@@ -478,6 +479,10 @@ export class JsBackend implements Backend {
 
   perfetto(): Uint8Array {
     return perfetto(this.snapshot());
+  }
+
+  writeFile(path: string, format: OutputFormat): Promise<void> {
+    return writeDocument(this, path, format);
   }
 
   share(): string {

@@ -6,6 +6,7 @@ import type { Backend } from './backend';
 import { asyncRejectedError, closedError, statusError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_INVALID, STATUS_OK } from './flags';
+import type { OutputFormat } from './output';
 import { statsFromNative, type StatsRow } from './stats';
 
 export class NativeBackend implements Backend {
@@ -120,6 +121,10 @@ export class NativeBackend implements Backend {
 
   perfetto(): Uint8Array {
     return this.nt.perfetto();
+  }
+
+  writeFile(path: string, format: OutputFormat): Promise<void> {
+    return this.nt.writeFile(path, format);
   }
 
   share(): string {

@@ -74,6 +74,11 @@ export interface NativeTracer {
   chromeJson(): Buffer;
   /** Perfetto protobuf trace (native/core/perfetto_writer.h), an external Buffer over the writer's output. */
   perfetto(): Buffer;
+  /**
+   * Snapshots now, then formats and writes `path` on a worker thread. Rejects
+   * with an Error carrying code, errno, syscall and path (as fs errors do).
+   */
+  writeFile(path: string, format: 'json' | 'perfetto'): Promise<void>;
   /** A token another env passes to `NativeAddon.join` to record into this tracer. */
   shareToken(): string;
   /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */

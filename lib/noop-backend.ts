@@ -4,6 +4,7 @@
 import type { Backend } from './backend';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
+import { writeDocument, type OutputFormat } from './output';
 import { perfetto } from './perfetto';
 import type { StatsRow } from './stats';
 
@@ -69,6 +70,9 @@ export class NoopBackend implements Backend {
   perfetto(): Uint8Array {
     // No tracks or events: the first packet alone.
     return perfetto(EMPTY);
+  }
+  writeFile(path: string, format: OutputFormat): Promise<void> {
+    return writeDocument(this, path, format);
   }
   share(): string {
     throw new Error('hotspan: share() needs the native backend (cross-worker joining); this tracer runs the noop backend');

@@ -1,8 +1,6 @@
 // The public Tracer: argument checks, the name cache, handles, async spans,
 // groups and settle on top of one Backend (native, js or noop).
 
-import { writeFile } from 'node:fs/promises';
-import { extname } from 'node:path';
 import { threadId } from 'node:worker_threads';
 
 import { attrsToJson, type Attributes } from './attrs';
@@ -21,6 +19,7 @@ import { NativeBackend } from './native-backend';
 import { loadNativeAddon } from './native-loader';
 import { checkName, NameCache } from './names';
 import { NoopBackend } from './noop-backend';
+import { outputFormat } from './output';
 import { resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
 import { Query } from './query';
 import { toRecords, toTimelines, type SpanRecord, type TimelineInfo } from './records';
@@ -465,17 +464,7 @@ export class Tracer {
     if (typeof path !== 'string' || path.length === 0) {
       throw new TypeError(`hotspan: write() needs a file path, got ${describe(path)}`);
     }
-    const lower = path.toLowerCase();
-    if (lower.endsWith('.pftrace') || lower.endsWith('.perfetto-trace')) {
-      await writeFile(path, this.b.perfetto());
-      return;
-    }
-    if (extname(lower) !== '.json') {
-      throw new RangeError(
-        `hotspan: cannot tell the output format of ${JSON.stringify(path)} (known extensions: .json, .pftrace, .perfetto-trace)`,
-      );
-    }
-    await writeFile(path, this.b.chromeJson());
+    await this.b.writeFile(path, outputFormat(path));
   }
 
   /**

@@ -360,6 +360,46 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       await expect(t.write(path.join(tmp, 'trace.txt'))).rejects.toThrow(/trace\.txt/);
     });
 
+    it('rejects a write it cannot make with the path and an fs-style code, and loses nothing', async () => {
+      const t = make();
+      t.trace('kept', () => undefined);
+      t.flush();
+      for (const name of ['trace.json', 'trace.pftrace']) {
+        const missing = path.join(tmp, 'no-such-dir', `${kind}-${name}`);
+        const err = await t.write(missing).then(
+          () => undefined,
+          (e: unknown) => e as NodeJS.ErrnoException,
+        );
+        expect(err).toBeInstanceOf(Error);
+        expect(err?.code).toBe('ENOENT');
+        expect(err?.message).toContain(missing);
+      }
+      // The recorded trace is intact: the next write has the span.
+      const file = path.join(tmp, `${kind}-after-error.json`);
+      await t.write(file);
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents: ChromeEvent[] };
+      expect(doc.traceEvents.filter((e) => e.name === 'kept')).toHaveLength(1);
+      expect(t.snapshot().filter((r) => r.name === 'kept')).toHaveLength(1);
+    });
+
+    it('writes large traces whole: every span in the file, streamed in blocks', async () => {
+      const t = make();
+      const id = t.name('bulk');
+      // Enough bytes for many 1 MiB blocks of JSON and of Perfetto.
+      const n = 60000;
+      for (let i = 0; i < n; i++) {
+        t.begin(id);
+        t.end();
+      }
+      t.flush();
+      const file = path.join(tmp, `${kind}-bulk.json`);
+      await t.write(file);
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents: ChromeEvent[] };
+      const ids = new Set(doc.traceEvents.filter((e) => e.name === 'bulk').map((e) => (e.args as { span_id: number }).span_id));
+      expect(ids.size).toBe(n);
+      expect(new Set(t.snapshot().filter((r) => r.name === 'bulk').map((r) => r.id))).toEqual(ids);
+    });
+
     it('records nested groups, and group errors lose nothing', () => {
       const t = make();
       const v = t.group('step', () => t.group('forward', () => t.trace('op', () => 'r')), { n: 1 });

@@ -12,6 +12,7 @@
 #include "perfetto_writer.h"
 #include "shared_tracers.h"
 #include "snapshot_convert.h"
+#include "write_file.h"
 
 namespace hotspan_addon {
 
@@ -141,6 +142,8 @@ Napi::Value Perfetto(const Napi::CallbackInfo& info) {
                                  [](Napi::Env, char*, std::string* s) { delete s; }, out);
 }
 
+Napi::Value WriteFileMethod(const Napi::CallbackInfo& info) { return WriteFile(info, Self(info)); }
+
 Napi::Value ShareToken(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), shared_tracers::TokenFor(Self(info).tracer));
 }
@@ -216,6 +219,7 @@ const Method kMethods[] = {
     {"stats", nullptr, &Cold<Stats>},
     {"chromeJson", nullptr, &Cold<ChromeJson>},
     {"perfetto", nullptr, &Cold<Perfetto>},
+    {"writeFile", nullptr, &Cold<WriteFileMethod>},
     {"shareToken", nullptr, &Cold<ShareToken>},
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},

@@ -160,9 +160,10 @@ AttrText attr_members(const std::string& s) {
 }
 
 
-}  // namespace
-
-void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
+// The document into `out`; with a sink, `out` is handed over in blocks at
+// event boundaries (and once at the end) and left empty.
+void write_document(const Snapshot& snapshot, int64_t origin_ns, std::string& out,
+                    BlockSink* sink) {
   // Size estimate: ~200 bytes per complete event plus attribute text.
   size_t estimate = 128;
   for (const SnapshotTimeline& tl : snapshot.timelines) {
@@ -170,7 +171,14 @@ void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string&
     if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
     for (const auto& a : tl.attrs) estimate += a.second.size();
   }
-  out.reserve(out.size() + estimate);
+  // Streaming: one block plus the largest event that may overshoot it.
+  out.reserve(out.size() + (sink != nullptr ? std::min(estimate, sink->block_bytes() + (64 << 10)) : estimate));
+  auto boundary = [&]() {
+    if (sink != nullptr && out.size() >= sink->block_bytes()) {
+      sink->take(out.data(), out.size());
+      out.clear();  // keeps the capacity: the next block reuses the pages
+    }
+  };
 
   std::vector<std::string> names;
   names.reserve(snapshot.names.size());
@@ -296,9 +304,25 @@ void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string&
         p = put_lit(p, "\"}");
         out.append(buf, static_cast<size_t>(p - buf));
       }
+      boundary();
     }
   }
   out.append("\n],\"displayTimeUnit\":\"ms\"}\n");
+  if (sink != nullptr) {
+    sink->take(out.data(), out.size());
+    out.clear();
+  }
+}
+
+}  // namespace
+
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
+  write_document(snapshot, origin_ns, out, nullptr);
+}
+
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+  std::string block;
+  write_document(snapshot, origin_ns, block, &sink);
 }
 
 }  // namespace hotspan

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "block_sink.h"
 #include "tracer.h"
 
 namespace hotspan {
@@ -11,5 +12,7 @@ namespace hotspan {
 // Appends the whole document to `out`. Times are converted to microseconds on
 // the performance.now() axis with origin_ns.
 void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
+// The same bytes, streamed to `sink` in blocks.
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink);
 
 }  // namespace hotspan

@@ -549,8 +549,9 @@ void advise_huge_pages(std::string& buf) {
 
 class Writer {
  public:
-  Writer(const Snapshot& snap, int64_t origin_ns, std::string& out)
-      : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()) {}
+  // With a sink, `out` is a scratch block handed over at packet boundaries.
+  Writer(const Snapshot& snap, int64_t origin_ns, std::string& out, BlockSink* sink = nullptr)
+      : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()), sink_(sink) {}
 
   void run() {
     size_t estimate = 256;
@@ -559,8 +560,12 @@ class Writer {
       estimate += 64 + tl.name.size() + 64 * tl.records.size();
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
+    if (sink_ != nullptr) {
+      // One block plus the largest packet that may overshoot it, reused.
+      estimate = std::min(estimate, sink_->block_bytes() + (64 << 10));
+    }
     out_.reserve(base_ + estimate);
-    advise_huge_pages(out_);
+    if (sink_ == nullptr) advise_huge_pages(out_);
     out_.resize(base_ + estimate);
     pos_ = base_;
 
@@ -574,11 +579,22 @@ class Writer {
         stack_spans(tl);
       }
     }
+    if (sink_ != nullptr) {
+      sink_->take(out_.data() + base_, pos_ - base_);
+      pos_ = base_;
+    }
     out_.resize(pos_);
   }
 
  private:
   uint8_t* at() { return reinterpret_cast<uint8_t*>(&out_[0]) + pos_; }
+  // After each span event: hand a full block to the sink and start over.
+  void boundary() {
+    if (sink_ != nullptr && pos_ - base_ >= sink_->block_bytes()) {
+      sink_->take(out_.data() + base_, pos_ - base_);
+      pos_ = base_;
+    }
+  }
   void ensure(size_t n) {
     if (pos_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, pos_ + n));
   }
@@ -736,6 +752,7 @@ class Writer {
     p = patch_len(event_len, p);
     p = patch_len(packet_len, p);
     pos_ = static_cast<size_t>(p - reinterpret_cast<uint8_t*>(&out_[0]));
+    boundary();
   }
 
   void end_event(int64_t end_ns, uint64_t uuid) {
@@ -757,6 +774,7 @@ class Writer {
     *p++ = kEventTrackUuid;
     p = put_varint(p, uuid);
     pos_ += 2 + packet_len;
+    boundary();
   }
 
   // Thread and group timelines: begin order with depth closing siblings.
@@ -882,6 +900,7 @@ class Writer {
   const int64_t origin_;
   std::string& out_;
   const size_t base_;
+  BlockSink* const sink_;
   size_t pos_ = 0;
   std::string attr_buf_;
   AttrScratch scratch_;
@@ -891,6 +910,11 @@ class Writer {
 
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
   Writer(snapshot, origin_ns, out).run();
+}
+
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+  std::string block;
+  Writer(snapshot, origin_ns, block, &sink).run();
 }
 
 }  // namespace hotspan

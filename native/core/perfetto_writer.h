@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "block_sink.h"
 #include "tracer.h"
 
 namespace hotspan {
@@ -30,6 +31,8 @@ constexpr uint32_t kPerfettoSequenceId = 1;
 
 // Appends a whole Trace (repeated TracePacket, field 1) to `out`.
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
+// The same bytes, streamed to `sink` in blocks.
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink);
 
 namespace perfetto_detail {
 // Base-128 varint (little-endian groups of 7 bits); at most 10 bytes.

@@ -1,0 +1,107 @@
+#include "write_file.h"
+
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "arg_check.h"
+#include "chrome_json_writer.h"
+#include "file_block_writer.h"
+#include "perfetto_writer.h"
+
+namespace hotspan_addon {
+
+namespace {
+
+enum class Format { kChromeJson, kPerfetto };
+
+// The snapshot is taken on the JS thread when write() is called, so the
+// file holds exactly what was committed then; the formatting and the file
+// writes (overlapped, see FileBlockWriter) run on the worker.
+class WriteWorker : public Napi::AsyncWorker {
+ public:
+  WriteWorker(Napi::Env env, hotspan::Snapshot snapshot, int64_t origin_ns, std::string path,
+              Format format)
+      : Napi::AsyncWorker(env, "hotspan.write"),
+        deferred_(Napi::Promise::Deferred::New(env)),
+        snapshot_(std::move(snapshot)),
+        origin_ns_(origin_ns),
+        path_(std::move(path)),
+        format_(format) {}
+
+  Napi::Promise Promise() const { return deferred_.Promise(); }
+
+  void Execute() override {
+    hotspan::FileBlockWriter out(path_);
+    if (format_ == Format::kChromeJson) {
+      hotspan::write_chrome_json(snapshot_, origin_ns_, out);
+    } else {
+      hotspan::write_perfetto(snapshot_, origin_ns_, out);
+    }
+    errno_ = out.finish(&op_);
+    snapshot_ = hotspan::Snapshot();  // free the copy here, not on the JS thread
+  }
+
+  void OnOK() override {
+    Napi::Env env = Env();
+    if (errno_ == 0) {
+      deferred_.Resolve(env.Undefined());
+      return;
+    }
+    // Shaped like Node's fs errors (code, errno, syscall, path), with the path in the text.
+    const char* code = ErrnoName(errno_);
+    Napi::Error e = Napi::Error::New(env, std::string("hotspan: cannot write \"") + path_ +
+                                              "\": " + code + ": " + std::strerror(errno_) +
+                                              " (" + op_ + ")");
+    e.Set("code", Napi::String::New(env, code));
+    e.Set("errno", Napi::Number::New(env, -errno_));
+    e.Set("syscall", Napi::String::New(env, op_));
+    e.Set("path", Napi::String::New(env, path_));
+    deferred_.Reject(e.Value());
+  }
+
+  void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
+
+ private:
+  static const char* ErrnoName(int err) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+    if (const char* name = strerrorname_np(err)) return name;
+#endif
+    (void)err;
+    return "EIO";
+  }
+
+  Napi::Promise::Deferred deferred_;
+  hotspan::Snapshot snapshot_;
+  const int64_t origin_ns_;
+  const std::string path_;
+  const Format format_;
+  int errno_ = 0;
+  const char* op_ = "";
+};
+
+}  // namespace
+
+Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
+  std::string path = ARG_STRING(0, "path");
+  std::string format = ARG_STRING(1, "format");
+  Format f;
+  if (format == "json") {
+    f = Format::kChromeJson;
+  } else if (format == "perfetto") {
+    f = Format::kPerfetto;
+  } else {
+    throw Napi::RangeError::New(info.Env(), "hotspan: format must be \"json\" or \"perfetto\", got \"" +
+                                                format + "\"");
+  }
+  if (path.empty() || path.find('\0') != std::string::npos) {
+    throw Napi::TypeError::New(info.Env(), "hotspan: path must be a non-empty file path without NUL bytes");
+  }
+  auto* worker = new WriteWorker(info.Env(), self.tracer->snapshot(), self.tracer->origin_ns(),
+                                 std::move(path), f);
+  Napi::Promise promise = worker->Promise();
+  worker->Queue();  // deletes itself after OnOK / OnError
+  return promise;
+}
+
+}  // namespace hotspan_addon

@@ -1,0 +1,13 @@
+// tracer.writeFile(path, format): formats and writes the trace on a libuv
+// worker thread (the JS thread only takes the snapshot) and returns a Promise.
+#pragma once
+
+#include <napi.h>
+
+#include "tracer_binding.h"
+
+namespace hotspan_addon {
+
+Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self);
+
+}  // namespace hotspan_addon

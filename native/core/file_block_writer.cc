@@ -1,0 +1,97 @@
+#include "file_block_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <utility>
+
+namespace hotspan {
+
+FileBlockWriter::FileBlockWriter(std::string path, size_t block_bytes)
+    : BlockSink(block_bytes), path_(std::move(path)) {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd_ < 0) {
+    error_ = errno;
+    error_op_ = "open";
+    return;  // no thread: take() drops everything, finish() reports the error
+  }
+  thread_ = std::thread([this] { run(); });
+}
+
+FileBlockWriter::~FileBlockWriter() {
+  const char* op;
+  finish(&op);
+}
+
+void FileBlockWriter::fail(int err, const char* op) {
+  if (error_ == 0) {
+    error_ = err;
+    error_op_ = op;
+  }
+}
+
+void FileBlockWriter::take(const char* data, size_t n) {
+  if (n == 0) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return error_ != 0 || queue_.size() < kInFlight; });
+  if (error_ != 0) return;
+  std::string block;
+  if (!spare_.empty()) {
+    block = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  block.assign(data, n);  // reuses the spare's capacity
+  queue_.push_back(std::move(block));
+  changed_.notify_all();
+}
+
+void FileBlockWriter::run() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    changed_.wait(lock, [this] { return done_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // done_ and drained
+    std::string block = std::move(queue_.front());
+    queue_.pop_front();
+    const bool failed = error_ != 0;
+    lock.unlock();
+    int err = 0;
+    size_t off = 0;
+    while (!failed && off < block.size()) {
+      const ssize_t w = ::write(fd_, block.data() + off, block.size() - off);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        err = errno;
+        break;
+      }
+      off += static_cast<size_t>(w);
+    }
+    lock.lock();
+    if (err != 0) fail(err, "write");
+    block.clear();
+    spare_.push_back(std::move(block));
+    changed_.notify_all();
+  }
+}
+
+int FileBlockWriter::finish(const char** op) {
+  if (!finished_) {
+    finished_ = true;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+    if (fd_ >= 0 && ::close(fd_) != 0) {
+      std::lock_guard<std::mutex> lock(mu_);
+      fail(errno, "close");
+    }
+    fd_ = -1;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  *op = error_op_;
+  return error_;
+}
+
+}  // namespace hotspan

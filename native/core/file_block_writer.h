@@ -1,0 +1,51 @@
+// A BlockSink that writes a file on a thread of its own, so formatting the
+// next block overlaps the write of the previous one. At most kInFlight
+// blocks wait (the formatter blocks beyond that); their buffers are reused.
+// The first error (open, write, close) is kept and ends the writing; later
+// blocks are dropped.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "block_sink.h"
+
+namespace hotspan {
+
+class FileBlockWriter : public BlockSink {
+ public:
+  static constexpr size_t kBlockBytes = 1 << 20;
+  static constexpr size_t kInFlight = 4;
+
+  // Creates or truncates `path` (mode 0666 before umask).
+  explicit FileBlockWriter(std::string path, size_t block_bytes = kBlockBytes);
+  ~FileBlockWriter() override;  // finish()es if the caller did not
+
+  void take(const char* data, size_t n) override;
+  // Writes what is queued, closes the file and joins the thread. Returns 0 or
+  // the first errno; *op names the failed step ("open", "write", "close").
+  int finish(const char** op);
+
+ private:
+  void run();
+  void fail(int err, const char* op);  // under mu_
+
+  const std::string path_;
+  int fd_ = -1;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::deque<std::string> queue_;  // guarded by mu_
+  std::vector<std::string> spare_;  // guarded by mu_: emptied buffers to reuse
+  bool done_ = false;               // guarded by mu_: no more blocks
+  int error_ = 0;                   // guarded by mu_
+  const char* error_op_ = nullptr;  // guarded by mu_
+  bool finished_ = false;
+  std::thread thread_;
+};
+
+}  // namespace hotspan
