@@ -499,7 +499,8 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
   const endNs = (i: number): number => nsOf(times[2 * i + 1]);
   const local = (i: number): number => fields[i * FIELDS_PER_RECORD + 2];
 
-  const begin = (i: number, uuid: number): void => {
+  // implicitParent: the enclosing slice on the track is the parent (no parent_id then).
+  const begin = (i: number, uuid: number, implicitParent: boolean): void => {
     const f = i * FIELDS_PER_RECORD;
     const packetBody = out.open(0x0a);
     out.byte(0x40);
@@ -529,7 +530,7 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
     out.byte(0x18);
     out.varint(id);
     out.close(body);
-    if (fields[f + 4] !== 0) {
+    if (fields[f + 4] !== 0 && !implicitParent) {
       body = out.open(ANN);
       out.byte(0x08);
       out.byte(2);
@@ -572,7 +573,9 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
       const open: number[] = [];
       for (const i of order) {
         while (open.length > 0 && depth(open[open.length - 1]) >= depth(i)) end(open.pop() as number, uuid);
-        begin(i, uuid);
+        const f = i * FIELDS_PER_RECORD;
+        const top = open[open.length - 1];
+        begin(i, uuid, top !== undefined && fields[f + 3] === tl.id && fields[f + 4] === local(top));
         open.push(i);
       }
       while (open.length > 0) end(open.pop() as number, uuid);
@@ -646,7 +649,7 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
     }
     for (const [i, lane, isEnd] of steps) {
       if (isEnd) end(i, uuidOf(tl.id, lane));
-      else begin(i, uuidOf(tl.id, lane));
+      else begin(i, uuidOf(tl.id, lane), false);
     }
   }
   return out.bytes();

@@ -88,6 +88,8 @@ interface Slice {
   end: bigint;
   uuid: bigint;
   args: Map<string, Annotation>;
+  /** span_id of the slice open around this one on its track when it began (what a viewer shows as its parent). */
+  enclosing?: number;
 }
 
 interface Decoded {
@@ -132,7 +134,8 @@ function replay(bytes: Uint8Array): Decoded {
       expect(name, 'event name').toBeDefined();
       const parent = stack[stack.length - 1];
       if (parent) expect(ts >= parent.start).toBe(true);
-      stack.push({ name: name as string, start: ts, uuid, args });
+      const enclosing = parent?.args.get('span_id')?.uintValue;
+      stack.push({ name: name as string, start: ts, uuid, args, enclosing: enclosing === undefined ? undefined : Number(enclosing) });
     } else {
       expect(ev.type).toBe('TYPE_SLICE_END');
       const top = stack.pop();
@@ -179,9 +182,14 @@ function checkAgainstSnapshot(d: Decoded, recs: readonly SpanRecord[]): void {
     // The span's own track, or (tracks) one of its lanes: lane * 2^32 + id.
     expect(Number(s.uuid % BigInt(TWO32))).toBe(r.timeline);
     if (r.timelineKind !== 'track') expect(s.uuid).toBe(BigInt(r.timeline));
+    // parent_id is written only when the enclosing slice is not the parent.
     const parent = s.args.get('parent_id');
     if (r.parent === 0) expect(parent).toBeUndefined();
-    else expect(Number(parent?.uintValue)).toBe(r.parent);
+    else if (parent === undefined) expect(s.enclosing).toBe(r.parent);
+    else {
+      expect(Number(parent.uintValue)).toBe(r.parent);
+      expect(s.enclosing).not.toBe(r.parent);
+    }
     expect(s.args.get('error')?.boolValue ?? false).toBe(r.error);
     expect(s.args.get('abandoned')?.boolValue ?? false).toBe(r.abandoned);
     const own = new Set(['span_id', 'parent_id', 'error', 'abandoned']);

@@ -19,7 +19,9 @@
 //
 // Every packet has trusted_packet_sequence_id 1; begins carry
 // SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
-// annotations: span_id, parent_id (only when the span has a parent), error /
+// annotations: span_id, parent_id (only when the span has a parent that is
+// not the slice enclosing it on its track: a parent on another timeline, a
+// parent not in the snapshot, any parent on an async track), error /
 // abandoned (bool, only when flagged), then the attribute members (key as
 // name; string, int (safe integers, |v| < 2^53), double, bool; null / nested
 // values as legacy_json_value). Attribute text that is not a JSON object is
@@ -688,8 +690,11 @@ class Writer {
     return end + (k - 1);
   }
 
+  // implicit_parent: the slice enclosing this one on its track is its
+  // parent, which is then not repeated as a parent_id annotation.
   void begin_event(const SnapshotTimeline& tl, const SpanRecord& r, uint64_t uuid,
-                   const std::string* attrs, const LocalIndex<uint64_t>& foreign) {
+                   const std::string* attrs, const LocalIndex<uint64_t>& foreign,
+                   bool implicit_parent) {
     attr_buf_.clear();
     if (attrs) encode_attrs(*attrs, attr_buf_, scratch_);
     ensure(128 + 2 * attr_buf_.size() + 16);
@@ -726,7 +731,7 @@ class Writer {
     uint64_t parent_id = 0;
     if (r.flags & kFlagParentElsewhere) {
       if (const uint64_t* f = foreign.find(r.local_id)) parent_id = *f;
-    } else if (r.parent_local != 0) {
+    } else if (r.parent_local != 0 && !implicit_parent) {
       parent_id = make_span_id(tl.id, r.parent_local);
     }
     if (parent_id != 0) {
@@ -791,7 +796,9 @@ class Writer {
         end_event(recs[open.back()].end_ns, uuid);
         open.pop_back();
       }
-      begin_event(tl, r, uuid, attrs.find(r.local_id), foreign);
+      const bool implicit_parent = !open.empty() && !(r.flags & kFlagParentElsewhere) &&
+                                   recs[open.back()].local_id == r.parent_local;
+      begin_event(tl, r, uuid, attrs.find(r.local_id), foreign, implicit_parent);
       open.push_back(i);
     }
     while (!open.empty()) {
@@ -891,7 +898,7 @@ class Writer {
       if (s.end) {
         end_event(r.end_ns, uuid);
       } else {
-        begin_event(tl, r, uuid, attrs.find(r.local_id), foreign);
+        begin_event(tl, r, uuid, attrs.find(r.local_id), foreign, false);
       }
     }
   }

@@ -306,7 +306,8 @@ void test_structure() {
   if (inner) {
     auto a = annotations(*inner);
     CHECK_EQ(first(a["span_id"], 3)->v, make_span_id(1, 2));
-    CHECK_EQ(first(a["parent_id"], 3)->v, make_span_id(1, 1));
+    // Its parent is the slice enclosing it on the track: no parent_id.
+    CHECK(a.count("parent_id") == 0);
     CHECK_EQ(first(a["error"], 2)->v, 1u);
     CHECK(a.count("abandoned") == 0);
     CHECK_EQ(first(a["rows"], 4)->v, 12u);
@@ -348,6 +349,33 @@ void test_structure() {
       CHECK_EQ(first(annotations(ev)["parent_id"], 3)->v, make_span_id(1, 1));
     }
   }
+}
+
+// parent_id is written when the enclosing slice is not the parent: here the
+// parent is still open (not in the snapshot) and an earlier root is the
+// innermost slice left open in the replay.
+void test_parent_not_enclosing() {
+  Snapshot s;
+  s.names = {"n"};
+  SnapshotTimeline t = timeline(1, "t", TimelineKind::kJs);
+  t.records.push_back(rec(1, 0, 0, 10, 20, 0));
+  t.records.push_back(rec(3, 2, 0, 40, 50, 1));  // parent 2 not committed yet
+  t.records.push_back(rec(5, 4, 0, 70, 80, 1));  // parent 4 below, enclosing
+  t.records.push_back(rec(4, 0, 0, 60, 90, 0));
+  s.timelines.push_back(t);
+  std::string out;
+  write_perfetto(s, 0, out);
+  const Doc d = parse(out);
+  std::map<uint64_t, std::map<std::string, std::vector<Field>>> by_local;
+  for (const Event& ev : d.events) {
+    if (ev.type != 1) continue;
+    auto a = annotations(ev);
+    by_local[first(a["span_id"], 3)->v & 0xFFFFFFFFu] = a;
+  }
+  CHECK_EQ(by_local.size(), size_t{4});
+  CHECK(by_local[3].count("parent_id") == 1 && first(by_local[3]["parent_id"], 3)->v == make_span_id(1, 2));
+  CHECK(by_local[5].count("parent_id") == 0);
+  CHECK(by_local[1].count("parent_id") == 0 && by_local[4].count("parent_id") == 0);
 }
 
 void test_edge_cases() {
@@ -394,6 +422,7 @@ void test_edge_cases() {
 int main() {
   test_varint();
   test_structure();
+  test_parent_not_enclosing();
   test_edge_cases();
   return check::result("perfetto_test");
 }
