@@ -32,6 +32,13 @@ int64_t interpolate(const clock::Anchor& a, const clock::Anchor& b, int64_t tick
 
 }  // namespace
 
+uint64_t TickAnchors::slope(const clock::Anchor& a, const clock::Anchor& b) {
+  const int64_t den = b.tick - a.tick;  // > 0: append keeps ticks increasing
+  const int64_t dn = b.ns - a.ns;       // >= 0
+  if (den >= kFastSegmentTicks || dn >= (int64_t{1} << 30)) return 0;
+  return static_cast<uint64_t>((static_cast<unsigned __int128>(dn) << 32) / static_cast<uint64_t>(den));
+}
+
 int64_t TickAnchors::to_ns(int64_t tick, size_t& hint) const {
   const size_t n = anchors_.size();
   if (n == 0) return tick;  // not a ticks timeline
@@ -48,7 +55,15 @@ int64_t TickAnchors::to_ns(int64_t tick, size_t& hint) const {
     i = above == 0 ? 0 : std::min(above - 1, n - 2);
     hint = i;
   }
-  return interpolate(anchors_[i], anchors_[i + 1], tick);
+  const clock::Anchor& a = anchors_[i];
+  const uint64_t m = slopes_[i];
+  // dt < 2^32 and m < 2^62: the product fits 128 bits, and the floored
+  // slope loses less than dt / 2^32 < 1 ns before the final floor.
+  if (m != 0 && tick >= a.tick && tick < anchors_[i + 1].tick) {
+    const auto dt = static_cast<uint64_t>(tick - a.tick);
+    return a.ns + static_cast<int64_t>((static_cast<unsigned __int128>(dt) * m) >> 32);
+  }
+  return interpolate(a, anchors_[i + 1], tick);
 }
 
 }  // namespace hotspan

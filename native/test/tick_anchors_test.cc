@@ -1,7 +1,10 @@
-// Tick -> ns conversion against an exact reference: rounding to nearest,
-// extrapolation outside the anchors, and segments long enough (an idle
-// writer) that the products leave 64 bits, where the converter changes route.
+// Tick -> ns conversion against an exact reference: short segments (the
+// fixed-point route) within 2 ns below it, long segments (an idle writer:
+// exact division, 128-bit products) and extrapolation equal to it, and
+// conversion never decreasing with the tick.
 #include <cstdint>
+#include <algorithm>
+#include <climits>
 #include <random>
 #include <vector>
 
@@ -39,10 +42,26 @@ void check_segments(int64_t max_tick_step, int64_t max_ns_step, uint32_t seed) {
   for (size_t i = 0; i + 1 < list.size(); ++i) {
     const Anchor a = list[i];
     const Anchor b = list[i + 1];
+    const bool fast = b.tick - a.tick < TickAnchors::kFastSegmentTicks && b.ns - a.ns < (int64_t{1} << 30);
+    std::vector<int64_t> ticks;
     for (int k = 0; k < 200; ++k) {
-      const int64_t tick = a.tick + static_cast<int64_t>(rng() % static_cast<uint64_t>(b.tick - a.tick));
-      CHECK_EQ(anchors.to_ns(tick, hint), reference(a, b, tick));
+      ticks.push_back(a.tick + static_cast<int64_t>(rng() % static_cast<uint64_t>(b.tick - a.tick)));
     }
+    ticks.push_back(b.tick - 1);
+    std::sort(ticks.begin(), ticks.end());
+    int64_t prev = INT64_MIN;
+    for (int64_t tick : ticks) {
+      const int64_t got = anchors.to_ns(tick, hint);
+      const int64_t want = reference(a, b, tick);
+      if (fast) {
+        CHECK(got <= want && got >= want - 2);
+      } else {
+        CHECK_EQ(got, want);
+      }
+      CHECK(got >= prev);
+      prev = got;
+    }
+    CHECK(anchors.to_ns(b.tick, hint) >= prev);  // into the next segment
     CHECK_EQ(anchors.to_ns(a.tick, hint), a.ns);
   }
   // Before the first and past the last anchor: the outer segments extended.
