@@ -218,6 +218,25 @@ describe('hot path', () => {
     expect(i.flags).toBe(0);
   });
 
+  it("end() ends its own tracer's span, for more live tracers than there are end slots", () => {
+    // 70 > end_slots::kSlots (64): the first ones get slot functions, the
+    // rest the data-pointer end(). A slot read from the wrong entry would end
+    // another tracer's span and leave this one open.
+    const ts = Array.from({ length: 70 }, () => newTracer());
+    const ids = ts.map((t, k) => t.intern(`n${k}`));
+    ts.forEach((t, k) => t.begin(ids[k]));
+    const order = ts.map((_, k) => (k * 37) % ts.length); // 37 is coprime with 70: a permutation
+    expect(new Set(order).size).toBe(ts.length);
+    for (const k of order) {
+      expect(ts[k].end()).toBeUndefined();
+      expect(ts[k].openDepth()).toBe(0);
+    }
+    ts.forEach((t, k) => {
+      expect(t.end()).toBe(NO_OPEN_SPAN);
+      expect(rows(t.snapshot()).map((r) => r.name)).toEqual([`n${k}`]);
+    });
+  });
+
   it('beginAttrs and endFlags carry attributes and extra flags', () => {
     const t = newTracer();
     const id = t.intern('with.attrs');

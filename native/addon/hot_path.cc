@@ -18,12 +18,6 @@ inline napi_value StatusValue(napi_env env, hotspan::Status status) {
   return result;
 }
 
-// end/endFlags: undefined when the span ended (no value to build on the
-// common path), else the status as a number.
-inline napi_value EndResult(napi_env env, hotspan::Status status) {
-  return status == hotspan::Status::kOk ? nullptr : StatusValue(env, status);
-}
-
 }  // namespace
 
 // The clock is read last in begin* and first in end*, so argument handling

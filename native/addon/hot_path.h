@@ -2,12 +2,26 @@
 // callbacks whose data pointer is the TracerBinding: one napi_get_cb_info,
 // one napi_get_value_uint32, the clock and the core call. No node-addon-api
 // wrappers, no allocation (beginAttrs copies its JSON text), no exception
-// objects unless an argument is bad.
+// objects unless an argument is bad. A binding's end() is usually an
+// end_slots function instead of End, which makes no Node-API call at all.
 #pragma once
 
 #include <node_api.h>
 
+#include <cstdint>
+
+#include "tracer.h"
+
 namespace hotspan_addon::hot {
+
+// end's result: undefined when the span ended (nothing is built on the
+// common path), else the status as a number (a Smi: no allocation).
+inline napi_value EndResult(napi_env env, hotspan::Status status) {
+  if (status == hotspan::Status::kOk) return nullptr;
+  napi_value result;
+  napi_create_uint32(env, static_cast<uint32_t>(status), &result);
+  return result;
+}
 
 napi_value Begin(napi_env env, napi_callback_info info);       // (nameId) -> undefined
 napi_value End(napi_env env, napi_callback_info info);         // () -> status

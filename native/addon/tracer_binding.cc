@@ -1,6 +1,7 @@
 #include "tracer_binding.h"
 
 #include "clock.h"
+#include "end_slots.h"
 
 namespace hotspan_addon {
 
@@ -11,11 +12,15 @@ TracerBinding::TracerBinding(std::shared_ptr<hotspan::Tracer> tracer_in,
       state(std::move(state_in)),
       thread(state.get()),
       env_data(std::move(env_data_in)),
-      wake(std::move(wake_in)) {
+      wake(std::move(wake_in)),
+      end_slot(end_slots::kNone) {
   env_data->Add(this);
 }
 
-TracerBinding::~TracerBinding() { env_data->Remove(this); }
+TracerBinding::~TracerBinding() {
+  end_slots::Release(end_slot);
+  env_data->Remove(this);
+}
 
 void TracerBinding::DropWake() {
   if (!wake) return;

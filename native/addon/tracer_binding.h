@@ -10,6 +10,7 @@
 
 #include <node_api.h>
 
+#include <cstddef>
 #include <memory>
 
 #include "env_data.h"
@@ -34,6 +35,8 @@ struct TracerBinding {
 
   // This env's thread was detached (env cleanup or last handle collected).
   bool detached = false;
+  // The end_slots slot of this binding's end(), if it got one.
+  size_t end_slot;
 
   // Ends this thread's open spans (abandoned), commits them, marks the
   // timeline exited, drops the wake-up. Idempotent; never throws.

@@ -8,6 +8,7 @@
 #include "arg_check.h"
 #include "c_api.h"
 #include "clock.h"
+#include "end_slots.h"
 #include "hot_path.h"
 #include "perfetto_writer.h"
 #include "shared_tracers.h"
@@ -235,8 +236,14 @@ Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
   for (const Method& m : kMethods) {
     napi_value fn;
     if (m.raw != nullptr) {
+      napi_callback cb = m.raw;
+      // end(): a slot function that needs no napi_get_cb_info, when one is free.
+      if (cb == &hot::End && binding->end_slot == end_slots::kNone) {
+        binding->end_slot = end_slots::Acquire(binding->thread, &cb);
+        if (binding->end_slot == end_slots::kNone) cb = &hot::End;
+      }
       NAPI_THROW_IF_FAILED(
-          env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, m.raw, binding, &fn),
+          env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
           Napi::Object());
     } else {
       fn = m.cold(env, m.name, binding);
