@@ -52,15 +52,16 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     const floor = r.micro.floor;
     out.push('', '### JS spans (ns per span)', '');
     const rows = Object.entries(r.micro).map(([id, c]) => {
-      if (c.skipped) return [c.label, 'skipped', '', '', ''];
+      if (c.skipped) return [c.label, 'skipped', '', '', '', ''];
       const vs = floor && !floor.skipped && id !== 'floor' ? `${fmt(c.median / floor.median)}x` : id === 'floor' ? '1x' : '';
       let label = c.label;
       const last = c.results.filter(Boolean).pop();
       if (last?.info && Number.isFinite(last.info.droppedFraction)) label += ` — dropped ${(last.info.droppedFraction * 100).toFixed(1)}% of spans`;
-      return [label, ns(c.median), range(c), vs, ns(c.meanMedian)];
+      const cpu = c.results.filter(Boolean).map((x) => x.cpuNsPerSpan).filter(Number.isFinite).sort((a, b) => a - b);
+      return [label, ns(c.median), range(c), vs, ns(c.meanMedian), cpu.length ? ns(cpu[cpu.length >> 1]) : 'n/a'];
     });
-    out.push(table(['case', 'median', 'min – max', 'vs floor', 'mean-based'], rows));
-    out.push('', 'Each process reports the median of its samples (1000 spans each); "mean-based" is the median over rounds of each process\'s mean, which also carries rare costs (major GC, preemption).');
+    out.push(table(['case', 'median', 'min – max', 'vs floor', 'mean-based', 'process CPU'], rows));
+    out.push('', 'Each process reports the median of its samples (1000 spans each); "mean-based" is the median over rounds of each process\'s mean, which also carries rare costs (major GC, preemption). "process CPU" is the CPU time of every thread of the process per span over a 300 ms stretch (median over rounds): it includes work moved off the calling thread, such as the page faults that hotspan\'s chunk reserve takes on its own thread.');
   }
   if (r.native) {
     out.push('', '### Native threads', '');

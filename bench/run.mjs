@@ -42,6 +42,7 @@ const MICRO = [
   { id: 'floor', label: 'floor: 2 Node-API calls + clock_gettime + store', needs: ['floor'] },
   { id: 'floor-tsc', label: 'floor: 2 Node-API calls + rdtsc + store', needs: ['floor'] },
   { id: 'hotspan-id', label: "hotspan begin(id)/end()", needs: ['hotspan'] },
+  { id: 'hotspan-id-noreserve', label: 'hotspan begin(id)/end(), chunk reserve off (HOTSPAN_CHUNK_RESERVE=0; info)', needs: ['hotspan'] },
   { id: 'hotspan-string', label: "hotspan begin('string')/end()", needs: ['hotspan'] },
   { id: 'hotspan-trace', label: 'hotspan trace(id, fn)', needs: ['hotspan'] },
   { id: 'hotspan-trace-string', label: "hotspan trace('string', fn)", needs: ['hotspan'] },

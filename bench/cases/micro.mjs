@@ -207,6 +207,11 @@ const cases = {
   floor: () => floorCase(false),
   'floor-tsc': () => floorCase(true),
   'hotspan-id': () => hotspanCase('native', 'id'),
+  // The chunk reserve off: the recording thread faults in its own chunks.
+  'hotspan-id-noreserve': () => {
+    process.env.HOTSPAN_CHUNK_RESERVE = '0';
+    return hotspanCase('native', 'id');
+  },
   'hotspan-string': () => hotspanCase('native', 'string'),
   'hotspan-trace': () => hotspanCase('native', 'trace'),
   'hotspan-trace-string': () => hotspanCase('native', 'traceString'),
@@ -280,6 +285,24 @@ async function pairMain(aName, bName) {
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
+// Process CPU time (user + system, all threads) and wall time per span over
+// about 300 ms of the body: what the case costs the machine, not only the
+// calling thread (mitata's figure).
+async function processCpu(c) {
+  const u0 = process.cpuUsage();
+  const w0 = performance.now();
+  let calls = 0;
+  while (performance.now() - w0 < 300 || calls < 20) {
+    const r = c.body();
+    if (r instanceof Promise) await r;
+    calls++;
+  }
+  const wallMs = performance.now() - w0;
+  const u = process.cpuUsage(u0);
+  const spans = calls * K;
+  return { cpuNs: ((u.user + u.system) * 1e3) / spans, wallNs: (wallMs * 1e6) / spans };
+}
+
 async function main() {
   if (caseName === 'pair') {
     const [aName, bName] = JSON.parse(optsJson).pair;
@@ -297,6 +320,7 @@ async function main() {
     max_samples: opts.maxSamples ?? 20000,
   });
   do_not_optimize(stats);
+  const cpu = await processCpu(c);
   const info = await c.info();
   const out = {
     case: caseName,
@@ -309,6 +333,10 @@ async function main() {
     samples: stats.samples.length,
     spansPerSample: K,
     warmupCalls: wCalls,
+    // Whole-process CPU (every thread: hotspan's chunk reserve, V8's GC and
+    // compiler threads) per span over a timed stretch, against its wall time.
+    cpuNsPerSpan: cpu.cpuNs,
+    wallNsPerSpan: cpu.wallNs,
     info,
   };
   process.stdout.write(`${JSON.stringify(out)}\n`);
