@@ -44,7 +44,7 @@ struct Context {
 
 // A record timestamp in the context's tracer's unit.
 inline int64_t record_now(const Context* ctx) {
-  return ctx->ticks ? clock::now_ticks() : clock::now_ns();
+  return ctx->ticks ? clock::now_ticks() : clock::detail::now_ns_outline();
 }
 
 const Context* as_context(void* p) {

@@ -14,6 +14,9 @@ namespace hotspan::clock {
 
 namespace detail {
 
+int64_t now_ns_outline() { return now_ns(); }
+
+
 std::atomic<int> g_source{kUnknown};
 
 namespace {

@@ -32,6 +32,9 @@ inline double to_ms(int64_t ns, int64_t origin_ns) {
 }
 
 namespace detail {
+// now_ns() out of line: the hot path's fallback when there is no TSC, kept
+// out of the callers so they need no stack frame for its timespec.
+__attribute__((noinline)) int64_t now_ns_outline();
 enum : int { kUnknown = 0, kTsc = 1, kMonotonic = 2 };
 // Decided once (clock.cc): kTsc or kMonotonic. Relaxed loads suffice: every
 // thread computes the same answer.
@@ -54,7 +57,7 @@ inline int64_t now_ticks() {
   }
   if (tsc_enabled()) return static_cast<int64_t>(__rdtsc());
 #endif
-  return now_ns();
+  return detail::now_ns_outline();
 }
 
 // A tick read that is not executed before earlier loads (lfence first): for
