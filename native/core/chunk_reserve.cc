@@ -1,6 +1,10 @@
 #include "chunk_reserve.h"
 
 #include <condition_variable>
+#if defined(__linux__)
+#include <pthread.h>
+#include <sched.h>
+#endif
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -22,6 +26,14 @@ struct Reserve {
   bool started = false;      // guarded by mu
 
   void fill_forever() {
+#if defined(__linux__)
+    // Idle priority: the reserve only uses a CPU nothing else wants. On a
+    // busy machine it then rarely runs and writers fault their own chunks in,
+    // instead of the filler taking CPU from the process (or its neighbours).
+    // Best effort: on failure it runs at normal priority.
+    sched_param idle{};
+    pthread_setschedparam(pthread_self(), SCHED_IDLE, &idle);
+#endif
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       wanted.wait(lock, [this] { return ready.size() < kLowWater; });

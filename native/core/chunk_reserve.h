@@ -7,8 +7,10 @@
 //
 // The fault is moved, not removed: the process spends the same CPU, on the
 // reserve's thread instead of the traced one, so spans stop absorbing the
-// tracer's own page faults. HOTSPAN_CHUNK_RESERVE=0 turns the reserve off
-// (every chunk is then faulted by its writer, as before).
+// tracer's own page faults. That thread runs at idle priority: on a busy
+// machine it yields and writers fault their chunks in themselves.
+// HOTSPAN_CHUNK_RESERVE=0 turns the reserve off (every chunk is then
+// faulted by its writer).
 #pragma once
 
 #include <cstddef>
