@@ -75,7 +75,7 @@ export class NoopBackend implements Backend {
     return writeDocument(this, path, format);
   }
   share(): string {
-    throw new Error('hotspan: share() needs the native backend (cross-worker joining); this tracer runs the noop backend');
+    throw new Error('hotspan: share() needs the native or js backend (cross-worker joining); this tracer runs the noop backend');
   }
   nativeApi(): unknown {
     throw new Error('hotspan: nativeApi() needs the native backend; this tracer runs the noop backend');
