@@ -4,6 +4,8 @@
 // close, worker_threads join / termination, and process exit.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'fs';
+import { tmpdir } from 'os';
 import * as path from 'path';
 import { performance } from 'perf_hooks';
 import { types } from 'util';
@@ -491,6 +493,51 @@ describe('worker_threads', () => {
     const id = t.intern('still.alive');
     t.begin(id);
     expect(t.end()).toBeUndefined();
+  });
+});
+
+describe('writeFile', () => {
+  it('a worker terminated while its write runs: no crash, a whole file or none, the tracer goes on', async () => {
+    const t = newTracer();
+    const dir = mkdtempSync(path.join(tmpdir(), 'hotspan-binding-'));
+    try {
+      for (let round = 0; round < 3; round++) {
+        const file = path.join(dir, `w${round}.json`);
+        const w = runWorker({ token: t.shareToken(), threadName: `writer ${round}`, mode: 'write', count: 200000, file });
+        const exit = exited(w);
+        await nextMessage(w);
+        await w.terminate();
+        await exit;
+        if (existsSync(file)) {
+          // Whatever made it to disk is a complete document or a prefix of
+          // one; a complete one parses and holds the worker's spans.
+          const text = readFileSync(file, 'utf8');
+          if (text.endsWith('}\n')) {
+            const doc = JSON.parse(text) as { traceEvents: Array<{ name: string }> };
+            expect(doc.traceEvents.filter((e) => e.name === 'worker.inner').length).toBeGreaterThanOrEqual(200000);
+          }
+        }
+      }
+      const id = t.intern('still.alive');
+      t.begin(id);
+      expect(t.end()).toBeUndefined();
+      const file = path.join(dir, 'main.json');
+      await t.writeFile(file, 'json');
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents: Array<{ name: string }> };
+      expect(doc.traceEvents.filter((e) => e.name === 'worker.inner')).toHaveLength(3 * 200000);
+      expect(doc.traceEvents.filter((e) => e.name === 'still.alive')).toHaveLength(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('checks its arguments by name', () => {
+    const t = newTracer();
+    expect(() => (t.writeFile as (p: unknown, f: unknown) => unknown)(42, 'json')).toThrow(TypeError);
+    expect(() => (t.writeFile as (p: unknown, f: unknown) => unknown)(42, 'json')).toThrow(/path/);
+    expect(() => t.writeFile('/tmp/x.json', 'xml' as 'json')).toThrow(RangeError);
+    expect(() => t.writeFile('/tmp/x.json', 'xml' as 'json')).toThrow(/"xml"/);
+    expect(() => t.writeFile('', 'json')).toThrow(TypeError);
   });
 });
 
