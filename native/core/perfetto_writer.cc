@@ -506,19 +506,26 @@ void encode_attrs(const std::string& raw, std::string& out, AttrScratch& sc) {
 // Record indexes of a timeline in local id (= begin) order.
 std::vector<uint32_t> begin_order(const std::vector<SpanRecord>& recs) {
   const size_t n = recs.size();
-  uint32_t max_local = 0;
-  for (const SpanRecord& r : recs) max_local = std::max(max_local, r.local_id);
-  if (static_cast<size_t>(max_local) <= 2 * n + 1024) {
-    // Dense ids (the normal case): a counting placement, O(n), compacted in place.
+  {
+    // Dense ids (the normal case): a counting placement, O(n), compacted in
+    // place, in one pass over the records (they are the large part: 32
+    // bytes each against 4 per slot).
     constexpr uint32_t kNone = 0xFFFFFFFFu;
-    std::vector<uint32_t> slot(static_cast<size_t>(max_local) + 1, kNone);
+    const size_t cap = 2 * n + 1025;
+    std::vector<uint32_t> slot(cap, kNone);
+    bool dense = true;
     bool dup = false;
     for (uint32_t i = 0; i < n; ++i) {
-      uint32_t& s = slot[recs[i].local_id];
+      const uint32_t local = recs[i].local_id;
+      if (local >= cap) {
+        dense = false;
+        break;
+      }
+      uint32_t& s = slot[local];
       dup |= s != kNone;
       s = i;
     }
-    if (!dup) {
+    if (dense && !dup) {
       size_t w = 0;
       for (uint32_t s : slot)
         if (s != kNone) slot[w++] = s;
