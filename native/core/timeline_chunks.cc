@@ -104,10 +104,6 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
   out.exited = exited_;
   out.records.clear();
   out.records.reserve(n);
-  for (size_t c = 0; out.records.size() < n && c < chunks_.size(); ++c) {
-    const size_t take = std::min<size_t>(kChunkRecords, n - out.records.size());
-    out.records.insert(out.records.end(), chunks_[c]->records, chunks_[c]->records + take);
-  }
   if (ticks_ && n > 0) {
     // Bracket every newly visible record: if one lies past the last anchor
     // (it was stored after that anchor), append an anchor taken now. Its
@@ -115,7 +111,8 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
     // after every visible record's tick on a shared invariant TSC.
     int64_t top = INT64_MIN;
     for (uint32_t i = bracketed_; i < n; ++i) {
-      top = std::max(top, std::max(out.records[i].start_ns, out.records[i].end_ns));
+      const SpanRecord& r = chunks_[i / kChunkRecords]->records[i % kChunkRecords];
+      top = std::max(top, std::max(r.start_ns, r.end_ns));
     }
     if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
       clock::Anchor a = clock::measure_anchor();
@@ -127,8 +124,16 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
       anchors_.append(a);
     }
     bracketed_ = n;
-    size_t hint = 0;
-    for (SpanRecord& r : out.records) {
+  }
+  // Copy and convert chunk by chunk, while each chunk's copy is in cache.
+  size_t hint = 0;
+  for (size_t c = 0; out.records.size() < n && c < chunks_.size(); ++c) {
+    const size_t from = out.records.size();
+    const size_t take = std::min<size_t>(kChunkRecords, n - from);
+    out.records.insert(out.records.end(), chunks_[c]->records, chunks_[c]->records + take);
+    if (!ticks_) continue;
+    for (size_t i = from; i < out.records.size(); ++i) {
+      SpanRecord& r = out.records[i];
       r.start_ns = anchors_.to_ns(r.start_ns, hint);
       r.end_ns = anchors_.to_ns(r.end_ns, hint);
     }
