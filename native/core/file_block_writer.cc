@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <system_error>
 #include <utility>
 
 namespace hotspan {
@@ -16,7 +17,15 @@ FileBlockWriter::FileBlockWriter(std::string path, size_t block_bytes)
     error_op_ = "open";
     return;  // no thread: take() drops everything, finish() reports the error
   }
-  thread_ = std::thread([this] { run(); });
+  try {
+    thread_ = std::thread([this] { run(); });
+  } catch (const std::system_error& e) {
+    // No writer thread: report it as the open step failing, file closed.
+    ::close(fd_);
+    fd_ = -1;
+    error_ = e.code().value() != 0 ? e.code().value() : EAGAIN;
+    error_op_ = "thread";
+  }
 }
 
 FileBlockWriter::~FileBlockWriter() {

@@ -28,7 +28,8 @@ class FileBlockWriter : public BlockSink {
 
   void take(const char* data, size_t n) override;
   // Writes what is queued, closes the file and joins the thread. Returns 0 or
-  // the first errno; *op names the failed step ("open", "write", "close").
+  // the first errno; *op names the failed step ("open", "thread", "write",
+  // "close").
   int finish(const char** op);
 
  private:
