@@ -100,14 +100,14 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
       await load(url, fixedSeconds, connections, false, fixedRate);
       const f1 = await getStats(port);
       const n = f1.requests - f0.requests;
-      if (n > 0) cpuUsPerReqFixed = (f1.cpuUs - f0.cpuUs) / n;
+      if (n > 0) cpuUsPerReqFixed = (f1.cpuUsBefore - f0.cpuUsAfter) / n;
     }
     const sorted = Float64Array.from(lat).sort();
     return {
       rps: r.requests.total / r.duration,
       p99Ms: percentile(sorted, 0.99),
       p50Ms: percentile(sorted, 0.5),
-      cpuUsPerReq: served > 0 ? (stats.cpuUs - s0.cpuUs) / served : NaN,
+      cpuUsPerReq: served > 0 ? (stats.cpuUsBefore - s0.cpuUsAfter) / served : NaN,
       cpuUsPerReqFixed,
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
