@@ -25,6 +25,9 @@ struct Reserve {
   std::vector<void*> ready;  // guarded by mu
   bool started = false;      // guarded by mu
 
+  // The filler's push_back then never allocates (nothing may throw there).
+  Reserve() { ready.reserve(kHighWater); }
+
   void fill_forever() {
 #if defined(__linux__)
     // Idle priority: the reserve only uses a CPU nothing else wants. On a
@@ -37,16 +40,26 @@ struct Reserve {
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
       wanted.wait(lock, [this] { return ready.size() < kLowWater; });
-      while (ready.size() < kHighWater) {
+      bool out_of_memory = false;
+      while (!out_of_memory && ready.size() < kHighWater) {
         lock.unlock();
-        void* chunk = ::operator new(kChunkBytes);
-        // One write per page faults it in here, not on the writer (the
-        // kernel hands out zeroed pages; there is no need to clear more).
-        auto* bytes = static_cast<volatile unsigned char*>(chunk);
-        for (size_t off = 0; off < kChunkBytes; off += kPageBytes) bytes[off] = 0;
+        // Out of memory: stop filling; writers allocate (and report) themselves.
+        void* chunk = ::operator new(kChunkBytes, std::nothrow);
+        if (chunk != nullptr) {
+          // One write per page faults it in here, not on the writer. The
+          // content does not matter: records are written before they are read.
+          auto* bytes = static_cast<volatile unsigned char*>(chunk);
+          for (size_t off = 0; off < kChunkBytes; off += kPageBytes) bytes[off] = 0;
+        }
         lock.lock();
-        ready.push_back(chunk);
+        if (chunk == nullptr) {
+          out_of_memory = true;
+        } else {
+          ready.push_back(chunk);
+        }
       }
+      // Retry at the next take(), not in a loop.
+      if (out_of_memory) wanted.wait(lock);
     }
   }
 };
