@@ -11,6 +11,9 @@ namespace hotspan {
 
 FileBlockWriter::FileBlockWriter(std::string path, size_t block_bytes)
     : BlockSink(block_bytes), path_(std::move(path)) {
+  // The writer thread's push_back into spare_ then never allocates (an
+  // exception there would end the process). At most kInFlight + 1 blocks exist.
+  spare_.reserve(kInFlight + 1);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     error_ = errno;
