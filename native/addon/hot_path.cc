@@ -9,17 +9,6 @@
 
 namespace hotspan_addon::hot {
 
-namespace {
-
-inline napi_value StatusValue(napi_env env, hotspan::Status status) {
-  // Small integers are V8 Smis: no heap allocation.
-  napi_value result;
-  napi_create_uint32(env, static_cast<uint32_t>(status), &result);
-  return result;
-}
-
-}  // namespace
-
 // The clock is read last in begin* and first in end*, so argument handling
 // stays outside the span. Times are raw ticks (the tracer is TimeUnit::kTicks).
 

@@ -14,13 +14,17 @@
 
 namespace hotspan_addon::hot {
 
-// end's result: undefined when the span ended (nothing is built on the
-// common path), else the status as a number (a Smi: no allocation).
-inline napi_value EndResult(napi_env env, hotspan::Status status) {
-  if (status == hotspan::Status::kOk) return nullptr;
+// A status as a number: small integers are V8 Smis, no heap allocation.
+inline napi_value StatusValue(napi_env env, hotspan::Status status) {
   napi_value result;
   napi_create_uint32(env, static_cast<uint32_t>(status), &result);
   return result;
+}
+
+// end's result: undefined when the span ended (nothing is built on the
+// common path), else the status as a number.
+inline napi_value EndResult(napi_env env, hotspan::Status status) {
+  return status == hotspan::Status::kOk ? nullptr : StatusValue(env, status);
 }
 
 napi_value Begin(napi_env env, napi_callback_info info);       // (nameId) -> undefined
