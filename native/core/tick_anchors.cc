@@ -8,25 +8,15 @@ namespace {
 
 // a.ns + (tick - a.tick) * (b.ns - a.ns) / (b.tick - a.tick), rounded to
 // nearest, in exact integer arithmetic (so conversion is deterministic).
-// Segments are a few ms long, so the products fit 64 bits and one hardware
-// division does; a long segment (an idle writer) takes the 128-bit route.
-// Both compute the same floor((2 dt dn + den) / (2 den)).
+// Only long segments (an idle writer) and extrapolation come here; short
+// segments take the fixed-point slope in to_ns.
 int64_t interpolate(const clock::Anchor& a, const clock::Anchor& b, int64_t tick) {
-  int64_t dt, dn, den, prod, num, den2;
-  if (!__builtin_sub_overflow(tick, a.tick, &dt) && !__builtin_sub_overflow(b.ns, a.ns, &dn) &&
-      !__builtin_sub_overflow(b.tick, a.tick, &den) && !__builtin_mul_overflow(dt, dn, &prod) &&
-      !__builtin_mul_overflow(prod, int64_t{2}, &num) && !__builtin_add_overflow(num, den, &num) &&
-      !__builtin_mul_overflow(den, int64_t{2}, &den2)) {
-    int64_t q = num / den2;
-    if (num % den2 != 0 && num < 0) --q;  // floor
-    return a.ns + q;
-  }
-  const __int128 dt128 = static_cast<__int128>(tick) - a.tick;
-  const __int128 dn128 = static_cast<__int128>(b.ns) - a.ns;
-  const __int128 den128 = static_cast<__int128>(b.tick) - a.tick;  // > 0
-  __int128 num128 = dt128 * dn128 * 2 + den128;                     // round half up
-  __int128 q = num128 / (den128 * 2);
-  if (num128 % (den128 * 2) != 0 && num128 < 0) --q;                // floor
+  const __int128 dt = static_cast<__int128>(tick) - a.tick;
+  const __int128 dn = static_cast<__int128>(b.ns) - a.ns;
+  const __int128 den = static_cast<__int128>(b.tick) - a.tick;  // > 0
+  __int128 num = dt * dn * 2 + den;                              // round half up
+  __int128 q = num / (den * 2);
+  if (num % (den * 2) != 0 && num < 0) --q;                      // floor
   return static_cast<int64_t>(a.ns + q);
 }
 
