@@ -158,15 +158,18 @@ HOTSPAN_COLD hotspan_status begin_slow(const Context* ctx, uint32_t name) {
   return settle(e, fast::begin(*e->state, name, record_now(ctx)));
 }
 
+// The answer for a thread with no state for ctx (it never recorded, or it
+// is being torn down): `live` while the tracer is open, else HOTSPAN_CLOSED.
+// No timeline is created just to say so.
+hotspan_status without_state(const Context* ctx, hotspan_status live) {
+  if (t_cache_gone) return HOTSPAN_CLOSED;
+  auto t = ctx->tracer.lock();
+  return !t || t->closed() ? HOTSPAN_CLOSED : live;
+}
+
 HOTSPAN_COLD hotspan_status end_slow(const Context* ctx, int64_t now) {
   CacheEntry* e = entry_for(ctx, false);
-  if (e == nullptr) {
-    // Never began a span here (or thread teardown): nothing to end, and no
-    // timeline is created just to say so.
-    if (t_cache_gone) return HOTSPAN_CLOSED;
-    auto t = ctx->tracer.lock();
-    return !t || t->closed() ? HOTSPAN_CLOSED : HOTSPAN_NO_OPEN_SPAN;
-  }
+  if (e == nullptr) return without_state(ctx, HOTSPAN_NO_OPEN_SPAN);  // nothing to end
   if (!e->state) return HOTSPAN_CLOSED;
   return settle(e, fast::end(*e->state, now));
 }
@@ -261,12 +264,7 @@ hotspan_status api_flush_thread(void* tracer) {
   const Context* ctx = as_context(tracer);
   if (ctx == nullptr) return HOTSPAN_INVALID;
   CacheEntry* e = entry_for(ctx, false);
-  if (e == nullptr) {
-    // This thread never recorded for ctx: nothing to publish.
-    if (t_cache_gone) return HOTSPAN_CLOSED;
-    auto t = ctx->tracer.lock();
-    return !t || t->closed() ? HOTSPAN_CLOSED : HOTSPAN_OK;
-  }
+  if (e == nullptr) return without_state(ctx, HOTSPAN_OK);  // nothing to publish
   if (!e->state) return HOTSPAN_CLOSED;
   return settle(e, publish(*e->state));
 }
