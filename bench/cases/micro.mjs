@@ -7,6 +7,7 @@ import dc from 'node:diagnostics_channel';
 import { createRequire } from 'node:module';
 import { measure, do_not_optimize } from 'mitata';
 import { floorPath } from '../lib/build.mjs';
+import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 
 const require = createRequire(import.meta.url);
@@ -226,15 +227,21 @@ const cases = {
   'dc-tracing': dcCase,
 };
 
-async function warm(c) {
-  const wEnd = performance.now() + opts.warmupMs;
+// Calls the body for at least `ms` and `minCalls` times; returns the calls.
+async function runFor(c, ms, minCalls) {
+  const end = performance.now() + ms;
   let calls = 0;
-  while (performance.now() < wEnd || calls < 50) {
+  while (performance.now() < end || calls < minCalls) {
     const r = c.body();
     if (r instanceof Promise) await r;
     calls++;
   }
   return calls;
+}
+
+// Untimed warm-up: enough calls for the JIT to reach its optimized code.
+function warm(c) {
+  return runFor(c, opts.warmupMs, 50);
 }
 
 function medianOf(xs) {
@@ -291,12 +298,7 @@ async function pairMain(aName, bName) {
 async function processCpu(c) {
   const u0 = process.cpuUsage();
   const w0 = performance.now();
-  let calls = 0;
-  while (performance.now() - w0 < 300 || calls < 20) {
-    const r = c.body();
-    if (r instanceof Promise) await r;
-    calls++;
-  }
+  const calls = await runFor(c, 300, 20);
   const wallMs = performance.now() - w0;
   const u = process.cpuUsage(u0);
   const spans = calls * K;
@@ -342,10 +344,4 @@ async function main() {
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
-    process.exit(1);
-  },
-);
+runCase(main);

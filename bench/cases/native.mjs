@@ -10,6 +10,7 @@
 // Prints one JSON line.
 import { createRequire } from 'node:module';
 import { cabiPath, floorPath } from '../lib/build.mjs';
+import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 
 const require = createRequire(import.meta.url);
@@ -75,13 +76,9 @@ const cases = {
   'cabi-2t': () => cabi(2),
 };
 
-try {
+runCase(() => {
   const make = cases[caseName];
   if (!make) throw new Error(`unknown case ${caseName}; known: ${Object.keys(cases).join(', ')}`);
   const r = make();
   process.stdout.write(`${JSON.stringify({ case: caseName, ...r })}\n`);
-  process.exit(0);
-} catch (e) {
-  process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
-  process.exit(1);
-}
+});

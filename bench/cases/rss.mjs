@@ -3,6 +3,7 @@
 // RSS after a warm-up and a GC, then `spans` begin(id)/end() pairs, flush,
 // GC, RSS again; the growth divided by the committed count (from stats()).
 // Prints one JSON line.
+import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 
 const opts = { spans: 1e7, backend: 'native', ...JSON.parse(process.argv[2] ?? '{}') };
@@ -44,10 +45,4 @@ function main() {
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
-try {
-  main();
-  process.exit(0);
-} catch (e) {
-  process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
-  process.exit(1);
-}
+runCase(main);

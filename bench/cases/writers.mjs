@@ -6,6 +6,7 @@
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { runCase } from '../lib/case-main.mjs';
 import { makeTracer, nativeTracer } from '../lib/hotspan.mjs';
 import { median } from '../lib/stats.mjs';
 
@@ -76,10 +77,4 @@ async function main() {
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
-main().then(
-  () => process.exit(0),
-  (e) => {
-    process.stderr.write(`${e && e.stack ? e.stack : e}\n`);
-    process.exit(1);
-  },
-);
+runCase(main);
