@@ -6,32 +6,13 @@
 
 #include <atomic>
 #include <cstdint>
-#include <ctime>
-#include <thread>
-#include <vector>
 
 #include "hotspan.h"
+#include "thread_race.h"
 
 namespace {
 
-inline int64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// CPU time of the calling thread (per-span figures; wall time for spans/s).
-inline int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-napi_value make_double(napi_env env, double v) {
-  napi_value out;
-  napi_create_double(env, v, &out);
-  return out;
-}
+using bench::make_double;
 
 napi_value throw_type(napi_env env, const char* msg) {
   napi_throw_type_error(env, nullptr, msg);
@@ -63,48 +44,31 @@ napi_value Run(napi_env env, napi_callback_info info) {
   const uint64_t n = static_cast<uint64_t>(nd);
   const int threads = td < 1 ? 1 : static_cast<int>(td);
 
-  std::vector<int64_t> elapsed(threads), ends(threads);
+  void* tr = api->tracer;
   std::atomic<uint64_t> failed{0};
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; t++) {
-    pool.emplace_back([&, t] {
-      void* tr = api->tracer;
-      uint64_t bad = 0;
-      if (api->begin(tr, name) != HOTSPAN_OK) bad++;
-      if (api->end(tr) != HOTSPAN_OK) bad++;
-      ready.fetch_add(1);
-      while (!go.load(std::memory_order_acquire)) {
-      }
-      int64_t c0 = thread_cpu_ns();
-      for (uint64_t i = 0; i < n; i++) {
-        bad += api->begin(tr, name) != HOTSPAN_OK;
+  const bench::RaceResult race = bench::race_threads(
+      threads, n,
+      [&](int) {
+        // The thread's first call creates its timeline: not timed.
+        uint64_t bad = api->begin(tr, name) != HOTSPAN_OK;
         bad += api->end(tr) != HOTSPAN_OK;
-      }
-      int64_t c1 = thread_cpu_ns();
-      int64_t t1 = mono_ns();
-      if (flush_thread) api->flush_thread(tr);
-      elapsed[t] = c1 - c0;
-      ends[t] = t1;
-      failed.fetch_add(bad);
-    });
-  }
-  while (ready.load() < threads) {
-  }
-  int64_t t0 = mono_ns();
-  go.store(true, std::memory_order_release);
-  for (auto& th : pool) th.join();
-  int64_t wall = 0;
-  double per = 0;
-  for (int t = 0; t < threads; t++) {
-    if (ends[t] - t0 > wall) wall = ends[t] - t0;
-    per += static_cast<double>(elapsed[t]) / static_cast<double>(n);
-  }
+        failed.fetch_add(bad);
+      },
+      [&](int) {
+        uint64_t bad = 0;
+        for (uint64_t i = 0; i < n; i++) {
+          bad += api->begin(tr, name) != HOTSPAN_OK;
+          bad += api->end(tr) != HOTSPAN_OK;
+        }
+        failed.fetch_add(bad);
+      },
+      [&](int) {
+        if (flush_thread) api->flush_thread(tr);
+      });
   napi_value arr;
   napi_create_array_with_length(env, 3, &arr);
-  napi_set_element(env, arr, 0, make_double(env, static_cast<double>(wall)));
-  napi_set_element(env, arr, 1, make_double(env, per / threads));
+  napi_set_element(env, arr, 0, make_double(env, static_cast<double>(race.wall_ns)));
+  napi_set_element(env, arr, 1, make_double(env, race.cpu_ns_per_span));
   napi_set_element(env, arr, 2, make_double(env, static_cast<double>(failed.load())));
   return arr;
 }

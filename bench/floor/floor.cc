@@ -9,15 +9,14 @@
 // spans.
 #include <node_api.h>
 
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <ctime>
 #include <memory>
-#include <thread>
+#include <vector>
 
 #include <sys/mman.h>
-#include <vector>
+
+#include "thread_race.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -47,19 +46,9 @@ struct alignas(64) Ring {
   uint32_t pos = 0;
 };
 
-inline int64_t mono_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// CPU time of the calling thread: per-span figures use it, so a preemption on
-// a shared machine does not count as span cost (wall time is kept for spans/s).
-inline int64_t thread_cpu_ns() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
+using bench::make_double;
+using bench::mono_ns;
+using bench::thread_cpu_ns;
 
 #if FLOOR_HAVE_TSC
 inline int64_t tsc() { return static_cast<int64_t>(__rdtsc()); }
@@ -121,12 +110,6 @@ double arg_double(napi_env env, napi_callback_info info, size_t i, double fallba
   return v;
 }
 
-napi_value make_double(napi_env env, double v) {
-  napi_value out;
-  napi_create_double(env, v, &out);
-  return out;
-}
-
 // The bare loop storing every span into memory never touched before (n * 32
 // bytes, mmap'd), as a tracer that keeps every record must: the difference to
 // the ring is the first-touch page-fault cost per span. huge: madvise
@@ -180,34 +163,14 @@ napi_value BareThreads(napi_env env, napi_callback_info info) {
   bool use_tsc = arg_double(env, info, 2, 0) != 0;
   std::vector<std::unique_ptr<Ring>> rings;
   for (int t = 0; t < threads; t++) rings.emplace_back(new Ring());
-  std::vector<int64_t> elapsed(threads), ends(threads);
-  std::atomic<int> ready{0};
-  std::atomic<bool> go{false};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; t++) {
-    pool.emplace_back([&, t] {
-      ready.fetch_add(1);
-      while (!go.load(std::memory_order_acquire)) {
-      }
-      elapsed[t] = use_tsc ? bare_loop<tsc>(*rings[t], n) : bare_loop<mono_ns>(*rings[t], n);
-      ends[t] = mono_ns();
-    });
-  }
-  while (ready.load() < threads) {
-  }
-  int64_t t0 = mono_ns();
-  go.store(true, std::memory_order_release);
-  for (auto& th : pool) th.join();
-  int64_t wall = 0;
-  double per = 0;
-  for (int t = 0; t < threads; t++) {
-    if (ends[t] - t0 > wall) wall = ends[t] - t0;
-    per += static_cast<double>(elapsed[t]) / static_cast<double>(n);
-  }
+  const bench::RaceResult race = bench::race_threads(
+      threads, n, [](int) {},
+      [&](int t) { use_tsc ? bare_loop<tsc>(*rings[t], n) : bare_loop<mono_ns>(*rings[t], n); },
+      [](int) {});
   napi_value arr;
   napi_create_array_with_length(env, 2, &arr);
-  napi_set_element(env, arr, 0, make_double(env, static_cast<double>(wall)));
-  napi_set_element(env, arr, 1, make_double(env, per / threads));
+  napi_set_element(env, arr, 0, make_double(env, static_cast<double>(race.wall_ns)));
+  napi_set_element(env, arr, 1, make_double(env, race.cpu_ns_per_span));
   return arr;
 }
 
