@@ -40,6 +40,14 @@ inline void fail(const char* file, int line, const std::string& what) {
   }
 }
 
+// A printf-style failure message for check::fail.
+template <typename... A>
+std::string fmt(const char* f, A... a) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, f, a...);
+  return buf;
+}
+
 inline int result(const char* test) {
   const int n = failures().load();
   if (n == 0) {

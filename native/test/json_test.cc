@@ -18,14 +18,6 @@
 
 namespace {
 
-// Formats a failure message for check::fail.
-template <typename... A>
-std::string fmt(const char* f, A... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
-}
-
 using namespace hotspan;
 
 using hotspan_test::rec;
@@ -39,7 +31,7 @@ void report_mismatch(int line, const std::string& got, const std::string& want) 
   size_t i = 0;
   while (i < got.size() && i < want.size() && got[i] == want[i]) ++i;
   std::fprintf(stderr, "--- got:\n%s\n--- want:\n%s\n", got.c_str(), want.c_str());
-  check::fail(__FILE__, line, fmt("golden document differs at byte %zu", i));
+  check::fail(__FILE__, line, check::fmt("golden document differs at byte %zu", i));
 }
 
 void test_golden() {

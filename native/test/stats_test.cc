@@ -15,14 +15,6 @@
 
 namespace {
 
-// Formats a failure message for check::fail.
-template <typename... A>
-std::string fmt(const char* f, A... a) {
-  char buf[512];
-  std::snprintf(buf, sizeof buf, f, a...);
-  return buf;
-}
-
 using hotspan::LogLinearHistogram;
 
 // The test's own nearest-rank reference, in integer arithmetic: the value at
@@ -69,7 +61,7 @@ void check_distribution(const char* label, std::vector<int64_t> values) {
     if (exact > 0) g_worst_rel = std::max(g_worst_rel, err / static_cast<double>(exact));
     if (!ok || !within_1pct) {
       check::fail(__FILE__, __LINE__,
-                  fmt("%s n=%zu q=%.3f: exact %lld approx %.3f (rel %.5f)", label, values.size(), q,
+                  check::fmt("%s n=%zu q=%.3f: exact %lld approx %.3f (rel %.5f)", label, values.size(), q,
                       static_cast<long long>(exact), approx, exact ? err / static_cast<double>(exact) : err));
     }
   }
@@ -252,7 +244,7 @@ void test_compute_stats() {
       double err = std::fabs(q.first - static_cast<double>(exact));
       if (!(err <= 0.01 * static_cast<double>(exact))) {
         check::fail(__FILE__, __LINE__,
-                    fmt("stats name %u p%.1f: exact %lld got %.3f", row.name, q.second / 10.0,
+                    check::fmt("stats name %u p%.1f: exact %lld got %.3f", row.name, q.second / 10.0,
                         static_cast<long long>(exact), q.first));
       }
     }
