@@ -397,6 +397,20 @@ class Heap<T> {
   }
 }
 
+/** Interned strings as repeated { iid = index + 1, name } entries under `key` (in InternedData). */
+function internStrings(into: Bytes, key: number, strings: readonly string[]): void {
+  strings.forEach((s, k) =>
+    into.field(
+      key,
+      msg((e) => {
+        e.byte(0x08);
+        e.varint(k + 1);
+        e.field(0x12, utf8.encode(s));
+      }),
+    ),
+  );
+}
+
 /** The Perfetto trace of a snapshot: the same bytes as the core's write_perfetto. */
 export function perfetto(snap: NativeSnapshot): Uint8Array {
   const { times, fields, names } = snap;
@@ -421,26 +435,8 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
       m.field(
         0x62, // interned_data = 12
         msg((i) => {
-          names.forEach((n, k) =>
-            i.field(
-              0x12, // event_names
-              msg((en) => {
-                en.byte(0x08);
-                en.varint(k + 1);
-                en.field(0x12, utf8.encode(n));
-              }),
-            ),
-          );
-          ANNOTATION_NAMES.forEach((n, k) =>
-            i.field(
-              0x1a, // debug_annotation_names
-              msg((dn) => {
-                dn.byte(0x08);
-                dn.varint(k + 1);
-                dn.field(0x12, utf8.encode(n));
-              }),
-            ),
-          );
+          internStrings(i, 0x12, names); // event_names
+          internStrings(i, 0x1a, ANNOTATION_NAMES); // debug_annotation_names
         }),
       );
       m.field(
