@@ -50,9 +50,10 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32
     flags |= kFlagAttrs;
     timeline_->add_attrs(index, local, std::move(o.attrs));
   }
-  SpanRecord* r = cursor_.next(*timeline_, &anchor_due_);
+  StoredSpan* r = cursor_.next(*timeline_, &anchor_due_);
   // Async spans overlap freely, so they carry no depth.
-  *r = SpanRecord{start, end_ns, local, parent_local, o.name, 0, flags};
+  if (!store_span(r, start, end_ns, local, parent_local, o.name, 0, flags))
+    timeline_->add_long_end(index, end_ns);
   open_.erase(it);
   *written = ++cursor_.written;
   timeline_->publish_written(*written);

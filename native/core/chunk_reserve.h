@@ -1,7 +1,7 @@
 // Chunk memory whose pages are already faulted in. The first write to fresh
 // anonymous memory costs a page fault per 4 KiB page: on this project's VMs
-// about 2 us, i.e. 15 to 20 ns on every 32-byte record, paid by the recording
-// thread once per 128 records. One background thread keeps a few chunks
+// about 2 us, i.e. about 14 ns on every 28-byte record, paid by the recording
+// thread once per 146 records. One background thread keeps a few chunks
 // touched ahead of need; a writer takes one under a short lock (once per
 // chunk) and falls back to a plain allocation when the reserve is empty.
 //
@@ -17,8 +17,8 @@
 
 namespace hotspan::chunk_reserve {
 
-constexpr size_t kChunkBytes = 32 * 1024;
-constexpr size_t kHighWater = 8;  // chunks kept ready (256 KiB)
+constexpr size_t kChunkBytes = 28 * 1024;  // 7 pages
+constexpr size_t kHighWater = 8;  // chunks kept ready (224 KiB)
 constexpr size_t kLowWater = 4;   // taking below this wakes the filler
 
 // kChunkBytes from ::operator new, pages touched when the reserve had one.

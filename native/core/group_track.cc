@@ -26,9 +26,10 @@ Status GroupTrack::end(int64_t now, uint32_t* written) {
     timeline_->add_attrs(index, o.local, std::move(o.attrs));
   }
   const uint32_t parent = stack_.empty() ? 0 : stack_.back().local;
-  SpanRecord* r = cursor_.next(*timeline_, &anchor_due_);
-  *r = SpanRecord{o.start, now, o.local, parent, o.name,
-                  static_cast<uint16_t>(stack_.size()), flags};
+  StoredSpan* r = cursor_.next(*timeline_, &anchor_due_);
+  if (!store_span(r, o.start, now, o.local, parent, o.name, static_cast<uint16_t>(stack_.size()),
+                  flags))
+    timeline_->add_long_end(index, now);
   *written = ++cursor_.written;
   timeline_->publish_written(*written);
   return Status::kOk;

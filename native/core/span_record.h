@@ -1,6 +1,7 @@
-// One committed span, 32 bytes. The timeline is implied by where the record is
-// stored, and the tracer-wide span id is (timeline id << 32) | local id, so
-// neither is stored per record.
+// One committed span as a snapshot hands it out, 32 bytes (a timeline stores
+// it in 28: see stored_span.h). The timeline is implied by where the record
+// is, and the tracer-wide span id is (timeline id << 32) | local id, so
+// neither is kept per record.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,8 @@ enum SpanFlags : uint16_t {
 };
 
 struct SpanRecord {
-  // Stored: the tracer's TimeUnit (ns, or raw ticks); in a Snapshot: always
-  // CLOCK_MONOTONIC ns (ticks converted by the timeline's anchors).
+  // Always CLOCK_MONOTONIC ns (a ticks timeline's are converted by its
+  // anchors), or the caller's own ns on a timeline of caller-chosen times.
   int64_t start_ns;
   int64_t end_ns;
   uint32_t local_id;      // 1-based, unique within the timeline

@@ -5,7 +5,7 @@
 //
 // The hot path (fast::begin / fast::end) is inline here so the binding can
 // inline it: a status load, a name-id bound check, a stack push or pop, one
-// 32-byte store and one or two release stores of a watermark, plus one
+// 28-byte store and one or two release stores of a watermark, plus one
 // compare against anchor_due (anchor upkeep of a ticks timeline, out of
 // line). No lock, no allocation in steady state, no virtual call. The
 // out-of-line functions declared in tracer.h forward to these.
@@ -19,6 +19,7 @@
 
 #include "pending_queue.h"
 #include "span_record.h"
+#include "stored_span.h"
 #include "timeline_chunks.h"
 #include "tracer.h"
 #include "tracer_shared.h"
@@ -86,6 +87,7 @@ class ThreadState {
   HOTSPAN_COLD void refill_chunk();
   HOTSPAN_COLD void refresh_anchor(int64_t now);
   HOTSPAN_COLD void publish_attrs(uint32_t index, uint32_t local);
+  HOTSPAN_COLD void publish_long_end(uint32_t index, int64_t end);
   HOTSPAN_COLD void piggyback_drain();
   // Queues the records stored since the last push (non-holder path).
   HOTSPAN_COLD void publish_batch();
@@ -123,15 +125,13 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   const uint32_t d = --s.depth;
   const OpenSpan& o = s.stack[d];
   if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end)) s.refill_chunk();
-  SpanRecord* r = s.cursor.slot++;
-  r->start_ns = o.start;
-  r->end_ns = now;
-  r->local_id = o.local;
-  r->parent_local = d != 0 ? s.stack[d - 1].local : 0;
-  r->name = o.name;
-  r->depth = static_cast<uint16_t>(d);
+  StoredSpan* r = s.cursor.slot++;
+  const uint32_t parent = d != 0 ? s.stack[d - 1].local : 0;
   // Callers may add error/abandoned; the structural flags are the core's.
-  r->flags = static_cast<uint16_t>(o.flags | (extra_flags & (kFlagError | kFlagAbandoned)));
+  const auto flags = static_cast<uint16_t>(o.flags | (extra_flags & (kFlagError | kFlagAbandoned)));
+  if (HOTSPAN_UNLIKELY(
+          !store_span(r, o.start, now, o.local, parent, o.name, static_cast<uint16_t>(d), flags)))
+    s.publish_long_end(s.cursor.written, now);
   if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs)) s.publish_attrs(s.cursor.written, o.local);
   const uint32_t w = ++s.cursor.written;
   s.timeline->publish_written(w);

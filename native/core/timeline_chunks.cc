@@ -28,13 +28,13 @@ void Timeline::ChunkFree::operator()(Chunk* chunk) const {
   ::operator delete(chunk);
 }
 
-SpanRecord* Timeline::append_chunk(int64_t* anchor_due) {
+StoredSpan* Timeline::append_chunk(int64_t* anchor_due) {
   // Allocated outside the lock: a reader copying a snapshot waits only for
   // the push_back.
   static_assert(sizeof(Chunk) == chunk_reserve::kChunkBytes, "a chunk fills its reserve block");
   // Default-init: the records are written before anyone reads them.
   std::unique_ptr<Chunk, ChunkFree> chunk(new (chunk_reserve::take()) Chunk);
-  SpanRecord* first = chunk->records;
+  StoredSpan* first = chunk->records;
   std::lock_guard<TimelineMutex> lock(mu_);
   chunks_.push_back(std::move(chunk));
   // Anchors are measured under the lock so they are appended in tick order.
@@ -74,6 +74,30 @@ void Timeline::add_foreign_parent(uint32_t index, uint32_t local, uint64_t paren
   foreign_.push_back(ForeignEntry{index, local, parent_span});
 }
 
+void Timeline::add_long_end(uint32_t index, int64_t end) {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  long_ends_.push_back(LongEnd{index, end});
+}
+
+class Timeline::LongEndCursor {
+ public:
+  LongEndCursor(const std::vector<LongEnd>& ends, uint32_t from)
+      : it_(std::lower_bound(ends.begin(), ends.end(), from,
+                             [](const LongEnd& e, uint32_t i) { return e.index < i; })),
+        end_(ends.end()) {}
+  // The end of record `index` (ascending across calls), in stored units.
+  int64_t end_of(const StoredSpan& s, uint32_t index) {
+    if (s.duration != kLongSpan) return s.start + static_cast<int64_t>(s.duration);
+    while (it_ != end_ && it_->index < index) ++it_;
+    // Every kLongSpan record got its entry before it was published.
+    return it_ != end_ && it_->index == index ? it_->end : s.start;
+  }
+
+ private:
+  std::vector<LongEnd>::const_iterator it_;
+  std::vector<LongEnd>::const_iterator end_;
+};
+
 void Timeline::commit_up_to(uint32_t w) {
   uint32_t cur = committed_.load(std::memory_order_relaxed);
   while (cur < w &&
@@ -110,9 +134,10 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
     // ordered tick read comes after the acquire load of `committed`, hence
     // after every visible record's tick on a shared invariant TSC.
     int64_t top = INT64_MIN;
+    LongEndCursor ends(long_ends_, bracketed_);
     for (uint32_t i = bracketed_; i < n; ++i) {
-      const SpanRecord& r = chunks_[i / kChunkRecords]->records[i % kChunkRecords];
-      top = std::max(top, std::max(r.start_ns, r.end_ns));
+      const StoredSpan& r = chunks_[i / kChunkRecords]->records[i % kChunkRecords];
+      top = std::max(top, std::max(r.start, ends.end_of(r, i)));
     }
     if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
       clock::Anchor a = clock::measure_anchor();
@@ -125,17 +150,22 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
     }
     bracketed_ = n;
   }
-  // Copy and convert chunk by chunk, while each chunk's copy is in cache.
+  // Unpack and convert chunk by chunk, while each chunk is in cache.
+  LongEndCursor ends(long_ends_, 0);
   size_t hint = 0;
-  for (size_t c = 0; out.records.size() < n && c < chunks_.size(); ++c) {
-    const size_t from = out.records.size();
-    const size_t take = std::min<size_t>(kChunkRecords, n - from);
-    out.records.insert(out.records.end(), chunks_[c]->records, chunks_[c]->records + take);
+  for (uint32_t from = 0; from < n; from += kChunkRecords) {
+    const StoredSpan* chunk = chunks_[from / kChunkRecords]->records;
+    const uint32_t take = std::min<uint32_t>(kChunkRecords, n - from);
+    for (uint32_t k = 0; k < take; ++k) {
+      const StoredSpan& s = chunk[k];
+      out.records.push_back(SpanRecord{s.start, ends.end_of(s, from + k), s.local_id,
+                                       s.parent_local, s.name, s.depth, s.flags});
+    }
     if (!ticks_) continue;
-    for (size_t i = from; i < out.records.size(); ++i) {
-      SpanRecord& r = out.records[i];
-      r.start_ns = anchors_.to_ns(r.start_ns, hint);
-      r.end_ns = anchors_.to_ns(r.end_ns, hint);
+    SpanRecord* dst = out.records.data() + from;
+    for (uint32_t k = 0; k < take; ++k) {
+      dst[k].start_ns = anchors_.to_ns(dst[k].start_ns, hint);
+      dst[k].end_ns = anchors_.to_ns(dst[k].end_ns, hint);
     }
   }
   out.attrs.clear();

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "span_record.h"
+#include "stored_span.h"
 #include "tick_anchors.h"
 #include "timeline_lock.h"
 #include "tracer.h"
@@ -31,7 +32,7 @@ namespace hotspan {
 
 class Timeline {
  public:
-  static constexpr uint32_t kChunkRecords = 1024;  // 32 KiB per chunk
+  static constexpr uint32_t kChunkRecords = 1024;  // 28 KiB per chunk
 
   static constexpr int64_t kAnchorMs = 5;  // longest anchor segment a writer leaves
 
@@ -49,7 +50,7 @@ class Timeline {
   // ---- writer side (one writer at a time) ----
   // Appends a fresh chunk and returns its first slot. On a ticks timeline it
   // also appends an anchor; *anchor_due (if given) gets the new due tick.
-  SpanRecord* append_chunk(int64_t* anchor_due = nullptr);
+  StoredSpan* append_chunk(int64_t* anchor_due = nullptr);
   // Writer-side anchor upkeep: the tick past which the writer should call
   // anchor_if_stale (INT64_MAX for an ns timeline) ...
   int64_t anchor_due() const;
@@ -62,6 +63,8 @@ class Timeline {
   // Side tables, keyed by record index so snapshots can cut them at committed.
   void add_attrs(uint32_t index, uint32_t local, std::string json);
   void add_foreign_parent(uint32_t index, uint32_t local, uint64_t parent_span);
+  // The end of the record at `index` whose duration did not fit (kLongSpan).
+  void add_long_end(uint32_t index, int64_t end);
 
   // ---- commit side ----
   // Only the sole writer of an owner-written timeline may store directly: its
@@ -85,7 +88,7 @@ class Timeline {
 
  private:
   struct Chunk {
-    SpanRecord records[kChunkRecords];
+    StoredSpan records[kChunkRecords];
   };
   // Chunks live in chunk_reserve memory (::operator new), pages pre-touched.
   struct ChunkFree {
@@ -101,6 +104,12 @@ class Timeline {
     uint32_t local;
     uint64_t parent;
   };
+  struct LongEnd {
+    uint32_t index;
+    int64_t end;
+  };
+  // Walks long_ends_ alongside ascending record indices.
+  class LongEndCursor;
 
   const uint32_t id_;
   const TimelineKind kind_;
@@ -114,6 +123,7 @@ class Timeline {
   std::vector<std::unique_ptr<Chunk, ChunkFree>> chunks_;  // guarded by mu_
   std::vector<AttrEntry> attrs_;                // guarded by mu_, index order
   std::vector<ForeignEntry> foreign_;           // guarded by mu_, index order
+  std::vector<LongEnd> long_ends_;              // guarded by mu_, index order
   std::string name_;                            // guarded by mu_
   bool exited_ = false;                         // guarded by mu_
   // Readers append too, hence mutable. Guarded by mu_.
@@ -125,11 +135,11 @@ class Timeline {
 
 // A writer's position in its timeline's current chunk.
 struct ChunkCursor {
-  SpanRecord* slot = nullptr;
-  SpanRecord* end = nullptr;
+  StoredSpan* slot = nullptr;
+  StoredSpan* end = nullptr;
   uint32_t written = 0;  // records stored so far (the writer's own copy)
 
-  SpanRecord* next(Timeline& tl, int64_t* anchor_due = nullptr) {
+  StoredSpan* next(Timeline& tl, int64_t* anchor_due = nullptr) {
     if (slot == end) {
       slot = tl.append_chunk(anchor_due);
       end = slot + Timeline::kChunkRecords;

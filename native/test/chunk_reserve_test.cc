@@ -45,7 +45,7 @@ void writes_to_reserved_chunks_do_not_fault() {
   for (void* c : chunks) std::memset(c, 0xAB, reserve::kChunkBytes);
   const long faults = thread_minor_faults() - before;
 #if !defined(__SANITIZE_THREAD__)  // TSan's shadow memory faults on its own
-  // 8 pages per chunk would fault here without the reserve; allow one stray.
+  // 7 pages per chunk would fault here without the reserve; allow one stray.
   CHECK(faults <= 1);
 #endif
   std::printf("faults writing %zu reserved chunks: %ld\n", chunks.size(), faults);

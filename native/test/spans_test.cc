@@ -170,6 +170,72 @@ static void max_depth_is_refused() {
   CHECK(tl && tl->records.size() == 1 && tl->records[0].depth == ThreadState::kMaxDepth);
 }
 
+// A record keeps its end as a 32-bit duration; longer spans, and ends before
+// their start (caller-chosen times), keep the end in a side table. Every end
+// must come back exact, across chunk boundaries and in a second snapshot.
+static int64_t long_test_duration(uint32_t i) {
+  switch (i % 7) {
+    case 0: return int64_t{0xFFFFFFFE};          // the largest that fits
+    case 1: return int64_t{0xFFFFFFFF};          // the first that does not
+    case 2: return (int64_t{1} << 40) + i;       // hours
+    case 3: return -static_cast<int64_t>(i) - 1;  // ends before it starts
+    default: return i;
+  }
+}
+
+static void long_spans_keep_their_ends() {
+  auto t = Tracer::create();
+  const uint32_t n = t->intern("n");
+  auto st = t->attach_js_thread("main");
+  const uint32_t tid = timeline_id(*st);
+  const uint32_t kSpans = 3 * 1024 + 5;
+  auto record = [&](uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to; ++i) {
+      const int64_t start = int64_t{1} << 33 | (int64_t{i} * 1000);
+      CHECK_EQ(begin(*st, n, start), Status::kOk);
+      CHECK_EQ(end(*st, start + long_test_duration(i)), Status::kOk);
+    }
+  };
+  auto check_all = [&](uint32_t count) {
+    const Snapshot s = t->snapshot();
+    const auto* tl = find_timeline(s, tid);
+    CHECK(tl && tl->records.size() == count);
+    if (!tl || tl->records.size() != count) return;
+    for (uint32_t i = 0; i < count; ++i) {
+      const SpanRecord& r = tl->records[i];
+      const int64_t start = int64_t{1} << 33 | (int64_t{i} * 1000);
+      CHECK_EQ(r.start_ns, start);
+      CHECK_EQ(r.end_ns, start + long_test_duration(i));
+      CHECK_EQ(r.local_id, i + 1);
+    }
+  };
+  record(0, 1500);
+  check_all(1500);
+  record(1500, kSpans);
+  check_all(kSpans);
+
+  // The group track and an async track store through the same record.
+  CHECK_EQ(t->group_begin(n, 10), Status::kOk);
+  CHECK_EQ(t->group_end(10 + (int64_t{1} << 35)), Status::kOk);
+  const uint32_t track = t->track("jobs", false);
+  const uint64_t tok = t->async_begin(track, n, 20);
+  CHECK_EQ(t->async_end(tok, 20 + (int64_t{1} << 36)), Status::kOk);
+  t->flush();
+  const Snapshot s = t->snapshot();
+  size_t seen = 0;
+  for (const auto& tl : s.timelines) {
+    if (tl.kind == TimelineKind::kGroups && tl.records.size() == 1) {
+      CHECK_EQ(tl.records[0].end_ns, 10 + (int64_t{1} << 35));
+      ++seen;
+    }
+    if (tl.id == track && tl.records.size() == 1) {
+      CHECK_EQ(tl.records[0].end_ns, 20 + (int64_t{1} << 36));
+      ++seen;
+    }
+  }
+  CHECK_EQ(seen, size_t{2});
+}
+
 int main() {
   RUN_TEST(nesting_ids_parents_depth);
   RUN_TEST(end_without_open_span);
@@ -177,5 +243,6 @@ int main() {
   RUN_TEST(attributes_side_table);
   RUN_TEST(many_spans_cross_chunks);
   RUN_TEST(max_depth_is_refused);
+  RUN_TEST(long_spans_keep_their_ends);
   return check::result("spans_test");
 }

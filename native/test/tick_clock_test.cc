@@ -304,6 +304,29 @@ void backwards_ticks_are_safe() {
   CHECK(outer.start_ns >= before - kSlackNs && outer.end_ns <= after + kSlackNs);
 }
 
+// A span longer than a record's 32-bit duration (5 s: past 2^32 ticks or ns)
+// keeps its end tick in a side table: that end converts to the same ns as
+// the end of a short span closed at the same tick.
+void long_span_end_converts() {
+  auto t = ticks_tracer();
+  const uint32_t name = t->intern("l");
+  auto st = t->native_thread();
+  const int64_t end_tick = clock::now_ticks();
+  CHECK_EQ(hotspan::begin(*st, name, end_tick - clock::ticks_for_ms(5000)), Status::kOk);
+  CHECK_EQ(hotspan::begin(*st, name, end_tick - 1), Status::kOk);
+  CHECK_EQ(hotspan::end(*st, end_tick), Status::kOk);
+  CHECK_EQ(hotspan::end(*st, end_tick), Status::kOk);
+  t->flush();
+  const Snapshot s = t->snapshot();
+  CHECK_EQ(s.timelines[0].records.size(), size_t{2});
+  if (s.timelines[0].records.size() != 2) return;
+  const SpanRecord& short_span = s.timelines[0].records[0];
+  const SpanRecord& long_span = s.timelines[0].records[1];
+  CHECK_EQ(long_span.end_ns, short_span.end_ns);
+  const int64_t length = long_span.end_ns - long_span.start_ns;
+  CHECK(length > 4500000000 && length < 5500000000);  // ticks_for_ms is a rough calibration
+}
+
 // Writers on several threads (holder, native, track, groups) while readers
 // snapshot concurrently: under TSan, the anchors are guarded; and each
 // reader's consecutive snapshots agree on every record both contain.
@@ -380,6 +403,7 @@ int main() {
   RUN_TEST(c_abi_ticks);
   RUN_TEST(determinism_across_snapshots);
   RUN_TEST(backwards_ticks_are_safe);
+  RUN_TEST(long_span_end_converts);
   RUN_TEST(concurrent_readers);
   return check::result("tick_clock_test");
 }
