@@ -29,7 +29,7 @@ uint64_t TickAnchors::slope(const clock::Anchor& a, const clock::Anchor& b) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(dn) << 32) / static_cast<uint64_t>(den));
 }
 
-int64_t TickAnchors::to_ns(int64_t tick, size_t& hint) const {
+int64_t TickAnchors::to_ns_outline(int64_t tick, size_t& hint) const {
   const size_t n = anchors_.size();
   if (n == 0) return tick;  // not a ticks timeline
   if (n == 1) {
@@ -46,12 +46,8 @@ int64_t TickAnchors::to_ns(int64_t tick, size_t& hint) const {
     hint = i;
   }
   const clock::Anchor& a = anchors_[i];
-  const uint64_t m = slopes_[i];
-  // dt < 2^32 and m < 2^62: the product fits 128 bits, and the floored
-  // slope loses less than dt / 2^32 < 1 ns before the final floor.
-  if (m != 0 && tick >= a.tick && tick < anchors_[i + 1].tick) {
-    const auto dt = static_cast<uint64_t>(tick - a.tick);
-    return a.ns + static_cast<int64_t>((static_cast<unsigned __int128>(dt) * m) >> 32);
+  if (slopes_[i] != 0 && tick >= a.tick && tick < anchors_[i + 1].tick) {
+    return fixed_point(a, slopes_[i], tick);
   }
   return interpolate(a, anchors_[i + 1], tick);
 }

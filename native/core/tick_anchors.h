@@ -38,7 +38,16 @@ class TickAnchors {
   // Tick -> ns. `hint` caches the last segment (records come mostly in tick
   // order); any value is valid. A pure function of the anchors and the tick,
   // so the same record converts to the same ns in every snapshot.
-  int64_t to_ns(int64_t tick, size_t& hint) const;
+  int64_t to_ns(int64_t tick, size_t& hint) const {
+    // Inline for the common case, the hinted segment with a fixed-point
+    // slope: a snapshot converts two ticks per record.
+    const size_t i = hint;
+    if (i + 1 < anchors_.size() && slopes_[i] != 0 && anchors_[i].tick <= tick &&
+        tick < anchors_[i + 1].tick) {
+      return fixed_point(anchors_[i], slopes_[i], tick);
+    }
+    return to_ns_outline(tick, hint);
+  }
 
   // Segments shorter than this many ticks (and under 2^30 ns) convert with a
   // 32.32 fixed-point slope: one multiply, at most 2 ns below the exactly
@@ -50,6 +59,14 @@ class TickAnchors {
   // floor((b.ns - a.ns) * 2^32 / (b.tick - a.tick)), or 0 when the segment is
   // too long or too steep for the fixed-point form.
   static uint64_t slope(const clock::Anchor& a, const clock::Anchor& b);
+  // a.tick <= tick < the segment's end, m = its nonzero slope. dt < 2^32 and
+  // m < 2^62: the product fits 128 bits, and the floored slope loses less
+  // than dt / 2^32 < 1 ns before the final floor.
+  static int64_t fixed_point(const clock::Anchor& a, uint64_t m, int64_t tick) {
+    const auto dt = static_cast<uint64_t>(tick - a.tick);
+    return a.ns + static_cast<int64_t>((static_cast<unsigned __int128>(dt) * m) >> 32);
+  }
+  int64_t to_ns_outline(int64_t tick, size_t& hint) const;
 
   std::vector<clock::Anchor> anchors_;
   std::vector<uint64_t> slopes_;  // slopes_[i]: segment [anchors_[i], anchors_[i + 1])

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "chunk_reserve.h"
+#include "huge_pages.h"
 #include "clock.h"
 
 namespace hotspan {
@@ -127,7 +128,11 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
   out.name = name_;
   out.exited = exited_;
   out.records.clear();
-  out.records.reserve(n);
+  if (out.records.capacity() < n) {
+    out.records = std::vector<SpanRecord>();
+    out.records.reserve(n);
+    advise_huge_pages(out.records.data(), n * sizeof(SpanRecord));
+  }
   if (ticks_ && n > 0) {
     // Bracket every newly visible record: if one lies past the last anchor
     // (it was stored after that anchor), append an anchor taken now. Its
@@ -150,7 +155,7 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
     }
     bracketed_ = n;
   }
-  // Unpack and convert chunk by chunk, while each chunk is in cache.
+  // Unpack and convert in one pass over the chunks.
   LongEndCursor ends(long_ends_, 0);
   size_t hint = 0;
   for (uint32_t from = 0; from < n; from += kChunkRecords) {
@@ -158,14 +163,14 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
     const uint32_t take = std::min<uint32_t>(kChunkRecords, n - from);
     for (uint32_t k = 0; k < take; ++k) {
       const StoredSpan& s = chunk[k];
-      out.records.push_back(SpanRecord{s.start, ends.end_of(s, from + k), s.local_id,
-                                       s.parent_local, s.name, s.depth, s.flags});
-    }
-    if (!ticks_) continue;
-    SpanRecord* dst = out.records.data() + from;
-    for (uint32_t k = 0; k < take; ++k) {
-      dst[k].start_ns = anchors_.to_ns(dst[k].start_ns, hint);
-      dst[k].end_ns = anchors_.to_ns(dst[k].end_ns, hint);
+      int64_t start = s.start;
+      int64_t end = ends.end_of(s, from + k);
+      if (ticks_) {
+        start = anchors_.to_ns(start, hint);
+        end = anchors_.to_ns(end, hint);
+      }
+      out.records.push_back(SpanRecord{start, end, s.local_id, s.parent_local, s.name, s.depth,
+                                       s.flags});
     }
   }
   out.attrs.clear();
