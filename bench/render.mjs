@@ -90,7 +90,13 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
         else rows.push([`${k} writer (${r.writers.spans} spans${k.endsWith('-string') ? ', addon to a JS string' : ', tracer.write() to a file'})`, `${fmt(w.spansPerSec.median / 1e6)} M spans/s`, `${fmt(w.bytesPerSpan.median)} bytes/span`]);
       }
     } else if (r.writers?.skipped) rows.push(['writers', 'skipped', r.writers.skipped]);
-    if (r.coreWriter) rows.push([`Chrome JSON, core writer alone into memory (C++, ${r.coreWriter.spans} spans)`, `${fmt(r.coreWriter.chromeJsonSpansPerSec.median / 1e6)} M spans/s`, `${fmt(r.coreWriter.chromeJsonBytesPerSpan.median)} bytes/span`]);
+    if (r.coreWriter) {
+      const cw = r.coreWriter;
+      rows.push([`Chrome JSON, core writer alone into memory (C++, ${cw.spans} spans)`, `${fmt(cw.chromeJsonSpansPerSec.median / 1e6)} M spans/s`, `${fmt(cw.chromeJsonBytesPerSpan.median)} bytes/span`]);
+      // Results before the core bench measured these have no such rows.
+      if (cw.perfettoSpansPerSec) rows.push([`Perfetto, core alone: snapshot + streamed writer, no file (C++, ${cw.spans} spans)`, `${fmt(cw.perfettoSpansPerSec.median / 1e6)} M spans/s`, '']);
+      if (cw.snapshotSpansPerSec) rows.push([`snapshot alone: copy + tick conversion (C++, ${cw.spans} spans)`, `${fmt(cw.snapshotSpansPerSec.median / 1e6)} M spans/s`, '']);
+    }
     if (r.rss && Number.isFinite(r.rss.bytesPerSpan)) rows.push([`RSS growth per committed span (${r.rss.committed} spans, fresh process)`, `${fmt(r.rss.bytesPerSpan)} bytes`, '']);
     out.push(table(['what', 'figure', ''], rows));
   }

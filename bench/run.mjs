@@ -270,6 +270,8 @@ async function main() {
           spans: runs[0].writer.spans,
           chromeJsonSpansPerSec: summarize(runs.map((x) => x.writer.chromeJsonSpansPerSec)),
           chromeJsonBytesPerSpan: summarize(runs.map((x) => x.writer.chromeJsonBytesPerSpan)),
+          snapshotSpansPerSec: summarize(runs.map((x) => x.writer.snapshotSpansPerSec)),
+          perfettoSpansPerSec: summarize(runs.map((x) => x.writer.perfettoSpansPerSec)),
         };
       }
     }

@@ -61,7 +61,14 @@ export function evaluateTargets(results) {
   if (core && Number.isFinite(core.median)) parts.push(`core writer alone ${fmt(core.median / 1e6)}M/s`);
   add('chrome-json', 'Chrome JSON writer throughput, tracer.write(file.json)', cj && !cj.error ? cj.spansPerSec.median / 1e6 : NaN, 'min', 5, 'M spans/s', parts.length ? parts.join('; ') : null);
   const pf = w.perfetto;
-  add('perfetto', 'Perfetto protobuf writer throughput', pf && !pf.error ? pf.spansPerSec.median / 1e6 : NaN, 'min', 20, 'M spans/s', pf?.error ? `not available: ${pf.error}` : null);
+  const corePf = results.coreWriter?.perfettoSpansPerSec;
+  const coreSnap = results.coreWriter?.snapshotSpansPerSec;
+  const pfNote = pf?.error
+    ? `not available: ${pf.error}`
+    : corePf && Number.isFinite(corePf.median)
+      ? `core alone, snapshot + streamed writer, no file: ${fmt(corePf.median / 1e6)}M/s; snapshot alone ${fmt(coreSnap.median / 1e6)}M/s`
+      : null;
+  add('perfetto', 'Perfetto protobuf writer throughput', pf && !pf.error ? pf.spansPerSec.median / 1e6 : NaN, 'min', 20, 'M spans/s', pfNote);
   add('rss', 'resident memory per committed span', results.rss && !results.rss.error ? results.rss.bytesPerSpan : NaN, 'max', 32, ' B');
   add('http', 'HTTP throughput loss, hotspan vs OTel SDK', r('HTTP throughput loss, hotspan / OTel'), 'max', 0.1, 'x', (() => {
     const h = results.http?.modes;
