@@ -372,6 +372,8 @@ async function main() {
     ratio('hotspan start().end() / floor', m['hotspan-start'], m[SAME_FLOOR]),
     ratio('naive / hotspan begin(id)', m.naive, m['hotspan-id']),
     ratio('OTel SDK / hotspan begin(id)', m.otel, m['hotspan-id']),
+    // What the OTel target would read if hotspan cost exactly the floor.
+    ratio('OTel SDK / floor', m.otel, m[SAME_FLOOR]),
     ratio('performance.mark+measure / hotspan begin(id)', m['perf-mark'], m['hotspan-id']),
     ratio('TracingChannel / hotspan begin(id)', m['dc-tracing'], m['hotspan-id']),
     ratio('js backend / naive', m['js-id'], m.naive),
