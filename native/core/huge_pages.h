@@ -1,17 +1,44 @@
-// Large buffers that are about to be filled (a snapshot's records, an output
-// document) fault in one 2 MiB page at a time instead of 512 small ones,
-// where transparent huge pages are available in madvise mode. Each small
-// fault costs about 2 us on the VMs hotspan was built on: for a snapshot,
-// 15 ns of every 32-byte record copied.
+// Large arrays that are about to be filled (a snapshot's records) fault in
+// one 2 MiB page at a time instead of 512 small ones, where transparent huge
+// pages are available in madvise mode. Each small fault costs about 2 us on
+// the VMs hotspan was built on: for a snapshot, 15 ns of every 32-byte record.
+//
+// Such an array gets a mapping of its own, advised MADV_HUGEPAGE and unmapped
+// when freed. Advising memory that came from malloc instead would leave the
+// flag on the heap after the array is gone (malloc serves large blocks from
+// its heap once it has freed one of that size), so the host process's later
+// small allocations would land in huge pages.
 #pragma once
 
 #include <cstddef>
+#include <new>
 
 namespace hotspan {
 
-// Advises MADV_HUGEPAGE on the 2 MiB-aligned part of [data, data + bytes),
-// which must be allocated and not yet touched. Small ranges (under 8 MiB)
-// are left alone; errors are ignored (the advice is only advice).
-void advise_huge_pages(void* data, size_t bytes);
+namespace huge_pages {
+
+constexpr size_t kMinBytes = size_t{8} << 20;  // smaller arrays: operator new
+
+void* allocate(size_t bytes);                     // throws std::bad_alloc
+void deallocate(void* p, size_t bytes) noexcept;  // bytes as allocated
+
+}  // namespace huge_pages
+
+template <typename T>
+struct HugePageAllocator {
+  using value_type = T;
+  HugePageAllocator() = default;
+  template <typename U>
+  HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
+  T* allocate(size_t n) {
+    if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    return static_cast<T*>(huge_pages::allocate(n * sizeof(T)));
+  }
+  void deallocate(T* p, size_t n) noexcept { huge_pages::deallocate(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const HugePageAllocator<U>&) const noexcept { return true; }
+  template <typename U>
+  bool operator!=(const HugePageAllocator<U>&) const noexcept { return false; }
+};
 
 }  // namespace hotspan

@@ -42,7 +42,6 @@
 #include <utility>
 #include <vector>
 
-#include "huge_pages.h"
 #include "local_index.h"
 #include "utf8_seq.h"
 
@@ -501,7 +500,7 @@ void encode_attrs(const std::string& raw, std::string& out, AttrScratch& sc) {
 
 
 // Record indexes of a timeline in local id (= begin) order.
-std::vector<uint32_t> begin_order(const std::vector<SpanRecord>& recs) {
+std::vector<uint32_t> begin_order(const SpanRecords& recs) {
   const size_t n = recs.size();
   {
     // Dense ids (the normal case): a counting placement, O(n), compacted in
@@ -555,7 +554,6 @@ class Writer {
       estimate = std::min(estimate, sink_->block_bytes() + (64 << 10));
     }
     out_.reserve(base_ + estimate);
-    if (sink_ == nullptr) advise_huge_pages(out_.data(), out_.capacity());
     out_.resize(base_ + estimate);
     pos_ = base_;
 
@@ -772,7 +770,7 @@ class Writer {
 
   // Thread and group timelines: begin order with depth closing siblings.
   void stack_spans(const SnapshotTimeline& tl) {
-    const std::vector<SpanRecord>& recs = tl.records;
+    const SpanRecords& recs = tl.records;
     const std::vector<uint32_t> order = begin_order(recs);
     LocalIndex<std::string> attrs(tl.attrs, recs.size());
     LocalIndex<uint64_t> foreign(tl.foreign_parents, recs.size());
@@ -797,7 +795,7 @@ class Writer {
 
   // Tracks: greedy lanes (see the top of the file).
   void track_spans(const SnapshotTimeline& tl) {
-    const std::vector<SpanRecord>& recs = tl.records;
+    const SpanRecords& recs = tl.records;
     std::vector<uint32_t> order = begin_order(recs);
     auto before = [&](uint32_t a, uint32_t b) {
       const SpanRecord& x = recs[a];

@@ -6,7 +6,6 @@
 #include <utility>
 
 #include "chunk_reserve.h"
-#include "huge_pages.h"
 #include "clock.h"
 
 namespace hotspan {
@@ -128,11 +127,7 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
   out.name = name_;
   out.exited = exited_;
   out.records.clear();
-  if (out.records.capacity() < n) {
-    out.records = std::vector<SpanRecord>();
-    out.records.reserve(n);
-    advise_huge_pages(out.records.data(), n * sizeof(SpanRecord));
-  }
+  out.records.reserve(n);
   if (ticks_ && n > 0) {
     // Bracket every newly visible record: if one lies past the last anchor
     // (it was stored after that anchor), append an anchor taken now. Its

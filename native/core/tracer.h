@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "huge_pages.h"
 #include "span_record.h"
 
 namespace hotspan {
@@ -48,13 +49,16 @@ struct TracerOptions {
 // chunk. Opaque outside the core.
 class ThreadState;
 
+// A snapshot's records: large arrays get huge pages (see huge_pages.h).
+using SpanRecords = std::vector<SpanRecord, HugePageAllocator<SpanRecord>>;
+
 struct SnapshotTimeline {
   uint32_t id = 0;
   std::string name;
   TimelineKind kind = TimelineKind::kJs;
   bool serial = false;                         // kTrack only: a serial track
   bool exited = false;                         // its thread exited / env closed
-  std::vector<SpanRecord> records;             // committed only, in end order
+  SpanRecords records;                         // committed only, in end order
   std::vector<std::pair<uint32_t, std::string>> attrs;   // local id -> JSON object text
   std::vector<std::pair<uint32_t, uint64_t>> foreign_parents;  // local id -> span id
 };

@@ -371,7 +371,7 @@ void test_async_cross_thread() {
       continue;
     }
     CHECK(t.kind == TimelineKind::kTrack);
-    std::vector<SpanRecord> rs = t.records;
+    hotspan::SpanRecords rs = t.records;
     for (const auto& r : rs) {
       CHECK_EQ(r.name, op);
       CHECK((r.flags & hotspan::kFlagAsync) != 0);
