@@ -242,6 +242,33 @@ static void detach_abandons_and_retires() {
   CHECK(again != main && timeline_id(*again) != tl);
 }
 
+// Spans still open at detach (worker teardown) are often long: an end past
+// a record's 32-bit duration goes through the side table on the abandon
+// path too, with finalization paused (the batched path) or not.
+static void detach_keeps_long_abandoned_ends() {
+  for (const bool paused : {false, true}) {
+    auto t = Tracer::create();
+    const uint32_t n = t->intern("n");
+    auto main = t->attach_js_thread("worker 3");
+    const uint32_t tl = timeline_id(*main);
+    CHECK_EQ(begin(*main, n, 1), Status::kOk);
+    CHECK_EQ(begin(*main, n, 2), Status::kOk);
+    if (paused) t->pause_finalization(*main);
+    const int64_t at = int64_t{1} << 33;
+    t->detach_thread(*main, at);
+    const Snapshot s = t->snapshot();
+    const auto* r = test_util::find_timeline(s, tl);
+    CHECK(r && r->records.size() == 2);
+    if (!r || r->records.size() != 2) continue;
+    for (const SpanRecord& rec : r->records) {
+      CHECK_EQ(rec.end_ns, at);
+      CHECK_EQ(rec.flags, uint16_t{kFlagAbandoned});
+    }
+    CHECK_EQ(r->records[0].start_ns, 2);
+    CHECK_EQ(r->records[1].start_ns, 1);
+  }
+}
+
 int main() {
   RUN_TEST(holder_records_visible_at_once);
   RUN_TEST(non_holder_invisible_until_drain);
@@ -252,5 +279,6 @@ int main() {
   RUN_TEST(holder_of_one_tracer_only);
   RUN_TEST(wake_fires_once_per_crossing);
   RUN_TEST(detach_abandons_and_retires);
+  RUN_TEST(detach_keeps_long_abandoned_ends);
   return check::result("finalization_test");
 }
