@@ -37,12 +37,9 @@ void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink
 namespace perfetto_detail {
 // Base-128 varint (little-endian groups of 7 bits); at most 10 bytes.
 inline size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
+  // ceil(significant bits / 7), at least 1, without a loop.
+  const auto bits = static_cast<size_t>(64 - __builtin_clzll(v | 1));
+  return (bits * 9 + 64) / 64;
 }
 inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
   while (v >= 0x80) {
