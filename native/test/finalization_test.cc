@@ -212,13 +212,27 @@ static void wake_fires_once_per_crossing() {
   CHECK_EQ(wakes.load(), 2);
 }
 
+// A worker's JS thread with two spans open (started at 1 and 2), about to
+// be detached as its env is torn down.
+struct TwoOpen {
+  std::shared_ptr<Tracer> t;
+  std::shared_ptr<ThreadState> main;
+  uint32_t tl;
+  uint32_t n;
+};
+
+static TwoOpen two_open_spans(const char* thread_name) {
+  TwoOpen o{Tracer::create(), nullptr, 0, 0};
+  o.n = o.t->intern("n");
+  o.main = o.t->attach_js_thread(thread_name);
+  o.tl = timeline_id(*o.main);
+  CHECK_EQ(begin(*o.main, o.n, 1), Status::kOk);
+  CHECK_EQ(begin(*o.main, o.n, 2), Status::kOk);
+  return o;
+}
+
 static void detach_abandons_and_retires() {
-  auto t = Tracer::create();
-  const uint32_t n = t->intern("n");
-  auto main = t->attach_js_thread("worker 2");
-  const uint32_t tl = timeline_id(*main);
-  CHECK_EQ(begin(*main, n, 1), Status::kOk);
-  CHECK_EQ(begin(*main, n, 2), Status::kOk);
+  auto [t, main, tl, n] = two_open_spans("worker 2");
   t->pause_finalization(*main);  // a partial batch must still be committed
   CHECK_EQ(begin(*main, n, 3), Status::kOk);
   CHECK_EQ(end(*main, 4), Status::kOk);
@@ -247,12 +261,7 @@ static void detach_abandons_and_retires() {
 // path too, with finalization paused (the batched path) or not.
 static void detach_keeps_long_abandoned_ends() {
   for (const bool paused : {false, true}) {
-    auto t = Tracer::create();
-    const uint32_t n = t->intern("n");
-    auto main = t->attach_js_thread("worker 3");
-    const uint32_t tl = timeline_id(*main);
-    CHECK_EQ(begin(*main, n, 1), Status::kOk);
-    CHECK_EQ(begin(*main, n, 2), Status::kOk);
+    auto [t, main, tl, n] = two_open_spans("worker 3");
     if (paused) t->pause_finalization(*main);
     const int64_t at = int64_t{1} << 33;
     t->detach_thread(*main, at);
