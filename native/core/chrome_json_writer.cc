@@ -173,11 +173,12 @@ void write_document(const Snapshot& snapshot, int64_t origin_ns, std::string& ou
   }
   // Streaming: one block plus the largest event that may overshoot it.
   out.reserve(out.size() + (sink != nullptr ? std::min(estimate, sink->block_bytes() + (64 << 10)) : estimate));
+  auto hand_over = [&]() {
+    sink->take(out.data(), out.size());
+    out.clear();  // keeps the capacity: the next block reuses the pages
+  };
   auto boundary = [&]() {
-    if (sink != nullptr && out.size() >= sink->block_bytes()) {
-      sink->take(out.data(), out.size());
-      out.clear();  // keeps the capacity: the next block reuses the pages
-    }
+    if (sink != nullptr && out.size() >= sink->block_bytes()) hand_over();
   };
 
   std::vector<std::string> names;
@@ -308,10 +309,7 @@ void write_document(const Snapshot& snapshot, int64_t origin_ns, std::string& ou
     }
   }
   out.append("\n],\"displayTimeUnit\":\"ms\"}\n");
-  if (sink != nullptr) {
-    sink->take(out.data(), out.size());
-    out.clear();
-  }
+  if (sink != nullptr) hand_over();
 }
 
 }  // namespace

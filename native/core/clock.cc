@@ -16,7 +16,6 @@ namespace detail {
 
 int64_t now_ns_outline() { return now_ns(); }
 
-
 std::atomic<int> g_source{kUnknown};
 
 namespace {

@@ -567,21 +567,20 @@ class Writer {
         stack_spans(tl);
       }
     }
-    if (sink_ != nullptr) {
-      sink_->take(out_.data() + base_, pos_ - base_);
-      pos_ = base_;
-    }
+    if (sink_ != nullptr) hand_over();
     out_.resize(pos_);
   }
 
  private:
   uint8_t* at() { return reinterpret_cast<uint8_t*>(&out_[0]) + pos_; }
-  // After each span event: hand a full block to the sink and start over.
+  // After each span event: hand a full block to the sink.
   void boundary() {
-    if (sink_ != nullptr && pos_ - base_ >= sink_->block_bytes()) {
-      sink_->take(out_.data() + base_, pos_ - base_);
-      pos_ = base_;
-    }
+    if (sink_ != nullptr && pos_ - base_ >= sink_->block_bytes()) hand_over();
+  }
+  // The sink takes what was written since base_; the block starts over.
+  void hand_over() {
+    sink_->take(out_.data() + base_, pos_ - base_);
+    pos_ = base_;
   }
   void ensure(size_t n) {
     if (pos_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, pos_ + n));

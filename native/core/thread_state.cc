@@ -54,8 +54,6 @@ void ThreadState::publish_attrs(uint32_t index, uint32_t local) {
   attrs_stack.pop_back();
 }
 
-void ThreadState::publish_long_end(uint32_t index, int64_t end) { timeline->add_long_end(index, end); }
-
 void ThreadState::piggyback_drain() { shared->drain(); }
 
 void ThreadState::publish_batch() {

@@ -87,7 +87,6 @@ class ThreadState {
   HOTSPAN_COLD void refill_chunk();
   HOTSPAN_COLD void refresh_anchor(int64_t now);
   HOTSPAN_COLD void publish_attrs(uint32_t index, uint32_t local);
-  HOTSPAN_COLD void publish_long_end(uint32_t index, int64_t end);
   HOTSPAN_COLD void piggyback_drain();
   // Queues the records stored since the last push (non-holder path).
   HOTSPAN_COLD void publish_batch();
@@ -131,7 +130,7 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   const auto flags = static_cast<uint16_t>(o.flags | (extra_flags & (kFlagError | kFlagAbandoned)));
   if (HOTSPAN_UNLIKELY(
           !store_span(r, o.start, now, o.local, parent, o.name, static_cast<uint16_t>(d), flags)))
-    s.publish_long_end(s.cursor.written, now);
+    s.timeline->add_long_end(s.cursor.written, now);
   if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs)) s.publish_attrs(s.cursor.written, o.local);
   const uint32_t w = ++s.cursor.written;
   s.timeline->publish_written(w);

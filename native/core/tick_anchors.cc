@@ -38,18 +38,15 @@ int64_t TickAnchors::to_ns_outline(int64_t tick, size_t& hint) const {
   }
   // Segment i: [anchors_[i], anchors_[i + 1]), i in [0, n - 2].
   size_t i = hint;
-  if (!(i + 1 < n && anchors_[i].tick <= tick && tick < anchors_[i + 1].tick)) {
+  if (!(i + 1 < n && within(i, tick))) {
     const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), tick,
                                      [](int64_t t, const clock::Anchor& a) { return t < a.tick; });
     const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor > tick
     i = above == 0 ? 0 : std::min(above - 1, n - 2);
     hint = i;
   }
-  const clock::Anchor& a = anchors_[i];
-  if (slopes_[i] != 0 && tick >= a.tick && tick < anchors_[i + 1].tick) {
-    return fixed_point(a, slopes_[i], tick);
-  }
-  return interpolate(a, anchors_[i + 1], tick);
+  if (fast_in(i, tick)) return fixed_point(anchors_[i], slopes_[i], tick);
+  return interpolate(anchors_[i], anchors_[i + 1], tick);
 }
 
 }  // namespace hotspan

@@ -42,10 +42,7 @@ class TickAnchors {
     // Inline for the common case, the hinted segment with a fixed-point
     // slope: a snapshot converts two ticks per record.
     const size_t i = hint;
-    if (i + 1 < anchors_.size() && slopes_[i] != 0 && anchors_[i].tick <= tick &&
-        tick < anchors_[i + 1].tick) {
-      return fixed_point(anchors_[i], slopes_[i], tick);
-    }
+    if (i + 1 < anchors_.size() && fast_in(i, tick)) return fixed_point(anchors_[i], slopes_[i], tick);
     return to_ns_outline(tick, hint);
   }
 
@@ -59,6 +56,12 @@ class TickAnchors {
   // floor((b.ns - a.ns) * 2^32 / (b.tick - a.tick)), or 0 when the segment is
   // too long or too steep for the fixed-point form.
   static uint64_t slope(const clock::Anchor& a, const clock::Anchor& b);
+  // Segment i (i + 1 < size) holds `tick` ...
+  bool within(size_t i, int64_t tick) const {
+    return anchors_[i].tick <= tick && tick < anchors_[i + 1].tick;
+  }
+  // ... and converts it with its fixed-point slope.
+  bool fast_in(size_t i, int64_t tick) const { return slopes_[i] != 0 && within(i, tick); }
   // a.tick <= tick < the segment's end, m = its nonzero slope. dt < 2^32 and
   // m < 2^62: the product fits 128 bits, and the floored slope loses less
   // than dt / 2^32 < 1 ns before the final floor.
