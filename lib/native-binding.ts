@@ -2,6 +2,8 @@
 // Hot functions return status codes instead of throwing; the facade turns
 // codes into errors so the native side never builds exception objects.
 
+import type { OutputFormat } from './output';
+
 /** Status codes shared with native/core/tracer.h `Status`. */
 export const enum NativeStatus {
   Ok = 0,
@@ -78,7 +80,7 @@ export interface NativeTracer {
    * Snapshots now, then formats and writes `path` on a worker thread. Rejects
    * with an Error carrying code, errno, syscall and path (as fs errors do).
    */
-  writeFile(path: string, format: 'json' | 'perfetto'): Promise<void>;
+  writeFile(path: string, format: OutputFormat): Promise<void>;
   /** A token another env passes to `NativeAddon.join` to record into this tracer. */
   shareToken(): string;
   /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */

@@ -239,8 +239,7 @@ Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
       napi_callback cb = m.raw;
       // end(): a slot function that needs no napi_get_cb_info, when one is free.
       if (cb == &hot::End && binding->end_slot == end_slots::kNone) {
-        binding->end_slot = end_slots::Acquire(binding->thread, &cb);
-        if (binding->end_slot == end_slots::kNone) cb = &hot::End;
+        binding->end_slot = end_slots::Acquire(binding->thread, &cb);  // cb kept when none is free
       }
       NAPI_THROW_IF_FAILED(
           env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
