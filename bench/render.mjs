@@ -7,7 +7,7 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { fmt } from './lib/stats.mjs';
+import { fmt, median } from './lib/stats.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const resultsDir = path.join(benchDir, 'results');
@@ -57,8 +57,8 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       let label = c.label;
       const last = c.results.filter(Boolean).pop();
       if (last?.info && Number.isFinite(last.info.droppedFraction)) label += ` — dropped ${(last.info.droppedFraction * 100).toFixed(1)}% of spans`;
-      const cpu = c.results.filter(Boolean).map((x) => x.cpuNsPerSpan).filter(Number.isFinite).sort((a, b) => a - b);
-      return [label, ns(c.median), range(c), vs, ns(c.meanMedian), cpu.length ? ns(cpu[cpu.length >> 1]) : 'n/a'];
+      const cpu = median(c.results.filter(Boolean).map((x) => x.cpuNsPerSpan));
+      return [label, ns(c.median), range(c), vs, ns(c.meanMedian), ns(cpu)];
     });
     out.push(table(['case', 'median', 'min – max', 'vs floor', 'mean-based', 'process CPU'], rows));
     out.push('', 'Each process reports the median of its samples (1000 spans each); "mean-based" is the median over rounds of each process\'s mean, which also carries rare costs (major GC, preemption). "process CPU" is the CPU time of every thread of the process per span over a 300 ms stretch (median over rounds): it includes work moved off the calling thread, such as the page faults that hotspan\'s chunk reserve takes on its own thread.');
@@ -67,8 +67,7 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     out.push('', '### Native threads', '');
     const rows = Object.values(r.native).map((c) => {
       if (c.skipped) return [c.label, 'skipped', '', ''];
-      const sps = c.results.filter(Boolean).map((x) => x.spansPerSec).filter(Number.isFinite);
-      const spsMed = sps.length ? sps.sort((a, b) => a - b)[sps.length >> 1] : NaN;
+      const spsMed = median(c.results.filter(Boolean).map((x) => x.spansPerSec));
       return [c.label, ns(c.median), range(c), Number.isFinite(spsMed) ? `${fmt(spsMed / 1e6)} M` : ''];
     });
     out.push(table(['case', 'ns per span (median)', 'min – max', 'spans/s (all threads)'], rows));

@@ -167,11 +167,18 @@ struct WriterResult {
   double perfetto_spans_per_sec = 0;
 };
 
+double med3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
+
+template <typename F>
+double median3(F f) {
+  double a = f(), b = f(), c = f();
+  return med3(a, b, c);
+}
+
 template <typename F>
 double median_of_3_after_warmup(F f) {
-  double t[4];
-  for (double& x : t) x = f();
-  return std::max(std::min(t[1], t[2]), std::min(std::max(t[1], t[2]), t[3]));
+  f();
+  return median3(f);
 }
 
 WriterResult writers(uint64_t n) {
@@ -228,14 +235,6 @@ WriterResult writers(uint64_t n) {
   });
   tracer->detach_thread(*state, now_ns());
   return w;
-}
-
-double med3(double a, double b, double c) { return std::max(std::min(a, b), std::min(std::max(a, b), c)); }
-
-template <typename F>
-double median3(F f) {
-  double a = f(), b = f(), c = f();
-  return med3(a, b, c);
 }
 
 }  // namespace
