@@ -15,12 +15,13 @@ namespace {
 
 enum class Format { kChromeJson, kPerfetto };
 
-// The snapshot is taken on the JS thread when write() is called, so the
-// file holds exactly what was committed then; the formatting and the file
-// writes (overlapped, see FileBlockWriter) run on the worker.
+// The trace is frozen on the JS thread when write() is called, so the file
+// holds exactly what was committed then; freezing copies only chunk
+// pointers (see frozen_records.h), and reading the records, formatting them
+// and the file writes (overlapped, see FileBlockWriter) run on the worker.
 class WriteWorker : public Napi::AsyncWorker {
  public:
-  WriteWorker(Napi::Env env, hotspan::Snapshot snapshot, int64_t origin_ns, std::string path,
+  WriteWorker(Napi::Env env, hotspan::FrozenSnapshot snapshot, int64_t origin_ns, std::string path,
               Format format)
       : Napi::AsyncWorker(env, "hotspan.write"),
         deferred_(Napi::Promise::Deferred::New(env)),
@@ -39,7 +40,7 @@ class WriteWorker : public Napi::AsyncWorker {
       hotspan::write_perfetto(snapshot_, origin_ns_, out);
     }
     errno_ = out.finish(&op_);
-    snapshot_ = hotspan::Snapshot();  // free the copy here, not on the JS thread
+    snapshot_ = hotspan::FrozenSnapshot();  // release it here, not on the JS thread
   }
 
   void OnOK() override {
@@ -72,7 +73,7 @@ class WriteWorker : public Napi::AsyncWorker {
   }
 
   Napi::Promise::Deferred deferred_;
-  hotspan::Snapshot snapshot_;
+  hotspan::FrozenSnapshot snapshot_;
   const int64_t origin_ns_;
   const std::string path_;
   const Format format_;
@@ -97,7 +98,7 @@ Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
   if (path.empty() || path.find('\0') != std::string::npos) {
     throw Napi::TypeError::New(info.Env(), "hotspan: path must be a non-empty file path without NUL bytes");
   }
-  auto* worker = new WriteWorker(info.Env(), self.tracer->snapshot(), self.tracer->origin_ns(),
+  auto* worker = new WriteWorker(info.Env(), self.tracer->freeze(), self.tracer->origin_ns(),
                                  std::move(path), f);
   Napi::Promise promise = worker->Promise();
   worker->Queue();  // deletes itself after OnOK / OnError

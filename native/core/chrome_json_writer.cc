@@ -162,11 +162,12 @@ AttrText attr_members(const std::string& s) {
 
 // The document into `out`; with a sink, `out` is handed over in blocks at
 // event boundaries (and once at the end) and left empty.
-void write_document(const Snapshot& snapshot, int64_t origin_ns, std::string& out,
+template <typename SnapshotT>
+void write_document(const SnapshotT& snapshot, int64_t origin_ns, std::string& out,
                     BlockSink* sink) {
   // Size estimate: ~200 bytes per complete event plus attribute text.
   size_t estimate = 128;
-  for (const SnapshotTimeline& tl : snapshot.timelines) {
+  for (const auto& tl : snapshot.timelines) {
     estimate += 200 + 2 * tl.name.size() + 220 * tl.records.size();
     if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
     for (const auto& a : tl.attrs) estimate += a.second.size();
@@ -198,7 +199,7 @@ void write_document(const Snapshot& snapshot, int64_t origin_ns, std::string& ou
   out.append(
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
       "\"args\":{\"name\":\"hotspan\"}}");
-  for (const SnapshotTimeline& tl : snapshot.timelines) {
+  for (const auto& tl : snapshot.timelines) {
     sep();
     p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
     p = put_u64(p, tl.id);
@@ -216,7 +217,7 @@ void write_document(const Snapshot& snapshot, int64_t origin_ns, std::string& ou
   }
 
   const std::string unknown_name = "?";
-  for (const SnapshotTimeline& tl : snapshot.timelines) {
+  for (const auto& tl : snapshot.timelines) {
     const bool track = tl.kind == TimelineKind::kTrack;
     const bool complete = !track || tl.serial;  // serial tracks never overlap: X
     const char* cat = tl.kind == TimelineKind::kGroups ? "group" : track ? "async" : "span";
@@ -319,6 +320,15 @@ void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string&
 }
 
 void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+  std::string block;
+  write_document(snapshot, origin_ns, block, &sink);
+}
+
+void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out) {
+  write_document(snapshot, origin_ns, out, nullptr);
+}
+
+void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
   std::string block;
   write_document(snapshot, origin_ns, block, &sink);
 }

@@ -14,5 +14,8 @@ namespace hotspan {
 void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
 // The same bytes, streamed to `sink` in blocks.
 void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink);
+// The same from records read in place (Tracer::freeze).
+void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out);
+void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink);
 
 }  // namespace hotspan

@@ -499,8 +499,19 @@ void encode_attrs(const std::string& raw, std::string& out, AttrScratch& sc) {
 }
 
 
+inline uint32_t local_at(const SpanRecords& recs, uint32_t i) { return recs[i].local_id; }
+inline uint32_t local_at(const FrozenRecords& recs, uint32_t i) { return recs.local_id(i); }
+
+// The records of a track, for its lane layout (which reads them many times).
+inline const SpanRecords& track_records(const SpanRecords& recs, SpanRecords&) { return recs; }
+inline const SpanRecords& track_records(const FrozenRecords& recs, SpanRecords& copy) {
+  recs.materialize(copy);
+  return copy;
+}
+
 // Record indexes of a timeline in local id (= begin) order.
-std::vector<uint32_t> begin_order(const SpanRecords& recs) {
+template <typename Records>
+std::vector<uint32_t> begin_order(const Records& recs) {
   const size_t n = recs.size();
   {
     // Dense ids (the normal case): a counting placement, O(n), compacted in
@@ -512,7 +523,7 @@ std::vector<uint32_t> begin_order(const SpanRecords& recs) {
     bool dense = true;
     bool dup = false;
     for (uint32_t i = 0; i < n; ++i) {
-      const uint32_t local = recs[i].local_id;
+      const uint32_t local = local_at(recs, i);
       if (local >= cap) {
         dense = false;
         break;
@@ -532,20 +543,23 @@ std::vector<uint32_t> begin_order(const SpanRecords& recs) {
   std::vector<uint32_t> order(n);
   for (uint32_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
-                   [&](uint32_t a, uint32_t b) { return recs[a].local_id < recs[b].local_id; });
+                   [&](uint32_t a, uint32_t b) { return local_at(recs, a) < local_at(recs, b); });
   return order;
 }
 
+template <typename SnapshotT>
 class Writer {
+  using TimelineT = typename decltype(SnapshotT::timelines)::value_type;
+
  public:
   // With a sink, `out` is a scratch block handed over at packet boundaries.
-  Writer(const Snapshot& snap, int64_t origin_ns, std::string& out, BlockSink* sink = nullptr)
+  Writer(const SnapshotT& snap, int64_t origin_ns, std::string& out, BlockSink* sink = nullptr)
       : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()), sink_(sink) {}
 
   void run() {
     size_t estimate = 256;
     for (const std::string& n : snap_.names) estimate += n.size() + 8;
-    for (const SnapshotTimeline& tl : snap_.timelines) {
+    for (const TimelineT& tl : snap_.timelines) {
       estimate += 64 + tl.name.size() + 64 * tl.records.size();
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
@@ -558,8 +572,8 @@ class Writer {
     pos_ = base_;
 
     header();
-    for (const SnapshotTimeline& tl : snap_.timelines) descriptor(tl);
-    for (const SnapshotTimeline& tl : snap_.timelines) {
+    for (const TimelineT& tl : snap_.timelines) descriptor(tl);
+    for (const TimelineT& tl : snap_.timelines) {
       if (tl.records.empty()) continue;
       if (tl.kind == TimelineKind::kTrack) {
         track_spans(tl);
@@ -637,7 +651,7 @@ class Writer {
     packet(body);
   }
 
-  void descriptor(const SnapshotTimeline& tl) {
+  void descriptor(const TimelineT& tl) {
     Pb td;
     td.uint(1, perfetto_track_uuid(tl.id, 0));
     if (tl.kind == TimelineKind::kJs || tl.kind == TimelineKind::kNative) {
@@ -653,7 +667,7 @@ class Writer {
     descriptor_packet(td);
   }
 
-  void lane_descriptor(const SnapshotTimeline& tl, uint32_t lane) {
+  void lane_descriptor(const TimelineT& tl, uint32_t lane) {
     Pb td;
     td.uint(1, perfetto_track_uuid(tl.id, lane));
     td.uint(5, perfetto_track_uuid(tl.id, 0));
@@ -677,7 +691,7 @@ class Writer {
 
   // implicit_parent: the slice enclosing this one on its track is its
   // parent, which is then not repeated as a parent_id annotation.
-  void begin_event(const SnapshotTimeline& tl, const SpanRecord& r, uint64_t uuid,
+  void begin_event(uint32_t timeline, const SpanRecord& r, uint64_t uuid,
                    const std::string* attrs, const LocalIndex<uint64_t>& foreign,
                    bool implicit_parent) {
     attr_buf_.clear();
@@ -706,7 +720,7 @@ class Writer {
       *p++ = 1;
       *p++ = '?';
     }
-    const uint64_t span_id = make_span_id(tl.id, r.local_id);
+    const uint64_t span_id = make_span_id(timeline, r.local_id);
     *p++ = kEventAnnotation;
     *p++ = static_cast<uint8_t>(3 + varint_size(span_id));
     *p++ = 0x08;  // name_iid
@@ -717,7 +731,7 @@ class Writer {
     if (r.flags & kFlagParentElsewhere) {
       if (const uint64_t* f = foreign.find(r.local_id)) parent_id = *f;
     } else if (r.parent_local != 0 && !implicit_parent) {
-      parent_id = make_span_id(tl.id, r.parent_local);
+      parent_id = make_span_id(timeline, r.parent_local);
     }
     if (parent_id != 0) {
       *p++ = kEventAnnotation;
@@ -768,33 +782,40 @@ class Writer {
   }
 
   // Thread and group timelines: begin order with depth closing siblings.
-  void stack_spans(const SnapshotTimeline& tl) {
-    const SpanRecords& recs = tl.records;
+  void stack_spans(const TimelineT& tl) {
+    const auto& recs = tl.records;
     const std::vector<uint32_t> order = begin_order(recs);
     LocalIndex<std::string> attrs(tl.attrs, recs.size());
     LocalIndex<uint64_t> foreign(tl.foreign_parents, recs.size());
     const uint64_t uuid = perfetto_track_uuid(tl.id, 0);
-    std::vector<uint32_t> open;
+    // What the open slices' ends need, so each record is read once.
+    struct Open {
+      int64_t end_ns;
+      uint32_t local_id;
+      uint16_t depth;
+    };
+    std::vector<Open> open;
     for (uint32_t i : order) {
-      const SpanRecord& r = recs[i];
-      while (!open.empty() && recs[open.back()].depth >= r.depth) {
-        end_event(recs[open.back()].end_ns, uuid);
+      const SpanRecord r = recs[i];
+      while (!open.empty() && open.back().depth >= r.depth) {
+        end_event(open.back().end_ns, uuid);
         open.pop_back();
       }
       const bool implicit_parent = !open.empty() && !(r.flags & kFlagParentElsewhere) &&
-                                   recs[open.back()].local_id == r.parent_local;
-      begin_event(tl, r, uuid, attrs.find(r.local_id), foreign, implicit_parent);
-      open.push_back(i);
+                                   open.back().local_id == r.parent_local;
+      begin_event(tl.id, r, uuid, attrs.find(r.local_id), foreign, implicit_parent);
+      open.push_back(Open{r.end_ns, r.local_id, r.depth});
     }
     while (!open.empty()) {
-      end_event(recs[open.back()].end_ns, uuid);
+      end_event(open.back().end_ns, uuid);
       open.pop_back();
     }
   }
 
   // Tracks: greedy lanes (see the top of the file).
-  void track_spans(const SnapshotTimeline& tl) {
-    const SpanRecords& recs = tl.records;
+  void track_spans(const TimelineT& tl) {
+    SpanRecords copy;
+    const SpanRecords& recs = track_records(tl.records, copy);
     std::vector<uint32_t> order = begin_order(recs);
     auto before = [&](uint32_t a, uint32_t b) {
       const SpanRecord& x = recs[a];
@@ -883,12 +904,12 @@ class Writer {
       if (s.end) {
         end_event(r.end_ns, uuid);
       } else {
-        begin_event(tl, r, uuid, attrs.find(r.local_id), foreign, false);
+        begin_event(tl.id, r, uuid, attrs.find(r.local_id), foreign, false);
       }
     }
   }
 
-  const Snapshot& snap_;
+  const SnapshotT& snap_;
   const int64_t origin_;
   std::string& out_;
   const size_t base_;
@@ -901,12 +922,21 @@ class Writer {
 }  // namespace
 
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
-  Writer(snapshot, origin_ns, out).run();
+  Writer<Snapshot>(snapshot, origin_ns, out).run();
 }
 
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
   std::string block;
-  Writer(snapshot, origin_ns, block, &sink).run();
+  Writer<Snapshot>(snapshot, origin_ns, block, &sink).run();
+}
+
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out) {
+  Writer<FrozenSnapshot>(snapshot, origin_ns, out).run();
+}
+
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+  std::string block;
+  Writer<FrozenSnapshot>(snapshot, origin_ns, block, &sink).run();
 }
 
 }  // namespace hotspan

@@ -33,6 +33,9 @@ constexpr uint32_t kPerfettoSequenceId = 1;
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
 // The same bytes, streamed to `sink` in blocks.
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink);
+// The same from records read in place (Tracer::freeze).
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink);
 
 namespace perfetto_detail {
 // Base-128 varint (little-endian groups of 7 bits); at most 10 bytes.

@@ -7,12 +7,15 @@
 
 namespace hotspan {
 
-std::vector<StatsRow> compute_stats(const Snapshot& snapshot) {
+namespace {
+
+template <typename SnapshotT>
+std::vector<StatsRow> stats_of(const SnapshotT& snapshot) {
   // Name ids are dense small integers; a record may still carry an id beyond
   // the snapshot's name table (a name interned after the table was copied), so
   // the index grows to the largest id seen.
   std::vector<std::unique_ptr<LogLinearHistogram>> by_name(snapshot.names.size());
-  for (const SnapshotTimeline& tl : snapshot.timelines) {
+  for (const auto& tl : snapshot.timelines) {
     for (const SpanRecord& r : tl.records) {
       if (r.name >= by_name.size()) by_name.resize(static_cast<size_t>(r.name) + 1);
       std::unique_ptr<LogLinearHistogram>& h = by_name[r.name];
@@ -43,5 +46,10 @@ std::vector<StatsRow> compute_stats(const Snapshot& snapshot) {
   });
   return rows;
 }
+
+}  // namespace
+
+std::vector<StatsRow> compute_stats(const Snapshot& snapshot) { return stats_of(snapshot); }
+std::vector<StatsRow> compute_stats(const FrozenSnapshot& snapshot) { return stats_of(snapshot); }
 
 }  // namespace hotspan

@@ -12,6 +12,9 @@ namespace hotspan {
 
 constexpr uint32_t kLongSpan = 0xFFFFFFFFu;
 
+// Records per timeline chunk (28 KiB of StoredSpan).
+constexpr uint32_t kChunkRecords = 1024;
+
 // Packed to 4-byte alignment: x86 and arm64 load an unaligned int64 at full
 // speed, and the 4 bytes of padding would be an eighth of every record.
 struct __attribute__((packed, aligned(4))) StoredSpan {
@@ -24,6 +27,12 @@ struct __attribute__((packed, aligned(4))) StoredSpan {
   uint16_t flags;
 };
 static_assert(sizeof(StoredSpan) == 28, "stored records are 28 bytes");
+
+// The end of the record at `index` whose duration did not fit (kLongSpan).
+struct LongEnd {
+  uint32_t index;
+  int64_t end;
+};
 
 // Stores one span; false when its end must go to the long-end side table
 // (before the record is published).

@@ -6,7 +6,7 @@
 // converted by linear interpolation between the two adjacent anchors
 // (extrapolated from the first or last two outside them). The timeline makes
 // sure every record a reader can see lies at or below the last anchor before
-// it converts (Timeline::copy_committed), so later appends never change the
+// it converts (Timeline::freeze), so later appends never change the
 // segment a visible record falls in: the same record converts to the same ns
 // in every snapshot.
 #pragma once

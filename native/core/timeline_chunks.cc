@@ -116,7 +116,7 @@ void Timeline::mark_exited() {
   exited_ = true;
 }
 
-void Timeline::copy_committed(SnapshotTimeline& out) const {
+void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out) const {
   std::lock_guard<TimelineMutex> lock(mu_);
   // Acquire pairs with the committer's release: the records below it (and
   // the side-table entries added before them) are complete.
@@ -126,8 +126,6 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
   out.serial = serial_;
   out.name = name_;
   out.exited = exited_;
-  out.records.clear();
-  out.records.reserve(n);
   if (ticks_ && n > 0) {
     // Bracket every newly visible record: if one lies past the last anchor
     // (it was stored after that anchor), append an anchor taken now. Its
@@ -150,27 +148,26 @@ void Timeline::copy_committed(SnapshotTimeline& out) const {
     }
     bracketed_ = n;
   }
-  // Unpack and convert in one pass over the chunks.
-  LongEndCursor ends(long_ends_, 0);
-  size_t hint = 0;
-  for (uint32_t from = 0; from < n; from += kChunkRecords) {
-    const StoredSpan* chunk = chunks_[from / kChunkRecords]->records;
-    const uint32_t take = std::min<uint32_t>(kChunkRecords, n - from);
-    for (uint32_t k = 0; k < take; ++k) {
-      const StoredSpan& s = chunk[k];
-      int64_t start = s.start;
-      int64_t end = ends.end_of(s, from + k);
-      if (ticks_) {
-        start = anchors_.to_ns(start, hint);
-        end = anchors_.to_ns(end, hint);
-      }
-      out.records.push_back(SpanRecord{start, end, s.local_id, s.parent_local, s.name, s.depth,
-                                       s.flags});
-    }
+  FrozenRecords& recs = out.records;
+  recs.owner_ = std::move(self);
+  recs.n_ = n;
+  recs.ticks_ = ticks_;
+  recs.hint_ = 0;
+  // Records [0, n) are never rewritten and their chunks never move or go
+  // before this timeline does: only the pointers are copied.
+  const size_t used = (static_cast<size_t>(n) + kChunkRecords - 1) / kChunkRecords;
+  recs.chunks_.clear();
+  recs.chunks_.reserve(used);
+  for (size_t c = 0; c < used; ++c) recs.chunks_.push_back(chunks_[c]->records);
+  recs.long_ends_.clear();
+  for (const LongEnd& e : long_ends_) {
+    if (e.index >= n) break;  // entries are in index order
+    recs.long_ends_.push_back(e);
   }
+  recs.anchors_ = ticks_ ? anchors_ : TickAnchors();
   out.attrs.clear();
   for (const AttrEntry& a : attrs_) {
-    if (a.index >= n) break;  // entries are in index order
+    if (a.index >= n) break;
     out.attrs.emplace_back(a.local, a.json);
   }
   out.foreign_parents.clear();

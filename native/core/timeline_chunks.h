@@ -10,8 +10,8 @@
 // takes no lock.
 //
 // A ticks timeline (record times from clock::now_ticks) also keeps its
-// (tick, ns) anchors under the mutex and converts to CLOCK_MONOTONIC ns in
-// copy_committed. Anchors are appended at creation, with each new chunk, by
+// (tick, ns) anchors under the mutex; freeze copies them, and the frozen
+// records convert to CLOCK_MONOTONIC ns when read. Anchors are appended at creation, with each new chunk, by
 // the writer when its last anchor is older than kAnchorMs (anchor_if_stale),
 // and by a reader whenever a visible record lies past the last anchor.
 #pragma once
@@ -32,7 +32,7 @@ namespace hotspan {
 
 class Timeline {
  public:
-  static constexpr uint32_t kChunkRecords = 1024;  // 28 KiB per chunk
+  static constexpr uint32_t kChunkRecords = hotspan::kChunkRecords;  // 28 KiB per chunk
 
   static constexpr int64_t kAnchorMs = 5;  // longest anchor segment a writer leaves
 
@@ -80,11 +80,12 @@ class Timeline {
   // ---- cross-thread state ----
   void set_name(std::string name);
   void mark_exited();
-  // Committed records (times in ns), their side-table entries, name, kind,
-  // exited flag. On a ticks timeline, first makes sure the last anchor lies
-  // at or past every visible record (appending one if not), so the same
-  // record converts identically in every later copy.
-  void copy_committed(SnapshotTimeline& out) const;
+  // Committed records (read in place through `self`, this timeline, which
+  // out keeps alive), their side-table entries, name, kind, exited flag. On a
+  // ticks timeline, first makes sure the last anchor lies at or past every
+  // visible record (appending one if not), so the same record converts
+  // identically in every later copy.
+  void freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out) const;
 
  private:
   struct Chunk {
@@ -103,10 +104,6 @@ class Timeline {
     uint32_t index;
     uint32_t local;
     uint64_t parent;
-  };
-  struct LongEnd {
-    uint32_t index;
-    int64_t end;
   };
   // Walks long_ends_ alongside ascending record indices.
   class LongEndCursor;

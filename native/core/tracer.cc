@@ -217,21 +217,41 @@ void Tracer::set_wake(std::function<void()> wake) {
 
 // ---- reading ----
 
-Snapshot Tracer::snapshot() const {
-  Snapshot snap;
+FrozenSnapshot Tracer::freeze() const {
+  FrozenSnapshot snap;
   const auto timelines = impl_->registry.timelines();
   snap.timelines.resize(timelines.size());
-  for (size_t i = 0; i < timelines.size(); ++i) timelines[i]->copy_committed(snap.timelines[i]);
-  // Names last: every name id in the copied records was interned before the
+  for (size_t i = 0; i < timelines.size(); ++i) timelines[i]->freeze(timelines[i], snap.timelines[i]);
+  // Names last: every name id in the frozen records was interned before the
   // record was stored, hence before this copy.
   snap.names = impl_->shared->names.all();
   return snap;
 }
 
-std::vector<StatsRow> Tracer::stats() const { return compute_stats(snapshot()); }
+Snapshot Tracer::snapshot() const {
+  FrozenSnapshot frozen = freeze();
+  Snapshot snap;
+  snap.names = std::move(frozen.names);
+  snap.timelines.resize(frozen.timelines.size());
+  for (size_t i = 0; i < frozen.timelines.size(); ++i) {
+    FrozenTimeline& from = frozen.timelines[i];
+    SnapshotTimeline& to = snap.timelines[i];
+    to.id = from.id;
+    to.name = std::move(from.name);
+    to.kind = from.kind;
+    to.serial = from.serial;
+    to.exited = from.exited;
+    from.records.materialize(to.records);
+    to.attrs = std::move(from.attrs);
+    to.foreign_parents = std::move(from.foreign_parents);
+  }
+  return snap;
+}
+
+std::vector<StatsRow> Tracer::stats() const { return compute_stats(freeze()); }
 
 void Tracer::write_chrome_json(std::string& out) const {
-  hotspan::write_chrome_json(snapshot(), impl_->options.origin_ns, out);
+  hotspan::write_chrome_json(freeze(), impl_->options.origin_ns, out);
 }
 
 // ---- close ----

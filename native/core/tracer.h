@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "huge_pages.h"
+#include "frozen_records.h"
 #include "span_record.h"
 
 namespace hotspan {
@@ -49,24 +49,32 @@ struct TracerOptions {
 // chunk. Opaque outside the core.
 class ThreadState;
 
-// A snapshot's records: large arrays get huge pages (see huge_pages.h).
-using SpanRecords = std::vector<SpanRecord, HugePageAllocator<SpanRecord>>;
-
-struct SnapshotTimeline {
+// One timeline's committed records with what describes them. Records is
+// SpanRecords (a Snapshot: a copy, large arrays in huge pages, see
+// huge_pages.h) or FrozenRecords (a FrozenSnapshot: read in place, see
+// frozen_records.h).
+template <typename Records>
+struct BasicSnapshotTimeline {
   uint32_t id = 0;
   std::string name;
   TimelineKind kind = TimelineKind::kJs;
   bool serial = false;                         // kTrack only: a serial track
   bool exited = false;                         // its thread exited / env closed
-  SpanRecords records;                         // committed only, in end order
+  Records records;                             // committed only, in end order
   std::vector<std::pair<uint32_t, std::string>> attrs;   // local id -> JSON object text
   std::vector<std::pair<uint32_t, uint64_t>> foreign_parents;  // local id -> span id
 };
 
-struct Snapshot {
+template <typename TimelineCopy>
+struct BasicSnapshot {
   std::vector<std::string> names;  // index = name id
-  std::vector<SnapshotTimeline> timelines;
+  std::vector<TimelineCopy> timelines;
 };
+
+using SnapshotTimeline = BasicSnapshotTimeline<SpanRecords>;
+using Snapshot = BasicSnapshot<SnapshotTimeline>;
+using FrozenTimeline = BasicSnapshotTimeline<FrozenRecords>;
+using FrozenSnapshot = BasicSnapshot<FrozenTimeline>;
 
 struct StatsRow {
   uint32_t name = 0;
@@ -134,7 +142,11 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   void set_wake(std::function<void()> wake);
 
   // ---- reading (thread-safe, committed records only) ----
+  // A copy of every committed record.
   Snapshot snapshot() const;
+  // The same records, read in place (see frozen_records.h): what the
+  // writers and stats use. Costs a pointer per 1024 records.
+  FrozenSnapshot freeze() const;
   std::vector<StatsRow> stats() const;
   // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).
   void write_chrome_json(std::string& out) const;
