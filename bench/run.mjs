@@ -272,6 +272,8 @@ async function main() {
           chromeJsonBytesPerSpan: summarize(runs.map((x) => x.writer.chromeJsonBytesPerSpan)),
           snapshotSpansPerSec: summarize(runs.map((x) => x.writer.snapshotSpansPerSec)),
           perfettoSpansPerSec: summarize(runs.map((x) => x.writer.perfettoSpansPerSec)),
+          // What the Perfetto row reads: "freeze" (in place), or a snapshot copy in older results.
+          perfettoInput: runs[0].writer.perfettoInput ?? 'snapshot',
         };
       }
     }
