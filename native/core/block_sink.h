@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace hotspan {
 
@@ -18,6 +19,10 @@ class BlockSink {
   size_t block_bytes() const { return block_bytes_; }
   // Consumes n bytes (copies or writes them) before returning.
   virtual void take(const char* data, size_t n) = 0;
+  // Consumes block[0, n). A sink that queues blocks may keep `block` itself
+  // and put another buffer in its place (contents and size unspecified, its
+  // capacity there to reuse), so a block is never copied. By default: take().
+  virtual void take_block(std::string& block, size_t n) { take(block.data(), n); }
 
  private:
   const size_t block_bytes_;

@@ -173,10 +173,15 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, std::string& o
     for (const auto& a : tl.attrs) estimate += a.second.size();
   }
   // Streaming: one block plus the largest event that may overshoot it.
-  out.reserve(out.size() + (sink != nullptr ? std::min(estimate, sink->block_bytes() + (64 << 10)) : estimate));
+  const size_t reserve =
+      out.size() + (sink != nullptr ? std::min(estimate, sink->block_bytes() + (64 << 10)) : estimate);
+  out.reserve(reserve);
   auto hand_over = [&]() {
-    sink->take(out.data(), out.size());
-    out.clear();  // keeps the capacity: the next block reuses the pages
+    sink->take_block(out, out.size());
+    // The buffer handed back (maybe another one) keeps its capacity: the
+    // next block reuses its pages.
+    out.clear();
+    out.reserve(reserve);
   };
   auto boundary = [&]() {
     if (sink != nullptr && out.size() >= sink->block_bytes()) hand_over();

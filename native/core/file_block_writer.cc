@@ -12,8 +12,9 @@ namespace hotspan {
 FileBlockWriter::FileBlockWriter(std::string path, size_t block_bytes)
     : BlockSink(block_bytes), path_(std::move(path)) {
   // The writer thread's push_back into spare_ then never allocates (an
-  // exception there would end the process). At most kInFlight + 1 blocks exist.
-  spare_.reserve(kInFlight + 1);
+  // exception there would end the process). At most kInFlight + 2 blocks
+  // exist: kInFlight queued, one being written, one in the formatter's hands.
+  spare_.reserve(kInFlight + 2);
   fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     error_ = errno;
@@ -58,6 +59,22 @@ void FileBlockWriter::take(const char* data, size_t n) {
   changed_.notify_all();
 }
 
+void FileBlockWriter::take_block(std::string& block, size_t n) {
+  if (n == 0) return;
+  std::unique_lock<std::mutex> lock(mu_);
+  changed_.wait(lock, [this] { return error_ != 0 || queue_.size() < kInFlight; });
+  if (error_ != 0) return;
+  std::string spare;  // empty when none is free yet: the caller sizes it
+  if (!spare_.empty()) {
+    spare = std::move(spare_.back());
+    spare_.pop_back();
+  }
+  block.resize(n);  // only shrinks: the bytes to write
+  queue_.push_back(std::move(block));
+  block = std::move(spare);
+  changed_.notify_all();
+}
+
 void FileBlockWriter::run() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
@@ -80,7 +97,8 @@ void FileBlockWriter::run() {
     }
     lock.lock();
     if (err != 0) fail(err, "write");
-    block.clear();
+    // Not cleared: a formatter that sizes its buffer up front then finds it
+    // sized (no refill of bytes it is about to overwrite).
     spare_.push_back(std::move(block));
     changed_.notify_all();
   }

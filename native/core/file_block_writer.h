@@ -1,6 +1,8 @@
 // A BlockSink that writes a file on a thread of its own, so formatting the
 // next block overlaps the write of the previous one. At most kInFlight
-// blocks wait (the formatter blocks beyond that); their buffers are reused.
+// blocks wait (the formatter blocks beyond that); their buffers are reused,
+// and take_block trades the formatter's buffer for a written one instead of
+// copying it.
 // The first error (open, write, close) is kept and ends the writing; later
 // blocks are dropped.
 #pragma once
@@ -27,6 +29,7 @@ class FileBlockWriter : public BlockSink {
   ~FileBlockWriter() override;  // finish()es if the caller did not
 
   void take(const char* data, size_t n) override;
+  void take_block(std::string& block, size_t n) override;
   // Writes what is queued, closes the file and joins the thread. Returns 0 or
   // the first errno; *op names the failed step ("open", "thread", "write",
   // "close").
@@ -41,7 +44,7 @@ class FileBlockWriter : public BlockSink {
   std::mutex mu_;
   std::condition_variable changed_;
   std::deque<std::string> queue_;  // guarded by mu_
-  std::vector<std::string> spare_;  // guarded by mu_: emptied buffers to reuse
+  std::vector<std::string> spare_;  // guarded by mu_: written buffers to reuse
   bool done_ = false;               // guarded by mu_: no more blocks
   int error_ = 0;                   // guarded by mu_
   const char* error_op_ = nullptr;  // guarded by mu_

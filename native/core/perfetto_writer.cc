@@ -552,7 +552,8 @@ class Writer {
   using TimelineT = typename decltype(SnapshotT::timelines)::value_type;
 
  public:
-  // With a sink, `out` is a scratch block handed over at packet boundaries.
+  // With a sink, `out` is an empty scratch block handed over at packet
+  // boundaries.
   Writer(const SnapshotT& snap, int64_t origin_ns, std::string& out, BlockSink* sink = nullptr)
       : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()), sink_(sink) {}
 
@@ -564,11 +565,12 @@ class Writer {
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
     if (sink_ != nullptr) {
-      // One block plus the largest packet that may overshoot it, reused.
+      // One block plus the largest packet that may overshoot it.
       estimate = std::min(estimate, sink_->block_bytes() + (64 << 10));
     }
-    out_.reserve(base_ + estimate);
-    out_.resize(base_ + estimate);
+    block_size_ = base_ + estimate;
+    out_.reserve(block_size_);
+    out_.resize(block_size_);
     pos_ = base_;
 
     header();
@@ -591,10 +593,13 @@ class Writer {
   void boundary() {
     if (sink_ != nullptr && pos_ - base_ >= sink_->block_bytes()) hand_over();
   }
-  // The sink takes what was written since base_; the block starts over.
+  // The sink takes what was written (a streamed block starts at 0), maybe
+  // with the buffer itself; the block starts over, in whatever buffer it
+  // hands back, sized again.
   void hand_over() {
-    sink_->take(out_.data() + base_, pos_ - base_);
-    pos_ = base_;
+    sink_->take_block(out_, pos_);
+    pos_ = 0;
+    if (out_.size() < block_size_) out_.resize(block_size_);
   }
   void ensure(size_t n) {
     if (pos_ + n > out_.size()) out_.resize(std::max(out_.size() * 2, pos_ + n));
@@ -915,6 +920,7 @@ class Writer {
   const size_t base_;
   BlockSink* const sink_;
   size_t pos_ = 0;
+  size_t block_size_ = 0;  // what the buffer is sized to up front
   std::string attr_buf_;
   AttrScratch scratch_;
 };
