@@ -22,7 +22,7 @@ constexpr size_t kFieldsPerRecord = 6;
 
 }  // namespace
 
-Napi::Object SnapshotToJs(Napi::Env env, const hotspan::Snapshot& snapshot, int64_t origin_ns) {
+Napi::Object SnapshotToJs(Napi::Env env, const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns) {
   size_t count = 0;
   for (const auto& tl : snapshot.timelines) count += tl.records.size();
 
@@ -45,7 +45,7 @@ Napi::Object SnapshotToJs(Napi::Env env, const hotspan::Snapshot& snapshot, int6
   std::unordered_map<uint32_t, size_t> index_of_local;
 
   for (uint32_t t = 0; t < snapshot.timelines.size(); ++t) {
-    const hotspan::SnapshotTimeline& tl = snapshot.timelines[t];
+    const hotspan::FrozenTimeline& tl = snapshot.timelines[t];
     Napi::Object info = Napi::Object::New(env);
     info.Set("id", Napi::Number::New(env, tl.id));
     info.Set("name", Napi::String::New(env, tl.name));

@@ -12,7 +12,8 @@
 namespace hotspan_addon {
 
 // Columnar: times in ms on the performance.now() axis given by origin_ns.
-Napi::Object SnapshotToJs(Napi::Env env, const hotspan::Snapshot& snapshot, int64_t origin_ns);
+// Reads the records in place (Tracer::freeze): no intermediate copy.
+Napi::Object SnapshotToJs(Napi::Env env, const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns);
 
 Napi::Array StatsToJs(Napi::Env env, const std::vector<hotspan::StatsRow>& rows,
                       const hotspan::Tracer& tracer);

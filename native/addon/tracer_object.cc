@@ -117,7 +117,7 @@ Napi::Value Pending(const Napi::CallbackInfo& info) {
 
 Napi::Value Snapshot(const Napi::CallbackInfo& info) {
   const hotspan::Tracer& tracer = *Self(info).tracer;
-  return SnapshotToJs(info.Env(), tracer.snapshot(), tracer.origin_ns());
+  return SnapshotToJs(info.Env(), tracer.freeze(), tracer.origin_ns());
 }
 
 Napi::Value Stats(const Napi::CallbackInfo& info) {
