@@ -515,8 +515,8 @@ std::vector<uint32_t> begin_order(const Records& recs) {
   const size_t n = recs.size();
   {
     // Dense ids (the normal case): a counting placement, O(n), compacted in
-    // place, in one pass over the records (they are the large part: 32
-    // bytes each against 4 per slot).
+    // place, in one pass over the records (they are the large part: 28 or
+    // 32 bytes each against 4 per slot).
     constexpr uint32_t kNone = 0xFFFFFFFFu;
     const size_t cap = 2 * n + 1025;
     std::vector<uint32_t> slot(cap, kNone);

@@ -1,8 +1,9 @@
 // One timeline's records: fixed-size chunks written by a single writer at a
 // time (the owning thread, or whoever holds a track's mutex), and two
 // watermarks. Records [0, written) are stored; [0, committed) are finalized,
-// i.e. visible to snapshots. A record is never rewritten once stored, so a
-// reader copies [0, committed) while the writer fills slots past it.
+// i.e. visible to readers. A record is never rewritten once stored, so a
+// reader reads [0, committed) in place (freeze) while the writer fills slots
+// past it.
 //
 // The mutex guards what another thread may touch: the chunk list (grows
 // once per kChunkRecords records), the attribute and foreign-parent side
@@ -11,9 +12,10 @@
 //
 // A ticks timeline (record times from clock::now_ticks) also keeps its
 // (tick, ns) anchors under the mutex; freeze copies them, and the frozen
-// records convert to CLOCK_MONOTONIC ns when read. Anchors are appended at creation, with each new chunk, by
-// the writer when its last anchor is older than kAnchorMs (anchor_if_stale),
-// and by a reader whenever a visible record lies past the last anchor.
+// records convert to CLOCK_MONOTONIC ns when read. Anchors are appended at
+// creation, with each new chunk, by the writer when its last anchor is older
+// than kAnchorMs (anchor_if_stale), and by a reader whenever a visible record
+// lies past the last anchor.
 #pragma once
 
 #include <atomic>
