@@ -58,8 +58,7 @@ class FrozenRecords {
   SpanRecord operator[](uint32_t i) const {
     const StoredSpan& s = stored(i);
     int64_t start = s.start;
-    int64_t end = s.duration != kLongSpan ? s.start + static_cast<int64_t>(s.duration)
-                                          : long_end(s, i);
+    int64_t end = stored_end(s, i);
     if (ticks_) {
       start = anchors_.to_ns(start, hint_);
       end = anchors_.to_ns(end, hint_);
@@ -76,6 +75,10 @@ class FrozenRecords {
   friend class Timeline;
 
   const StoredSpan& stored(uint32_t i) const { return chunks_[i / kChunkRecords][i % kChunkRecords]; }
+  // The end of record i (whose stored form is s) in stored units.
+  int64_t stored_end(const StoredSpan& s, uint32_t i) const {
+    return s.duration != kLongSpan ? s.start + static_cast<int64_t>(s.duration) : long_end(s, i);
+  }
   int64_t long_end(const StoredSpan& s, uint32_t i) const;
 
   std::shared_ptr<const void> owner_;  // the timeline: keeps the chunks alive

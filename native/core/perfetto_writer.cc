@@ -591,7 +591,7 @@ class Writer {
   uint8_t* at() { return reinterpret_cast<uint8_t*>(&out_[0]) + pos_; }
   // After each span event: hand a full block to the sink.
   void boundary() {
-    if (sink_ != nullptr && pos_ - base_ >= sink_->block_bytes()) hand_over();
+    if (sink_ != nullptr && pos_ >= sink_->block_bytes()) hand_over();
   }
   // The sink takes what was written (a streamed block starts at 0), maybe
   // with the buffer itself; the block starts over, in whatever buffer it

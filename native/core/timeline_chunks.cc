@@ -79,25 +79,6 @@ void Timeline::add_long_end(uint32_t index, int64_t end) {
   long_ends_.push_back(LongEnd{index, end});
 }
 
-class Timeline::LongEndCursor {
- public:
-  LongEndCursor(const std::vector<LongEnd>& ends, uint32_t from)
-      : it_(std::lower_bound(ends.begin(), ends.end(), from,
-                             [](const LongEnd& e, uint32_t i) { return e.index < i; })),
-        end_(ends.end()) {}
-  // The end of record `index` (ascending across calls), in stored units.
-  int64_t end_of(const StoredSpan& s, uint32_t index) {
-    if (s.duration != kLongSpan) return s.start + static_cast<int64_t>(s.duration);
-    while (it_ != end_ && it_->index < index) ++it_;
-    // Every kLongSpan record got its entry before it was published.
-    return it_ != end_ && it_->index == index ? it_->end : s.start;
-  }
-
- private:
-  std::vector<LongEnd>::const_iterator it_;
-  std::vector<LongEnd>::const_iterator end_;
-};
-
 void Timeline::commit_up_to(uint32_t w) {
   uint32_t cur = committed_.load(std::memory_order_relaxed);
   while (cur < w &&
@@ -126,28 +107,6 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
   out.serial = serial_;
   out.name = name_;
   out.exited = exited_;
-  if (ticks_ && n > 0) {
-    // Bracket every newly visible record: if one lies past the last anchor
-    // (it was stored after that anchor), append an anchor taken now. Its
-    // ordered tick read comes after the acquire load of `committed`, hence
-    // after every visible record's tick on a shared invariant TSC.
-    int64_t top = INT64_MIN;
-    LongEndCursor ends(long_ends_, bracketed_);
-    for (uint32_t i = bracketed_; i < n; ++i) {
-      const StoredSpan& r = chunks_[i / kChunkRecords]->records[i % kChunkRecords];
-      top = std::max(top, std::max(r.start, ends.end_of(r, i)));
-    }
-    if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
-      clock::Anchor a = clock::measure_anchor();
-      // Sanity: a TSC that disagrees slightly across cores could put a
-      // record past "now"; clamp the anchor to it rather than extrapolate
-      // past the end (which a later anchor would change). A tick far in the
-      // future is not skew but a bogus caller-supplied time: not followed.
-      if (a.tick <= top && top - a.tick < anchor_interval_) a.tick = top + 1;
-      anchors_.append(a);
-    }
-    bracketed_ = n;
-  }
   FrozenRecords& recs = out.records;
   recs.owner_ = std::move(self);
   recs.n_ = n;
@@ -164,6 +123,28 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
     if (e.index >= n) break;  // entries are in index order
     recs.long_ends_.push_back(e);
   }
+  if (ticks_ && n > 0) {
+    // Bracket every newly visible record: if one lies past the last anchor
+    // (it was stored after that anchor), append an anchor taken now. Its
+    // ordered tick read comes after the acquire load of `committed`, hence
+    // after every visible record's tick on a shared invariant TSC.
+    int64_t top = INT64_MIN;
+    for (uint32_t i = bracketed_; i < n; ++i) {
+      const StoredSpan& r = recs.stored(i);
+      top = std::max(top, std::max(r.start, recs.stored_end(r, i)));
+    }
+    if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
+      clock::Anchor a = clock::measure_anchor();
+      // Sanity: a TSC that disagrees slightly across cores could put a
+      // record past "now"; clamp the anchor to it rather than extrapolate
+      // past the end (which a later anchor would change). A tick far in the
+      // future is not skew but a bogus caller-supplied time: not followed.
+      if (a.tick <= top && top - a.tick < anchor_interval_) a.tick = top + 1;
+      anchors_.append(a);
+    }
+    bracketed_ = n;
+  }
+  // After the bracket: the copy converts every record it can reach.
   recs.anchors_ = ticks_ ? anchors_ : TickAnchors();
   out.attrs.clear();
   for (const AttrEntry& a : attrs_) {

@@ -107,8 +107,6 @@ class Timeline {
     uint32_t local;
     uint64_t parent;
   };
-  // Walks long_ends_ alongside ascending record indices.
-  class LongEndCursor;
 
   const uint32_t id_;
   const TimelineKind kind_;
