@@ -3,6 +3,7 @@
 // outputs without re-parsing).
 
 import { describe } from './errors';
+import { wellFormed } from './names';
 
 export type AttrValue = string | number | boolean;
 export type Attributes = Readonly<Record<string, AttrValue>>;
@@ -20,9 +21,11 @@ export function attrsToJson(attrs: unknown): string {
   if (typeof attrs !== 'object' || attrs === null || !isPlainObject(attrs)) {
     throw new TypeError(`hotspan: attributes must be a plain object, got ${describe(attrs)}`);
   }
-  const obj = attrs as Record<string, unknown>;
+  let obj = attrs as Record<string, unknown>;
+  let clean = true;
   for (const key of Object.keys(obj)) {
     const v = obj[key];
+    if (wellFormed(key) !== key || (typeof v === 'string' && wellFormed(v) !== v)) clean = false;
     if (RESERVED.has(key)) {
       throw new RangeError(`hotspan: attribute name "${key}" is reserved (span_id, parent_id, error, abandoned)`);
     }
@@ -33,6 +36,15 @@ export function attrsToJson(attrs: unknown): string {
     } else if (typeof v !== 'string' && typeof v !== 'boolean') {
       throw new TypeError(`hotspan: attribute "${key}" must be a string, number or boolean, got ${describe(v)}`);
     }
+  }
+  if (!clean) {
+    // Lone surrogates become U+FFFD (./names wellFormed), not JSON escapes.
+    const fixed: Record<string, unknown> = {};
+    for (const key of Object.keys(obj)) {
+      const v = obj[key];
+      fixed[wellFormed(key)] = typeof v === 'string' ? wellFormed(v) : v;
+    }
+    obj = fixed;
   }
   return JSON.stringify(obj);
 }

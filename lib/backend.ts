@@ -22,6 +22,14 @@ export interface Backend {
   /** Ends the innermost span with extra flags (FLAG_ERROR, FLAG_ABANDONED). */
   endFlags(flags: number): void;
 
+  /** begin() returning the open-span depth after it (trace() checks it at the end). */
+  beginDepth(nameId: number): number;
+  /**
+   * Ends the innermost span (with extra flags) only while exactly `depth`
+   * spans are open; otherwise throws and changes nothing.
+   */
+  endAt(depth: number, flags: number, name: number | string): void;
+
   intern(name: string): number;
   openDepth(): number;
   /** Local id of the innermost open span on this thread; 0 when none is open. */

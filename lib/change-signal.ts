@@ -1,6 +1,9 @@
 // A one-shot broadcast for "something changed": settle() loops await it
 // with a deadline instead of polling.
 
+/** The longest delay setTimeout accepts. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export class ChangeSignal {
   private waiters: Array<() => void> = [];
 
@@ -19,7 +22,9 @@ export class ChangeSignal {
         if (timer !== undefined) clearTimeout(timer);
         resolve();
       };
-      if (Number.isFinite(ms)) timer = setTimeout(done, Math.max(1, Math.ceil(ms)));
+      // setTimeout takes at most 2^31-1 ms (a longer delay becomes 1 ms, with
+      // a warning): a longer wait wakes early and the caller waits again.
+      if (Number.isFinite(ms)) timer = setTimeout(done, Math.min(MAX_TIMER_MS, Math.max(1, Math.ceil(ms))));
       this.waiters.push(done);
     });
   }

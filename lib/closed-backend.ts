@@ -31,6 +31,12 @@ export class ClosedBackend implements Backend {
   endFlags(_flags: number): void {
     throw closedError();
   }
+  beginDepth(_nameId: number): number {
+    throw closedError();
+  }
+  endAt(_depth: number, _flags: number, _name: number | string): void {
+    throw closedError();
+  }
   intern(_name: string): number {
     throw closedError();
   }

@@ -42,6 +42,27 @@ export function asyncRejectedError(track: number, nameId: number): RangeError {
   return new RangeError(`hotspan: async span rejected: unknown track ${String(track)} or name id ${String(nameId)}`);
 }
 
+/** Spans nest at most this deep on one thread (the core stores depth in 16 bits). */
+export const MAX_DEPTH = 0xffff;
+
+export function depthError(): RangeError {
+  return new RangeError(`hotspan: spans nest deeper than ${String(MAX_DEPTH)} on one thread; nothing was changed`);
+}
+
+/** trace()'s span is no longer the innermost one when its callback returns. */
+export function traceNestingError(name: number | string, open: number, depth: number): Error {
+  const label = typeof name === 'string' ? JSON.stringify(name) : `name id ${String(name)}`;
+  return new Error(
+    open < depth
+      ? `hotspan: trace(${label}): the callback ended the span trace() opened (or one around it) itself; nothing more was ended`
+      : `hotspan: trace(${label}): the callback left ${String(open - depth)} span(s) open inside it; nothing was ended`,
+  );
+}
+
+export function trackKindError(name: string, existingSerial: boolean): RangeError {
+  return new RangeError(`hotspan: track "${name}" already exists as a ${existingSerial ? 'serial' : 'concurrent'} track`);
+}
+
 export function nameTypeError(value: unknown): TypeError {
   return new TypeError(`hotspan: name must be a string or a name id, got ${describe(value)}`);
 }

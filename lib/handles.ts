@@ -8,7 +8,9 @@
 // path allocates no handle and knows nothing of this.
 
 import type { Backend } from './backend';
+import { describe } from './errors';
 import { FLAG_ABANDONED, FLAG_ERROR } from './flags';
+import { checkCallOptions } from './options';
 
 interface Held {
   readonly name: string;
@@ -41,7 +43,10 @@ export class SpanHandle {
 
   /** Ends the span. Throws when it already ended or is not the innermost open span. */
   end(options?: EndOptions): void {
-    this.tracker.end(this, this.held, options !== undefined && options.error === true ? FLAG_ERROR : 0);
+    const o = checkCallOptions(options, 'end()', ['error']);
+    const error = o?.error ?? false;
+    if (typeof error !== 'boolean') throw new TypeError(`hotspan: end() option error must be a boolean, got ${describe(error)}`);
+    this.tracker.end(this, this.held, error ? FLAG_ERROR : 0);
   }
 }
 

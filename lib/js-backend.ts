@@ -12,7 +12,7 @@
 import type { Backend } from './backend';
 import { chromeJson } from './chrome-json';
 import { perfetto } from './perfetto';
-import { asyncRejectedError, closedError, noOpenSpanError, unknownNameError } from './errors';
+import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type TimelineDesc } from './js-join';
 import {
   FIELDS_PER_RECORD,
@@ -60,7 +60,6 @@ interface OpenGroup {
   readonly attrs: string;
 }
 
-const MAX_DEPTH = 0xffff;
 // Local copies: an imported constant is a property load on the module object
 // in the CommonJS output, a local const is folded by the JIT.
 const FPR = FIELDS_PER_RECORD;
@@ -201,9 +200,7 @@ export class JsBackend implements Backend {
   }
 
   private growStack(): void {
-    if (this.stackCap > MAX_DEPTH) {
-      throw new RangeError(`hotspan: spans nest deeper than ${String(MAX_DEPTH)} on one thread`);
-    }
+    if (this.stackCap > MAX_DEPTH) throw depthError();
     const cap = this.stackCap * 2;
     const n = new Uint32Array(cap);
     n.set(this.sName);
@@ -246,6 +243,17 @@ export class JsBackend implements Backend {
     this.check(nameId);
     this.begin(nameId);
     this.sAttrs[this.depth - 1] = attrsJson;
+  }
+
+  beginDepth(nameId: number): number {
+    this.begin(nameId);
+    return this.depth;
+  }
+
+  endAt(depth: number, flags: number, name: number | string): void {
+    const t = this.clock === undefined ? perf.now() : this.clock();
+    if (this.depth !== depth && !this.closedFlag) throw traceNestingError(name, this.depth, depth);
+    this.finish(t, flags & 0xffff, 'end()');
   }
 
   end(): void {

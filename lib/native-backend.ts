@@ -3,9 +3,9 @@
 // become the facade's errors only on the failure branch.
 
 import type { Backend } from './backend';
-import { asyncRejectedError, closedError, statusError, unknownNameError } from './errors';
+import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
-import { STATUS_INVALID, STATUS_OK } from './flags';
+import { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat } from './output';
 import { statsFromNative, type StatsRow } from './stats';
 
@@ -25,12 +25,32 @@ export class NativeBackend implements Backend {
   ) {}
 
   begin(nameId: number): void {
-    this.nt.begin(nameId);
+    const s = this.nt.begin(nameId);
+    if (s !== undefined) throw this.beginError(s, nameId);
   }
 
   beginAttrs(nameId: number, attrsJson: string): void {
     const s = this.nt.beginAttrs(nameId, attrsJson);
-    if (s !== STATUS_OK) throw s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'begin()');
+    if (s !== STATUS_OK) throw this.beginError(s, nameId);
+  }
+
+  beginDepth(nameId: number): number {
+    const d = this.nt.beginDepth(nameId);
+    if (d === 0) throw this.beginError(this.nt.closed() ? STATUS_CLOSED : STATUS_INVALID, nameId);
+    return d;
+  }
+
+  endAt(depth: number, flags: number, name: number | string): void {
+    const s = this.nt.endAt(depth, flags);
+    if (s === undefined) return;
+    const open = this.nt.openDepth();
+    throw s === STATUS_NO_OPEN_SPAN && open !== depth ? traceNestingError(name, open, depth) : statusError(s, 'end()');
+  }
+
+  /** The core answers Invalid both for an unknown name and for a full stack. */
+  private beginError(s: number, nameId: number): Error {
+    if (s !== STATUS_INVALID) return statusError(s, 'begin()');
+    return this.nt.openDepth() >= MAX_DEPTH ? depthError() : unknownNameError(nameId);
   }
 
   // The addon returns undefined when the span ended: nothing is built on
@@ -64,7 +84,7 @@ export class NativeBackend implements Backend {
 
   track(name: string, serial: boolean): number {
     const id = this.nt.track(name, serial);
-    if (id === 0) throw this.nt.closed() ? closedError() : new RangeError(`hotspan: track ${JSON.stringify(name)} was rejected`);
+    if (id === 0) throw this.nt.closed() ? closedError() : trackKindError(name, !serial);
     return id;
   }
 

@@ -45,12 +45,18 @@ export interface NativeStatsRow {
 /** One tracer as seen from one JS env (thread). Functions are bound to it natively. */
 export interface NativeTracer {
   // hot path
-  begin(nameId: number): void;
+  /** undefined when the span opened, else a NativeStatus (closed; unknown name or stack too deep: Invalid). */
+  begin(nameId: number): number | undefined;
   /** undefined when the span ended, else a NativeStatus (never Ok). */
   end(): number | undefined;
   beginAttrs(nameId: number, attrsJson: string): number;
   /** Ends with extra SpanFlags (error = 4). undefined when the span ended, else a NativeStatus. */
   endFlags(flags: number): number | undefined;
+
+  /** trace(): begin, returning the open-span depth after it (0: not opened; see begin() for why). */
+  beginDepth(nameId: number): number;
+  /** Ends the innermost span only while exactly `depth` spans are open; else NoOpenSpan, nothing changed. */
+  endAt(depth: number, flags: number): number | undefined;
 
   intern(name: string): number;
   openDepth(): number;

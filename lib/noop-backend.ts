@@ -25,6 +25,10 @@ export class NoopBackend implements Backend {
   beginAttrs(_nameId: number, _attrsJson: string): void {}
   end(): void {}
   endFlags(_flags: number): void {}
+  beginDepth(_nameId: number): number {
+    return 0;
+  }
+  endAt(_depth: number, _flags: number, _name: number | string): void {}
   intern(_name: string): number {
     return 0;
   }

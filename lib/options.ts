@@ -2,6 +2,14 @@
 
 import type { BackendKind } from './backend';
 import { describe } from './errors';
+import { wellFormed } from './names';
+
+export function checkThreadName(threadName: unknown): string {
+  if (typeof threadName !== 'string' || threadName.length === 0) {
+    throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
+  }
+  return wellFormed(threadName);
+}
 
 export interface TracerOptions {
   /** Omitted: native, falling back to js (with one warning) when the addon cannot load. */
@@ -30,6 +38,28 @@ export interface ResolvedOptions {
 const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
 const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock']);
 
+/**
+ * A per-call options argument: undefined, or a plain object with only `known`
+ * keys (an unknown key is a mistake, e.g. `{ serial: true }` given to
+ * traceAsync, and must not be ignored silently).
+ */
+export function checkCallOptions<T extends object>(
+  options: T | undefined,
+  what: string,
+  known: readonly (keyof T & string)[],
+): T | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`hotspan: ${what} options must be an object, got ${describe(options)}`);
+  }
+  for (const key of Object.keys(options)) {
+    if (!(known as readonly string[]).includes(key)) {
+      throw new RangeError(`hotspan: unknown ${what} option "${key}" (known: ${known.join(', ') || 'none'})`);
+    }
+  }
+  return options;
+}
+
 export function resolveOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {};
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
@@ -54,9 +84,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   ) {
     throw new RangeError(`hotspan: wakeHighWater must be a positive integer, got ${describe(wakeHighWater)}`);
   }
-  if (threadName !== undefined && (typeof threadName !== 'string' || threadName.length === 0)) {
-    throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
-  }
+  if (threadName !== undefined) checkThreadName(threadName);
   if (clock !== undefined) {
     if (typeof clock !== 'function') {
       throw new TypeError(`hotspan: clock must be a function returning ms, got ${describe(clock)}`);
@@ -69,7 +97,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     backend: backend as BackendKind | undefined,
     requireNative: requireNative === true,
     wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
-    threadName: (threadName as string | undefined) ?? 'main',
+    threadName: wellFormed((threadName as string | undefined) ?? 'main'),
     clock: clock as (() => number) | undefined,
   };
 }

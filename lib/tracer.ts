@@ -8,7 +8,7 @@ import type { Backend, BackendKind } from './backend';
 import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
-import { describe, nameTypeError } from './errors';
+import { describe, nameTypeError, trackKindError } from './errors';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
@@ -17,10 +17,10 @@ import { JsBackend } from './js-backend';
 import { isJsToken } from './js-join';
 import { NativeBackend } from './native-backend';
 import { loadNativeAddon } from './native-loader';
-import { checkName, NameCache } from './names';
+import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
 import { outputFormat } from './output';
-import { resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
+import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
 import { Query } from './query';
 import { toRecords, toTimelines, type SpanRecord, type TimelineInfo } from './records';
 import type { StatsRow } from './stats';
@@ -122,10 +122,7 @@ export class Tracer {
     if (typeof token !== 'string' || token.length === 0) {
       throw new TypeError(`hotspan: join token must be the string from tracer.share(), got ${describe(token)}`);
     }
-    const threadName = options?.threadName ?? `worker ${String(threadId)}`;
-    if (typeof threadName !== 'string' || threadName.length === 0) {
-      throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
-    }
+    const threadName = checkThreadName(checkCallOptions(options, 'join()', ['threadName'])?.threadName ?? `worker ${String(threadId)}`);
     if (isJsToken(token)) {
       injectedBackend = JsBackend.join(token, threadName);
       try {
@@ -219,22 +216,33 @@ export class Tracer {
     return json === '{}' ? '' : json;
   }
 
-  /** Runs `fn` inside a span and returns its value; if it throws, the span is flagged error and the exception rethrown. */
+  /**
+   * Runs `fn` inside a span and returns its value; if it throws, the span is
+   * flagged error and the exception rethrown. If `fn` ended that span itself
+   * or left spans open inside it, trace() throws and ends nothing.
+   */
   trace<T>(name: number | string, fn: () => T, attrs?: Attributes): T {
     if (typeof fn !== 'function') throw new TypeError(`hotspan: trace() needs a function, got ${describe(fn)}`);
-    this.begin(name, attrs);
+    const b = this.b;
+    let depth: number;
+    if (typeof name === 'number' && attrs === undefined && name >>> 0 === name && name < this.names.limit) {
+      depth = b.beginDepth(name);
+    } else {
+      this.beginSlow(name, attrs);
+      depth = b.openDepth();
+    }
     let value: T;
     try {
       value = fn();
     } catch (e) {
       try {
-        this.b.endFlags(FLAG_ERROR);
+        this.b.endAt(depth, FLAG_ERROR, name);
       } catch {
         // The caller's exception matters more than a failed end.
       }
       throw e;
     }
-    this.b.end();
+    this.b.endAt(depth, 0, name);
     return value;
   }
 
@@ -250,15 +258,13 @@ export class Tracer {
 
   /** A named async track (idempotent by name). Serial: spans on it do not overlap. */
   track(name: string, options?: TrackOptions): number {
-    checkName(name);
-    const serial = options?.serial ?? false;
+    name = wellFormed(checkNonEmptyName(name, 'track name'));
+    const serial = checkCallOptions(options, 'track()', ['serial'])?.serial ?? false;
     if (typeof serial !== 'boolean') throw new TypeError(`hotspan: serial must be a boolean, got ${describe(serial)}`);
     const known = this.tracks.get(name);
     if (known !== undefined) {
       if (known.serial !== serial) {
-        throw new RangeError(
-          `hotspan: track "${name}" already exists as a ${known.serial ? 'serial' : 'concurrent'} track`,
-        );
+        throw trackKindError(name, known.serial);
       }
       return known.id;
     }
@@ -289,9 +295,10 @@ export class Tracer {
     if (typeof work !== 'function' && !isThenable(work)) {
       throw new TypeError(`hotspan: traceAsync() needs a function or a promise, got ${describe(work)}`);
     }
+    const o = checkCallOptions(options, 'traceAsync()', ['track', 'attrs']);
     const id = this.nameId(name);
-    const json = this.attrsText(options?.attrs);
-    const track = this.trackId(options?.track);
+    const json = this.attrsText(o?.attrs);
+    const track = this.trackId(o?.track);
     const token = this.b.asyncBegin(track, id, json);
     this.names.known(id);
     let p: Promise<Awaited<T>>;
@@ -329,7 +336,9 @@ export class Tracer {
    * with an Error naming the spans still open; they stay open.
    */
   async settle(options?: SettleOptions): Promise<void> {
-    const timeoutMs = options?.timeoutMs ?? Infinity;
+    // Any non-negative duration, Infinity included: waits longer than
+    // setTimeout's 2^31-1 ms are chained (./change-signal).
+    const timeoutMs = checkCallOptions(options, 'settle()', ['timeoutMs'])?.timeoutMs ?? Infinity;
     if (typeof timeoutMs !== 'number' || Number.isNaN(timeoutMs) || timeoutMs < 0) {
       throw new RangeError(`hotspan: timeoutMs must be a non-negative number, got ${describe(timeoutMs)}`);
     }

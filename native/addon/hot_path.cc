@@ -22,9 +22,10 @@ napi_value Begin(napi_env env, napi_callback_info info) {
   if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
     return ThrowArgType(env, "nameId", "a number", argv[0]);
   }
-  hotspan::fast::begin(*static_cast<TracerBinding*>(data)->thread, name,
-                       hotspan::clock::now_ticks());
-  return nullptr;
+  // undefined when the span opened; otherwise the status (closed, unknown
+  // name, or a stack already 65,535 deep), for the facade to throw.
+  return EndResult(env, hotspan::fast::begin(*static_cast<TracerBinding*>(data)->thread, name,
+                                             hotspan::clock::now_ticks()));
 }
 
 napi_value End(napi_env env, napi_callback_info info) {
@@ -67,6 +68,43 @@ napi_value EndFlags(napi_env env, napi_callback_info info) {
   }
   return EndResult(env, hotspan::fast::end(*static_cast<TracerBinding*>(data)->thread, now,
                                              static_cast<uint16_t>(flags)));
+}
+
+napi_value BeginDepth(napi_env env, napi_callback_info info) {
+  size_t argc = 1;
+  napi_value argv[1];
+  void* data;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  uint32_t name;
+  if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
+    return ThrowArgType(env, "nameId", "a number", argv[0]);
+  }
+  hotspan::ThreadState& state = *static_cast<TracerBinding*>(data)->thread;
+  const hotspan::Status s = hotspan::fast::begin(state, name, hotspan::clock::now_ticks());
+  napi_value result;
+  napi_create_uint32(env, s == hotspan::Status::kOk ? state.depth : 0, &result);
+  return result;
+}
+
+napi_value EndAt(napi_env env, napi_callback_info info) {
+  const int64_t now = hotspan::clock::now_ticks();
+  size_t argc = 2;
+  napi_value argv[2];
+  void* data;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  uint32_t depth, flags;
+  if (napi_get_value_uint32(env, argv[0], &depth) != napi_ok) {
+    return ThrowArgType(env, "depth", "a number", argv[0]);
+  }
+  if (napi_get_value_uint32(env, argv[1], &flags) != napi_ok) {
+    return ThrowArgType(env, "flags", "a number", argv[1]);
+  }
+  hotspan::ThreadState& state = *static_cast<TracerBinding*>(data)->thread;
+  // Another span is innermost: change nothing (a closed state answers kClosed below).
+  if (state.depth != depth && state.status.load(std::memory_order_relaxed) == hotspan::ThreadState::kLive) {
+    return StatusValue(env, hotspan::Status::kNoOpenSpan);
+  }
+  return EndResult(env, hotspan::fast::end(state, now, static_cast<uint16_t>(flags)));
 }
 
 }  // namespace hotspan_addon::hot

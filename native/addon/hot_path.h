@@ -21,15 +21,20 @@ inline napi_value StatusValue(napi_env env, hotspan::Status status) {
   return result;
 }
 
-// end's result: undefined when the span ended (nothing is built on the
+// begin's and end's result: undefined on success (nothing is built on the
 // common path), else the status as a number.
 inline napi_value EndResult(napi_env env, hotspan::Status status) {
   return status == hotspan::Status::kOk ? nullptr : StatusValue(env, status);
 }
 
-napi_value Begin(napi_env env, napi_callback_info info);       // (nameId) -> undefined
+napi_value Begin(napi_env env, napi_callback_info info);       // (nameId) -> status
 napi_value End(napi_env env, napi_callback_info info);         // () -> status
 napi_value BeginAttrs(napi_env env, napi_callback_info info);  // (nameId, attrsJson) -> status
 napi_value EndFlags(napi_env env, napi_callback_info info);    // (flags) -> status
+
+// trace(): begin returning the new stack depth (0: not opened), and an end
+// that ends the innermost span only while the stack is exactly that deep.
+napi_value BeginDepth(napi_env env, napi_callback_info info);  // (nameId) -> depth | 0
+napi_value EndAt(napi_env env, napi_callback_info info);       // (depth, flags) -> status
 
 }  // namespace hotspan_addon::hot

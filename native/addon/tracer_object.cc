@@ -171,9 +171,11 @@ void TestRecordOffThread(const Napi::CallbackInfo& info) {
     std::thread worker([tracer, name, count] {
       std::shared_ptr<hotspan::ThreadState> state = tracer->native_thread();
       if (!state) return;  // closed
+      // Stops at the first refusal (closed meanwhile, unknown name): nothing
+      // is counted as recorded that was not.
       for (uint32_t i = 0; i < count; ++i) {
-        hotspan::begin(*state, name, hotspan::clock::now_ticks());
-        hotspan::end(*state, hotspan::clock::now_ticks());
+        if (hotspan::begin(*state, name, hotspan::clock::now_ticks()) != hotspan::Status::kOk) break;
+        if (hotspan::end(*state, hotspan::clock::now_ticks()) != hotspan::Status::kOk) break;
       }
     });
     worker.join();
@@ -203,6 +205,8 @@ const Method kMethods[] = {
     {"end", &hot::End, nullptr},
     {"beginAttrs", &hot::BeginAttrs, nullptr},
     {"endFlags", &hot::EndFlags, nullptr},
+    {"beginDepth", &hot::BeginDepth, nullptr},
+    {"endAt", &hot::EndAt, nullptr},
     {"intern", nullptr, &Cold<Intern>},
     {"openDepth", nullptr, &Cold<OpenDepth>},
     {"innermost", nullptr, &Cold<Innermost>},

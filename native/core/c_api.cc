@@ -205,7 +205,7 @@ hotspan_status api_end(void* tracer) {
 
 hotspan_status api_intern(void* tracer, const char* name, size_t len, uint32_t* out_id) {
   const Context* ctx = as_context(tracer);
-  if (ctx == nullptr || name == nullptr || out_id == nullptr) return HOTSPAN_INVALID;
+  if (ctx == nullptr || name == nullptr || out_id == nullptr || len == 0) return HOTSPAN_INVALID;
   auto t = ctx->tracer.lock();
   if (!t || t->closed()) return HOTSPAN_CLOSED;
   *out_id = t->intern(std::string_view(name, len));
@@ -215,7 +215,7 @@ hotspan_status api_intern(void* tracer, const char* name, size_t len, uint32_t* 
 hotspan_status api_track(void* tracer, const char* name, size_t len, int serial,
                          uint32_t* out_track) {
   const Context* ctx = as_context(tracer);
-  if (ctx == nullptr || name == nullptr || out_track == nullptr) return HOTSPAN_INVALID;
+  if (ctx == nullptr || name == nullptr || out_track == nullptr || len == 0) return HOTSPAN_INVALID;
   auto t = ctx->tracer.lock();
   if (!t || t->closed()) return HOTSPAN_CLOSED;
   const uint32_t id = t->track(std::string_view(name, len), serial != 0);
@@ -248,7 +248,7 @@ hotspan_status api_async_end(void* tracer, uint64_t token) {
 
 hotspan_status api_set_thread_name(void* tracer, const char* name, size_t len) {
   const Context* ctx = as_context(tracer);
-  if (ctx == nullptr || name == nullptr) return HOTSPAN_INVALID;
+  if (ctx == nullptr || name == nullptr || len == 0) return HOTSPAN_INVALID;
   CacheEntry* e = entry_for(ctx, true);
   if (e == nullptr || !e->state) return HOTSPAN_CLOSED;
   auto t = ctx->tracer.lock();

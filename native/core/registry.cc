@@ -38,7 +38,10 @@ uint32_t Registry::track(std::string_view name, bool serial) {
   if (shared_->closed.load(std::memory_order_acquire)) return 0;
   std::string key(name);
   auto it = track_ids_.find(key);
-  if (it != track_ids_.end()) return it->second;
+  if (it != track_ids_.end()) {
+    // The same name with the other kind is a caller's mistake, not the same track.
+    return entries_[it->second - 1].track->serial() == serial ? it->second : 0;
+  }
   auto tl = new_timeline_locked(TimelineKind::kTrack, "track: " + key, serial);
   entries_.back().track = std::make_shared<AsyncTrack>(tl, serial);
   track_ids_.emplace(std::move(key), tl->id());

@@ -1,6 +1,7 @@
 #include "thread_state.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "clock.h"
@@ -65,6 +66,16 @@ void ThreadState::publish_batch() {
   shared->enqueue(timeline, cursor.written, cursor.written - base);
 }
 
+Status ThreadState::end_after_close(uint32_t w) {
+  const uint8_t st = status.load(std::memory_order_relaxed);
+  // Only close() changes another thread's status; retiring is this thread's own.
+  if (st != kTracerClosed) return fast::blocked_status(st);
+  // close() commits everything written before its barrier, once, and never
+  // again after: wait for it (it takes no lock this thread holds).
+  while (!shared->close_done.load(std::memory_order_acquire)) std::this_thread::yield();
+  return timeline->committed() >= w ? Status::kOk : Status::kClosed;
+}
+
 void ThreadState::abandon_open(int64_t now) {
   while (depth > 0) fast::end(*this, now, kFlagAbandoned);
 }
@@ -72,6 +83,9 @@ void ThreadState::abandon_open(int64_t now) {
 void ThreadState::on_thread_exit() {
   if (status.load(std::memory_order_relaxed) == kLive) {
     abandon_open(shared->now());
+  }
+  // Closed meanwhile: close() committed what the trace keeps.
+  if (status.load(std::memory_order_relaxed) == kLive) {
     if (commit_now.load(std::memory_order_relaxed)) {
       timeline->commit_owner(cursor.written);
     } else {

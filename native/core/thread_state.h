@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "close_barrier.h"
 #include "pending_queue.h"
 #include "span_record.h"
 #include "stored_span.h"
@@ -90,6 +91,9 @@ class ThreadState {
   HOTSPAN_COLD void piggyback_drain();
   // Queues the records stored since the last push (non-holder path).
   HOTSPAN_COLD void publish_batch();
+  // end() stored record `w`, then found the tracer closed: waits for close()
+  // to finish, then kOk if its final commit took the record, else kClosed.
+  HOTSPAN_COLD Status end_after_close(uint32_t w);
   // Abandons open spans at `now` (kFlagAbandoned), stores and queues them.
   void abandon_open(int64_t now);
   // Native thread exit: abandon, queue what is left, mark the timeline exited.
@@ -134,6 +138,12 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs)) s.publish_attrs(s.cursor.written, o.local);
   const uint32_t w = ++s.cursor.written;
   s.timeline->publish_written(w);
+  // close() may have run since the status check above: OK must mean the
+  // record is in the trace (close_barrier.h).
+  close_barrier::writer();
+  if (HOTSPAN_UNLIKELY(s.status.load(std::memory_order_relaxed) != ThreadState::kLive)) {
+    return s.end_after_close(w);
+  }
   if (s.commit_now.load(std::memory_order_relaxed)) {
     if (HOTSPAN_UNLIKELY(s.shared->queue.nonempty())) s.piggyback_drain();
     s.timeline->commit_owner(w);

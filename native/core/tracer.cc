@@ -8,6 +8,7 @@
 
 #include "async_track.h"
 #include "chrome_json_writer.h"
+#include "close_barrier.h"
 #include "clock.h"
 #include "group_track.h"
 #include "holder_check.h"
@@ -57,7 +58,7 @@ std::shared_ptr<Tracer> Tracer::create(TracerOptions options) {
   return std::shared_ptr<Tracer>(new Tracer(options));
 }
 
-Tracer::Tracer(TracerOptions options) : impl_(new Impl(options)) {}
+Tracer::Tracer(TracerOptions options) : impl_(new Impl(options)) { close_barrier::prepare(); }
 
 Tracer::~Tracer() { close(); }
 
@@ -93,10 +94,11 @@ void Tracer::detach_thread(ThreadState& state, int64_t now) {
   }
   state.commit_now.store(false, std::memory_order_relaxed);
   uint8_t live = ThreadState::kLive;
-  state.status.compare_exchange_strong(live, ThreadState::kRetired, std::memory_order_relaxed);
   // Finalize everything it stored, batched or not; queued items for it
-  // become no-ops (CAS-max).
-  state.timeline->sweep();
+  // become no-ops (CAS-max). Closed: close() committed what the trace keeps.
+  if (state.status.compare_exchange_strong(live, ThreadState::kRetired, std::memory_order_relaxed)) {
+    state.timeline->sweep();
+  }
   state.timeline->mark_exited();
   holder_check::forget(impl_->id, &state);
 }
@@ -203,6 +205,9 @@ size_t Tracer::open_groups() const {
 // ---- finalization ----
 
 void Tracer::flush() {
+  // After close() the closed trace is final (an end() that raced close was
+  // answered from it).
+  if (impl_->shared->close_done.load(std::memory_order_acquire)) return;
   impl_->shared->drain();
   // Partial batches, and records of threads that never reach a batch.
   for (const auto& tl : impl_->registry.timelines()) tl->sweep();
@@ -260,8 +265,11 @@ void Tracer::close() {
   if (impl_->shared->closed.exchange(true, std::memory_order_acq_rel)) return;
   impl_->registry.close_states();
   impl_->shared->wake.clear();
+  // Every end() either sees its state closed or has its record seen below.
+  close_barrier::closer();
   // What was stored before close stays readable.
   flush();
+  impl_->shared->close_done.store(true, std::memory_order_release);
 }
 
 bool Tracer::closed() const { return impl_->closed(); }

@@ -119,7 +119,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   void resume_finalization(ThreadState& state);
 
   // ---- async spans on tracks (begin on one thread, end on any) ----
-  uint32_t track(std::string_view name, bool serial);  // idempotent by name; returns timeline id
+  // Idempotent by name; returns the timeline id. 0 when closed, or when the
+  // name is a track of the other kind (serial vs concurrent).
+  uint32_t track(std::string_view name, bool serial);
   // Returns a token (never 0); 0 when closed or the track is unknown.
   uint64_t async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json = {},
                        uint64_t parent_span = 0);

@@ -23,6 +23,8 @@ struct TracerShared {
   // Record times are clock::now_ticks() values (TimeUnit::kTicks), else ns.
   const bool ticks;
   std::atomic<bool> closed{false};
+  // close() made its final commit: the closed trace is fixed from here on.
+  std::atomic<bool> close_done{false};
   NameTable names;
   // Its own cache lines: producers write the queue every batch, while every
   // begin() reads names.count().

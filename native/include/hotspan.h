@@ -33,7 +33,8 @@ typedef struct hotspan_api_v1 {
   uint32_t struct_size; /* sizeof(hotspan_api_v1) of the implementation */
   void* tracer;         /* opaque; pass back as the first argument */
 
-  /* Interns a name (need not be NUL-terminated) and returns its id. */
+  /* Interns a name (need not be NUL-terminated) and returns its id.
+     HOTSPAN_INVALID for an empty name (len 0). */
   hotspan_status (*intern)(void* tracer, const char* name, size_t len, uint32_t* out_id);
   /* A span on the calling thread; spans nest strictly per thread. The
      thread's timeline is made on its first begin(). end() returns
@@ -41,14 +42,17 @@ typedef struct hotspan_api_v1 {
   hotspan_status (*begin)(void* tracer, uint32_t name_id);
   hotspan_status (*end)(void* tracer);
   /* A named async track (serial != 0: each span starts no earlier than the
-     previous one on the track ended). Idempotent by name. */
+     previous one on the track ended). Idempotent by name; HOTSPAN_INVALID
+     for an empty name or a name already used by a track of the other kind
+     (serial vs concurrent). */
   hotspan_status (*track)(void* tracer, const char* name, size_t len, int serial,
                           uint32_t* out_track);
   /* An async span: begins on one thread, ends on any thread. */
   hotspan_status (*async_begin)(void* tracer, uint32_t track, uint32_t name_id,
                                 uint64_t* out_token);
   hotspan_status (*async_end)(void* tracer, uint64_t token);
-  /* Display name of the calling thread's timeline ("native: <name>"). */
+  /* Display name of the calling thread's timeline ("native: <name>").
+     HOTSPAN_INVALID for an empty name. */
   hotspan_status (*set_thread_name)(void* tracer, const char* name, size_t len);
   /* Publishes the calling thread's recorded spans to the tracer's queue now
      rather than at the next batch boundary or thread exit. */
