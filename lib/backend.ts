@@ -52,6 +52,8 @@ export interface Backend {
   // ---- finalization and reading (committed records only) ----
   flush(): void;
   pending(): number;
+  /** Spans that ended (their end() succeeded) but will never be in this trace (js joining only). */
+  lost(): number;
   snapshot(): NativeSnapshot;
   stats(): readonly StatsRow[];
   /** Chrome Trace Event JSON: text (js) or UTF-8 bytes (native). */

@@ -71,6 +71,9 @@ export class ClosedBackend implements Backend {
     return 0;
   }
   flush(): void {}
+  lost(): number {
+    return this.inner.lost();
+  }
   pending(): number {
     return 0;
   }

@@ -13,7 +13,7 @@ import type { Backend } from './backend';
 import { chromeJson } from './chrome-json';
 import { perfetto } from './perfetto';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
-import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type TimelineDesc } from './js-join';
+import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
 import {
   FIELDS_PER_RECORD,
   FLAG_ABANDONED,
@@ -95,7 +95,7 @@ export interface JsBackendOptions {
   /** Test hook: the clock, ms on the performance.now() axis. */
   clock?: () => number;
   /** Internal (JsBackend.join): record for the tracer that shared this token. */
-  join?: { token: string; state: Int32Array };
+  join?: { token: string; state: SharedState };
 }
 
 export class JsBackend implements Backend {
@@ -127,6 +127,9 @@ export class JsBackend implements Backend {
   private hub: ShareHub | undefined;
   /** Joined side: the link to the owner, and what was shipped already. */
   private readonly link: JoinLink | undefined;
+  private readonly joinState: SharedState | undefined;
+  /** Word 0 mirrors `count` on a joined thread (the owner reads it if this thread is terminated). */
+  private readonly unshipped: Int32Array;
   private shippedNames = 0;
   private shippedTimelines = 0;
 
@@ -151,8 +154,12 @@ export class JsBackend implements Backend {
       this.times = f64(2 * JOIN_INITIAL, true);
       this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
       this.shipMark = 0;
+      this.joinState = options.join.state;
+      this.unshipped = new Int32Array(new SharedArrayBuffer(4));
       // Last: the link ships the hello (this thread's timeline) at once.
-      this.link = new JoinLink(options.join.token, options.join.state, options.threadName, this);
+      this.link = new JoinLink(options.join.token, options.join.state, options.threadName, this, this.unshipped);
+    } else {
+      this.unshipped = new Int32Array(1);
     }
   }
 
@@ -313,6 +320,7 @@ export class JsBackend implements Backend {
     this.times[2 * i + 1] = end;
     if (attrs !== '') this.attrs.push([i, attrs]);
     this.count = i + 1;
+    this.unshipped[0] = i + 1;
     if (i >= this.shipMark) this.reachedMark();
   }
 
@@ -438,6 +446,10 @@ export class JsBackend implements Backend {
     // owner merges the batches its joined threads posted.
     if (this.link !== undefined) this.link.ship();
     else this.hub?.drain();
+  }
+
+  lost(): number {
+    return (this.hub?.state ?? this.joinState)?.lost() ?? 0;
   }
 
   pending(): number {
@@ -613,6 +625,7 @@ export class JsBackend implements Backend {
     this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
     this.attrs = [];
     this.count = 0;
+    this.unshipped[0] = 0;
     this.shipMark = 0;
     return batch;
   }

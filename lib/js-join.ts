@@ -18,8 +18,21 @@
 //   process.exit(), an uncaught exception), with its open spans ended
 //   abandoned. A shipped SharedArrayBuffer is never touched again by the
 //   worker, so the message costs a few microseconds, not a copy.
+// - Back-pressure: the state buffer also holds the records in flight
+//   (posted, not merged yet) and a lost-span counter. A worker that would
+//   push the records in flight past MAX_IN_FLIGHT drops its batch's records
+//   and counts them lost (names, timelines and flags still ship), so neither
+//   the owner's message queue nor its memory grows without bound while
+//   workers outrun it.
+// - The owner's close() marks the state closed (one atomic OR, so no worker
+//   can post uncounted after it), merges what is in flight (waiting at most
+//   CLOSE_WAIT_MS for a post under way), and counts the rest lost. A worker
+//   counts its unshipped records lost when it learns of the close (its next
+//   ship, the 'closed' message, its exit).
 // - A worker stopped by worker.terminate() runs no JS: what it had not
-//   shipped yet (at most one batch, or ~SHIP_DELAY_MS of spans) is lost.
+//   shipped yet (at most one batch, or ~SHIP_DELAY_MS of spans) is lost. The
+//   worker keeps that number in a shared word, and the owner counts it lost
+//   when the Worker's 'exit' reaches it (workers the owner's thread created).
 // - The owner merges batches into its own store: a new timeline per joined
 //   thread (span id = owner timeline << 32 | the worker's local id, so parents
 //   stay valid), names mapped by string, tracks by name, worker groups onto
@@ -45,6 +58,70 @@ export const JS_TOKEN_PREFIX = 'hotspan-js:';
 const TOKEN_RE = /^hotspan-js:(\d+):[0-9a-f]{24}$/;
 /** A filled batch ships at once; a partial one this long after its first record. */
 export const SHIP_DELAY_MS = 10;
+/** Records posted to the owner and not merged yet, at most (16 full batches). */
+export const MAX_IN_FLIGHT = 16 * 8192;
+/** Batches the owner merges per event-loop turn outside flush()/settle()/close(). */
+const MERGE_PER_TURN = 2;
+/** close(): how long the owner waits for a batch a worker is posting right now. */
+const CLOSE_WAIT_MS = 100;
+
+// The shared state buffer: Int32 word 0 = records in flight | CLOSED_BIT;
+// BigInt64 at byte 8 = spans lost (ended on a joined thread, never merged).
+const STATE_BYTES = 16;
+const CLOSED_BIT = 0x40000000;
+
+/** The owner's and its workers' view of one shared tracer's state buffer. */
+export class SharedState {
+  private readonly words: Int32Array;
+  private readonly lostCount: BigInt64Array;
+
+  constructor(readonly buffer: SharedArrayBuffer) {
+    this.words = new Int32Array(buffer, 0, 2);
+    this.lostCount = new BigInt64Array(buffer, 8, 1);
+  }
+
+  static create(): SharedState {
+    return new SharedState(new SharedArrayBuffer(STATE_BYTES));
+  }
+
+  closed(): boolean {
+    return (Atomics.load(this.words, 0) & CLOSED_BIT) !== 0;
+  }
+
+  /** Owner: no more posts from now on (a worker's next reserve() sees it). */
+  close(): void {
+    Atomics.or(this.words, 0, CLOSED_BIT);
+  }
+
+  inFlight(): number {
+    return Atomics.load(this.words, 0) & ~CLOSED_BIT;
+  }
+
+  /**
+   * Worker: reserves `n` records in flight before posting them. 'closed' or
+   * 'full' reserve nothing (the caller counts the records lost).
+   */
+  reserve(n: number): 'ok' | 'closed' | 'full' {
+    if (n === 0) return this.closed() ? 'closed' : 'ok';
+    const prev = Atomics.add(this.words, 0, n);
+    if ((prev & CLOSED_BIT) === 0 && (prev & ~CLOSED_BIT) + n <= MAX_IN_FLIGHT) return 'ok';
+    Atomics.sub(this.words, 0, n);
+    return (prev & CLOSED_BIT) !== 0 ? 'closed' : 'full';
+  }
+
+  /** Owner: `n` records merged. */
+  merged(n: number): void {
+    if (n !== 0) Atomics.sub(this.words, 0, n);
+  }
+
+  addLost(n: number): void {
+    if (n > 0) Atomics.add(this.lostCount, 0, BigInt(n));
+  }
+
+  lost(): number {
+    return Number(Atomics.load(this.lostCount, 0));
+  }
+}
 
 export function isJsToken(token: string): boolean {
   return token.startsWith(JS_TOKEN_PREFIX);
@@ -81,6 +158,8 @@ interface BatchMessage extends Batch {
   readonly name: string;
   /** The flush request this batch answers (0: none). */
   readonly ack: number;
+  /** Word 0: the sender's records not shipped yet (read by the owner if it is terminated). */
+  readonly unshipped: Int32Array;
   /** The thread is exiting: nothing follows. */
   readonly exit: boolean;
 }
@@ -97,7 +176,7 @@ interface ClosedMessage {
 
 /** What share() stores as environment data under the token. */
 interface ShareData {
-  readonly v: 1;
+  readonly v: 2;
   readonly state: SharedArrayBuffer;
 }
 
@@ -129,6 +208,8 @@ export interface JoinedThread {
   readonly timelines: Map<number, number>;
   /** The thread's group local id -> the owner's (parents end after children). */
   readonly groupLocals: Map<number, number>;
+  /** The thread's count of records not shipped yet. */
+  unshipped: Int32Array;
   acked: number;
   exited: boolean;
 }
@@ -141,6 +222,7 @@ export interface ShareTarget {
 }
 
 const hubs = new Set<ShareHub>();
+const sleeper = new Int32Array(new SharedArrayBuffer(4));
 
 // One 'worker' listener for every hub of this thread: a Worker this thread
 // creates is watched, and its exit ends the wait for it.
@@ -153,28 +235,33 @@ function onWorker(worker: Worker): void {
 
 export class ShareHub {
   readonly token: string;
-  private readonly state: Int32Array;
+  readonly state: SharedState;
   private readonly channel: BroadcastChannel;
   private readonly threads = new Map<string, JoinedThread>();
   private seq = 0;
+  /** Batches received, not merged yet (at most MAX_IN_FLIGHT records). */
+  private readonly queue: BatchMessage[] = [];
+  private mergeScheduled = false;
   private readonly changed = new ChangeSignal();
   private closed = false;
 
   constructor(private readonly target: ShareTarget) {
     this.token = `${JS_TOKEN_PREFIX}${String(process.pid)}:${randomBytes(12).toString('hex')}`;
-    const state = new SharedArrayBuffer(4);
-    this.state = new Int32Array(state);
-    const data: ShareData = { v: 1, state };
+    this.state = SharedState.create();
+    const data: ShareData = { v: 2, state: this.state.buffer };
     setEnvironmentData(this.token, data);
     this.channel = openChannel(this.token, (d) => {
-      // Tracing must not turn into an uncaught exception in the user's thread.
-      try {
-        this.receive(d);
-      } catch (e) {
-        process.emitWarning(`hotspan: a batch from a joined thread was dropped: ${(e as Error).message}`, {
-          type: 'HotspanWarning',
-          code: 'HOTSPAN_JOIN_BATCH',
-        });
+      // Queued here, merged a few batches per event-loop turn (mergeSome):
+      // credits return only when merged, so workers cannot keep this
+      // thread's message loop busy and its timers late.
+      if (this.closed) return;
+      const m = d as Partial<BatchMessage> | null;
+      // Flush requests (ours, seen by nobody here) and foreign traffic are skipped.
+      if (m === null || typeof m !== 'object' || m.t !== 'batch' || typeof m.k !== 'string') return;
+      this.queue.push(m as BatchMessage);
+      if (!this.mergeScheduled) {
+        this.mergeScheduled = true;
+        setImmediate(this.mergeSome);
       }
     });
     if (hubs.size === 0) process.on('worker', onWorker);
@@ -184,15 +271,44 @@ export class ShareHub {
   /** Merges every batch already posted to this thread. */
   drain(): void {
     if (this.closed) return;
-    for (let m = receiveOn(this.channel); m !== undefined; m = receiveOn(this.channel)) this.receive(m.message);
+    for (let m = receiveOn(this.channel); m !== undefined; m = receiveOn(this.channel)) {
+      const b = m.message as Partial<BatchMessage> | null;
+      if (b !== null && typeof b === 'object' && b.t === 'batch' && typeof b.k === 'string') this.queue.push(b as BatchMessage);
+    }
+    this.mergeQueued(Infinity);
   }
 
-  private receive(data: unknown): void {
+  private readonly mergeSome = (): void => {
+    this.mergeScheduled = false;
     if (this.closed) return;
-    const m = data as Partial<BatchMessage> | null;
-    // Flush requests (ours, seen by nobody here) and foreign traffic are skipped.
-    if (m === null || typeof m !== 'object' || m.t !== 'batch' || typeof m.k !== 'string') return;
-    const msg = m as BatchMessage;
+    this.mergeQueued(MERGE_PER_TURN);
+    if (this.queue.length > 0) {
+      this.mergeScheduled = true;
+      setImmediate(this.mergeSome);
+    }
+  };
+
+  private mergeQueued(limit: number): void {
+    let n = 0;
+    while (n < limit && this.queue.length > 0) {
+      const msg = this.queue.shift() as BatchMessage;
+      n++;
+      // Tracing must not turn into an uncaught exception in the user's thread.
+      try {
+        this.apply(msg);
+      } catch (e) {
+        this.state.addLost(msg.count);
+        process.emitWarning(`hotspan: a batch from a joined thread was dropped: ${(e as Error).message}`, {
+          type: 'HotspanWarning',
+          code: 'HOTSPAN_JOIN_BATCH',
+        });
+      } finally {
+        this.state.merged(msg.count);
+      }
+    }
+  }
+
+  private apply(msg: BatchMessage): void {
     let thread = this.threads.get(msg.k);
     if (thread === undefined) {
       thread = {
@@ -203,12 +319,15 @@ export class ShareHub {
         names: [],
         timelines: new Map(),
         groupLocals: new Map(),
+        unshipped: msg.unshipped,
         acked: 0,
         exited: false,
       };
       this.threads.set(msg.k, thread);
     }
-    if (!thread.exited) {
+    if (thread.exited) {
+      this.state.addLost(msg.count); // after its exit was seen: not merged, counted
+    } else {
       this.target.merge(thread, msg);
       if (msg.ack > thread.acked) thread.acked = msg.ack;
       if (msg.exit) this.exited(thread);
@@ -226,7 +345,11 @@ export class ShareHub {
     if (this.closed) return;
     this.drain();
     for (const thread of this.threads.values()) {
-      if (thread.threadId === id && !thread.exited) this.exited(thread);
+      if (thread.threadId === id && !thread.exited) {
+        // No exit batch: terminated. What it had not shipped is lost.
+        this.state.addLost(thread.unshipped[0]);
+        this.exited(thread);
+      }
     }
     this.wake();
   }
@@ -257,12 +380,23 @@ export class ShareHub {
     }
   }
 
-  /** Takes what was posted, then stops: later batches are dropped, later joins fail. */
+  /**
+   * Takes what was posted, then stops: later joins fail, and whatever a
+   * worker had not posted is counted lost (by it, or here).
+   */
   close(): void {
     if (this.closed) return;
-    this.drain();
+    this.state.close();
+    // In flight is bounded (MAX_IN_FLIGHT); a post under way arrives within
+    // microseconds, unless its worker was stopped between reserving and posting.
+    const deadline = performance.now() + CLOSE_WAIT_MS;
+    for (;;) {
+      this.drain();
+      if (this.state.inFlight() === 0 || performance.now() >= deadline) break;
+      Atomics.wait(sleeper, 0, 0, 1);
+    }
+    this.state.addLost(this.state.inFlight());
     this.closed = true;
-    Atomics.store(this.state, 0, 1);
     const notice: ClosedMessage = { t: 'closed' };
     this.channel.postMessage(notice);
     this.channel.close();
@@ -278,7 +412,7 @@ export class ShareHub {
  * Checks a js token in this thread: the owner's state word, or an Error
  * naming the token (the native addon's texts where they apply).
  */
-export function openShared(token: string): Int32Array {
+export function openShared(token: string): SharedState {
   const m = TOKEN_RE.exec(token);
   if (m === null) {
     throw new Error(`hotspan: malformed tracer token '${token}' (pass the string tracer.share() returned)`);
@@ -295,13 +429,9 @@ export function openShared(token: string): Int32Array {
         'worker was started before share() was called: with the js backend, call share() before creating the worker)',
     );
   }
-  const state = new Int32Array(data.state);
-  if (Atomics.load(state, 0) !== 0) throw new Error(`hotspan: tracer token '${token}' names a closed tracer`);
+  const state = new SharedState(data.state);
+  if (state.closed()) throw new Error(`hotspan: tracer token '${token}' names a closed tracer`);
   return state;
-}
-
-export function ownerClosed(state: Int32Array): boolean {
-  return Atomics.load(state, 0) !== 0;
 }
 
 /** What a joined backend provides to its link. */
@@ -329,15 +459,17 @@ export class JoinLink {
 
   constructor(
     readonly token: string,
-    private readonly state: Int32Array,
+    private readonly state: SharedState,
     private readonly threadName: string,
     private readonly source: JoinSource,
+    /** Word 0: the source's records not shipped yet, kept current by it. */
+    private readonly unshipped: Int32Array,
   ) {
     this.channel = openChannel(token, (d) => {
       const m = d as Partial<FlushMessage | ClosedMessage> | null;
       if (m === null || typeof m !== 'object') return;
       if (m.t === 'flush' && typeof m.seq === 'number') this.ship(m.seq);
-      else if (m.t === 'closed') this.source.ownerClosed();
+      else if (m.t === 'closed') this.ship(); // counts what it holds lost, then stops recording
     });
     if (links.size === 0) process.on('exit', onExit);
     links.add(this);
@@ -361,23 +493,39 @@ export class JoinLink {
       clearTimeout(this.timer);
       this.timer = undefined;
     }
-    const batch = this.source.takeBatch();
+    let batch = this.source.takeBatch();
     if (this.done) return;
-    if (ownerClosed(this.state)) {
-      // Nobody listens any more: the records are dropped, as the core drops
-      // records of a closed tracer, and recording calls throw from now on.
+    const room = this.state.reserve(batch.count);
+    if (room === 'closed') {
+      // Nobody listens any more: the records are counted lost, and recording
+      // calls throw from now on.
+      this.state.addLost(batch.count);
       this.source.ownerClosed();
       return;
     }
+    if (room === 'full') {
+      // The owner is behind: drop the records (counted), keep the rest.
+      this.state.addLost(batch.count);
+      batch = { ...batch, count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [] };
+    }
     if (batch.count === 0 && batch.names.length === 0 && batch.tls.length === 0 && ack === 0 && !exit) return;
-    const msg: BatchMessage = { t: 'batch', k: this.key, tid: threadId, name: this.threadName, ack, exit, ...batch };
+    const msg: BatchMessage = {
+      t: 'batch',
+      k: this.key,
+      tid: threadId,
+      name: this.threadName,
+      ack,
+      exit,
+      unshipped: this.unshipped,
+      ...batch,
+    };
     this.channel.postMessage(msg);
   }
 
   /** Process 'exit' of this thread: abandon what is open, ship the last batch. */
   exit(): void {
     if (this.done) return;
-    if (!ownerClosed(this.state)) this.source.abandonOpen();
+    if (!this.state.closed()) this.source.abandonOpen();
     this.ship(0, true);
     this.done = true;
     links.delete(this);

@@ -123,6 +123,10 @@ export class NativeBackend implements Backend {
     this.nt.flush();
   }
 
+  lost(): number {
+    return 0;
+  }
+
   pending(): number {
     return this.nt.pending();
   }

@@ -59,6 +59,9 @@ export class NoopBackend implements Backend {
     return 0;
   }
   flush(): void {}
+  lost(): number {
+    return 0;
+  }
   pending(): number {
     return 0;
   }

@@ -157,6 +157,16 @@ export class Tracer {
     return this.b.clockBoundMs;
   }
 
+  /**
+   * Spans whose end() succeeded but that will never be in this trace: js
+   * backend joining only (dropped when joined workers outrun the owner,
+   * unshipped at the owner's close() or at a worker's terminate()). Always 0
+   * on the native backend. See README "Guarantees".
+   */
+  get lostSpans(): number {
+    return this.b.lost();
+  }
+
   get closed(): boolean {
     return this.isClosed;
   }

@@ -20,9 +20,9 @@
 namespace {
 
 #if defined(__SANITIZE_THREAD__)
-constexpr int kRounds = 60;  // TSan is ~10x slower; the race still shows
+constexpr int kRounds = 30;  // TSan is ~10x slower; the race still shows
 #else
-constexpr int kRounds = 300;
+constexpr int kRounds = 100;
 #endif
 constexpr int kThreads = 3;
 
