@@ -2,6 +2,7 @@
 // by the backends that format in JS (the native backend formats and writes
 // on a worker thread instead, see native/addon/write_file.cc).
 
+import { writeFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { extname } from 'node:path';
 
@@ -23,6 +24,30 @@ export interface DocumentSource {
   perfetto(): Uint8Array;
 }
 
-export function writeDocument(source: DocumentSource, path: string, format: OutputFormat): Promise<void> {
-  return writeFile(path, format === 'perfetto' ? source.perfetto() : source.chromeJson());
+/** Writes under way: finished synchronously if the process exits first. */
+const inFlight = new Map<object, { path: string; data: string | Uint8Array }>();
+
+function finishAtExit(): void {
+  // process.exit() does not wait for fs promises: a file already opened
+  // (truncated) would stay cut short. Write each one whole instead.
+  for (const { path, data } of inFlight.values()) {
+    try {
+      writeFileSync(path, data);
+    } catch {
+      // The async write would have failed the same way.
+    }
+  }
+}
+
+export async function writeDocument(source: DocumentSource, path: string, format: OutputFormat): Promise<void> {
+  const data = format === 'perfetto' ? source.perfetto() : source.chromeJson();
+  const key = {};
+  if (inFlight.size === 0) process.on('exit', finishAtExit);
+  inFlight.set(key, { path, data });
+  try {
+    await writeFile(path, data);
+  } finally {
+    inFlight.delete(key);
+    if (inFlight.size === 0) process.off('exit', finishAtExit);
+  }
 }

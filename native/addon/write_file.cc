@@ -1,6 +1,10 @@
 #include "write_file.h"
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -14,6 +18,32 @@ namespace hotspan_addon {
 namespace {
 
 enum class Format { kChromeJson, kPerfetto };
+
+// process.exit() does not wait for the libuv thread pool: a write that has
+// opened (and truncated) its file would be cut short. An atexit handler waits
+// for writes under way (bounded), so a file being written is complete; a
+// write still queued never opened its file, which stays as it was.
+struct RunningWrites {
+  std::mutex mu;
+  std::condition_variable done;
+  int running = 0;
+};
+RunningWrites& Running() {
+  static auto* r = new RunningWrites;  // leaked: used by the atexit handler
+  return *r;
+}
+constexpr auto kExitWait = std::chrono::seconds(30);
+
+void WaitForWritesAtExit() {
+  RunningWrites& r = Running();
+  std::unique_lock<std::mutex> lock(r.mu);
+  r.done.wait_for(lock, kExitWait, [&r] { return r.running == 0; });
+}
+
+void RegisterExitWait() {
+  static std::once_flag once;
+  std::call_once(once, [] { std::atexit(WaitForWritesAtExit); });
+}
 
 // The trace is frozen on the JS thread when write() is called, so the file
 // holds exactly what was committed then; freezing copies only chunk
@@ -33,6 +63,20 @@ class WriteWorker : public Napi::AsyncWorker {
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
   void Execute() override {
+    RunningWrites& r = Running();
+    {
+      std::lock_guard<std::mutex> lock(r.mu);
+      ++r.running;
+    }
+    Write();
+    {
+      std::lock_guard<std::mutex> lock(r.mu);
+      --r.running;
+    }
+    r.done.notify_all();
+  }
+
+  void Write() {
     hotspan::FileBlockWriter out(path_);
     if (format_ == Format::kChromeJson) {
       hotspan::write_chrome_json(snapshot_, origin_ns_, out);
@@ -98,6 +142,7 @@ Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
   if (path.empty() || path.find('\0') != std::string::npos) {
     throw Napi::TypeError::New(info.Env(), "hotspan: path must be a non-empty file path without NUL bytes");
   }
+  RegisterExitWait();
   auto* worker = new WriteWorker(info.Env(), self.tracer->freeze(), self.tracer->origin_ns(),
                                  std::move(path), f);
   Napi::Promise promise = worker->Promise();
