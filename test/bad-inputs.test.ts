@@ -231,7 +231,7 @@ function handleCases(): Case[] {
 /** What must not change: every committed record, as text. */
 function recorded(t: Tracer): string {
   t.flush();
-  return JSON.stringify(t.snapshot().map((r) => [r.name, r.timeline, r.id, r.parent, r.start, r.end, r.flags, r.attrs]));
+  return JSON.stringify(t.snapshot().map((r) => [r.name, r.timeline, r.id, r.parent, r.start, r.end, r.depth, r.error, r.abandoned, r.attrs]));
 }
 
 async function expectThrows(c: Case, t: Tracer): Promise<void> {

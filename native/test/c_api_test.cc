@@ -782,8 +782,30 @@ void test_many_tracers_one_thread() {
 
 }  // namespace
 
+// What JS refuses, the C ABI refuses too (issue 16, finding 6).
+void test_refuses_what_js_refuses() {
+  auto tracer = make_tracer();
+  const hotspan_api_v1* api = hotspan::c_api_for(tracer);
+  uint32_t id = 0, track = 0;
+  CHECK_EQ(api->intern(api->tracer, "x", 0, &id), HOTSPAN_INVALID);
+  CHECK_EQ(api->track(api->tracer, "q", 0, 0, &track), HOTSPAN_INVALID);
+  CHECK_EQ(api->set_thread_name(api->tracer, "t", 0), HOTSPAN_INVALID);
+  // A name used by a concurrent track is not a serial track, and back.
+  CHECK_EQ(api->track(api->tracer, "conc", 4, 0, &track), HOTSPAN_OK);
+  uint32_t again = 0;
+  CHECK_EQ(api->track(api->tracer, "conc", 4, 1, &again), HOTSPAN_INVALID);
+  CHECK_EQ(api->track(api->tracer, "conc", 4, 0, &again), HOTSPAN_OK);
+  CHECK_EQ(again, track);
+  CHECK_EQ(api->track(api->tracer, "ser", 3, 1, &track), HOTSPAN_OK);
+  CHECK_EQ(api->track(api->tracer, "ser", 3, 0, &again), HOTSPAN_INVALID);
+  // Nothing was created by the refusals.
+  tracer->flush();
+  for (const auto& t : tracer->snapshot().timelines) CHECK(t.name != "track: " && t.name != "native: ");
+}
+
 int main() {
   RUN_TEST(test_table_and_arguments);
+  RUN_TEST(test_refuses_what_js_refuses);
   RUN_TEST(test_nested_many_threads);
   RUN_TEST(test_intern_many_threads);
   RUN_TEST(test_thread_names);
