@@ -12,20 +12,32 @@ namespace hotspan_addon::hot {
 // The clock is read last in begin* and first in end*, so argument handling
 // stays outside the span. Times are raw ticks (the tracer is TimeUnit::kTicks).
 
-napi_value Begin(napi_env env, napi_callback_info info) {
+namespace {
+
+// begin's one argument, a name id, and the callback's thread state; nullptr
+// (with a TypeError pending) when the argument is not a number.
+inline hotspan::ThreadState* NameArg(napi_env env, napi_callback_info info, uint32_t* name) {
   size_t argc = 1;
   napi_value argv[1];
   void* data;
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
-  uint32_t name;
   // A missing argument reads as undefined, which fails here too.
-  if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
-    return ThrowArgType(env, "nameId", "a number", argv[0]);
+  if (napi_get_value_uint32(env, argv[0], name) != napi_ok) {
+    ThrowArgType(env, "nameId", "a number", argv[0]);
+    return nullptr;
   }
+  return static_cast<TracerBinding*>(data)->thread;
+}
+
+}  // namespace
+
+napi_value Begin(napi_env env, napi_callback_info info) {
+  uint32_t name;
+  hotspan::ThreadState* state = NameArg(env, info, &name);
+  if (state == nullptr) return nullptr;
   // undefined when the span opened; otherwise the status (closed, unknown
   // name, or a stack already 65,535 deep), for the facade to throw.
-  return EndResult(env, hotspan::fast::begin(*static_cast<TracerBinding*>(data)->thread, name,
-                                             hotspan::clock::now_ticks()));
+  return EndResult(env, hotspan::fast::begin(*state, name, hotspan::clock::now_ticks()));
 }
 
 napi_value End(napi_env env, napi_callback_info info) {
@@ -71,18 +83,12 @@ napi_value EndFlags(napi_env env, napi_callback_info info) {
 }
 
 napi_value BeginDepth(napi_env env, napi_callback_info info) {
-  size_t argc = 1;
-  napi_value argv[1];
-  void* data;
-  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
   uint32_t name;
-  if (napi_get_value_uint32(env, argv[0], &name) != napi_ok) {
-    return ThrowArgType(env, "nameId", "a number", argv[0]);
-  }
-  hotspan::ThreadState& state = *static_cast<TracerBinding*>(data)->thread;
-  const hotspan::Status s = hotspan::fast::begin(state, name, hotspan::clock::now_ticks());
+  hotspan::ThreadState* state = NameArg(env, info, &name);
+  if (state == nullptr) return nullptr;
+  const hotspan::Status s = hotspan::fast::begin(*state, name, hotspan::clock::now_ticks());
   napi_value result;
-  napi_create_uint32(env, s == hotspan::Status::kOk ? state.depth : 0, &result);
+  napi_create_uint32(env, s == hotspan::Status::kOk ? state->depth : 0, &result);
   return result;
 }
 
