@@ -234,11 +234,14 @@ export class Tracer {
   trace<T>(name: number | string, fn: () => T, attrs?: Attributes): T {
     if (typeof fn !== 'function') throw new TypeError(`hotspan: trace() needs a function, got ${describe(fn)}`);
     const b = this.b;
+    const id = this.nameId(name);
+    const json = attrs === undefined ? '' : this.attrsText(attrs);
     let depth: number;
-    if (typeof name === 'number' && attrs === undefined && name >>> 0 === name && name < this.names.limit) {
-      depth = b.beginDepth(name);
+    if (json === '' && id < this.names.limit) {
+      depth = b.beginDepth(id);
     } else {
-      this.beginSlow(name, attrs);
+      // Attributes, or an id not known yet (beginAttrs checks it).
+      this.beginId(id, json);
       depth = b.openDepth();
     }
     let value: T;
