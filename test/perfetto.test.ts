@@ -3,7 +3,7 @@
 // (perfetto_trace.proto, through protobufjs), event by event against
 // snapshot(): names through interning, timestamps exact to the ns, begin/end
 // nesting per track, track descriptors, thread names, debug annotations.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
@@ -17,23 +17,12 @@ import { perfetto, PERFETTO_PROCESS_UUID, PERFETTO_TIMESTAMP_OFFSET_NS } from '.
 
 const TWO32 = 4294967296;
 const repoRoot = path.join(__dirname, '..');
-const protoPath = path.join(repoRoot, '..', 'shared', 'formats', 'perfetto', 'perfetto_trace.proto');
-const haveProto = existsSync(protoPath);
+// Vendored with the repository (vendor/README.md): never missing, never skipped.
+const protoPath = path.join(repoRoot, 'vendor', 'perfetto', 'perfetto_trace.proto');
 const nativeLoad = loadNativeAddon();
 const skipNative = nativeLoad.addon === undefined && process.env.CI !== 'true';
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-perfetto-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-if (!haveProto) {
-  console.warn(`perfetto.test.ts: skipped, the Perfetto schema is missing at ${protoPath}`);
-}
-
-// In CI the schema must be there: a missing file fails instead of skipping.
-describe.runIf(process.env.CI === 'true')('the Perfetto schema', () => {
-  it(`is at ${protoPath}`, () => {
-    expect(existsSync(protoPath)).toBe(true);
-  });
-});
 
 // ---- the decoded shape (protobufjs toObject, camelCase, longs as strings) ----
 
@@ -206,7 +195,7 @@ function checkAgainstSnapshot(d: Decoded, recs: readonly SpanRecord[]): void {
 }
 
 describe.each(['native', 'js'] as const)('%s backend', (kind) => {
-  const suite = !haveProto || (kind === 'native' && skipNative) ? describe.skip : describe;
+  const suite = kind === 'native' && skipNative ? describe.skip : describe;
 
   suite('Perfetto output', () => {
     const make = tracerFactory(kind);
@@ -315,7 +304,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
   });
 });
 
-describe.skipIf(!haveProto)('Perfetto writers agree', () => {
+describe('Perfetto writers agree', () => {
   it('the noop backend writes an empty trace', async () => {
     const t = new Tracer({ backend: 'noop' });
     t.trace('x', () => undefined);
