@@ -4,8 +4,10 @@
 // text produced by the facade) are spliced in without re-parsing.
 //
 // Conventions a consumer can rely on (json_test.cc checks them):
-// - ts = (start_ns - origin_ns) / 1000 and dur in us with exactly 3 decimals,
-//   so both are exact to the ns; negative ts (before the origin) are written.
+// - ts = (start_ns - origin_ns) / 1000 in us with exactly 3 decimals, exact to
+//   the ns; negative ts (before the origin) are written. dur is the 3-decimal
+//   duration, or a few more decimals where needed so that ts + dur, added in
+//   doubles as readers do, gives exactly the end's own ts (see put_dur).
 // - args: the attribute members first, then span_id and parent_id (0: no
 //   parent), then "error":true / "abandoned":true only when flagged. Attribute
 //   text that is not a JSON object is kept as the string member "attrs".
@@ -17,6 +19,8 @@
 #include "chrome_json_writer.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -70,6 +74,97 @@ inline char* put_us(char* p, int64_t ns) {
   p[2] = kDigitPairs[2 * (r % 100)];
   p[3] = kDigitPairs[2 * (r % 100) + 1];
   return p + 4;
+}
+
+// ---- dur: what a reader's ts + dur adds up to ----
+//
+// Readers parse ts and dur as doubles and take ts + dur as the end. With
+// both written as exact 3-decimal texts that sum is rounded once more and
+// can land one ulp past the end: the next span, which starts at that very
+// ns, then looks like an overlap (and a child that ends with its parent like
+// one that outlives it). So dur is written so that, in doubles,
+// parse(ts) + parse(dur) == parse(text of the end): the same 3-decimal text
+// when that already holds (most spans), else the nearest value to the exact
+// end - start at the fewest decimals for which it holds, checked here.
+
+constexpr int64_t kExactDoubleNs = int64_t{1} << 53;  // |ns| below: (double)ns is exact
+
+// 10^k for k <= 22, each exactly representable.
+constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                             1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+// What a correctly rounding parser gives for the text put_us(ns) writes:
+// ns / 1000 rounded once, which one IEEE division of two exact doubles does.
+inline double parsed_us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
+
+// m / 10^q in decimal (m >= 0, q >= 3 digits after the point), trailing
+// zeros past the third decimal dropped.
+char* put_fixed(char* p, uint64_t m, int q) {
+  char frac[24];
+  for (int i = q - 1; i >= 0; --i) {
+    frac[i] = static_cast<char>('0' + m % 10);
+    m /= 10;
+  }
+  p = put_u64(p, m);
+  int n = q;
+  while (n > 3 && frac[n - 1] == '0') --n;
+  *p++ = '.';
+  std::memcpy(p, frac, static_cast<size_t>(n));
+  return p + n;
+}
+
+// The rare cases: times at 2^53 ns (104 days) or more from the origin, or
+// no short decimal found. Parses the texts themselves and steps to the
+// largest double d with ts + d <= te: ts + d == te whenever any d gives it.
+// None does when dur is in a higher binade than ts and te's last bit is
+// odd (every sum is a tie that rounds to even): then the end reads one ulp
+// of te early, below 1 ns, which keeps the next span from overlapping.
+char* put_dur_exact(char* p, int64_t start, int64_t end) {
+  char a[32], b[32];
+  char* ae = put_us(a, start);
+  char* be = put_us(b, end);
+  double ts = 0, te = 0;
+  std::from_chars(a, ae, ts);
+  std::from_chars(b, be, te);
+  // From te - ts, d's ulp is within a few of te's here: few steps.
+  double d = te - ts;
+  if (ts + d > te) {
+    for (int i = 0; i < 64 && ts + d > te; ++i) d = std::nextafter(d, -HUGE_VAL);
+  } else {
+    for (int i = 0; i < 64 && ts + d < te; ++i) {
+      const double up = std::nextafter(d, HUGE_VAL);
+      if (ts + up > te) break;
+      d = up;
+    }
+  }
+  if (d == 0) return put_us(p, 0);
+  const std::to_chars_result r = std::to_chars(p, p + 48, d, std::chars_format::fixed);
+  if (d < 0 || ts + d > te || r.ec != std::errc()) return put_us(p, end - start);
+  return r.ptr;
+}
+
+// The dur of [start, end] (ns from the origin, start <= end).
+inline char* put_dur(char* p, int64_t start, int64_t end) {
+  const int64_t d = end - start;
+  if (start > -kExactDoubleNs && end < kExactDoubleNs) {
+    const double ts = parsed_us(start);
+    const double te = parsed_us(end);
+    if (ts + parsed_us(d) == te) return put_us(p, d);
+    // The interval of doubles x with ts + x == te is about one ulp of te
+    // wide, centred on te - ts: try the decimals around that width, from
+    // one fewer than it needs, the candidate nearest to the centre each.
+    const double hi = te - ts;
+    const double lo = (te - hi) - ts;  // what the subtraction rounded off
+    const double mag = std::fabs(te) + std::fabs(ts);  // > 0: the sum above failed
+    const int need = static_cast<int>(std::ceil((52 - std::ilogb(mag)) * 0.30103));
+    for (int q = std::max(4, need - 1); q <= std::min(22, need + 2); ++q) {
+      const double scaled = hi * kPow10[q] + lo * kPow10[q];
+      if (!(scaled >= 0 && scaled < 9007199254740992.0)) break;
+      const auto m = static_cast<uint64_t>(std::llround(scaled));
+      if (ts + static_cast<double>(m) / kPow10[q] == te) return put_fixed(p, m, q);
+    }
+  }
+  return put_dur_exact(p, start, end);
 }
 
 template <size_t N>
@@ -259,7 +354,7 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, std::string& o
         p = put_lit(p, "\",\"ph\":\"X\",\"ts\":");
         p = put_us(p, r.start_ns - origin_ns);
         p = put_lit(p, ",\"dur\":");
-        p = put_us(p, r.end_ns - r.start_ns);
+        p = put_dur(p, r.start_ns - origin_ns, r.end_ns - origin_ns);
       } else {
         p = put_lit(p, "\",\"ph\":\"b\",\"ts\":");
         p = put_us(p, r.start_ns - origin_ns);

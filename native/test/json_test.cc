@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -199,7 +201,68 @@ void test_times() {
   // A realistic raw monotonic origin (days of uptime) and an hour-long trace.
   expect_times(864000123456789, 864000123456789 + 3600000000001, 864000123456789 + 3600000000001 + 99,
                "\"ts\":3600000000.001,\"dur\":0.099");
-  expect_times(0, INT64_MAX - 1, INT64_MAX, "\"ts\":9223372036854775.806,\"dur\":0.001");
+  // Past 2^53 ns doubles are coarser than a ns: both ends read as the same double.
+  expect_times(0, INT64_MAX - 1, INT64_MAX, "\"ts\":9223372036854775.806,\"dur\":0.000");
+}
+
+double parse_double(const std::string& text) {
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) check::fail(__FILE__, __LINE__, "unparsable " + text);
+  return v;
+}
+
+// The text between `key` and the next ',' in `s`.
+std::string field(const std::string& s, const std::string& key) {
+  const size_t at = s.find(key);
+  if (at == std::string::npos) return "";
+  const size_t b = at + key.size();
+  return s.substr(b, s.find(',', b) - b);
+}
+
+// Spans back to back (each starts at the ns its predecessor ended) and
+// spans ending with their parent: a reader adding ts + dur in doubles must
+// get exactly the double of the end's own ts text, or it sees overlaps and
+// loses containment. Origins put ts from before the origin to past 2^53 ns.
+void test_dur_sums() {
+  std::mt19937_64 rng(11);
+  const int64_t offsets[] = {-5000000, 0, 499182053, 86400000000000, 3600000000001, int64_t{1} << 53,
+                             (int64_t{1} << 53) + 123456789, int64_t{1} << 60};
+  size_t checked = 0, widened = 0, unreachable = 0;
+  for (int64_t offset : offsets) {
+    for (int chain = 0; chain < 40; ++chain) {
+      int64_t start = offset + static_cast<int64_t>(rng() % 1000000000);
+      for (int k = 0; k < 50; ++k) {
+        const int64_t dur = (rng() & 7) == 0 ? 0
+                            : (rng() & 1) ? static_cast<int64_t>(rng() % 100000)
+                                          : static_cast<int64_t>(rng() % 10000000000ull);
+        const std::string times = written_times(0, start, start + dur);
+        const std::string ts_text = field(times + ",", "\"ts\":");
+        const std::string dur_text = field(times + ",", "\"dur\":");
+        const std::string end_text = field(written_times(0, start + dur, start + dur) + ",", "\"ts\":");
+        const double sum = parse_double(ts_text) + parse_double(dur_text);
+        const double end_value = parse_double(end_text);
+        if (sum != end_value) {
+          // Only where no double gives the end exactly (every sum a tie that
+          // rounds to even): then the largest sum below it.
+          const double up = std::nextafter(parse_double(dur_text), HUGE_VAL);
+          const bool largest_below = sum < end_value && parse_double(ts_text) + up > end_value;
+          if (!largest_below || dur < std::llabs(start)) {
+            check::fail(__FILE__, __LINE__, "ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
+          }
+          ++unreachable;
+        }
+        // Still the duration to the ns, and the plain text where it adds up.
+        CHECK(std::llround(parse_double(dur_text) * 1000) == dur || offset >= (int64_t{1} << 53));
+        if (dur_text.size() != std::to_string(dur / 1000).size() + 4) ++widened;
+        ++checked;
+        start += dur;
+      }
+    }
+  }
+  CHECK(widened > 0 && widened < checked);
+  std::printf("json_test: %zu ts + dur sums, %zu needed more than 3 decimals, %zu ends unreachable (one ulp early)\n",
+              checked, widened, unreachable);
 }
 
 std::string hex(const std::string& s) {
@@ -376,6 +439,7 @@ int main() {
   RUN_TEST(test_golden);
   RUN_TEST(test_escaping);
   RUN_TEST(test_times);
+  RUN_TEST(test_dur_sums);
   RUN_TEST(test_node_round_trip);
   return check::result("json_test");
 }
