@@ -244,11 +244,13 @@ void test_structure() {
   groups.records.push_back(rec(1, 0, 3, origin - 10, origin + 400));
   s.timelines.push_back(groups);
 
-  // Concurrent track: a [0,100] and b [50,150] overlap; c [60,90] nests in a? No:
-  // c starts after b, whose lane (the previous one) does not contain it.
+  // Concurrent track: a [0,100] and b [50,150] overlap; c [60,90] lies inside
+  // both but is neither's child: a lane of its own. e [70,80] is b's child:
+  // nested under b on b's lane.
   SnapshotTimeline track = timeline(3, "track: io", TimelineKind::kTrack);
   track.records.push_back(rec(1, 0, 2, origin + 1000, origin + 1100, 0, kFlagAsync | kFlagParentElsewhere));
   track.records.push_back(rec(3, 0, 2, origin + 1060, origin + 1090, 0, kFlagAsync));
+  track.records.push_back(rec(5, 2, 2, origin + 1070, origin + 1080, 1, kFlagAsync));
   track.records.push_back(rec(2, 0, 2, origin + 1050, origin + 1150, 0, kFlagAsync));
   track.records.push_back(rec(4, 0, 2, origin + 1200, origin + 1300, 0, kFlagAsync));
   track.foreign_parents = {{1, make_span_id(1, 1)}};
@@ -284,7 +286,7 @@ void test_structure() {
   }
 
   check_nesting(d);
-  CHECK_EQ(d.events.size(), 2u * (3 + 1 + 4));
+  CHECK_EQ(d.events.size(), 2u * (3 + 1 + 5));
 
   // Main timeline: outer begin, inner begin, inner end, phase begin, phase end, outer end.
   std::vector<std::pair<uint64_t, uint64_t>> main_seq;  // type, ts
@@ -332,15 +334,16 @@ void test_structure() {
   for (const Event& ev : d.events)
     if (ev.uuid == 2 && ev.type == 1) CHECK_EQ(ev.ts, off - 10);
 
-  // Track lanes: a (1) and d (4) on the track itself, b (2) on lane 1,
-  // c (3) on lane 1? c starts after b and b contains it: nested there.
+  // Track lanes: a (1) and d (4) on the track itself, b (2) and its child e
+  // (5) on lane 1, the unrelated c (3) on lane 2.
   std::map<uint64_t, std::vector<uint64_t>> lane_spans;  // uuid -> span local ids (begins)
   for (const Event& ev : d.events) {
     if (ev.type != 1 || (ev.uuid & 0xFFFFFFFFu) != 3) continue;
     lane_spans[ev.uuid].push_back(first(annotations(ev)["span_id"], 3)->v & 0xFFFFFFFFu);
   }
   CHECK(lane_spans[3] == (std::vector<uint64_t>{1, 4}));
-  CHECK(lane_spans[perfetto_track_uuid(3, 1)] == (std::vector<uint64_t>{2, 3}));
+  CHECK(lane_spans[perfetto_track_uuid(3, 1)] == (std::vector<uint64_t>{2, 5}));
+  CHECK(lane_spans[perfetto_track_uuid(3, 2)] == (std::vector<uint64_t>{3}));
   CHECK(d.tracks.count(perfetto_track_uuid(3, 1)) == 1);
   CHECK_EQ(first(d.tracks[perfetto_track_uuid(3, 1)], 2)->bytes, std::string("track: io #2"));
   CHECK_EQ(first(d.tracks[perfetto_track_uuid(3, 1)], 5)->v, 3u);
