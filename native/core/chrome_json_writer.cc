@@ -58,6 +58,14 @@ inline char* put_u64(char* p, uint64_t v) {
   return p + n;
 }
 
+inline char* put_i64(char* p, int64_t v) {
+  if (v < 0) {
+    *p++ = '-';
+    return put_u64(p, 0 - static_cast<uint64_t>(v));
+  }
+  return put_u64(p, static_cast<uint64_t>(v));
+}
+
 // ns -> microseconds with exactly 3 decimals: exact to the nanosecond.
 inline char* put_us(char* p, int64_t ns) {
   uint64_t u;
@@ -258,8 +266,8 @@ AttrText attr_members(const std::string& s) {
 // The document into `out`; with a sink, `out` is handed over in blocks at
 // event boundaries (and once at the end) and left empty.
 template <typename SnapshotT>
-void write_document(const SnapshotT& snapshot, int64_t origin_ns, std::string& out,
-                    BlockSink* sink) {
+void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    std::string& out, BlockSink* sink) {
   // Size estimate: ~200 bytes per complete event plus attribute text.
   size_t estimate = 128;
   for (const auto& tl : snapshot.timelines) {
@@ -409,28 +417,42 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, std::string& o
       boundary();
     }
   }
-  out.append("\n],\"displayTimeUnit\":\"ms\"}\n");
+  // Which clock ts is on: performance.now() (us), whose zero is
+  // origin_monotonic_ns on CLOCK_MONOTONIC and origin_unix_ns on the Unix
+  // epoch (REALTIME then, less the MONOTONIC time since the origin). Strings:
+  // ns past 2^53 are not exact as JSON numbers.
+  p = put_lit(buf, "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{"
+                   "\"ts_axis\":\"performance.now() in us\",\"origin_monotonic_ns\":\"");
+  p = put_i64(p, origin_ns);
+  p = put_lit(p, "\",\"origin_unix_ns\":\"");
+  p = put_i64(p, clocks.realtime_ns - (clocks.monotonic_ns - origin_ns));
+  p = put_lit(p, "\"}}}\n");
+  out.append(buf, static_cast<size_t>(p - buf));
   if (sink != nullptr) hand_over();
 }
 
 }  // namespace
 
-void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
-  write_document(snapshot, origin_ns, out, nullptr);
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                       std::string& out) {
+  write_document(snapshot, origin_ns, clocks, out, nullptr);
 }
 
-void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                       BlockSink& sink) {
   std::string block;
-  write_document(snapshot, origin_ns, block, &sink);
+  write_document(snapshot, origin_ns, clocks, block, &sink);
 }
 
-void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out) {
-  write_document(snapshot, origin_ns, out, nullptr);
+void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                       std::string& out) {
+  write_document(snapshot, origin_ns, clocks, out, nullptr);
 }
 
-void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                       BlockSink& sink) {
   std::string block;
-  write_document(snapshot, origin_ns, block, &sink);
+  write_document(snapshot, origin_ns, clocks, block, &sink);
 }
 
 }  // namespace hotspan

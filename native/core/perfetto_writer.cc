@@ -3,7 +3,10 @@
 //
 // 1. A packet with SEQ_INCREMENTAL_STATE_CLEARED, the interned data (event
 //    names: iid = name id + 1; debug annotation names 1..4 = span_id,
-//    parent_id, error, abandoned) and the process track (pid 1, "hotspan").
+//    parent_id, error, abandoned), trace_packet_defaults naming the
+//    timestamp clock (kPerfettoClockId) and the ClockSnapshot relating it
+//    to MONOTONIC, BOOTTIME and REALTIME (perfetto_writer.h); then a packet
+//    with the process track (pid 1, "hotspan").
 // 2. One TrackDescriptor packet per timeline, in snapshot order: thread
 //    timelines as thread tracks (pid 1, tid = timeline id, thread_name),
 //    tracks and the groups timeline as named tracks under the process.
@@ -555,8 +558,9 @@ class Writer {
  public:
   // With a sink, `out` is an empty scratch block handed over at packet
   // boundaries.
-  Writer(const SnapshotT& snap, int64_t origin_ns, std::string& out, BlockSink* sink = nullptr)
-      : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()), sink_(sink) {}
+  Writer(const SnapshotT& snap, int64_t origin_ns, const ClockReadings& clocks, std::string& out,
+         BlockSink* sink = nullptr)
+      : snap_(snap), origin_(origin_ns), clocks_(clocks), out_(out), base_(out.size()), sink_(sink) {}
 
   void run() {
     size_t estimate = 256;
@@ -636,18 +640,42 @@ class Writer {
       dn.str(2, kAnnotationNames[k]);
       interned.msg(3, dn);  // debug_annotation_names
     }
+    Pb defaults;
+    defaults.uint(58, kPerfettoClockId);  // timestamp_clock_id
+    Pb body;
+    body.uint(10, kPerfettoSequenceId);
+    body.uint(13, kSeqCleared);
+    body.msg(kInternedDataField, interned);
+    body.msg(59, defaults);             // trace_packet_defaults
+    body.msg(6, clock_snapshot());      // clock_snapshot
+    packet(body);
+
     Pb proc;
     proc.uint(1, 1);            // pid
     proc.str(6, "hotspan");     // process_name
     Pb td;
     td.uint(1, kPerfettoProcessUuid);
     td.msg(3, proc);  // process
-    Pb body;
-    body.uint(10, kPerfettoSequenceId);
-    body.uint(13, kSeqCleared);
-    body.msg(kInternedDataField, interned);
-    body.msg(kTrackDescriptorField, td);
-    packet(body);
+    descriptor_packet(td);
+  }
+
+  // Our clock and the system clocks at one instant. Without a BOOTTIME
+  // reading (the default trace clock of readers) MONOTONIC is named the
+  // trace's clock, so the spans still have a clock to land on.
+  Pb clock_snapshot() const {
+    Pb snap;
+    auto clock = [&](uint32_t id, int64_t ns) {
+      Pb c;
+      c.uint(1, id);                                  // clock_id
+      c.uint(2, static_cast<uint64_t>(ns < 0 ? 0 : ns));  // timestamp
+      snap.msg(1, c);                                 // clocks
+    };
+    clock(kPerfettoClockId, static_cast<int64_t>(ts(clocks_.monotonic_ns)));
+    clock(kPerfettoMonotonic, clocks_.monotonic_ns);
+    if (clocks_.boottime_ns >= 0) clock(kPerfettoBoottime, clocks_.boottime_ns);
+    clock(kPerfettoRealtime, clocks_.realtime_ns);
+    if (clocks_.boottime_ns < 0) snap.uint(2, kPerfettoMonotonic);  // primary_trace_clock
+    return snap;
   }
 
   void descriptor_packet(const Pb& td) {
@@ -918,6 +946,7 @@ class Writer {
 
   const SnapshotT& snap_;
   const int64_t origin_;
+  const ClockReadings clocks_;
   std::string& out_;
   const size_t base_;
   BlockSink* const sink_;
@@ -929,22 +958,24 @@ class Writer {
 
 }  // namespace
 
-void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
-  Writer<Snapshot>(snapshot, origin_ns, out).run();
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, std::string& out) {
+  Writer<Snapshot>(snapshot, origin_ns, clocks, out).run();
 }
 
-void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, BlockSink& sink) {
   std::string block;
-  Writer<Snapshot>(snapshot, origin_ns, block, &sink).run();
+  Writer<Snapshot>(snapshot, origin_ns, clocks, block, &sink).run();
 }
 
-void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out) {
-  Writer<FrozenSnapshot>(snapshot, origin_ns, out).run();
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    std::string& out) {
+  Writer<FrozenSnapshot>(snapshot, origin_ns, clocks, out).run();
 }
 
-void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    BlockSink& sink) {
   std::string block;
-  Writer<FrozenSnapshot>(snapshot, origin_ns, block, &sink).run();
+  Writer<FrozenSnapshot>(snapshot, origin_ns, clocks, block, &sink).run();
 }
 
 }  // namespace hotspan

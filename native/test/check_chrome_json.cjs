@@ -38,7 +38,10 @@ try {
 if (typeof doc !== 'object' || doc === null || !Array.isArray(doc.traceEvents)) fail('no traceEvents array');
 if (doc.displayTimeUnit !== 'ms') fail(`displayTimeUnit ${doc.displayTimeUnit}`);
 const topKeys = Object.keys(doc).sort().join(',');
-if (topKeys !== 'displayTimeUnit,traceEvents') fail(`top-level keys ${topKeys}`);
+if (topKeys !== 'displayTimeUnit,metadata,traceEvents') fail(`top-level keys ${topKeys}`);
+const clockMeta = doc.metadata?.hotspan_clock;
+if (clockMeta?.ts_axis !== 'performance.now() in us' || !/^-?\d+$/.test(clockMeta.origin_monotonic_ns) ||
+    !/^-?\d+$/.test(clockMeta.origin_unix_ns)) fail(`metadata ${JSON.stringify(doc.metadata)}`);
 
 // Every ts has exactly three decimals (ns resolution, no exponent); a dur
 // three or more (see the sums below).

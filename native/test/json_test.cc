@@ -57,7 +57,7 @@ void test_golden() {
   s.timelines.push_back(track);
 
   std::string out = "PREFIX";
-  write_chrome_json(s, origin, out);
+  write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
   const std::string want =
       "PREFIX{\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"hotspan\"}},\n"
@@ -76,7 +76,8 @@ void test_golden() {
       "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"b\",\"ts\":1.000,\"pid\":1,\"tid\":3,\"id\":\"12884901889\","
       "\"args\":{\"span_id\":12884901889,\"parent_id\":4294967298}},\n"
       "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":4.000,\"pid\":1,\"tid\":3,\"id\":\"12884901889\"}\n"
-      "],\"displayTimeUnit\":\"ms\"}\n";
+      "],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{\"ts_axis\":\"performance.now() in us\","
+      "\"origin_monotonic_ns\":\"1000000\",\"origin_unix_ns\":\"1766361600001000000\"}}}\n";
   if (out != want) {
     report_mismatch(__LINE__, out, want);
   }
@@ -90,7 +91,7 @@ void test_golden() {
     s2.names = s.names;
     s2.timelines.push_back(serial);
     std::string o2;
-    write_chrome_json(s2, origin, o2);
+    write_chrome_json(s2, origin, hotspan_test::kTestClocks, o2);
     CHECK(contains(o2, "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"X\",\"ts\":1.000,\"dur\":3.000,"
                          "\"pid\":1,\"tid\":3,\"args\":{\"span_id\":12884901889,\"parent_id\":0}}"));
     CHECK(!contains(o2, "\"ph\":\"b\""));
@@ -99,11 +100,12 @@ void test_golden() {
   // An empty snapshot is still a complete document.
   Snapshot empty;
   std::string e;
-  write_chrome_json(empty, 0, e);
+  write_chrome_json(empty, 0, hotspan_test::kTestClocks, e);
   const std::string want_empty =
       "{\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"hotspan\"}}\n"
-      "],\"displayTimeUnit\":\"ms\"}\n";
+      "],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{\"ts_axis\":\"performance.now() in us\","
+      "\"origin_monotonic_ns\":\"0\",\"origin_unix_ns\":\"1766361600000000000\"}}}\n";
   if (e != want_empty) {
     report_mismatch(__LINE__, e, want_empty);
   }
@@ -117,7 +119,7 @@ std::string written_name(const std::string& raw) {
   t.records.push_back(rec(1, 0, 0, 0, 1));
   s.timelines.push_back(t);
   std::string out;
-  write_chrome_json(s, 0, out);
+  write_chrome_json(s, 0, hotspan_test::kTestClocks, out);
   const std::string key = "{\"name\":\"";
   size_t at = out.find(key + "", out.find("\"tid\":1,\"args\":{\"sort_index\""));
   if (at == std::string::npos) return "<missing>";
@@ -158,7 +160,7 @@ void test_escaping() {
   t.attrs = {{1, "{\"q\":\"say \\\"hi\\\"\\n\",\"n\":-1.5e3}"}};
   s.timelines.push_back(t);
   std::string out;
-  write_chrome_json(s, 0, out);
+  write_chrome_json(s, 0, hotspan_test::kTestClocks, out);
   CHECK(contains(out, "\"args\":{\"name\":\"th\\\"read\\u000a\"}"));
   CHECK(contains(out, "\"args\":{\"q\":\"say \\\"hi\\\"\\n\",\"n\":-1.5e3,\"span_id\":30064771073,\"parent_id\":0}"));
 
@@ -166,7 +168,7 @@ void test_escaping() {
   t.attrs = {{1, "oops\""}};
   s.timelines[0] = t;
   out.clear();
-  write_chrome_json(s, 0, out);
+  write_chrome_json(s, 0, hotspan_test::kTestClocks, out);
   CHECK(contains(out, "\"args\":{\"attrs\":\"oops\\\"\",\"span_id\":30064771073,"));
 }
 
@@ -178,7 +180,7 @@ std::string written_times(int64_t origin, int64_t start, int64_t end) {
   t.records.push_back(rec(1, 0, 0, start, end));
   s.timelines.push_back(t);
   std::string out;
-  write_chrome_json(s, origin, out);
+  write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
   size_t at = out.find("\"ts\":");
   size_t end_at = out.find(",\"pid\"", at);
   if (at == std::string::npos || end_at == std::string::npos) return "<missing>";
@@ -409,7 +411,7 @@ void test_node_round_trip() {
   }
 
   std::string out;
-  write_chrome_json(s, origin, out);
+  write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
   std::string trace = temp_path(".json");
   std::string expf = temp_path(".tsv");
   CHECK(!trace.empty() && !expf.empty());

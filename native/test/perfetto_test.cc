@@ -260,7 +260,7 @@ void test_structure() {
   s.timelines.push_back(empty);
 
   std::string out = "prefix";
-  write_perfetto(s, origin, out);
+  write_perfetto(s, origin, hotspan_test::kTestClocks, out);
   CHECK(out.compare(0, 6, "prefix") == 0);
   Doc d = parse(out.substr(6));
 
@@ -367,7 +367,7 @@ void test_parent_not_enclosing() {
   t.records.push_back(rec(4, 0, 0, 60, 90, 0));
   s.timelines.push_back(t);
   std::string out;
-  write_perfetto(s, 0, out);
+  write_perfetto(s, 0, hotspan_test::kTestClocks, out);
   const Doc d = parse(out);
   std::map<uint64_t, std::map<std::string, std::vector<Field>>> by_local;
   for (const Event& ev : d.events) {
@@ -393,7 +393,7 @@ void test_edge_cases() {
   t.attrs = {{1, "{\"long\":\"" + long_value + "\"}"}, {2, "not json"}};
   s.timelines.push_back(t);
   std::string out;
-  write_perfetto(s, 0, out);
+  write_perfetto(s, 0, hotspan_test::kTestClocks, out);
   Doc d = parse(out);
   check_nesting(d);
   bool saw_long = false, saw_raw = false, saw_clamped = false;
@@ -412,12 +412,43 @@ void test_edge_cases() {
   CHECK(saw_raw);
   CHECK(saw_clamped);
 
-  // An empty snapshot: the header packet only.
+  // An empty snapshot: the header and process track packets only.
   std::string e;
-  write_perfetto(Snapshot{}, 0, e);
+  write_perfetto(Snapshot{}, 0, hotspan_test::kTestClocks, e);
   Doc de = parse(e);
-  CHECK_EQ(de.packets.size(), 1u);
+  CHECK_EQ(de.packets.size(), 2u);
   CHECK(de.events.empty());
+}
+
+// The clock: span timestamps are on the sequence's clock 64 (the first
+// packet's trace_packet_defaults), which a ClockSnapshot in that packet ties
+// to MONOTONIC, BOOTTIME and REALTIME; with no BOOTTIME reading, MONOTONIC is
+// named the trace clock.
+void test_clock() {
+  const int64_t origin = 5000000000;
+  for (const bool boot : {true, false}) {
+    ClockReadings clocks = hotspan_test::kTestClocks;
+    if (!boot) clocks.boottime_ns = -1;
+    std::string out;
+    write_perfetto(Snapshot{}, origin, clocks, out);
+    const auto p0 = decode(decode(out).at(0).bytes);
+    CHECK_EQ(first(p0, 10)->v, uint64_t{kPerfettoSequenceId});
+    CHECK_EQ(first(decode(first(p0, 59)->bytes), 58)->v, uint64_t{kPerfettoClockId});
+    const auto snap = decode(first(p0, 6)->bytes);
+    std::map<uint64_t, uint64_t> got;
+    for (const Field* c : all(snap, 1)) {
+      const auto f = decode(c->bytes);
+      got[first(f, 1)->v] = first(f, 2)->v;
+    }
+    std::map<uint64_t, uint64_t> want = {
+        {kPerfettoClockId, static_cast<uint64_t>(clocks.monotonic_ns - origin + kPerfettoTimestampOffsetNs)},
+        {kPerfettoMonotonic, static_cast<uint64_t>(clocks.monotonic_ns)},
+        {kPerfettoRealtime, static_cast<uint64_t>(clocks.realtime_ns)}};
+    if (boot) want[kPerfettoBoottime] = static_cast<uint64_t>(clocks.boottime_ns);
+    CHECK(got == want);
+    const Field* primary = first(snap, 2);
+    CHECK(boot ? primary == nullptr : primary != nullptr && primary->v == kPerfettoMonotonic);
+  }
 }
 
 }  // namespace
@@ -427,5 +458,6 @@ int main() {
   test_structure();
   test_parent_not_enclosing();
   test_edge_cases();
+  test_clock();
   return check::result("perfetto_test");
 }
