@@ -5,9 +5,10 @@
 //
 // Conventions a consumer can rely on (json_test.cc checks them):
 // - ts = (start_ns - origin_ns) / 1000 in us with exactly 3 decimals, exact to
-//   the ns; negative ts (before the origin) are written. dur is the 3-decimal
-//   duration, or a few more decimals where needed so that ts + dur, added in
-//   doubles as readers do, gives exactly the end's own ts (see put_dur).
+//   the ns; negative ts (before the origin) are written. dur is the exact
+//   difference of the end's ts and ts as doubles (shortest round-trip text,
+//   3 decimals when that is it), so ts + dur, added in doubles as readers
+//   do, is exactly the end's own ts (see put_dur).
 // - args: the attribute members first, then span_id and parent_id (0: no
 //   parent), then "error":true / "abandoned":true only when flagged. Attribute
 //   text that is not a JSON object is kept as the string member "attrs".
@@ -86,14 +87,20 @@ inline char* put_us(char* p, int64_t ns) {
 
 // ---- dur: what a reader's ts + dur adds up to ----
 //
-// Readers parse ts and dur as doubles and take ts + dur as the end. With
-// both written as exact 3-decimal texts that sum is rounded once more and
+// Readers parse ts and dur as doubles and take ts + dur as the end; some
+// (speedscope) first subtract the thread's earliest ts from every ts. With
+// both written as exact 3-decimal texts the sum is rounded once more and
 // can land one ulp past the end: the next span, which starts at that very
 // ns, then looks like an overlap (and a child that ends with its parent like
-// one that outlives it). So dur is written so that, in doubles,
-// parse(ts) + parse(dur) == parse(text of the end): the same 3-decimal text
-// when that already holds (most spans), else the nearest value to the exact
-// end - start at the fewest decimals for which it holds, checked here.
+// one that outlives it). So dur is written as the exact difference of the
+// two doubles, d = parse(end's ts text) - parse(ts), in its shortest
+// round-trip form: ts + d is then the end's double with no rounding at all,
+// and so is (ts - x) + d for any x a reader subtracts exactly. The
+// subtraction is exact whenever ts and the end are within a factor of two,
+// i.e. for every span shorter than its start's distance from the origin;
+// when it is not, dur is a value checked to give ts + dur == end (see
+// put_dur). Where the difference is the 3-decimal duration itself, that
+// shorter text is written.
 
 constexpr int64_t kExactDoubleNs = int64_t{1} << 53;  // |ns| below: (double)ns is exact
 
@@ -151,19 +158,96 @@ char* put_dur_exact(char* p, int64_t start, int64_t end) {
   return r.ptr;
 }
 
+// v > 0 with 17 significant digits, correctly rounded, in fixed notation:
+// always enough for the text to parse back to exactly v. Integer arithmetic
+// (v = m * 2^e times a power of ten, 128-bit), a fraction of std::to_chars'
+// cost on the path most spans take; nullptr where v is outside its range
+// (below ~1e-3 or from 2^52 up).
+char* put_digits17(char* p, double v) {
+  uint64_t bits;
+  std::memcpy(&bits, &v, 8);
+  const int biased = static_cast<int>(bits >> 52);
+  if (biased == 0) return nullptr;
+  const uint64_t m = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+  const int shift = 1075 - biased;  // v = m / 2^shift
+  if (shift <= 0 || shift > 120) return nullptr;
+  static constexpr uint64_t kP10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
+                                      10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
+                                      100000000000ull, 1000000000000ull, 10000000000000ull,
+                                      100000000000000ull, 1000000000000000ull, 10000000000000000ull,
+                                      100000000000000000ull, 1000000000000000000ull,
+                                      10000000000000000000ull};
+  // decimals: 16 - floor(log10 v), from the binary exponent (floor(e log10 2),
+  // in fixed point), then corrected by the result.
+  int decimals = 16 - (((biased - 1023) * 78913) >> 18);
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    if (decimals < 0 || decimals > 19) return nullptr;
+    // n = round(m * 10^decimals / 2^shift), in 32-bit limbs (no __int128 on every target).
+    const uint64_t a = m, b = kP10[decimals];
+    const uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
+    const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
+    const uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
+    uint64_t lo = (p00 & 0xFFFFFFFFu) | (mid << 32);
+    uint64_t hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
+    // + 2^(shift-1), then >> shift.
+    const int hs = shift - 1;
+    if (hs < 64) {
+      const uint64_t add = uint64_t{1} << hs;
+      lo += add;
+      hi += lo < add;
+    } else {
+      hi += uint64_t{1} << (hs - 64);
+    }
+    const uint64_t n = shift < 64 ? (hi << (64 - shift)) | (lo >> shift) : hi >> (shift - 64);
+    if (shift < 64 && (hi >> shift) != 0) return nullptr;
+    if (n >= kP10[17]) {
+      --decimals;
+      continue;
+    }
+    if (n < kP10[16]) {
+      ++decimals;
+      continue;
+    }
+    char digits[24];
+    const int len = static_cast<int>(put_u64(digits, n) - digits);
+    const int whole = len > decimals ? len - decimals : 0;  // digits before the point
+    char frac[24];  // the `decimals` digits after it
+    int fl = 0;
+    for (int z = len; z < decimals; ++z) frac[fl++] = '0';
+    for (int i = whole; i < len; ++i) frac[fl++] = digits[i];
+    while (fl > 3 && frac[fl - 1] == '0') --fl;
+    if (whole > 0) {
+      std::memcpy(p, digits, static_cast<size_t>(whole));
+      p += whole;
+    } else {
+      *p++ = '0';
+    }
+    *p++ = '.';
+    std::memcpy(p, frac, static_cast<size_t>(fl));
+    return p + fl;
+  }
+  return nullptr;
+}
+
 // The dur of [start, end] (ns from the origin, start <= end).
 inline char* put_dur(char* p, int64_t start, int64_t end) {
   const int64_t d = end - start;
   if (start > -kExactDoubleNs && end < kExactDoubleNs) {
     const double ts = parsed_us(start);
     const double te = parsed_us(end);
-    if (ts + parsed_us(d) == te) return put_us(p, d);
-    // The interval of doubles x with ts + x == te is about one ulp of te
-    // wide, centred on te - ts: try the decimals around that width, from
-    // one fewer than it needs, the candidate nearest to the centre each.
     const double hi = te - ts;
-    const double lo = (te - hi) - ts;  // what the subtraction rounded off
-    const double mag = std::fabs(te) + std::fabs(ts);  // > 0: the sum above failed
+    const double back = hi - te;  // TwoSum: what the subtraction rounded off
+    const double lo = (te - (hi - back)) + (-ts - back);
+    if (lo == 0) {
+      if (hi == parsed_us(d)) return put_us(p, d);
+      if (char* e = put_digits17(p, hi)) return e;
+      const std::to_chars_result r = std::to_chars(p, p + 48, hi, std::chars_format::fixed);
+      if (r.ec == std::errc()) return r.ptr;
+    }
+    // Not exact: the interval of doubles x with ts + x == te is about one
+    // ulp of te wide, centred on te - ts: try the decimals around that
+    // width, from one fewer than it needs, the candidate nearest the centre.
+    const double mag = std::fabs(te) + std::fabs(ts);  // > 0: te != ts here
     const int need = static_cast<int>(std::ceil((52 - std::ilogb(mag)) * 0.30103));
     for (int q = std::max(4, need - 1); q <= std::min(22, need + 2); ++q) {
       const double scaled = hi * kPow10[q] + lo * kPow10[q];
