@@ -254,27 +254,26 @@ describe.each(['native', 'js'] as const)('%s backend: real consumers read every 
       }
       // A concurrent track: B and C lie inside the unrelated A, D overlaps A's end.
       const net = t.track('net');
-      const [a, b, c, d] = [deferred<number>(), deferred<number>(), deferred<number>(), deferred<number>()];
-      at(503.1);
-      const pa = t.traceAsync('A', a.promise, { track: net });
-      at(503.2);
-      const pb = t.traceAsync('B', b.promise, { track: net });
-      at(503.3);
-      const pc = t.traceAsync('C', c.promise, { track: net });
-      at(503.4);
-      c.resolve(0);
-      await pc;
-      at(503.5);
-      b.resolve(0);
-      await pb;
-      at(503.6);
-      const pd = t.traceAsync('D', d.promise, { track: net });
-      at(503.7);
-      a.resolve(0);
-      await pa;
-      at(503.8);
-      d.resolve(0);
-      await pd;
+      const open = new Map<string, { settle: (v: number) => void; done: Promise<number> }>();
+      const startAt = (ms: number, name: string): void => {
+        at(ms);
+        const d = deferred<number>();
+        open.set(name, { settle: d.resolve, done: t.traceAsync(name, d.promise, { track: net }) });
+      };
+      const endAt = async (ms: number, name: string): Promise<void> => {
+        at(ms);
+        const o = open.get(name);
+        o?.settle(0);
+        await o?.done;
+      };
+      startAt(503.1, 'A');
+      startAt(503.2, 'B');
+      startAt(503.3, 'C');
+      await endAt(503.4, 'C');
+      await endAt(503.5, 'B');
+      startAt(503.6, 'D');
+      await endAt(503.7, 'A');
+      await endAt(503.8, 'D');
 
       const w = await writeBoth(t, `${kind}-shapes`, new Set([net]));
       if (kind === 'js') {
