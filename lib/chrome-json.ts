@@ -7,6 +7,7 @@
 // id = span id); args = attributes, span_id, parent_id, error, abandoned.
 
 import { FIELDS_PER_RECORD, FLAG_ABANDONED, FLAG_ERROR, spanId } from './flags';
+import type { ClockReadings } from './clock';
 import type { NativeSnapshot } from './native-binding';
 
 /** ns -> "us.nnn", exact to the ns like the core's put_us. */
@@ -18,6 +19,39 @@ function us(ns: number): string {
   return `${neg ? '-' : ''}${String(whole)}.${String(frac).padStart(3, '0')}`;
 }
 
+const POW10 = Array.from({ length: 23 }, (_, k) => 10 ** k);
+
+/**
+ * dur as the core's put_dur writes it: the exact difference of the end's and
+ * the start's ts as doubles, so a reader's ts + dur (even after subtracting
+ * an earlier ts, as speedscope does) is the end's own ts; where that
+ * difference is not exact, the value nearest it at the fewest decimals for
+ * which ts + dur still gives the end.
+ */
+function durText(startNs: number, endNs: number): string {
+  const d = endNs - startNs;
+  const ts = startNs / 1000;
+  const te = endNs / 1000;
+  const hi = te - ts;
+  const back = hi - te;
+  const lo = te - (hi - back) + (-ts - back);
+  if (lo === 0) return hi === d / 1000 ? us(d) : fixed(hi);
+  const need = Math.ceil((52 - Math.floor(Math.log2(Math.abs(te) + Math.abs(ts)))) * 0.30103);
+  for (let q = Math.max(4, need - 1); q <= Math.min(22, need + 2); q++) {
+    const scaled = hi * POW10[q] + lo * POW10[q];
+    if (!(scaled >= 0 && scaled < 2 ** 53)) break;
+    const m = Math.round(scaled);
+    if (ts + m / POW10[q] === te) return fixed(m / POW10[q]);
+  }
+  return us(d);
+}
+
+/** A number's shortest round-trip text without an exponent. */
+function fixed(v: number): string {
+  const s = String(v);
+  return s.includes('e') ? v.toFixed(20).replace(/0+$/, '') : s;
+}
+
 /** The members of an attribute object's text, without braces; '' for none. */
 function members(text: string): string {
   const t = text.trim();
@@ -27,7 +61,12 @@ function members(text: string): string {
   return t.slice(1, -1).trim();
 }
 
-export function chromeJson(snap: NativeSnapshot, serialTracks: ReadonlySet<number>): string {
+export function chromeJson(
+  snap: NativeSnapshot,
+  serialTracks: ReadonlySet<number>,
+  clocks: ClockReadings,
+  originNs: bigint,
+): string {
   const events: string[] = [
     '{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"hotspan"}}',
   ];
@@ -65,7 +104,7 @@ export function chromeJson(snap: NativeSnapshot, serialTracks: ReadonlySet<numbe
     const where = `"pid":1,"tid":${String(tl)}`;
     if (complete) {
       events.push(
-        `{"name":${name},"cat":"${cat}","ph":"X","ts":${us(startNs)},"dur":${us(endNs - startNs)},${where},"args":{${args}}}`,
+        `{"name":${name},"cat":"${cat}","ph":"X","ts":${us(startNs)},"dur":${durText(startNs, endNs)},${where},"args":{${args}}}`,
       );
     } else {
       events.push(
@@ -74,5 +113,7 @@ export function chromeJson(snap: NativeSnapshot, serialTracks: ReadonlySet<numbe
       );
     }
   }
-  return `{"traceEvents":[\n${events.join(',\n')}\n],"displayTimeUnit":"ms"}\n`;
+  const unixNs = clocks.realtimeNs - (clocks.monotonicNs - originNs);
+  const meta = `"metadata":{"hotspan_clock":{"ts_axis":"performance.now() in us","origin_monotonic_ns":"${String(originNs)}","origin_unix_ns":"${String(unixNs)}"}}`;
+  return `{"traceEvents":[\n${events.join(',\n')}\n],"displayTimeUnit":"ms",${meta}}\n`;
 }

@@ -51,3 +51,21 @@ export function calibrate(samples = 200, nowNs: () => bigint = process.hrtime.bi
   const halfNs = (hi - lo) / 2 + 0.5;
   return { originNs: base + BigInt(Math.round(mid)), boundMs: halfNs / 1e6 };
 }
+
+/**
+ * System clocks read together, for the writers' clock metadata (the core's
+ * ClockReadings). BOOTTIME cannot be read from JS: left out, and the
+ * Perfetto writer then names MONOTONIC the trace clock.
+ */
+export interface ClockReadings {
+  /** CLOCK_MONOTONIC ns (process.hrtime on Linux). */
+  monotonicNs: bigint;
+  /** ns since the Unix epoch (Date.now(): ms resolution). */
+  realtimeNs: bigint;
+  boottimeNs?: bigint;
+}
+
+export function readClocks(): ClockReadings {
+  const realtimeNs = BigInt(Date.now()) * 1_000_000n;
+  return { monotonicNs: process.hrtime.bigint(), realtimeNs };
+}

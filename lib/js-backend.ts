@@ -11,6 +11,7 @@
 
 import type { Backend } from './backend';
 import { chromeJson } from './chrome-json';
+import { calibrate, readClocks } from './clock';
 import { perfetto } from './perfetto';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
@@ -494,11 +495,11 @@ export class JsBackend implements Backend {
   }
 
   chromeJson(): string {
-    return chromeJson(this.snapshot(), this.serialTracks);
+    return chromeJson(this.snapshot(), this.serialTracks, readClocks(), calibrate().originNs);
   }
 
   perfetto(): Uint8Array {
-    return perfetto(this.snapshot());
+    return perfetto(this.snapshot(), readClocks(), calibrate().originNs);
   }
 
   writeFile(path: string, format: OutputFormat): Promise<void> {

@@ -2,6 +2,8 @@
 // recording call is accepted and nothing is recorded.
 
 import type { Backend } from './backend';
+import { chromeJson } from './chrome-json';
+import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
 import { writeDocument, type OutputFormat } from './output';
@@ -72,11 +74,11 @@ export class NoopBackend implements Backend {
     return [];
   }
   chromeJson(): string {
-    return '{"traceEvents":[\n{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"hotspan"}}\n],"displayTimeUnit":"ms"}\n';
+    return chromeJson(EMPTY, new Set(), readClocks(), calibrate().originNs);
   }
   perfetto(): Uint8Array {
-    // No tracks or events: the first packet alone.
-    return perfetto(EMPTY);
+    // No tracks or events: the header packets alone.
+    return perfetto(EMPTY, readClocks(), calibrate().originNs);
   }
   writeFile(path: string, format: OutputFormat): Promise<void> {
     return writeDocument(this, path, format);

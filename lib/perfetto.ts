@@ -8,12 +8,15 @@
 // concurrent track: k * 2^32 + id; the process: 0xFFFFFFFF00000000.
 
 import { FIELDS_PER_RECORD, FLAG_ABANDONED, FLAG_ERROR, TIMELINE_SHIFT } from './flags';
+import type { ClockReadings } from './clock';
 import type { NativeSnapshot } from './native-binding';
 
 /** Added to ns on the performance.now() axis: Perfetto timestamps are unsigned. */
 export const PERFETTO_TIMESTAMP_OFFSET_NS = 1_000_000_000;
 /** The process track's uuid (2^64 - 2^32). */
 export const PERFETTO_PROCESS_UUID = 0xffffffff00000000n;
+/** The sequence-scoped clock of every span timestamp: CLOCK_MONOTONIC - (origin - 1 s). */
+export const PERFETTO_CLOCK_ID = 64;
 /** Every packet's trusted_packet_sequence_id. */
 export const PERFETTO_SEQUENCE_ID = 1;
 
@@ -412,7 +415,7 @@ function internStrings(into: Bytes, key: number, strings: readonly string[]): vo
 }
 
 /** The Perfetto trace of a snapshot: the same bytes as the core's write_perfetto. */
-export function perfetto(snap: NativeSnapshot): Uint8Array {
+export function perfetto(snap: NativeSnapshot, clocks: ClockReadings, originNs: bigint): Uint8Array {
   const { times, fields, names } = snap;
   const out = new Bytes(256 + 64 * snap.count);
   const packet = (body: Uint8Array): void => out.field(0x0a, body);
@@ -425,7 +428,14 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
       }),
     );
 
-  // 1. Interned data and the process track.
+  // 1. Interned data, the timestamp clock (64) and its ClockSnapshot; the process track.
+  const clock = (id: number, ns: bigint): Uint8Array =>
+    msg((c) => {
+      c.byte(0x08);
+      c.varint(id);
+      c.byte(0x10);
+      c.varintBig(ns < 0n ? 0n : ns);
+    });
   packet(
     msg((m) => {
       m.byte(0x50);
@@ -440,18 +450,37 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
         }),
       );
       m.field(
-        0x1e2,
-        msg((td) => {
-          td.byte(0x08);
-          td.varintBig(PERFETTO_PROCESS_UUID);
-          td.field(
-            0x1a,
-            msg((p) => {
-              p.byte(0x08);
-              p.varint(1);
-              p.field(0x32, utf8.encode('hotspan'));
-            }),
-          );
+        0x1da, // trace_packet_defaults = 59
+        msg((d) => {
+          d.varint(0x1d0); // timestamp_clock_id = 58
+          d.varint(PERFETTO_CLOCK_ID);
+        }),
+      );
+      m.field(
+        0x32, // clock_snapshot = 6
+        msg((c) => {
+          c.field(0x0a, clock(PERFETTO_CLOCK_ID, clocks.monotonicNs - originNs + BigInt(PERFETTO_TIMESTAMP_OFFSET_NS)));
+          c.field(0x0a, clock(3, clocks.monotonicNs)); // MONOTONIC
+          if (clocks.boottimeNs !== undefined) c.field(0x0a, clock(6, clocks.boottimeNs)); // BOOTTIME
+          c.field(0x0a, clock(1, clocks.realtimeNs)); // REALTIME
+          if (clocks.boottimeNs === undefined) {
+            c.byte(0x10); // primary_trace_clock
+            c.varint(3);
+          }
+        }),
+      );
+    }),
+  );
+  descriptorPacket(
+    msg((td) => {
+      td.byte(0x08);
+      td.varintBig(PERFETTO_PROCESS_UUID);
+      td.field(
+        0x1a,
+        msg((p) => {
+          p.byte(0x08);
+          p.varint(1);
+          p.field(0x32, utf8.encode('hotspan'));
         }),
       );
     }),
@@ -584,10 +613,11 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
     order.sort(before);
     const steps: Array<[number, number, boolean]> = []; // record, lane, is end
     const stacks: number[][] = [];
-    const isFree: boolean[] = [];
     const busy = new Heap<[number, number]>((x, y) => x[0] < y[0] || (x[0] === y[0] && x[1] < y[1]));
     const free = new Heap<number>((x, y) => x < y);
-    let prevLane = -1;
+    const laneOf = new Map<number, number>(); // local id -> lane
+    const recOf = new Map<number, number>(); // local id -> record
+    for (const i of order) if (!recOf.has(local(i))) recOf.set(local(i), i);
     const flushLane = (lane: number): void => {
       const st = stacks[lane];
       while (st.length > 0) steps.push([st.pop() as number, lane, true]);
@@ -598,23 +628,20 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
       while (busy.size > 0 && busy.top()[0] <= s) {
         const lane = busy.pop()[1];
         flushLane(lane);
-        isFree[lane] = true;
         free.push(lane);
       }
+      // Nest only under the real parent (a span of this track, innermost open on its lane, containing this one).
+      const f = i * FIELDS_PER_RECORD;
+      const parent = fields[f + 4] !== 0 && fields[f + 3] === tl.id ? recOf.get(fields[f + 4]) : undefined;
       let lane = 0;
       let placed = false;
-      if (prevLane >= 0 && !isFree[prevLane]) {
-        const st = stacks[prevLane];
-        while (st.length > 0) {
-          const top = st[st.length - 1];
-          if (startNs(top) <= s && e <= endNs(top)) {
-            placed = true;
-            break;
-          }
-          if (endNs(top) > s) break;
-          steps.push([st.pop() as number, prevLane, true]);
+      if (parent !== undefined) {
+        lane = laneOf.get(local(parent)) ?? 0;
+        const st = stacks[lane];
+        while (st.length > 0 && st[st.length - 1] !== parent && endNs(st[st.length - 1]) <= s) {
+          steps.push([st.pop() as number, lane, true]);
         }
-        if (placed) lane = prevLane;
+        placed = st[st.length - 1] === parent && startNs(parent) <= s && e <= endNs(parent);
       }
       if (!placed) {
         if (free.size > 0) {
@@ -622,14 +649,12 @@ export function perfetto(snap: NativeSnapshot): Uint8Array {
         } else {
           lane = stacks.length;
           stacks.push([]);
-          isFree.push(false);
         }
-        isFree[lane] = false;
         busy.push([e, lane]);
       }
+      laneOf.set(local(i), lane);
       stacks[lane].push(i);
       steps.push([i, lane, false]);
-      prevLane = lane;
     }
     for (let lane = 0; lane < stacks.length; lane++) flushLane(lane);
     for (let lane = 1; lane < stacks.length; lane++) {

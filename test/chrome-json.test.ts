@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
 import { chromeJson } from '../lib/chrome-json';
+import { readClocks } from '../lib/clock';
 import { internals } from '../lib/internal';
 import { loadNativeAddon } from '../lib/native-loader';
 
@@ -54,7 +55,7 @@ describe('Chrome JSON writers', () => {
       const nt = t[internals]().native;
       if (!nt) throw new Error('no native tracer');
       const native = JSON.parse(nt.chromeJson().toString('utf8')) as Doc;
-      const js = JSON.parse(chromeJson(nt.snapshot(), new Set([gpu]))) as Doc;
+      const js = JSON.parse(chromeJson(nt.snapshot(), new Set([gpu]), readClocks(), 0n)) as Doc;
       expect(native.displayTimeUnit).toBe('ms');
       expect(js.displayTimeUnit).toBe('ms');
       // Same events; each writer's order within a timeline is its own.

@@ -138,7 +138,7 @@ Napi::Value Perfetto(const Napi::CallbackInfo& info) {
   // An external Buffer over the writer's bytes, as for chromeJson.
   const hotspan::Tracer& tracer = *Self(info).tracer;
   auto* out = new std::string();
-  hotspan::write_perfetto(tracer.freeze(), tracer.origin_ns(), *out);
+  hotspan::write_perfetto(tracer.freeze(), tracer.origin_ns(), hotspan::read_clocks(), *out);
   return Napi::Buffer<char>::New(info.Env(), out->data(), out->size(),
                                  [](Napi::Env, char*, std::string* s) { delete s; }, out);
 }

@@ -57,6 +57,7 @@ class WriteWorker : public Napi::AsyncWorker {
         deferred_(Napi::Promise::Deferred::New(env)),
         snapshot_(std::move(snapshot)),
         origin_ns_(origin_ns),
+        clocks_(hotspan::read_clocks()),
         path_(std::move(path)),
         format_(format) {}
 
@@ -79,9 +80,9 @@ class WriteWorker : public Napi::AsyncWorker {
   void Write() {
     hotspan::FileBlockWriter out(path_);
     if (format_ == Format::kChromeJson) {
-      hotspan::write_chrome_json(snapshot_, origin_ns_, out);
+      hotspan::write_chrome_json(snapshot_, origin_ns_, clocks_, out);
     } else {
-      hotspan::write_perfetto(snapshot_, origin_ns_, out);
+      hotspan::write_perfetto(snapshot_, origin_ns_, clocks_, out);
     }
     errno_ = out.finish(&op_);
     snapshot_ = hotspan::FrozenSnapshot();  // release it here, not on the JS thread
@@ -119,6 +120,7 @@ class WriteWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   hotspan::FrozenSnapshot snapshot_;
   const int64_t origin_ns_;
+  const hotspan::ClockReadings clocks_;  // read with the freeze, on the calling thread
   const std::string path_;
   const Format format_;
   int errno_ = 0;

@@ -3,7 +3,10 @@
 //
 // 1. A packet with SEQ_INCREMENTAL_STATE_CLEARED, the interned data (event
 //    names: iid = name id + 1; debug annotation names 1..4 = span_id,
-//    parent_id, error, abandoned) and the process track (pid 1, "hotspan").
+//    parent_id, error, abandoned), trace_packet_defaults naming the
+//    timestamp clock (kPerfettoClockId) and the ClockSnapshot relating it
+//    to MONOTONIC, BOOTTIME and REALTIME (perfetto_writer.h); then a packet
+//    with the process track (pid 1, "hotspan").
 // 2. One TrackDescriptor packet per timeline, in snapshot order: thread
 //    timelines as thread tracks (pid 1, tid = timeline id, thread_name),
 //    tracks and the groups timeline as named tracks under the process.
@@ -12,10 +15,11 @@
 //    their spans are replayed in begin (local id) order with the depth
 //    closing earlier siblings. Tracks may hold overlapping async spans: they
 //    are laid out greedily (by start, longer first) on lanes, each lane being
-//    a stack: a span goes on the previous span's lane when the innermost span
-//    open there contains it, else on the lowest free lane. Lane 0 is the
-//    track itself, lane k >= 1 a child track "<name> #<k+1>" whose
-//    descriptor precedes the track's events.
+//    a stack: a span goes on its parent's lane when its parent (a span of
+//    the same track) is the innermost span open there and contains it, else
+//    on the lowest free lane, so a viewer never shows an unrelated span as
+//    another's child. Lane 0 is the track itself, lane k >= 1 a child track
+//    "<name> #<k+1>" whose descriptor precedes the track's events.
 //
 // Every packet has trusted_packet_sequence_id 1; begins carry
 // SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
@@ -554,8 +558,9 @@ class Writer {
  public:
   // With a sink, `out` is an empty scratch block handed over at packet
   // boundaries.
-  Writer(const SnapshotT& snap, int64_t origin_ns, std::string& out, BlockSink* sink = nullptr)
-      : snap_(snap), origin_(origin_ns), out_(out), base_(out.size()), sink_(sink) {}
+  Writer(const SnapshotT& snap, int64_t origin_ns, const ClockReadings& clocks, std::string& out,
+         BlockSink* sink = nullptr)
+      : snap_(snap), origin_(origin_ns), clocks_(clocks), out_(out), base_(out.size()), sink_(sink) {}
 
   void run() {
     size_t estimate = 256;
@@ -635,18 +640,42 @@ class Writer {
       dn.str(2, kAnnotationNames[k]);
       interned.msg(3, dn);  // debug_annotation_names
     }
+    Pb defaults;
+    defaults.uint(58, kPerfettoClockId);  // timestamp_clock_id
+    Pb body;
+    body.uint(10, kPerfettoSequenceId);
+    body.uint(13, kSeqCleared);
+    body.msg(kInternedDataField, interned);
+    body.msg(59, defaults);             // trace_packet_defaults
+    body.msg(6, clock_snapshot());      // clock_snapshot
+    packet(body);
+
     Pb proc;
     proc.uint(1, 1);            // pid
     proc.str(6, "hotspan");     // process_name
     Pb td;
     td.uint(1, kPerfettoProcessUuid);
     td.msg(3, proc);  // process
-    Pb body;
-    body.uint(10, kPerfettoSequenceId);
-    body.uint(13, kSeqCleared);
-    body.msg(kInternedDataField, interned);
-    body.msg(kTrackDescriptorField, td);
-    packet(body);
+    descriptor_packet(td);
+  }
+
+  // Our clock and the system clocks at one instant. Without a BOOTTIME
+  // reading (the default trace clock of readers) MONOTONIC is named the
+  // trace's clock, so the spans still have a clock to land on.
+  Pb clock_snapshot() const {
+    Pb snap;
+    auto clock = [&](uint32_t id, int64_t ns) {
+      Pb c;
+      c.uint(1, id);                                  // clock_id
+      c.uint(2, static_cast<uint64_t>(ns < 0 ? 0 : ns));  // timestamp
+      snap.msg(1, c);                                 // clocks
+    };
+    clock(kPerfettoClockId, static_cast<int64_t>(ts(clocks_.monotonic_ns)));
+    clock(kPerfettoMonotonic, clocks_.monotonic_ns);
+    if (clocks_.boottime_ns >= 0) clock(kPerfettoBoottime, clocks_.boottime_ns);
+    clock(kPerfettoRealtime, clocks_.realtime_ns);
+    if (clocks_.boottime_ns < 0) snap.uint(2, kPerfettoMonotonic);  // primary_trace_clock
+    return snap;
   }
 
   void descriptor_packet(const Pb& td) {
@@ -821,7 +850,8 @@ class Writer {
   void track_spans(const TimelineT& tl) {
     SpanRecords copy;
     const SpanRecords& recs = track_records(tl.records, copy);
-    std::vector<uint32_t> order = begin_order(recs);
+    const std::vector<uint32_t> by_local = begin_order(recs);
+    std::vector<uint32_t> order = by_local;
     auto before = [&](uint32_t a, uint32_t b) {
       const SpanRecord& x = recs[a];
       const SpanRecord& y = recs[b];
@@ -843,9 +873,7 @@ class Writer {
     using Busy = std::pair<int64_t, uint32_t>;  // (end of the lane's bottom span, lane)
     std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
-    std::vector<bool> is_free;
-    uint32_t prev_lane = 0;
-    bool have_prev = false;
+    std::vector<uint32_t> lane_at(recs.size(), 0);
     auto flush_lane = [&](uint32_t lane) {
       std::vector<uint32_t>& st = stacks[lane];
       while (!st.empty()) {
@@ -853,33 +881,38 @@ class Writer {
         st.pop_back();
       }
     };
+    // The record index of a span of this track by local id (by_local is in
+    // local id order), or kNoRecord.
+    constexpr uint32_t kNoRecord = 0xFFFFFFFFu;
+    auto find_local = [&](uint32_t local) {
+      auto it = std::lower_bound(by_local.begin(), by_local.end(), local,
+                                 [&](uint32_t i, uint32_t l) { return recs[i].local_id < l; });
+      return it != by_local.end() && recs[*it].local_id == local ? *it : kNoRecord;
+    };
     for (uint32_t i : order) {
       const SpanRecord& r = recs[i];
       while (!busy.empty() && busy.top().first <= r.start_ns) {
         const uint32_t lane = busy.top().second;
         busy.pop();
         flush_lane(lane);
-        is_free[lane] = true;
         free_lanes.push(lane);
       }
-      uint32_t lane = 0;
+      // Nest on the parent's lane when the parent is this track's and is
+      // the innermost span open there once the ended ones close, and it
+      // contains this span; an unrelated span never nests.
+      const uint32_t parent =
+          r.parent_local != 0 && !(r.flags & kFlagParentElsewhere) ? find_local(r.parent_local) : kNoRecord;
       bool placed = false;
-      if (have_prev && !is_free[prev_lane]) {
-        // Nest on the previous span's lane when its innermost open span
-        // contains this one (ended spans that do not contain it close).
-        std::vector<uint32_t>& st = stacks[prev_lane];
-        while (!st.empty()) {
-          const SpanRecord& top = recs[st.back()];
-          const bool contains = top.start_ns <= r.start_ns && r.end_ns <= top.end_ns;
-          if (contains) {
-            placed = true;
-            break;
-          }
-          if (top.end_ns > r.start_ns) break;  // overlaps: not this lane
-          steps.push_back({st.back(), prev_lane, true});
+      uint32_t lane = 0;
+      if (parent != kNoRecord) {
+        lane = lane_at[parent];
+        std::vector<uint32_t>& st = stacks[lane];
+        while (!st.empty() && st.back() != parent && recs[st.back()].end_ns <= r.start_ns) {
+          steps.push_back({st.back(), lane, true});
           st.pop_back();
         }
-        if (placed) lane = prev_lane;
+        const SpanRecord& p = recs[parent];
+        placed = !st.empty() && st.back() == parent && p.start_ns <= r.start_ns && r.end_ns <= p.end_ns;
       }
       if (!placed) {
         if (!free_lanes.empty()) {
@@ -888,15 +921,12 @@ class Writer {
         } else {
           lane = static_cast<uint32_t>(stacks.size());
           stacks.emplace_back();
-          is_free.push_back(false);
         }
-        is_free[lane] = false;
         busy.emplace(r.end_ns, lane);
       }
+      lane_at[i] = lane;
       stacks[lane].push_back(i);
       steps.push_back({i, lane, false});
-      prev_lane = lane;
-      have_prev = true;
     }
     for (uint32_t lane = 0; lane < stacks.size(); ++lane) flush_lane(lane);
 
@@ -916,6 +946,7 @@ class Writer {
 
   const SnapshotT& snap_;
   const int64_t origin_;
+  const ClockReadings clocks_;
   std::string& out_;
   const size_t base_;
   BlockSink* const sink_;
@@ -927,22 +958,24 @@ class Writer {
 
 }  // namespace
 
-void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out) {
-  Writer<Snapshot>(snapshot, origin_ns, out).run();
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, std::string& out) {
+  Writer<Snapshot>(snapshot, origin_ns, clocks, out).run();
 }
 
-void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, BlockSink& sink) {
   std::string block;
-  Writer<Snapshot>(snapshot, origin_ns, block, &sink).run();
+  Writer<Snapshot>(snapshot, origin_ns, clocks, block, &sink).run();
 }
 
-void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out) {
-  Writer<FrozenSnapshot>(snapshot, origin_ns, out).run();
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    std::string& out) {
+  Writer<FrozenSnapshot>(snapshot, origin_ns, clocks, out).run();
 }
 
-void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink) {
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    BlockSink& sink) {
   std::string block;
-  Writer<FrozenSnapshot>(snapshot, origin_ns, block, &sink).run();
+  Writer<FrozenSnapshot>(snapshot, origin_ns, clocks, block, &sink).run();
 }
 
 }  // namespace hotspan

@@ -7,15 +7,26 @@
 #include <string>
 
 #include "block_sink.h"
+#include "clock_readings.h"
 #include "tracer.h"
 
 namespace hotspan {
 
-// Perfetto timestamps are unsigned: every TracePacket timestamp is the span's
-// ns on the performance.now() axis (ns - origin_ns) plus this offset (1 s),
-// so the small negatives a clock calibration can give stay exact. Anything
-// still below 0 after the offset is clamped to 0.
+// Clock domain: every span timestamp is on kPerfettoClockId, a clock scoped
+// to the trace's one packet sequence that reads CLOCK_MONOTONIC minus
+// (origin_ns - kPerfettoTimestampOffsetNs), i.e. the span's ns on the
+// performance.now() axis plus 1 s. The first packet declares it as the
+// sequence's default timestamp clock (trace_packet_defaults) and relates it
+// by a ClockSnapshot to MONOTONIC, BOOTTIME and REALTIME read together, so
+// trace processors place the spans on those clocks (and merge the trace with
+// others); the offset keeps the small negatives of a clock calibration
+// exact and the timestamps short (their varints are most of a span's bytes).
+// Anything still below 0 is clamped to 0.
 constexpr int64_t kPerfettoTimestampOffsetNs = 1000000000;
+constexpr uint32_t kPerfettoClockId = 64;  // the first sequence-scoped clock id
+
+// BuiltinClock ids (perfetto_trace.proto).
+constexpr uint32_t kPerfettoRealtime = 1, kPerfettoMonotonic = 3, kPerfettoBoottime = 6;
 
 // Track uuids: a timeline's own track is its id; lane k >= 1 of a concurrent
 // track (overlapping spans, see perfetto_writer.cc) is (k << 32) | id; the
@@ -29,13 +40,16 @@ inline uint64_t perfetto_track_uuid(uint32_t timeline, uint32_t lane) {
 // interned event names are scoped to it).
 constexpr uint32_t kPerfettoSequenceId = 1;
 
-// Appends a whole Trace (repeated TracePacket, field 1) to `out`.
-void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, std::string& out);
+// Appends a whole Trace (repeated TracePacket, field 1) to `out`. `clocks`
+// are readings taken together at about the time of the write (see above).
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, std::string& out);
 // The same bytes, streamed to `sink` in blocks.
-void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, BlockSink& sink);
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, BlockSink& sink);
 // The same from records read in place (Tracer::freeze).
-void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, std::string& out);
-void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, BlockSink& sink);
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    BlockSink& sink);
 
 namespace perfetto_detail {
 // Base-128 varint (little-endian groups of 7 bits); at most 10 bytes.

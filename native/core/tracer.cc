@@ -8,6 +8,7 @@
 
 #include "async_track.h"
 #include "chrome_json_writer.h"
+#include "clock_readings.h"
 #include "close_barrier.h"
 #include "clock.h"
 #include "group_track.h"
@@ -256,7 +257,7 @@ Snapshot Tracer::snapshot() const {
 std::vector<StatsRow> Tracer::stats() const { return compute_stats(freeze()); }
 
 void Tracer::write_chrome_json(std::string& out) const {
-  hotspan::write_chrome_json(freeze(), impl_->options.origin_ns, out);
+  hotspan::write_chrome_json(freeze(), impl_->options.origin_ns, read_clocks(), out);
 }
 
 // ---- close ----

@@ -97,9 +97,9 @@ void file_writer_writes_the_stream() {
   for (const bool perfetto : {false, true}) {
     std::string expected;
     if (perfetto) {
-      hotspan::write_perfetto(s, kOrigin, expected);
+      hotspan::write_perfetto(s, kOrigin, hotspan_test::kTestClocks, expected);
     } else {
-      hotspan::write_chrome_json(s, kOrigin, expected);
+      hotspan::write_chrome_json(s, kOrigin, hotspan_test::kTestClocks, expected);
     }
     char path[] = "/tmp/hotspan-block-XXXXXX";
     const int fd = mkstemp(path);
@@ -109,9 +109,9 @@ void file_writer_writes_the_stream() {
       // Small blocks: the formatter waits on the writer thread many times.
       FileBlockWriter w(path, 1024);
       if (perfetto) {
-        hotspan::write_perfetto(s, kOrigin, w);
+        hotspan::write_perfetto(s, kOrigin, hotspan_test::kTestClocks, w);
       } else {
-        hotspan::write_chrome_json(s, kOrigin, w);
+        hotspan::write_chrome_json(s, kOrigin, hotspan_test::kTestClocks, w);
       }
       const char* op = nullptr;
       CHECK_EQ(w.finish(&op), 0);
@@ -126,14 +126,14 @@ void file_writer_reports_errors() {
   const Snapshot s = sample(100);
   {
     FileBlockWriter w("/nonexistent-dir-hotspan/trace.json");
-    hotspan::write_chrome_json(s, kOrigin, w);
+    hotspan::write_chrome_json(s, kOrigin, hotspan_test::kTestClocks, w);
     const char* op = nullptr;
     CHECK_EQ(w.finish(&op), ENOENT);
     CHECK(op != nullptr && std::strcmp(op, "open") == 0);
   }
   if (access("/dev/full", W_OK) == 0) {
     FileBlockWriter w("/dev/full", 1024);
-    hotspan::write_perfetto(s, kOrigin, w);
+    hotspan::write_perfetto(s, kOrigin, hotspan_test::kTestClocks, w);
     const char* op = nullptr;
     CHECK_EQ(w.finish(&op), ENOSPC);
     CHECK(op != nullptr && std::strcmp(op, "write") == 0);
@@ -145,12 +145,12 @@ void file_writer_reports_errors() {
 int main() {
   streams_same_bytes(
       "chrome json",
-      [](const Snapshot& s, std::string& out) { hotspan::write_chrome_json(s, kOrigin, out); },
-      [](const Snapshot& s, BlockSink& sink) { hotspan::write_chrome_json(s, kOrigin, sink); });
+      [](const Snapshot& s, std::string& out) { hotspan::write_chrome_json(s, kOrigin, hotspan_test::kTestClocks, out); },
+      [](const Snapshot& s, BlockSink& sink) { hotspan::write_chrome_json(s, kOrigin, hotspan_test::kTestClocks, sink); });
   streams_same_bytes(
       "perfetto",
-      [](const Snapshot& s, std::string& out) { hotspan::write_perfetto(s, kOrigin, out); },
-      [](const Snapshot& s, BlockSink& sink) { hotspan::write_perfetto(s, kOrigin, sink); });
+      [](const Snapshot& s, std::string& out) { hotspan::write_perfetto(s, kOrigin, hotspan_test::kTestClocks, out); },
+      [](const Snapshot& s, BlockSink& sink) { hotspan::write_perfetto(s, kOrigin, hotspan_test::kTestClocks, sink); });
   file_writer_writes_the_stream();
   file_writer_reports_errors();
   return check::result("block_output_test");

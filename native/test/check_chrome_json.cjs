@@ -38,13 +38,27 @@ try {
 if (typeof doc !== 'object' || doc === null || !Array.isArray(doc.traceEvents)) fail('no traceEvents array');
 if (doc.displayTimeUnit !== 'ms') fail(`displayTimeUnit ${doc.displayTimeUnit}`);
 const topKeys = Object.keys(doc).sort().join(',');
-if (topKeys !== 'displayTimeUnit,traceEvents') fail(`top-level keys ${topKeys}`);
+if (topKeys !== 'displayTimeUnit,metadata,traceEvents') fail(`top-level keys ${topKeys}`);
+const clockMeta = doc.metadata?.hotspan_clock;
+if (clockMeta?.ts_axis !== 'performance.now() in us' || !/^-?\d+$/.test(clockMeta.origin_monotonic_ns) ||
+    !/^-?\d+$/.test(clockMeta.origin_unix_ns)) fail(`metadata ${JSON.stringify(doc.metadata)}`);
 
-// Every ts/dur has exactly three decimals (ns resolution, no exponent).
+// Every ts has exactly three decimals (ns resolution, no exponent); a dur
+// three or more (see the sums below).
 const textForm = raw.toString('utf8');
 for (const m of textForm.matchAll(/"(ts|dur)":([^,}]*)/g)) {
-  if (!/^-?\d+\.\d{3}$/.test(m[2])) fail(`${m[1]} not in us with 3 decimals: ${m[2]}`);
+  if (!(m[1] === 'ts' ? /^-?\d+\.\d{3}$/ : /^\d+\.\d{3,}$/).test(m[2])) fail(`${m[1]} not in us: ${m[2]}`);
 }
+
+// ns -> the 3-decimal us text the writer gives a ts.
+const usText = (ns) => `${ns < 0 ? '-' : ''}${Math.floor(Math.abs(ns) / 1000)}.${String(Math.abs(ns) % 1000).padStart(3, '0')}`;
+const f64 = new Float64Array(1);
+const u64 = new BigUint64Array(f64.buffer);
+const nextUp = (x) => {
+  f64[0] = x;
+  u64[0] += 1n; // x > 0
+  return f64[0];
+};
 
 const events = doc.traceEvents || [];
 const byKind = { M: [], X: [], b: [], e: [] };
@@ -134,6 +148,14 @@ for (const x of expX) {
   if (ev.tid !== x.tid) fail(`${where}: tid ${ev.tid}`);
   if (nsOf(ev.ts) !== x.ts) fail(`${where}: ts ${ev.ts} != ${x.ts} ns`);
   if (nsOf(ev.dur) !== x.dur) fail(`${where}: dur ${ev.dur} != ${x.dur} ns`);
+  // A reader's end, ts + dur in doubles, is the end's own ts text parsed;
+  // where no double gives that (every sum a tie to even, dur > ts), the
+  // largest sum below it.
+  const end = Number(usText(x.ts + x.dur));
+  const sum = ev.ts + ev.dur;
+  if (sum !== end && !(sum < end && ev.ts + nextUp(ev.dur) > end && x.dur > Math.abs(x.ts))) {
+    fail(`${where}: ts ${ev.ts} + dur ${ev.dur} = ${sum}, not the end ${end}`);
+  }
   checkArgs(where, ev.args, x);
 }
 

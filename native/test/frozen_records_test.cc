@@ -16,6 +16,7 @@
 #include "perfetto_writer.h"
 #include "stats.h"
 #include "tracer.h"
+#include "snapshot_builders.h"
 
 namespace {
 
@@ -116,11 +117,11 @@ void check_outputs_match(const Tracer& t) {
   const Snapshot s = t.snapshot();
   check_same(f, s);
   std::string pf, ps, jf, js;
-  hotspan::write_perfetto(f, t.origin_ns(), pf);
-  hotspan::write_perfetto(s, t.origin_ns(), ps);
+  hotspan::write_perfetto(f, t.origin_ns(), hotspan_test::kTestClocks, pf);
+  hotspan::write_perfetto(s, t.origin_ns(), hotspan_test::kTestClocks, ps);
   CHECK(!pf.empty() && pf == ps);
-  hotspan::write_chrome_json(f, t.origin_ns(), jf);
-  hotspan::write_chrome_json(s, t.origin_ns(), js);
+  hotspan::write_chrome_json(f, t.origin_ns(), hotspan_test::kTestClocks, jf);
+  hotspan::write_chrome_json(s, t.origin_ns(), hotspan_test::kTestClocks, js);
   CHECK(!jf.empty() && jf == js);
   const auto rf = hotspan::compute_stats(f);
   const auto rs = hotspan::compute_stats(s);
@@ -183,10 +184,10 @@ void frozen_outlives_its_tracer() {
   const int64_t origin = t->origin_ns();
   const FrozenSnapshot f = t->freeze();
   std::string before, after;
-  hotspan::write_perfetto(f, origin, before);
+  hotspan::write_perfetto(f, origin, hotspan_test::kTestClocks, before);
   t->close();
   t.reset();
-  hotspan::write_perfetto(f, origin, after);
+  hotspan::write_perfetto(f, origin, hotspan_test::kTestClocks, after);
   CHECK(!before.empty() && before == after);
 }
 

@@ -12,6 +12,7 @@
 
 #include "chrome_json_writer.h"
 #include "stats.h"
+#include "snapshot_builders.h"
 
 using namespace hotspan;
 
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
   for (int run = 0; run < 5; ++run) {
     std::string out;
     auto t0 = std::chrono::steady_clock::now();
-    write_chrome_json(s, origin, out);
+    write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
     auto t1 = std::chrono::steady_clock::now();
     best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
     bytes = out.size();

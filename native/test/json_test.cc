@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -55,7 +57,7 @@ void test_golden() {
   s.timelines.push_back(track);
 
   std::string out = "PREFIX";
-  write_chrome_json(s, origin, out);
+  write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
   const std::string want =
       "PREFIX{\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"hotspan\"}},\n"
@@ -74,7 +76,8 @@ void test_golden() {
       "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"b\",\"ts\":1.000,\"pid\":1,\"tid\":3,\"id\":\"12884901889\","
       "\"args\":{\"span_id\":12884901889,\"parent_id\":4294967298}},\n"
       "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":4.000,\"pid\":1,\"tid\":3,\"id\":\"12884901889\"}\n"
-      "],\"displayTimeUnit\":\"ms\"}\n";
+      "],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{\"ts_axis\":\"performance.now() in us\","
+      "\"origin_monotonic_ns\":\"1000000\",\"origin_unix_ns\":\"1766361600001000000\"}}}\n";
   if (out != want) {
     report_mismatch(__LINE__, out, want);
   }
@@ -88,7 +91,7 @@ void test_golden() {
     s2.names = s.names;
     s2.timelines.push_back(serial);
     std::string o2;
-    write_chrome_json(s2, origin, o2);
+    write_chrome_json(s2, origin, hotspan_test::kTestClocks, o2);
     CHECK(contains(o2, "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"X\",\"ts\":1.000,\"dur\":3.000,"
                          "\"pid\":1,\"tid\":3,\"args\":{\"span_id\":12884901889,\"parent_id\":0}}"));
     CHECK(!contains(o2, "\"ph\":\"b\""));
@@ -97,11 +100,12 @@ void test_golden() {
   // An empty snapshot is still a complete document.
   Snapshot empty;
   std::string e;
-  write_chrome_json(empty, 0, e);
+  write_chrome_json(empty, 0, hotspan_test::kTestClocks, e);
   const std::string want_empty =
       "{\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"hotspan\"}}\n"
-      "],\"displayTimeUnit\":\"ms\"}\n";
+      "],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{\"ts_axis\":\"performance.now() in us\","
+      "\"origin_monotonic_ns\":\"0\",\"origin_unix_ns\":\"1766361600000000000\"}}}\n";
   if (e != want_empty) {
     report_mismatch(__LINE__, e, want_empty);
   }
@@ -115,7 +119,7 @@ std::string written_name(const std::string& raw) {
   t.records.push_back(rec(1, 0, 0, 0, 1));
   s.timelines.push_back(t);
   std::string out;
-  write_chrome_json(s, 0, out);
+  write_chrome_json(s, 0, hotspan_test::kTestClocks, out);
   const std::string key = "{\"name\":\"";
   size_t at = out.find(key + "", out.find("\"tid\":1,\"args\":{\"sort_index\""));
   if (at == std::string::npos) return "<missing>";
@@ -156,7 +160,7 @@ void test_escaping() {
   t.attrs = {{1, "{\"q\":\"say \\\"hi\\\"\\n\",\"n\":-1.5e3}"}};
   s.timelines.push_back(t);
   std::string out;
-  write_chrome_json(s, 0, out);
+  write_chrome_json(s, 0, hotspan_test::kTestClocks, out);
   CHECK(contains(out, "\"args\":{\"name\":\"th\\\"read\\u000a\"}"));
   CHECK(contains(out, "\"args\":{\"q\":\"say \\\"hi\\\"\\n\",\"n\":-1.5e3,\"span_id\":30064771073,\"parent_id\":0}"));
 
@@ -164,7 +168,7 @@ void test_escaping() {
   t.attrs = {{1, "oops\""}};
   s.timelines[0] = t;
   out.clear();
-  write_chrome_json(s, 0, out);
+  write_chrome_json(s, 0, hotspan_test::kTestClocks, out);
   CHECK(contains(out, "\"args\":{\"attrs\":\"oops\\\"\",\"span_id\":30064771073,"));
 }
 
@@ -176,7 +180,7 @@ std::string written_times(int64_t origin, int64_t start, int64_t end) {
   t.records.push_back(rec(1, 0, 0, start, end));
   s.timelines.push_back(t);
   std::string out;
-  write_chrome_json(s, origin, out);
+  write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
   size_t at = out.find("\"ts\":");
   size_t end_at = out.find(",\"pid\"", at);
   if (at == std::string::npos || end_at == std::string::npos) return "<missing>";
@@ -198,8 +202,80 @@ void test_times() {
   expect_times(5, 0, 123456789012, "\"ts\":-0.005,\"dur\":123456789.012");
   // A realistic raw monotonic origin (days of uptime) and an hour-long trace.
   expect_times(864000123456789, 864000123456789 + 3600000000001, 864000123456789 + 3600000000001 + 99,
-               "\"ts\":3600000000.001,\"dur\":0.099");
-  expect_times(0, INT64_MAX - 1, INT64_MAX, "\"ts\":9223372036854775.806,\"dur\":0.001");
+               "\"ts\":3600000000.001,\"dur\":0.098999977111816406");
+  // Past 2^53 ns doubles are coarser than a ns: both ends read as the same double.
+  expect_times(0, INT64_MAX - 1, INT64_MAX, "\"ts\":9223372036854775.806,\"dur\":0.000");
+}
+
+double parse_double(const std::string& text) {
+  double v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (r.ec != std::errc() || r.ptr != text.data() + text.size()) check::fail(__FILE__, __LINE__, "unparsable " + text);
+  return v;
+}
+
+// The text between `key` and the next ',' in `s`.
+std::string field(const std::string& s, const std::string& key) {
+  const size_t at = s.find(key);
+  if (at == std::string::npos) return "";
+  const size_t b = at + key.size();
+  return s.substr(b, s.find(',', b) - b);
+}
+
+// Spans back to back (each starts at the ns its predecessor ended) and
+// spans ending with their parent: a reader adding ts + dur in doubles must
+// get exactly the double of the end's own ts text, or it sees overlaps and
+// loses containment. Origins put ts from before the origin to past 2^53 ns.
+void test_dur_sums() {
+  std::mt19937_64 rng(11);
+  const int64_t offsets[] = {-5000000, 0, 499182053, 86400000000000, 3600000000001, int64_t{1} << 53,
+                             (int64_t{1} << 53) + 123456789, int64_t{1} << 60};
+  size_t checked = 0, widened = 0, unreachable = 0, rebased = 0;
+  for (int64_t offset : offsets) {
+    for (int chain = 0; chain < 40; ++chain) {
+      int64_t start = offset + static_cast<int64_t>(rng() % 1000000000);
+      const std::string first_ts = field(written_times(0, start, start) + ",", "\"ts\":");
+      for (int k = 0; k < 50; ++k) {
+        const int64_t dur = (rng() & 7) == 0 ? 0
+                            : (rng() & 1) ? static_cast<int64_t>(rng() % 100000)
+                                          : static_cast<int64_t>(rng() % 10000000000ull);
+        const std::string times = written_times(0, start, start + dur);
+        const std::string ts_text = field(times + ",", "\"ts\":");
+        const std::string dur_text = field(times + ",", "\"dur\":");
+        const std::string end_text = field(written_times(0, start + dur, start + dur) + ",", "\"ts\":");
+        const double sum = parse_double(ts_text) + parse_double(dur_text);
+        const double end_value = parse_double(end_text);
+        if (sum != end_value) {
+          // Only where no double gives the end exactly (every sum a tie that
+          // rounds to even): then the largest sum below it.
+          const double up = std::nextafter(parse_double(dur_text), HUGE_VAL);
+          const bool largest_below = sum < end_value && parse_double(ts_text) + up > end_value;
+          if (!largest_below || dur < std::llabs(start)) {
+            check::fail(__FILE__, __LINE__, "ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
+          }
+          ++unreachable;
+        }
+        // Rebased on the chain's first ts o, as speedscope does, the sum still
+        // lands on the end, where subtracting o is exact (ts, end <= 2 o).
+        const double o = parse_double(first_ts);
+        const double ts_v = parse_double(ts_text);
+        if (o > 0 && ts_v >= o && end_value <= 2 * o) {
+          if ((ts_v - o) + parse_double(dur_text) != end_value - o) {
+            check::fail(__FILE__, __LINE__, "rebased: ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
+          }
+          ++rebased;
+        }
+        // Still the duration to the ns.
+        CHECK(std::llround(parse_double(dur_text) * 1000) == dur || offset >= (int64_t{1} << 53));
+        if (dur_text.size() != std::to_string(dur / 1000).size() + 4) ++widened;
+        ++checked;
+        start += dur;
+      }
+    }
+  }
+  CHECK(widened > 0 && widened < checked && rebased > checked / 2);
+  std::printf("json_test: %zu ts + dur sums (%zu also rebased), %zu needed more than 3 decimals, %zu ends unreachable (one ulp early)\n",
+              checked, rebased, widened, unreachable);
 }
 
 std::string hex(const std::string& s) {
@@ -346,7 +422,7 @@ void test_node_round_trip() {
   }
 
   std::string out;
-  write_chrome_json(s, origin, out);
+  write_chrome_json(s, origin, hotspan_test::kTestClocks, out);
   std::string trace = temp_path(".json");
   std::string expf = temp_path(".tsv");
   CHECK(!trace.empty() && !expf.empty());
@@ -376,6 +452,7 @@ int main() {
   RUN_TEST(test_golden);
   RUN_TEST(test_escaping);
   RUN_TEST(test_times);
+  RUN_TEST(test_dur_sums);
   RUN_TEST(test_node_round_trip);
   return check::result("json_test");
 }

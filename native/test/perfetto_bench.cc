@@ -12,6 +12,7 @@
 #include <string>
 
 #include "perfetto_writer.h"
+#include "snapshot_builders.h"
 
 using namespace hotspan;
 
@@ -60,7 +61,7 @@ int main(int argc, char** argv) {
   for (int run = 0; run < 5; ++run) {
     std::string out;
     auto t0 = std::chrono::steady_clock::now();
-    write_perfetto(s, origin, out);
+    write_perfetto(s, origin, hotspan_test::kTestClocks, out);
     auto t1 = std::chrono::steady_clock::now();
     best = std::min(best, std::chrono::duration<double>(t1 - t0).count());
     bytes = out.size();
@@ -79,7 +80,7 @@ int main(int argc, char** argv) {
   for (int run = 0; run < 5; ++run) {
     Count sink;
     auto t0 = std::chrono::steady_clock::now();
-    write_perfetto(s, origin, sink);
+    write_perfetto(s, origin, hotspan_test::kTestClocks, sink);
     auto t1 = std::chrono::steady_clock::now();
     best_stream = std::min(best_stream, std::chrono::duration<double>(t1 - t0).count());
   }

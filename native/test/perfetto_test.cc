@@ -244,11 +244,13 @@ void test_structure() {
   groups.records.push_back(rec(1, 0, 3, origin - 10, origin + 400));
   s.timelines.push_back(groups);
 
-  // Concurrent track: a [0,100] and b [50,150] overlap; c [60,90] nests in a? No:
-  // c starts after b, whose lane (the previous one) does not contain it.
+  // Concurrent track: a [0,100] and b [50,150] overlap; c [60,90] lies inside
+  // both but is neither's child: a lane of its own. e [70,80] is b's child:
+  // nested under b on b's lane.
   SnapshotTimeline track = timeline(3, "track: io", TimelineKind::kTrack);
   track.records.push_back(rec(1, 0, 2, origin + 1000, origin + 1100, 0, kFlagAsync | kFlagParentElsewhere));
   track.records.push_back(rec(3, 0, 2, origin + 1060, origin + 1090, 0, kFlagAsync));
+  track.records.push_back(rec(5, 2, 2, origin + 1070, origin + 1080, 1, kFlagAsync));
   track.records.push_back(rec(2, 0, 2, origin + 1050, origin + 1150, 0, kFlagAsync));
   track.records.push_back(rec(4, 0, 2, origin + 1200, origin + 1300, 0, kFlagAsync));
   track.foreign_parents = {{1, make_span_id(1, 1)}};
@@ -258,7 +260,7 @@ void test_structure() {
   s.timelines.push_back(empty);
 
   std::string out = "prefix";
-  write_perfetto(s, origin, out);
+  write_perfetto(s, origin, hotspan_test::kTestClocks, out);
   CHECK(out.compare(0, 6, "prefix") == 0);
   Doc d = parse(out.substr(6));
 
@@ -284,7 +286,7 @@ void test_structure() {
   }
 
   check_nesting(d);
-  CHECK_EQ(d.events.size(), 2u * (3 + 1 + 4));
+  CHECK_EQ(d.events.size(), 2u * (3 + 1 + 5));
 
   // Main timeline: outer begin, inner begin, inner end, phase begin, phase end, outer end.
   std::vector<std::pair<uint64_t, uint64_t>> main_seq;  // type, ts
@@ -332,15 +334,16 @@ void test_structure() {
   for (const Event& ev : d.events)
     if (ev.uuid == 2 && ev.type == 1) CHECK_EQ(ev.ts, off - 10);
 
-  // Track lanes: a (1) and d (4) on the track itself, b (2) on lane 1,
-  // c (3) on lane 1? c starts after b and b contains it: nested there.
+  // Track lanes: a (1) and d (4) on the track itself, b (2) and its child e
+  // (5) on lane 1, the unrelated c (3) on lane 2.
   std::map<uint64_t, std::vector<uint64_t>> lane_spans;  // uuid -> span local ids (begins)
   for (const Event& ev : d.events) {
     if (ev.type != 1 || (ev.uuid & 0xFFFFFFFFu) != 3) continue;
     lane_spans[ev.uuid].push_back(first(annotations(ev)["span_id"], 3)->v & 0xFFFFFFFFu);
   }
   CHECK(lane_spans[3] == (std::vector<uint64_t>{1, 4}));
-  CHECK(lane_spans[perfetto_track_uuid(3, 1)] == (std::vector<uint64_t>{2, 3}));
+  CHECK(lane_spans[perfetto_track_uuid(3, 1)] == (std::vector<uint64_t>{2, 5}));
+  CHECK(lane_spans[perfetto_track_uuid(3, 2)] == (std::vector<uint64_t>{3}));
   CHECK(d.tracks.count(perfetto_track_uuid(3, 1)) == 1);
   CHECK_EQ(first(d.tracks[perfetto_track_uuid(3, 1)], 2)->bytes, std::string("track: io #2"));
   CHECK_EQ(first(d.tracks[perfetto_track_uuid(3, 1)], 5)->v, 3u);
@@ -364,7 +367,7 @@ void test_parent_not_enclosing() {
   t.records.push_back(rec(4, 0, 0, 60, 90, 0));
   s.timelines.push_back(t);
   std::string out;
-  write_perfetto(s, 0, out);
+  write_perfetto(s, 0, hotspan_test::kTestClocks, out);
   const Doc d = parse(out);
   std::map<uint64_t, std::map<std::string, std::vector<Field>>> by_local;
   for (const Event& ev : d.events) {
@@ -390,7 +393,7 @@ void test_edge_cases() {
   t.attrs = {{1, "{\"long\":\"" + long_value + "\"}"}, {2, "not json"}};
   s.timelines.push_back(t);
   std::string out;
-  write_perfetto(s, 0, out);
+  write_perfetto(s, 0, hotspan_test::kTestClocks, out);
   Doc d = parse(out);
   check_nesting(d);
   bool saw_long = false, saw_raw = false, saw_clamped = false;
@@ -409,12 +412,43 @@ void test_edge_cases() {
   CHECK(saw_raw);
   CHECK(saw_clamped);
 
-  // An empty snapshot: the header packet only.
+  // An empty snapshot: the header and process track packets only.
   std::string e;
-  write_perfetto(Snapshot{}, 0, e);
+  write_perfetto(Snapshot{}, 0, hotspan_test::kTestClocks, e);
   Doc de = parse(e);
-  CHECK_EQ(de.packets.size(), 1u);
+  CHECK_EQ(de.packets.size(), 2u);
   CHECK(de.events.empty());
+}
+
+// The clock: span timestamps are on the sequence's clock 64 (the first
+// packet's trace_packet_defaults), which a ClockSnapshot in that packet ties
+// to MONOTONIC, BOOTTIME and REALTIME; with no BOOTTIME reading, MONOTONIC is
+// named the trace clock.
+void test_clock() {
+  const int64_t origin = 5000000000;
+  for (const bool boot : {true, false}) {
+    ClockReadings clocks = hotspan_test::kTestClocks;
+    if (!boot) clocks.boottime_ns = -1;
+    std::string out;
+    write_perfetto(Snapshot{}, origin, clocks, out);
+    const auto p0 = decode(decode(out).at(0).bytes);
+    CHECK_EQ(first(p0, 10)->v, uint64_t{kPerfettoSequenceId});
+    CHECK_EQ(first(decode(first(p0, 59)->bytes), 58)->v, uint64_t{kPerfettoClockId});
+    const auto snap = decode(first(p0, 6)->bytes);
+    std::map<uint64_t, uint64_t> got;
+    for (const Field* c : all(snap, 1)) {
+      const auto f = decode(c->bytes);
+      got[first(f, 1)->v] = first(f, 2)->v;
+    }
+    std::map<uint64_t, uint64_t> want = {
+        {kPerfettoClockId, static_cast<uint64_t>(clocks.monotonic_ns - origin + kPerfettoTimestampOffsetNs)},
+        {kPerfettoMonotonic, static_cast<uint64_t>(clocks.monotonic_ns)},
+        {kPerfettoRealtime, static_cast<uint64_t>(clocks.realtime_ns)}};
+    if (boot) want[kPerfettoBoottime] = static_cast<uint64_t>(clocks.boottime_ns);
+    CHECK(got == want);
+    const Field* primary = first(snap, 2);
+    CHECK(boot ? primary == nullptr : primary != nullptr && primary->v == kPerfettoMonotonic);
+  }
 }
 
 }  // namespace
@@ -424,5 +458,6 @@ int main() {
   test_structure();
   test_parent_not_enclosing();
   test_edge_cases();
+  test_clock();
   return check::result("perfetto_test");
 }

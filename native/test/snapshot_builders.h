@@ -5,9 +5,14 @@
 #include <string>
 #include <utility>
 
+#include "clock_readings.h"
 #include "tracer.h"
 
 namespace hotspan_test {
+
+// Fixed clock readings for the writers (documents stay byte-identical).
+inline const hotspan::ClockReadings kTestClocks{864000000000000, 1767225600000000000, 864500000000000};
+
 
 inline hotspan::SpanRecord rec(uint32_t local, uint32_t parent, uint32_t name, int64_t start,
                                int64_t end, uint16_t depth = 0, uint16_t flags = 0) {

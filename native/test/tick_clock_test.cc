@@ -273,7 +273,8 @@ void determinism_across_snapshots() {
   t->write_chrome_json(a);
   sleep_us(6000);
   t->write_chrome_json(b);
-  CHECK(a == b);
+  // The events; the metadata after them carries the clock readings of each write.
+  CHECK(a.substr(0, a.find("\n],")) == b.substr(0, b.find("\n],")));
 }
 
 // Ticks that went backwards relative to the last anchor (or a thread whose
