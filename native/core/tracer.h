@@ -12,15 +12,18 @@
 #include <vector>
 
 #include "frozen_records.h"
+#include "hotspan.h"
 #include "span_record.h"
 
 namespace hotspan {
 
+// The C ABI's codes (hotspan.h) are the one definition; lib's NativeStatus is
+// checked against them by test/binding-surface.test.ts.
 enum class Status : int {
-  kOk = 0,
-  kClosed = 1,      // the tracer was closed; nothing recorded
-  kNoOpenSpan = 2,  // end() with an empty open-span stack; nothing changed
-  kInvalid = 3,     // unknown name id, token, track or thread state
+  kOk = HOTSPAN_OK,
+  kClosed = HOTSPAN_CLOSED,            // the tracer was closed; nothing recorded
+  kNoOpenSpan = HOTSPAN_NO_OPEN_SPAN,  // end() with an empty open-span stack; nothing changed
+  kInvalid = HOTSPAN_INVALID,          // unknown name id, token, track or thread state
 };
 
 enum class TimelineKind : uint8_t { kJs = 0, kNative = 1, kTrack = 2, kGroups = 3 };
@@ -114,9 +117,6 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // Returns nullptr once the tracer is closed.
   std::shared_ptr<ThreadState> native_thread();
   void set_thread_name(ThreadState& state, std::string_view name);
-  // A holder thread inside a finalizer or GC callback must not finalize.
-  void pause_finalization(ThreadState& state);
-  void resume_finalization(ThreadState& state);
 
   // ---- async spans on tracks (begin on one thread, end on any) ----
   uint32_t track(std::string_view name, bool serial);  // idempotent by name; returns timeline id

@@ -1,6 +1,6 @@
 // Both finalization paths with a fake holder: the test's main thread is
 // attached with attach_js_thread (a holder); std::threads use native_thread()
-// (non-holders). Plus pause, piggy-back drain, flush, wake, detach, exit.
+// (non-holders). Plus piggy-back drain, flush, wake, detach, exit.
 #include <atomic>
 #include <thread>
 
@@ -139,34 +139,6 @@ static void publish_queues_a_partial_batch() {
   CHECK_EQ(publish(*main), Status::kOk);  // holder: nothing to do
 }
 
-static void paused_holder_enqueues() {
-  auto t = Tracer::create();
-  const uint32_t n = t->intern("n");
-  auto main = t->attach_js_thread("main");
-  const uint32_t tl = timeline_id(*main);
-  holder_tick(*main, n);
-  t->pause_finalization(*main);
-  t->pause_finalization(*main);  // nests
-  constexpr int kSpans = 300;
-  for (int i = 0; i < kSpans; ++i) holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{1});
-  CHECK_EQ(t->pending(), size_t{PendingQueue::kBatch});
-  // A paused thread is no holder for tracer-wide calls either.
-  const uint32_t tr = t->track("t", false);
-  CHECK_EQ(t->async_end(t->async_begin(tr, n, 1), 2), Status::kOk);
-  CHECK_EQ(committed_on(t->snapshot(), tr), size_t{0});
-  t->resume_finalization(*main);
-  holder_tick(*main, n);  // still paused (depth 1)
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{1});
-  t->resume_finalization(*main);
-  t->resume_finalization(*main);  // extra resume is harmless
-  holder_tick(*main, n);  // holder again: drains and commits everything
-  const Snapshot s = t->snapshot();
-  CHECK_EQ(committed_on(s, tl), size_t{1 + kSpans + 2});
-  CHECK_EQ(committed_on(s, tr), size_t{1});
-  CHECK_EQ(t->pending(), size_t{0});
-}
-
 static void holder_of_one_tracer_only() {
   auto a = Tracer::create();
   auto b = Tracer::create();
@@ -233,7 +205,6 @@ static TwoOpen two_open_spans(const char* thread_name) {
 
 static void detach_abandons_and_retires() {
   auto [t, main, tl, n] = two_open_spans("worker 2");
-  t->pause_finalization(*main);  // a partial batch must still be committed
   CHECK_EQ(begin(*main, n, 3), Status::kOk);
   CHECK_EQ(end(*main, 4), Status::kOk);
   t->detach_thread(*main, 10);
@@ -258,24 +229,21 @@ static void detach_abandons_and_retires() {
 
 // Spans still open at detach (worker teardown) are often long: an end past
 // a record's 32-bit duration goes through the side table on the abandon
-// path too, with finalization paused (the batched path) or not.
+// path too.
 static void detach_keeps_long_abandoned_ends() {
-  for (const bool paused : {false, true}) {
-    auto [t, main, tl, n] = two_open_spans("worker 3");
-    if (paused) t->pause_finalization(*main);
-    const int64_t at = int64_t{1} << 33;
-    t->detach_thread(*main, at);
-    const Snapshot s = t->snapshot();
-    const auto* r = test_util::find_timeline(s, tl);
-    CHECK(r && r->records.size() == 2);
-    if (!r || r->records.size() != 2) continue;
-    for (const SpanRecord& rec : r->records) {
-      CHECK_EQ(rec.end_ns, at);
-      CHECK_EQ(rec.flags, uint16_t{kFlagAbandoned});
-    }
-    CHECK_EQ(r->records[0].start_ns, 2);
-    CHECK_EQ(r->records[1].start_ns, 1);
+  auto [t, main, tl, n] = two_open_spans("worker 3");
+  const int64_t at = int64_t{1} << 33;
+  t->detach_thread(*main, at);
+  const Snapshot s = t->snapshot();
+  const auto* r = test_util::find_timeline(s, tl);
+  CHECK(r && r->records.size() == 2);
+  if (!r || r->records.size() != 2) return;
+  for (const SpanRecord& rec : r->records) {
+    CHECK_EQ(rec.end_ns, at);
+    CHECK_EQ(rec.flags, uint16_t{kFlagAbandoned});
   }
+  CHECK_EQ(r->records[0].start_ns, 2);
+  CHECK_EQ(r->records[1].start_ns, 1);
 }
 
 int main() {
@@ -284,7 +252,6 @@ int main() {
   RUN_TEST(exiting_thread_abandons_open_spans);
   RUN_TEST(native_state_is_cached_per_tracer);
   RUN_TEST(publish_queues_a_partial_batch);
-  RUN_TEST(paused_holder_enqueues);
   RUN_TEST(holder_of_one_tracer_only);
   RUN_TEST(wake_fires_once_per_crossing);
   RUN_TEST(detach_abandons_and_retires);

@@ -1,5 +1,5 @@
 // The multi-thread stress test: 8 producers (native threads on the enqueue
-// path and extra threads attached as holders, some pausing finalization)
+// path and extra threads attached as holders)
 // record nested spans, async spans and groups, while a reader thread calls
 // flush(), snapshot() and stats() in a loop. Afterwards every record must be
 // present exactly once with valid ids, parents and times. Run under TSan by
@@ -44,13 +44,12 @@ struct Names {
 };
 
 // Records exactly kSpansPerThread spans in trees of varying shape.
-void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out, bool may_pause,
+void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out,
                   uint32_t serial_track, uint32_t conc_track, int seed) {
   uint64_t done = 0;
   uint64_t counter = 0;
   int async_left = kAsyncPerThread;
   uint64_t open_async = 0;
-  bool paused = false;
   auto open = [&](uint32_t name) {
     ++counter;
     Status s;
@@ -125,17 +124,7 @@ void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out, bo
     // Give the reader (and the other producers) a turn now and then, so the
     // snapshots really interleave with recording on a 2-core machine.
     if ((shape % 256) == 0) std::this_thread::yield();
-    // Holders pause finalization for stretches, as inside a GC callback.
-    if (may_pause && (shape % 512) == 0) {
-      if (paused) {
-        t.resume_finalization(st);
-      } else {
-        t.pause_finalization(st);
-      }
-      paused = !paused;
-    }
   }
-  if (paused) t.resume_finalization(st);
   CHECK_EQ(async_left, 0);
   CHECK_EQ(open_async, uint64_t{0});
   CHECK_EQ(open_depth(st), size_t{0});
@@ -222,7 +211,7 @@ int main() {
             CHECK_EQ(t->group_end(clock::now_ns()), Status::kOk);
           }
         }
-        record_spans(*t, *st, nm, out, /*may_pause=*/true, serial_track, conc_track, p);
+        record_spans(*t, *st, nm, out, serial_track, conc_track, p);
         t->detach_thread(*st, clock::now_ns());  // env cleanup
       } else {
         auto st = t->native_thread();
@@ -230,7 +219,7 @@ int main() {
         if (!st) return;
         out.timeline = timeline_id(*st);
         t->set_thread_name(*st, "producer#" + std::to_string(p));
-        record_spans(*t, *st, nm, out, /*may_pause=*/false, serial_track, conc_track, p);
+        record_spans(*t, *st, nm, out, serial_track, conc_track, p);
         if (p % 2 == 0) CHECK_EQ(publish(*st), Status::kOk);
         // Thread exit publishes the rest and marks the timeline exited.
       }
