@@ -210,26 +210,6 @@ FrozenSnapshot Tracer::freeze() const {
   return snap;
 }
 
-Snapshot Tracer::snapshot() const {
-  FrozenSnapshot frozen = freeze();
-  Snapshot snap;
-  snap.names = std::move(frozen.names);
-  snap.timelines.resize(frozen.timelines.size());
-  for (size_t i = 0; i < frozen.timelines.size(); ++i) {
-    FrozenTimeline& from = frozen.timelines[i];
-    SnapshotTimeline& to = snap.timelines[i];
-    to.id = from.id;
-    to.name = std::move(from.name);
-    to.kind = from.kind;
-    to.serial = from.serial;
-    to.exited = from.exited;
-    from.records.materialize(to.records);
-    to.attrs = std::move(from.attrs);
-    to.foreign_parents = std::move(from.foreign_parents);
-  }
-  return snap;
-}
-
 std::vector<StatsRow> Tracer::stats() const { return compute_stats(freeze()); }
 
 void Tracer::write_chrome_json(std::string& out) const {

@@ -53,9 +53,10 @@ struct TracerOptions {
 class ThreadState;
 
 // One timeline's committed records with what describes them. Records is
-// SpanRecords (a Snapshot: a copy, large arrays in huge pages, see
-// huge_pages.h) or FrozenRecords (a FrozenSnapshot: read in place, see
-// frozen_records.h).
+// FrozenRecords (a FrozenSnapshot, what Tracer::freeze returns: read in
+// place, see frozen_records.h) or SpanRecords (a Snapshot: records already
+// materialized, e.g. by a caller that has no Tracer; the writers and stats
+// take either).
 template <typename Records>
 struct BasicSnapshotTimeline {
   uint32_t id = 0;
@@ -142,10 +143,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   void set_wake(std::function<void()> wake);
 
   // ---- reading (thread-safe, committed records only) ----
-  // A copy of every committed record.
-  Snapshot snapshot() const;
-  // The same records, read in place (see frozen_records.h): what the
-  // writers and stats use. Costs a pointer per 1024 records.
+  // Every committed record, read in place (see frozen_records.h): what the
+  // writers, stats and the binding's snapshot read. Costs a pointer per
+  // 1024 records.
   FrozenSnapshot freeze() const;
   std::vector<StatsRow> stats() const;
   // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).

@@ -41,7 +41,7 @@ static void holder_records_visible_at_once() {
   auto main = t->attach_js_thread("main");
   CHECK_EQ(t->attach_js_thread("again"), main);  // one state per (tracer, thread)
   for (int i = 0; i < 3; ++i) holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), timeline_id(*main)), size_t{3});
+  CHECK_EQ(committed_on(t->freeze(), timeline_id(*main)), size_t{3});
   CHECK_EQ(t->pending(), size_t{0});
 }
 
@@ -55,7 +55,7 @@ static void non_holder_invisible_until_drain() {
   uint32_t tl = 0;
   worker.run([&] { tl = record_native(*t, n, kSpans); });
   CHECK(tl != 0);
-  const Snapshot s0 = t->snapshot();
+  const FrozenSnapshot s0 = t->freeze();
   CHECK_EQ(committed_on(s0, tl), size_t{0});
   CHECK_EQ(t->pending(), size_t{PendingQueue::kBatch});
   const auto* tl0 = test_util::find_timeline(s0, tl);
@@ -64,19 +64,19 @@ static void non_holder_invisible_until_drain() {
 
   // The holder's next end() drains the queued batch (piggy-back)...
   holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{PendingQueue::kBatch});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{PendingQueue::kBatch});
   CHECK_EQ(t->pending(), size_t{0});
   // ...and flush() also sweeps the partial batch.
   t->flush();
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{kSpans});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{kSpans});
 
   // Thread exit publishes the rest and marks the timeline exited.
   worker.run([&] { record_native(*t, n, 10); });
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{kSpans});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{kSpans});
   worker.stop();
   CHECK_EQ(t->pending(), size_t{10});
   holder_tick(*main, n);
-  const Snapshot s1 = t->snapshot();
+  const FrozenSnapshot s1 = t->freeze();
   CHECK_EQ(committed_on(s1, tl), size_t{kSpans + 10});
   const auto* tl1 = test_util::find_timeline(s1, tl);
   CHECK(tl1 && tl1->exited);
@@ -95,7 +95,7 @@ static void exiting_thread_abandons_open_spans() {
     CHECK_EQ(begin(*st, n, 4), Status::kOk);  // two left open at exit
   }).join();
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* r = test_util::find_timeline(s, tl);
   CHECK(r && r->records.size() == 3 && r->exited);
   if (!r || r->records.size() != 3) return;
@@ -118,7 +118,7 @@ static void native_state_is_cached_per_tracer() {
     CHECK_EQ(t1->native_thread(), a);
     t1->set_thread_name(*a, "encoder#3");
   }).join();
-  const Snapshot s = t1->snapshot();
+  const FrozenSnapshot s = t1->freeze();
   CHECK_EQ(s.timelines.size(), size_t{1});
   if (!s.timelines.empty()) CHECK_EQ(s.timelines[0].name, std::string("native: encoder#3"));
 }
@@ -135,7 +135,7 @@ static void publish_queues_a_partial_batch() {
   });
   CHECK_EQ(t->pending(), size_t{10});
   holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{10});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{10});
   CHECK_EQ(publish(*main), Status::kOk);  // holder: nothing to do
 }
 
@@ -148,11 +148,11 @@ static void holder_of_one_tracer_only() {
   const uint32_t tr = b->track("t", false);
   // This thread holds a's env, not b's: b's record waits for a drain.
   CHECK_EQ(b->async_end(b->async_begin(tr, nb, 1), 2), Status::kOk);
-  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{0});
+  CHECK_EQ(committed_on(b->freeze(), tr), size_t{0});
   holder_tick(*main_a, na);  // drains a's queue only
-  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{0});
+  CHECK_EQ(committed_on(b->freeze(), tr), size_t{0});
   b->flush();
-  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{1});
+  CHECK_EQ(committed_on(b->freeze(), tr), size_t{1});
 }
 
 static void wake_fires_once_per_crossing() {
@@ -208,7 +208,7 @@ static void detach_abandons_and_retires() {
   CHECK_EQ(begin(*main, n, 3), Status::kOk);
   CHECK_EQ(end(*main, 4), Status::kOk);
   t->detach_thread(*main, 10);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* r = test_util::find_timeline(s, tl);
   CHECK(r && r->records.size() == 3 && r->exited);
   if (r && r->records.size() == 3) {
@@ -221,7 +221,7 @@ static void detach_abandons_and_retires() {
   // No longer a holder: a track record now waits for a drain.
   const uint32_t tr = t->track("t", false);
   CHECK_EQ(t->async_end(t->async_begin(tr, n, 1), 2), Status::kOk);
-  CHECK_EQ(committed_on(t->snapshot(), tr), size_t{0});
+  CHECK_EQ(committed_on(t->freeze(), tr), size_t{0});
   // Attaching again gives a fresh timeline.
   auto again = t->attach_js_thread("worker 2");
   CHECK(again != main && timeline_id(*again) != tl);
@@ -234,7 +234,7 @@ static void detach_keeps_long_abandoned_ends() {
   auto [t, main, tl, n] = two_open_spans("worker 3");
   const int64_t at = int64_t{1} << 33;
   t->detach_thread(*main, at);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* r = test_util::find_timeline(s, tl);
   CHECK(r && r->records.size() == 2);
   if (!r || r->records.size() != 2) return;
