@@ -22,7 +22,7 @@
 #include "pending_queue.h"
 #include "span_record.h"
 #include "stored_span.h"
-#include "timeline_chunks.h"
+#include "timeline.h"
 #include "tracer.h"
 #include "tracer_shared.h"
 
