@@ -738,6 +738,51 @@ void test_two_tracers_one_thread() {
 
 // One long-lived thread meets many tracers, most of them closed soon after:
 // its cache drops what is closed without losing what is live.
+// A thread_local made before the thread's first hotspan call is destroyed
+// after hotspan's per-thread lists (PerThreadList): calls from its
+// destructor must be answered HOTSPAN_CLOSED without touching them, and what
+// the thread recorded before still reaches the tracer.
+struct LateResults {
+  bool ran = false;
+  hotspan_status begin = HOTSPAN_OK, end = HOTSPAN_OK, flush = HOTSPAN_OK;
+};
+LateResults g_late;
+
+struct LateCaller {
+  const hotspan_api_v1* api = nullptr;
+  uint32_t name = 0;
+  ~LateCaller() {
+    if (api == nullptr) return;
+    g_late.begin = api->begin(api->tracer, name);
+    g_late.end = api->end(api->tracer);
+    g_late.flush = api->flush_thread(api->tracer);
+    g_late.ran = true;
+  }
+};
+thread_local LateCaller t_late;
+
+void test_calls_from_a_later_thread_local_destructor() {
+  auto tracer = make_tracer();
+  const hotspan_api_v1* api = hotspan::c_api_for(tracer);
+  const uint32_t n = intern(api, "late");
+  std::thread([&] {
+    t_late.api = api;  // constructed before hotspan's lists: destroyed after them
+    t_late.name = n;
+    CHECK_EQ(api->begin(api->tracer, n), HOTSPAN_OK);
+    CHECK_EQ(api->end(api->tracer), HOTSPAN_OK);
+  }).join();
+  CHECK(g_late.ran);
+  CHECK_EQ(g_late.begin, HOTSPAN_CLOSED);
+  CHECK_EQ(g_late.end, HOTSPAN_CLOSED);
+  CHECK_EQ(g_late.flush, HOTSPAN_CLOSED);
+  tracer->flush();
+  size_t late = 0;
+  for (const auto& t : tracer->freeze().timelines) {
+    for (const SpanRecord r : t.records) late += r.name == n;
+  }
+  CHECK_EQ(late, size_t{1});
+}
+
 void test_many_tracers_one_thread() {
   constexpr int kTracers = 40;
   std::vector<std::shared_ptr<Tracer>> tracers;
@@ -796,5 +841,6 @@ int main() {
   RUN_TEST(test_destroyed_gated);
   RUN_TEST(test_two_tracers_one_thread);
   RUN_TEST(test_many_tracers_one_thread);
+  RUN_TEST(test_calls_from_a_later_thread_local_destructor);
   return check_report("c_api_test");
 }
