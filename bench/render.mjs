@@ -94,7 +94,7 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       rows.push([`Chrome JSON, core writer alone into memory (C++, ${cw.spans} spans)`, `${fmt(cw.chromeJsonSpansPerSec.median / 1e6)} M spans/s`, `${fmt(cw.chromeJsonBytesPerSpan.median)} bytes/span`]);
       // Results before the core bench measured these have no such rows.
       if (cw.perfettoSpansPerSec) rows.push([`Perfetto, core alone: ${cw.perfettoInput ?? 'snapshot'} + streamed writer, no file (C++, ${cw.spans} spans)`, `${fmt(cw.perfettoSpansPerSec.median / 1e6)} M spans/s`, '']);
-      if (cw.snapshotSpansPerSec) rows.push([`snapshot alone: copy + tick conversion (C++, ${cw.spans} spans)`, `${fmt(cw.snapshotSpansPerSec.median / 1e6)} M spans/s`, '']);
+      if (cw.snapshotSpansPerSec) rows.push([`snapshot alone: freeze + tick conversion of every record (C++, ${cw.spans} spans)`, `${fmt(cw.snapshotSpansPerSec.median / 1e6)} M spans/s`, '']);
     }
     if (r.rss && Number.isFinite(r.rss.bytesPerSpan)) rows.push([`RSS growth per committed span (${r.rss.committed} spans, fresh process)`, `${fmt(r.rss.bytesPerSpan)} bytes`, '']);
     out.push(table(['what', 'figure', ''], rows));

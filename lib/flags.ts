@@ -1,5 +1,6 @@
-// Span flags, as in native/core/span_record.h `SpanFlags`. The facade decodes
-// them from NativeSnapshot.fields and the js backend writes the same bits.
+// Span flags, as in native/core/span_record.h `SpanFlags` (checked by
+// test/binding-surface.test.ts). The facade decodes them from
+// NativeSnapshot.fields and the js backend writes the same bits.
 
 export const FLAG_ASYNC = 1;
 export const FLAG_ABANDONED = 2;
@@ -17,9 +18,9 @@ export function spanId(timeline: number, local: number): number {
   return timeline * TIMELINE_SHIFT + local;
 }
 
-// NativeStatus values (lib/native-binding.ts), spelled out: a const enum is
-// not inlined across files by per-file transforms (vitest), so the facade
-// does not depend on one at run time.
+// NativeStatus values: native/include/hotspan.h `hotspan_status`, checked
+// against it by test/binding-surface.test.ts. Plain constants, not a const
+// enum: per-file transforms (vitest) do not inline a const enum across files.
 export const STATUS_OK = 0;
 export const STATUS_CLOSED = 1;
 export const STATUS_NO_OPEN_SPAN = 2;

@@ -11,6 +11,6 @@ export interface TracerInternals {
   readonly backend: Backend;
   readonly gcHook: GcHook | undefined;
   readonly handles: HandleTracker;
-  /** The NativeTracer of a native tracer (testRecordOffThread, pending()). */
+  /** The NativeTracer of a native tracer (pending(), nativeApi()). */
   readonly native: NativeTracer | undefined;
 }

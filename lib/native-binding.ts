@@ -2,15 +2,15 @@
 // Hot functions return status codes instead of throwing; the facade turns
 // codes into errors so the native side never builds exception objects.
 
+import type { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat } from './output';
 
-/** Status codes shared with native/core/tracer.h `Status`. */
-export const enum NativeStatus {
-  Ok = 0,
-  Closed = 1,
-  NoOpenSpan = 2,
-  Invalid = 3,
-}
+/**
+ * A status code of the core (native/include/hotspan.h `hotspan_status`, which
+ * native/core/tracer.h `Status` is defined from); values in lib/flags.ts.
+ * test/binding-surface.test.ts checks this file against the addon.
+ */
+export type NativeStatus = typeof STATUS_OK | typeof STATUS_CLOSED | typeof STATUS_NO_OPEN_SPAN | typeof STATUS_INVALID;
 
 /** Columnar committed records, as returned by `NativeTracer.snapshot()`. */
 export interface NativeSnapshot {
@@ -93,10 +93,6 @@ export interface NativeTracer {
   nativeApi(): unknown;
   close(): void;
   closed(): boolean;
-
-  // test-only: records `count` spans of `nameId` from a new native thread (the
-  // non-holder path), joins it, and returns without draining.
-  testRecordOffThread(nameId: number, count: number): void;
 }
 
 export interface NativeAddon {

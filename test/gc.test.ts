@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { loadNativeAddon } from '../lib/native-loader';
 
 const root = path.join(__dirname, '..');
+// Built by the vitest global setup (test/fixtures/build-consumer.js).
+const consumerPath = path.join(__dirname, 'fixtures', 'consumer', 'build', 'Release', 'consumer.node');
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 
 /** Runs `body` (an async function body) with `Tracer`, `internals`, `ticks` in scope; returns what it prints as JSON. */
@@ -32,9 +34,9 @@ describe('GC hook and abandoned handles', () => {
     const out = runChild(`
       const t = new Tracer({ backend: 'native' });
       const nt = t[internals]().native;
-      const id = t.name('offthread');
-      nt.testRecordOffThread(id, 100);
-      const count = () => t.snapshot().filter((r) => r.name === 'offthread').length;
+      // One native thread through the C ABI (the non-holder path); it has exited on return.
+      require(${JSON.stringify(consumerPath)}).run(nt.nativeApi(), { threads: 1, spansPerThread: 100, depth: 1 });
+      const count = () => t.snapshot().filter((r) => r.name === 'consumer.d0').length;
       const before = count();
       const pendingBefore = nt.pending();
       // No GC yet: still not visible after event-loop turns.
@@ -44,7 +46,7 @@ describe('GC hook and abandoned handles', () => {
       globalThis.gc();
       let after = 0;
       for (let i = 0; i < 100 && after === 0; i++) { await ticks(1); after = count(); }
-      const recs = t.snapshot().filter((r) => r.name === 'offthread');
+      const recs = t.snapshot().filter((r) => r.name === 'consumer.d0');
       return { before, pendingBefore, afterTicks, after, runsBefore, runsAfter: t[internals]().gcHook.runs,
                kinds: [...new Set(recs.map((r) => r.timelineKind))], pendingAfter: nt.pending() };
     `);

@@ -4,18 +4,18 @@
 // Rows (ns per record, median of 3 repetitions in this process):
 //   bare        two clock reads + a 28-byte store (the floor of this binary)
 //   finalize    holder thread: fast::begin/end, end() commits at once
-//   enqueue     the same JS thread with finalization paused (holder check
-//               says no): records queue in batches of PendingQueue::kBatch
+//   enqueue     the same thread through a native (non-holder) state of the
+//               tracer: records queue in batches of PendingQueue::kBatch
 //   drain       Tracer::flush() of what `enqueue` queued, per record
 //   native      a std::thread through the C ABI table (thread_local lookup,
 //               begin/end, batched enqueue), as another addon records
 //   native_drain flush() of the native thread's records, per record
-//   check       the hot-path holder check alone (state_is_holder: a relaxed
-//               load of the state's commit_now flag), per call
-//   check_tracer the tracer-wide check (thread_is_holder(tracer id), used by
-//               async_end / group_end), per call
-// and "writer": the core's snapshot (a copy, what tracer.snapshot() hands to
-// JS), Chrome JSON writer (into a std::string) and Perfetto writer (streamed,
+//   check       the hot-path holder decision alone (ThreadState::finalizes_now
+//               with an empty queue: two relaxed loads), per call
+//   check_tracer the tracer-wide lookup (holder_check::holder_for(tracer id),
+//               used by async_end / group_end), per call
+// and "writer": freeze() plus every record read and converted (what
+// tracer.snapshot() does before it fills its JS arrays), Chrome JSON writer (into a std::string) and Perfetto writer (streamed,
 // counted, from freeze(): what write() does), no Node, no file: spans/s over n/2
 // spans.
 #include <algorithm>
@@ -80,25 +80,27 @@ struct PathResult {
   double drain_ns = 0;
 };
 
-// Holder JS thread; paused = finalization paused (the non-holder path).
-PathResult js_path(uint64_t n, bool paused) {
+// Holder JS thread, or (enqueue) the same thread through a native state:
+// the non-holder path.
+PathResult js_path(uint64_t n, bool enqueue) {
   auto tracer = hotspan::Tracer::create();
   const uint32_t name = tracer->intern("core.bench");
-  auto state = tracer->attach_js_thread("main");
-  if (paused) tracer->pause_finalization(*state);
+  auto holder = tracer->attach_js_thread("main");
+  auto state = enqueue ? tracer->native_thread() : holder;
   int64_t t0 = cpu_ns();
   for (uint64_t i = 0; i < n; i++) {
     hotspan::fast::begin(*state, name, now_ns());
     hotspan::fast::end(*state, now_ns());
   }
   int64_t t1 = cpu_ns();
-  if (paused) tracer->resume_finalization(*state);
+  if (enqueue) hotspan::publish(*state);
   tracer->flush();
   int64_t t2 = cpu_ns();
   PathResult r;
   r.record_ns = static_cast<double>(t1 - t0) / n;
   r.drain_ns = static_cast<double>(t2 - t1) / n;
-  tracer->detach_thread(*state, now_ns());
+  tracer->detach_thread(*holder, now_ns());
+  tracer->close();  // releases the native state this thread caches
   return r;
 }
 
@@ -136,7 +138,7 @@ double check_state(uint64_t n) {
   int64_t t0 = cpu_ns();
   for (uint64_t i = 0; i < n; i++) {
     keep(state);  // forces a reload: the check is not hoisted out of the loop
-    yes += hotspan::holder_check::state_is_holder(*state);
+    yes += state->finalizes_now();
   }
   int64_t dt = cpu_ns() - t0;
   keep(yes);
@@ -150,7 +152,7 @@ double check_tracer(uint64_t n) {
   const uint64_t id = tracer->id();
   uint64_t yes = 0;
   int64_t t0 = cpu_ns();
-  for (uint64_t i = 0; i < n; i++) yes += hotspan::holder_check::thread_is_holder(id);
+  for (uint64_t i = 0; i < n; i++) yes += hotspan::holder_check::holder_for(id) != nullptr;
   int64_t dt = cpu_ns() - t0;
   keep(yes);
   tracer->detach_thread(*state, now_ns());
@@ -158,7 +160,8 @@ double check_tracer(uint64_t n) {
 }
 
 // The writers on the core alone (no Node, no file), over spans recorded in
-// the addon's time unit (TSC ticks where invariant): the snapshot copy alone,
+// the addon's time unit (TSC ticks where invariant): freeze() and a read of
+// every record (the conversion snapshot() does),
 // Chrome JSON into a std::string, and freeze() plus Perfetto streamed to a
 // sink that only counts. spans/s from the median of 3 timed repetitions after a warm-up.
 struct WriterResult {
@@ -212,9 +215,13 @@ WriterResult writers(uint64_t n) {
   WriterResult w;
   w.snapshot_spans_per_sec = spans * 1e9 / median_of_3_after_warmup([&] {
     const int64_t t0 = cpu_ns();
-    const hotspan::Snapshot s = tracer->snapshot();
+    const hotspan::FrozenSnapshot s = tracer->freeze();
+    int64_t sum = 0;
+    for (const auto& tl : s.timelines) {
+      for (const hotspan::SpanRecord r : tl.records) sum += r.end_ns - r.start_ns;
+    }
     const int64_t dt = cpu_ns() - t0;
-    keep(s.timelines.size());
+    keep(sum);
     return static_cast<double>(dt);
   });
   w.chrome_json_spans_per_sec = spans * 1e9 / median_of_3_after_warmup([&] {
@@ -266,12 +273,12 @@ int main(int argc, char** argv) {
       "{\"spans\":%llu,\"rows\":{"
       "\"bare\":{\"label\":\"bare loop: 2 clock reads + store (this binary)\",\"ns\":%.3f},"
       "\"finalize\":{\"label\":\"holder: begin+end, immediate finalize\",\"ns\":%.3f},"
-      "\"enqueue\":{\"label\":\"JS thread, finalization paused: begin+end, enqueue\",\"ns\":%.3f},"
+      "\"enqueue\":{\"label\":\"non-holder state on the same thread: begin+end, enqueue\",\"ns\":%.3f},"
       "\"drain\":{\"label\":\"flush() of the enqueued records (drain)\",\"ns\":%.3f},"
       "\"native\":{\"label\":\"native thread via C ABI: begin+end, enqueue\",\"ns\":%.3f},"
       "\"native_drain\":{\"label\":\"flush() of the native thread's records\",\"ns\":%.3f},"
-      "\"check\":{\"label\":\"hot-path holder check alone (state flag)\",\"ns\":%.3f},"
-      "\"check_tracer\":{\"label\":\"tracer-wide holder check (thread attachments)\",\"ns\":%.3f},"
+      "\"check\":{\"label\":\"hot-path holder decision alone (finalizes_now)\",\"ns\":%.3f},"
+      "\"check_tracer\":{\"label\":\"tracer-wide holder lookup (thread attachments)\",\"ns\":%.3f},"
       "\"finalize_over_bare\":{\"label\":\"finalize path above the bare loop\",\"ns\":%.3f},"
       "\"enqueue_minus_finalize\":{\"label\":\"enqueue path minus finalize path\",\"ns\":%.3f}"
       "},\"missing\":[\"the hot path cannot be built without its holder check, so the check's "

@@ -67,7 +67,7 @@ export function evaluateTargets(results) {
   const pfNote = pf?.error
     ? `not available: ${pf.error}`
     : corePf && Number.isFinite(corePf.median)
-      ? `core alone, ${results.coreWriter.perfettoInput ?? 'snapshot'} + streamed writer, no file: ${fmt(corePf.median / 1e6)}M/s; snapshot copy alone ${fmt(coreSnap.median / 1e6)}M/s`
+      ? `core alone, ${results.coreWriter.perfettoInput ?? 'snapshot'} + streamed writer, no file: ${fmt(corePf.median / 1e6)}M/s; freeze + conversion alone ${fmt(coreSnap.median / 1e6)}M/s`
       : null;
   add('perfetto', 'Perfetto protobuf writer throughput', pf && !pf.error ? pf.spansPerSec.median / 1e6 : NaN, 'min', 20, 'M spans/s', pfNote);
   add('rss', 'resident memory per committed span', results.rss && !results.rss.error ? results.rss.bytesPerSpan : NaN, 'max', 32, ' B');

@@ -73,10 +73,7 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
 
   std::shared_ptr<EnvData> env_data = RequireEnvData(env);
   std::shared_ptr<hotspan::Tracer> tracer = hotspan::Tracer::create(opts);
-  std::shared_ptr<Wake> wake = Wake::Create(env, tracer);
-  if (wake) {
-    tracer->set_wake([wake] { wake->Fire(); });
-  }
+  std::shared_ptr<Wake> wake = Wake::Install(env, tracer);
   auto* binding = new TracerBinding(tracer, tracer->attach_js_thread(thread_name), env_data, wake);
   return Wrap(env, binding);
 }

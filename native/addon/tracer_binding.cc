@@ -24,13 +24,7 @@ TracerBinding::~TracerBinding() {
 
 void TracerBinding::DropWake() {
   if (!wake) return;
-  // Unhook first; a producer that already copied the callback still hits
-  // Wake::Fire, which is a no-op after Release.
-  try {
-    tracer->set_wake(nullptr);
-  } catch (...) {
-  }
-  wake->Release();
+  wake->Uninstall();
   wake.reset();
 }
 

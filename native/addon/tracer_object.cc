@@ -2,8 +2,6 @@
 
 #include <cmath>
 #include <string>
-#include <system_error>
-#include <thread>
 
 #include "arg_check.h"
 #include "c_api.h"
@@ -161,29 +159,6 @@ Napi::Value Closed(const Napi::CallbackInfo& info) {
   return Napi::Boolean::New(info.Env(), Self(info).tracer->closed());
 }
 
-// Test-only: the non-holder path. The thread's records reach the pending
-// queue at its batch boundaries and at thread exit; nothing here drains them.
-void TestRecordOffThread(const Napi::CallbackInfo& info) {
-  uint32_t name = ARG_UINT32(0, "nameId");
-  uint32_t count = ARG_UINT32(1, "count");
-  std::shared_ptr<hotspan::Tracer> tracer = Self(info).tracer;
-  try {
-    std::thread worker([tracer, name, count] {
-      std::shared_ptr<hotspan::ThreadState> state = tracer->native_thread();
-      if (!state) return;  // closed
-      // Stops at the first refusal (closed meanwhile, unknown name): nothing
-      // is counted as recorded that was not.
-      for (uint32_t i = 0; i < count; ++i) {
-        if (hotspan::begin(*state, name, hotspan::clock::now_ticks()) != hotspan::Status::kOk) break;
-        if (hotspan::end(*state, hotspan::clock::now_ticks()) != hotspan::Status::kOk) break;
-      }
-    });
-    worker.join();
-  } catch (const std::system_error& e) {
-    throw Napi::Error::New(info.Env(), std::string("hotspan: could not start a thread: ") + e.what());
-  }
-}
-
 struct Method {
   const char* name;
   napi_callback raw;  // hot path (raw Node-API) ...
@@ -229,7 +204,6 @@ const Method kMethods[] = {
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},
     {"closed", nullptr, &Cold<Closed>},
-    {"testRecordOffThread", nullptr, &ColdVoid<TestRecordOffThread>},
 };
 
 }  // namespace

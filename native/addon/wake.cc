@@ -2,10 +2,10 @@
 
 namespace hotspan_addon {
 
-std::shared_ptr<Wake> Wake::Create(napi_env env, std::weak_ptr<hotspan::Tracer> tracer) {
-  std::shared_ptr<Wake> wake(new Wake(std::move(tracer)));
+std::shared_ptr<Wake> Wake::Install(napi_env env, const std::shared_ptr<hotspan::Tracer>& tracer) {
+  std::shared_ptr<Wake> wake(new Wake(tracer));
   // The function's context keeps the Wake alive until Node finalizes the
-  // function, whichever of Release / env teardown comes first.
+  // function, whichever of Uninstall / env teardown comes first.
   auto* holder = new std::shared_ptr<Wake>(wake);
   napi_value name;
   if (napi_create_string_utf8(env, "hotspan.wake", NAPI_AUTO_LENGTH, &name) != napi_ok) {
@@ -20,8 +20,11 @@ std::shared_ptr<Wake> Wake::Create(napi_env env, std::weak_ptr<hotspan::Tracer> 
   }
   // Never keep the process alive for a wake-up.
   napi_unref_threadsafe_function(env, tsfn);
-  std::lock_guard<std::mutex> lock(wake->mu_);
-  wake->tsfn_ = tsfn;
+  {
+    std::lock_guard<std::mutex> lock(wake->mu_);
+    wake->tsfn_ = tsfn;
+  }
+  tracer->set_wake([wake] { wake->Fire(); });
   return wake;
 }
 
@@ -30,7 +33,15 @@ void Wake::Fire() {
   if (tsfn_ != nullptr) napi_call_threadsafe_function(tsfn_, nullptr, napi_tsfn_nonblocking);
 }
 
-void Wake::Release() {
+void Wake::Uninstall() {
+  // Unhook first; a producer that already copied the callback still calls
+  // Fire, which is a no-op once the function is released.
+  if (std::shared_ptr<hotspan::Tracer> tracer = tracer_.lock()) {
+    try {
+      tracer->set_wake(nullptr);
+    } catch (...) {
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   if (tsfn_ == nullptr) return;
   napi_release_threadsafe_function(tsfn_, napi_tsfn_release);

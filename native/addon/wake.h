@@ -15,14 +15,16 @@ namespace hotspan_addon {
 
 class Wake : public std::enable_shared_from_this<Wake> {
  public:
-  // Creates the threadsafe function in `env` (unref'd). nullptr on failure
-  // (the tracer then only drains on flush / the piggy-back drain).
-  static std::shared_ptr<Wake> Create(napi_env env, std::weak_ptr<hotspan::Tracer> tracer);
+  // Creates the threadsafe function in `env` (unref'd) and hooks it up as
+  // the tracer's wake callback. nullptr on failure (the tracer then drains
+  // only on flush, the piggy-back drain and the GC hook).
+  static std::shared_ptr<Wake> Install(napi_env env, const std::shared_ptr<hotspan::Tracer>& tracer);
+  // Unhooks it from the tracer and releases the function; idempotent, never
+  // throws.
+  void Uninstall();
 
   // Any thread, any time: a no-op once released or torn down by Node.
   void Fire();
-  // Releases the threadsafe function; idempotent, any thread.
-  void Release();
 
   Wake(const Wake&) = delete;
   Wake& operator=(const Wake&) = delete;
@@ -32,7 +34,7 @@ class Wake : public std::enable_shared_from_this<Wake> {
   static void CallJs(napi_env env, napi_value js_cb, void* context, void* data);
   static void Finalize(napi_env env, void* finalize_data, void* hint);
 
-  // Guards tsfn_ against a Fire racing Release or Node's teardown of the
+  // Guards tsfn_ against a Fire racing Uninstall or Node's teardown of the
   // function: once tsfn_ is null nothing touches the function again.
   std::mutex mu_;
   napi_threadsafe_function tsfn_ = nullptr;

@@ -21,7 +21,7 @@
 #include <utility>
 #include <vector>
 
-#include "timeline_chunks.h"
+#include "timeline.h"
 #include "tracer.h"
 
 namespace hotspan {

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "clock.h"
+#include "per_thread_list.h"
 #include "thread_state.h"
 
 namespace hotspan {
@@ -53,15 +54,8 @@ const Context* as_context(void* p) {
   return ctx != nullptr && ctx->magic == kContextMagic ? ctx : nullptr;
 }
 
-hotspan_status to_c(Status s) {
-  switch (s) {
-    case Status::kOk: return HOTSPAN_OK;
-    case Status::kClosed: return HOTSPAN_CLOSED;
-    case Status::kNoOpenSpan: return HOTSPAN_NO_OPEN_SPAN;
-    case Status::kInvalid: return HOTSPAN_INVALID;
-  }
-  return HOTSPAN_INVALID;
-}
+// Status is defined from the C codes (tracer.h).
+inline hotspan_status to_c(Status s) { return static_cast<hotspan_status>(s); }
 
 // ---- per-thread cache ----
 
@@ -83,37 +77,32 @@ struct FastEntry {
 // __tls_get_addr on every begin/end (the addon is dlopen'ed, whose default
 // model is general-dynamic). 16 bytes of glibc's static-TLS surplus.
 __attribute__((tls_model("initial-exec"))) thread_local FastEntry t_fast{nullptr, nullptr};
-// Set once this thread's ThreadCache was destroyed (thread exit): calls made
-// later by other thread_local destructors then get HOTSPAN_CLOSED.
-thread_local bool t_cache_gone = false;
+void forget_fast(std::vector<CacheEntry>&) { t_fast = FastEntry{nullptr, nullptr}; }
 
-struct ThreadCache {
-  std::vector<CacheEntry> entries;
-  ~ThreadCache() {
-    t_fast = FastEntry{nullptr, nullptr};
-    t_cache_gone = true;
+// The thread's entries. Once destroyed (thread exit), calls made later by
+// other thread_local destructors get HOTSPAN_CLOSED.
+using ThreadCache = PerThreadList<CacheEntry, &forget_fast>;
+
+CacheEntry* find_entry(std::vector<CacheEntry>& entries, const Context* ctx) {
+  for (auto& e : entries) {
+    if (e.ctx == ctx) return &e;
   }
-  CacheEntry* find(const Context* ctx) {
-    for (auto& e : entries) {
-      if (e.ctx == ctx) return &e;
-    }
-    return nullptr;
-  }
-  // Drops closed markers and states of closed tracers first, so a long-lived
-  // thread that meets many short-lived tracers keeps neither their markers nor
-  // their records alive (a dropped entry is rebuilt as a marker if needed).
-  CacheEntry* add(CacheEntry e) {
-    entries.erase(std::remove_if(entries.begin(), entries.end(),
-                                 [](const CacheEntry& x) {
-                                   return !x.state || x.state->status.load(std::memory_order_relaxed) ==
-                                                          ThreadState::kTracerClosed;
-                                 }),
-                  entries.end());
-    entries.push_back(std::move(e));
-    return &entries.back();
-  }
-};
-thread_local ThreadCache t_cache;
+  return nullptr;
+}
+
+// Drops closed markers and states of closed tracers first, so a long-lived
+// thread that meets many short-lived tracers keeps neither their markers nor
+// their records alive (a dropped entry is rebuilt as a marker if needed).
+CacheEntry* add_entry(std::vector<CacheEntry>& entries, CacheEntry e) {
+  entries.erase(std::remove_if(entries.begin(), entries.end(),
+                               [](const CacheEntry& x) {
+                                 return !x.state || x.state->status.load(std::memory_order_relaxed) ==
+                                                        ThreadState::kTracerClosed;
+                               }),
+                entries.end());
+  entries.push_back(std::move(e));
+  return &entries.back();
+}
 
 void remember_fast(const CacheEntry& e) {
   t_fast = FastEntry{e.ctx, e.state.get()};
@@ -123,15 +112,15 @@ void remember_fast(const CacheEntry& e) {
 // create=false: no new timeline is made for a thread that never began a span
 // (returns nullptr when there is no entry yet).
 CacheEntry* entry_for(const Context* ctx, bool create) {
-  if (t_cache_gone) return nullptr;
-  ThreadCache& cache = t_cache;
-  CacheEntry* e = cache.find(ctx);
+  std::vector<CacheEntry>* entries = ThreadCache::get();
+  if (entries == nullptr) return nullptr;
+  CacheEntry* e = find_entry(*entries, ctx);
   if (e == nullptr) {
     if (!create) return nullptr;
     CacheEntry fresh;
     fresh.ctx = ctx;
     if (auto tracer = ctx->tracer.lock()) fresh.state = tracer->native_thread();  // null once closed
-    e = cache.add(std::move(fresh));
+    e = add_entry(*entries, std::move(fresh));
   }
   remember_fast(*e);
   return e;
@@ -162,7 +151,7 @@ HOTSPAN_COLD hotspan_status begin_slow(const Context* ctx, uint32_t name) {
 // is being torn down): `live` while the tracer is open, else HOTSPAN_CLOSED.
 // No timeline is created just to say so.
 hotspan_status without_state(const Context* ctx, hotspan_status live) {
-  if (t_cache_gone) return HOTSPAN_CLOSED;
+  if (ThreadCache::get() == nullptr) return HOTSPAN_CLOSED;
   auto t = ctx->tracer.lock();
   return !t || t->closed() ? HOTSPAN_CLOSED : live;
 }

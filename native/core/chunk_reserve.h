@@ -1,7 +1,8 @@
 // Chunk memory whose pages are already faulted in. The first write to fresh
-// anonymous memory costs a page fault per 4 KiB page: on this project's VMs
-// about 2 us, i.e. about 14 ns on every 28-byte record, paid by the recording
-// thread once per 146 records. One background thread keeps a few chunks
+// anonymous memory costs a page fault per 4 KiB page, paid by the recording
+// thread once per 146 records (bench/cases/native.mjs bare-fresh measures a
+// fault's share of a record; micro.mjs hotspan-id-noreserve runs without the
+// reserve). One background thread keeps a few chunks
 // touched ahead of need; a writer takes one under a short lock (once per
 // chunk) and falls back to a plain allocation when the reserve is empty.
 //

@@ -3,7 +3,8 @@
 // performance.now() axis with its origin_ns at output time.
 //
 // Record timestamps may instead be raw ticks (now_ticks): the invariant TSC on
-// x86_64, read with one rdtsc (about half the cost of clock_gettime here).
+// x86_64, read with one rdtsc (cheaper than clock_gettime's vDSO path; the
+// bench's floor and floor-tsc cases compare the two).
 // Timelines keep (tick, ns) anchors and convert ticks to CLOCK_MONOTONIC ns
 // when records are read (tick_anchors.h). Without an invariant TSC, or with
 // HOTSPAN_CLOCK=monotonic, now_ticks() is now_ns() and conversion is the

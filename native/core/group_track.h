@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "timeline_chunks.h"
+#include "timeline.h"
 #include "tracer.h"
 
 namespace hotspan {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "per_thread_list.h"
+#include "thread_state.h"
+
 namespace hotspan::holder_check {
 
 namespace {
@@ -13,65 +16,49 @@ struct Attachment {
   std::weak_ptr<ThreadState> state;
 };
 
-// One list per thread; a JS thread attaches to a handful of tracers at most.
-// t_gone (trivially destructible) tells calls made from later thread_local
-// destructors that the list is already destroyed.
-thread_local bool t_gone = false;
-struct Attachments {
-  std::vector<Attachment> list;
-  ~Attachments() { t_gone = true; }
-};
-thread_local Attachments t_attachments_holder;
+// A JS thread attaches to a handful of tracers at most.
+using Attachments = PerThreadList<Attachment>;
 
-void prune() {
-  auto& v = t_attachments_holder.list;
-  v.erase(std::remove_if(v.begin(), v.end(),
-                         [](const Attachment& a) {
-                           auto s = a.state.lock();
-                           return !s || s->status.load(std::memory_order_relaxed) ==
-                                            ThreadState::kRetired;
-                         }),
-          v.end());
+bool live(const std::shared_ptr<ThreadState>& s) {
+  return s && s->status.load(std::memory_order_relaxed) != ThreadState::kRetired;
 }
 
 }  // namespace
 
-void remember(uint64_t tracer_id, const std::shared_ptr<ThreadState>& state) {
-  if (t_gone) return;
-  prune();
-  t_attachments_holder.list.push_back(Attachment{tracer_id, state});
+void piggyback_drain(TracerShared& shared) { shared.drain(); }
+
+void grant(uint64_t tracer_id, const std::shared_ptr<ThreadState>& state) {
+  auto* v = Attachments::get();
+  if (v == nullptr) return;
+  v->erase(std::remove_if(v->begin(), v->end(),
+                          [](const Attachment& a) { return !live(a.state.lock()); }),
+           v->end());
+  v->push_back(Attachment{tracer_id, state});
+  state->holder.store(true, std::memory_order_relaxed);
 }
 
-std::shared_ptr<ThreadState> attached(uint64_t tracer_id) {
-  if (t_gone) return nullptr;
-  for (const Attachment& a : t_attachments_holder.list) {
+std::shared_ptr<ThreadState> holder_for(uint64_t tracer_id) {
+  auto* v = Attachments::get();
+  if (v == nullptr) return nullptr;
+  for (const Attachment& a : *v) {
     if (a.tracer_id != tracer_id) continue;
     auto s = a.state.lock();
-    if (s && s->status.load(std::memory_order_relaxed) != ThreadState::kRetired) return s;
+    if (live(s)) return s;
   }
   return nullptr;
 }
 
-void forget(uint64_t tracer_id, const ThreadState* state) {
-  if (t_gone) return;
-  auto& v = t_attachments_holder.list;
-  v.erase(std::remove_if(v.begin(), v.end(),
-                         [&](const Attachment& a) {
-                           if (a.tracer_id != tracer_id) return false;
-                           auto s = a.state.lock();
-                           return !s || s.get() == state;
-                         }),
-          v.end());
-}
-
-bool thread_is_holder(uint64_t tracer_id) {
-  if (t_gone) return false;
-  for (const Attachment& a : t_attachments_holder.list) {
-    if (a.tracer_id != tracer_id) continue;
-    auto s = a.state.lock();
-    if (s && state_is_holder(*s)) return true;
-  }
-  return false;
+void revoke(uint64_t tracer_id, ThreadState& state) {
+  state.holder.store(false, std::memory_order_relaxed);
+  auto* v = Attachments::get();
+  if (v == nullptr) return;
+  v->erase(std::remove_if(v->begin(), v->end(),
+                          [&](const Attachment& a) {
+                            if (a.tracer_id != tracer_id) return false;
+                            auto s = a.state.lock();
+                            return !s || s.get() == &state;
+                          }),
+           v->end());
 }
 
 }  // namespace hotspan::holder_check

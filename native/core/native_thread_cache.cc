@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "per_thread_list.h"
+
 namespace hotspan::native_thread_cache {
 
 namespace {
@@ -13,53 +15,37 @@ struct Entry {
   std::shared_ptr<ThreadState> state;
 };
 
-// Trivially destructible, so it stays readable while other thread_local
-// destructors run after the cache's own.
-thread_local bool t_gone = false;
+void on_exit(std::vector<Entry>& entries) {
+  for (Entry& e : entries) e.state->on_thread_exit();
+}
 
-struct Cache {
-  std::vector<Entry> entries;
-  size_t last = 0;  // most recently used, checked first
-  ~Cache() {
-    t_gone = true;
-    for (Entry& e : entries) e.state->on_thread_exit();
-  }
-};
-
-thread_local Cache t_cache;
+using Cache = PerThreadList<Entry, &on_exit>;
 
 }  // namespace
 
-bool gone() { return t_gone; }
+bool gone() { return Cache::get() == nullptr; }
 
 std::shared_ptr<ThreadState> find(uint64_t tracer_id) {
-  if (t_gone) return nullptr;
-  Cache& c = t_cache;
-  if (c.last < c.entries.size() && c.entries[c.last].tracer_id == tracer_id) {
-    return c.entries[c.last].state;
-  }
-  for (size_t i = 0; i < c.entries.size(); ++i) {
-    if (c.entries[i].tracer_id == tracer_id) {
-      c.last = i;
-      return c.entries[i].state;
-    }
+  const auto* entries = Cache::get();
+  if (entries == nullptr) return nullptr;
+  for (const Entry& e : *entries) {
+    if (e.tracer_id == tracer_id) return e.state;
   }
   return nullptr;
 }
 
 void insert(uint64_t tracer_id, std::shared_ptr<ThreadState> state) {
-  if (t_gone) return;
-  Cache& c = t_cache;
+  auto* entries = Cache::get();
+  if (entries == nullptr) return;
   // A long-lived thread that meets many short-lived tracers must not keep
   // their records alive forever.
-  c.entries.erase(std::remove_if(c.entries.begin(), c.entries.end(),
-                                 [](const Entry& e) {
-                                   return e.state->status.load(std::memory_order_relaxed) ==
-                                          ThreadState::kTracerClosed;
-                                 }),
-                  c.entries.end());
-  c.entries.push_back(Entry{tracer_id, std::move(state)});
-  c.last = c.entries.size() - 1;
+  entries->erase(std::remove_if(entries->begin(), entries->end(),
+                                [](const Entry& e) {
+                                  return e.state->status.load(std::memory_order_relaxed) ==
+                                         ThreadState::kTracerClosed;
+                                }),
+                 entries->end());
+  entries->push_back(Entry{tracer_id, std::move(state)});
 }
 
 }  // namespace hotspan::native_thread_cache

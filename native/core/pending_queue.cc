@@ -3,7 +3,7 @@
 #include <mutex>
 #include <utility>
 
-#include "timeline_chunks.h"
+#include "timeline.h"
 
 namespace hotspan {
 

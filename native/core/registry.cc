@@ -16,19 +16,18 @@ std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::
 }
 
 std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string name) {
-  const bool js = kind == TimelineKind::kJs;
   std::lock_guard<std::mutex> lock(mu_);
   // Checked under the lock: close() sets the flag, then takes this lock to
   // close the registered states, so a state is either closed there or here.
   if (shared_->closed.load(std::memory_order_acquire)) {
     auto tl = std::make_shared<Timeline>(0, kind, std::move(name), false, shared_->ticks);
-    auto state = std::make_shared<ThreadState>(shared_, std::move(tl), js);
+    auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
     state->status.store(ThreadState::kTracerClosed, std::memory_order_relaxed);
     return state;
   }
   if (kind == TimelineKind::kNative && name.empty()) name = "native " + std::to_string(++natives_);
   auto tl = new_timeline_locked(kind, std::move(name));
-  auto state = std::make_shared<ThreadState>(shared_, std::move(tl), js);
+  auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
   entries_.back().state = state;
   return state;
 }

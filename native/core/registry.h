@@ -18,7 +18,7 @@
 #include "async_track.h"
 #include "group_track.h"
 #include "thread_state.h"
-#include "timeline_chunks.h"
+#include "timeline.h"
 #include "tracer_shared.h"
 
 namespace hotspan {

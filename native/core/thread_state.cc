@@ -13,10 +13,9 @@ constexpr uint32_t kInitialStack = 32;  // deep enough that steady state never g
 }
 
 ThreadState::ThreadState(std::shared_ptr<TracerShared> shared_block,
-                         std::shared_ptr<Timeline> tl, bool is_js)
+                         std::shared_ptr<Timeline> tl)
     : timeline(tl.get()),
       shared(shared_block.get()),
-      js(is_js),
       stack_storage(new OpenSpan[kInitialStack]),
       timeline_ref(std::move(tl)),
       shared_ref(std::move(shared_block)) {
@@ -55,8 +54,6 @@ void ThreadState::publish_attrs(uint32_t index, uint32_t local) {
   attrs_stack.pop_back();
 }
 
-void ThreadState::piggyback_drain() { shared->drain(); }
-
 void ThreadState::publish_batch() {
   // A flush() sweep may have committed part of the batch already; count only
   // the rest, so pending() and the wake see records that really wait.
@@ -86,13 +83,12 @@ void ThreadState::on_thread_exit() {
   }
   // Closed meanwhile: close() committed what the trace keeps.
   if (status.load(std::memory_order_relaxed) == kLive) {
-    if (commit_now.load(std::memory_order_relaxed)) {
+    if (finalizes_now()) {
       timeline->commit_owner(cursor.written);
     } else {
       publish_batch();
     }
   }
-  commit_now.store(false, std::memory_order_relaxed);
   // A closed tracer keeps answering kClosed; otherwise later calls (from
   // another thread_local destructor) are refused as a retired state.
   uint8_t live = kLive;
@@ -130,7 +126,7 @@ Status publish(ThreadState& state) {
   const uint8_t st = state.status.load(std::memory_order_relaxed);
   if (st != ThreadState::kLive) return fast::blocked_status(st);
   // A holder's records are already finalized.
-  if (!state.commit_now.load(std::memory_order_relaxed)) state.publish_batch();
+  if (!state.finalizes_now()) state.publish_batch();
   return Status::kOk;
 }
 

@@ -18,18 +18,14 @@
 #include <vector>
 
 #include "close_barrier.h"
+#include "holder_check.h"
+#include "hot_inline.h"
 #include "pending_queue.h"
 #include "span_record.h"
 #include "stored_span.h"
-#include "timeline_chunks.h"
+#include "timeline.h"
 #include "tracer.h"
 #include "tracer_shared.h"
-
-#define HOTSPAN_UNLIKELY(x) __builtin_expect(!!(x), 0)
-// The hot path is inlined into its callers (the binding's begin/end, the C
-// ABI); its slow paths are kept out of line and out of the hot code's way.
-#define HOTSPAN_HOT_INLINE inline __attribute__((always_inline))
-#define HOTSPAN_COLD __attribute__((noinline, cold))
 
 namespace hotspan {
 
@@ -49,18 +45,16 @@ class ThreadState {
   };
   static constexpr uint32_t kMaxDepth = 0xFFFF;  // depth is a uint16_t
 
-  ThreadState(std::shared_ptr<TracerShared> shared, std::shared_ptr<Timeline> timeline,
-              bool js);
+  ThreadState(std::shared_ptr<TracerShared> shared, std::shared_ptr<Timeline> timeline);
   ~ThreadState();
   ThreadState(const ThreadState&) = delete;
   ThreadState& operator=(const ThreadState&) = delete;
 
   // ---- hot fields (owner thread) ----
   std::atomic<uint8_t> status{kLive};
-  // Holder and not paused: end() finalizes at once. Owner-written (attach,
-  // pause, resume, detach); atomic only so a misuse from another thread is
-  // not undefined behaviour.
-  std::atomic<bool> commit_now{false};
+  // Set by holder_check::grant / revoke (attach, detach). Atomic only so a
+  // misuse from another thread is not undefined behaviour.
+  std::atomic<bool> holder{false};
   uint32_t depth = 0;
   uint32_t capacity = 0;
   uint32_t known_names = 0;  // name ids below this exist (they are never removed)
@@ -75,8 +69,6 @@ class ThreadState {
   TracerShared* shared;  // == shared_ref.get()
 
   // ---- cold ----
-  const bool js;
-  uint32_t pause_depth = 0;  // owner only
   std::vector<std::string> attrs_stack;  // blobs of open spans with kFlagAttrs
   std::unique_ptr<OpenSpan[]> stack_storage;
   std::shared_ptr<Timeline> timeline_ref;
@@ -88,7 +80,9 @@ class ThreadState {
   HOTSPAN_COLD void refill_chunk();
   HOTSPAN_COLD void refresh_anchor(int64_t now);
   HOTSPAN_COLD void publish_attrs(uint32_t index, uint32_t local);
-  HOTSPAN_COLD void piggyback_drain();
+  // The holder decision (holder_check.h): true when this thread commits the
+  // records it stored itself, false when it must queue them.
+  HOTSPAN_HOT_INLINE bool finalizes_now() { return holder_check::finalize_now(holder, *shared); }
   // Queues the records stored since the last push (non-holder path).
   HOTSPAN_COLD void publish_batch();
   // end() stored record `w`, then found the tracer closed: waits for close()
@@ -144,8 +138,7 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   if (HOTSPAN_UNLIKELY(s.status.load(std::memory_order_relaxed) != ThreadState::kLive)) {
     return s.end_after_close(w);
   }
-  if (s.commit_now.load(std::memory_order_relaxed)) {
-    if (HOTSPAN_UNLIKELY(s.shared->queue.nonempty())) s.piggyback_drain();
+  if (s.finalizes_now()) {
     s.timeline->commit_owner(w);
   } else if (HOTSPAN_UNLIKELY(w - s.pushed >= PendingQueue::kBatch)) {
     s.publish_batch();

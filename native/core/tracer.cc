@@ -38,11 +38,11 @@ struct Tracer::Impl {
 
   bool closed() const { return shared->closed.load(std::memory_order_acquire); }
 
-  // Finalize a track or group record now on a holder thread (with a
-  // piggy-back drain, like end()), else leave it to the next drain.
+  // A track or group record stored by the calling thread: the holder
+  // decision of this thread's state for the tracer, if it has one.
   void commit_or_enqueue(Timeline& tl, uint32_t written) {
-    if (holder_check::thread_is_holder(id)) {
-      if (shared->queue.nonempty()) shared->drain();
+    const auto state = holder_check::holder_for(id);
+    if (state && state->finalizes_now()) {
       tl.commit_up_to(written);
     } else {
       shared->enqueue(&tl, written, 1);
@@ -78,11 +78,10 @@ size_t Tracer::name_count() const { return impl_->shared->names.count(); }
 
 std::shared_ptr<ThreadState> Tracer::attach_js_thread(std::string_view display_name) {
   // One timeline per (tracer, thread): a second attach returns the first.
-  if (auto existing = holder_check::attached(impl_->id)) return existing;
+  if (auto existing = holder_check::holder_for(impl_->id)) return existing;
   auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name));
   if (state->status.load(std::memory_order_relaxed) == ThreadState::kLive) {
-    state->commit_now.store(true, std::memory_order_relaxed);
-    holder_check::remember(impl_->id, state);
+    holder_check::grant(impl_->id, state);
   }
   return state;
 }
@@ -93,7 +92,7 @@ void Tracer::detach_thread(ThreadState& state, int64_t now) {
   if (state.status.load(std::memory_order_relaxed) == ThreadState::kLive) {
     state.abandon_open(now);
   }
-  state.commit_now.store(false, std::memory_order_relaxed);
+  holder_check::revoke(impl_->id, state);
   uint8_t live = ThreadState::kLive;
   // Finalize everything it stored, batched or not; queued items for it
   // become no-ops (CAS-max). Closed: close() committed what the trace keeps.
@@ -101,7 +100,6 @@ void Tracer::detach_thread(ThreadState& state, int64_t now) {
     state.timeline->sweep();
   }
   state.timeline->mark_exited();
-  holder_check::forget(impl_->id, &state);
 }
 
 std::shared_ptr<ThreadState> Tracer::native_thread() {
@@ -122,22 +120,6 @@ void Tracer::set_thread_name(ThreadState& state, std::string_view name) {
     state.timeline->set_name("native: " + std::string(name));
   } else {
     state.timeline->set_name(std::string(name));
-  }
-}
-
-void Tracer::pause_finalization(ThreadState& state) {
-  ++state.pause_depth;
-  state.commit_now.store(false, std::memory_order_relaxed);
-  // Everything stored so far was finalized by the holder path; the batch
-  // count for the enqueue path starts here.
-  state.pushed = state.cursor.written;
-}
-
-void Tracer::resume_finalization(ThreadState& state) {
-  if (state.pause_depth == 0) return;
-  if (--state.pause_depth == 0 && state.js &&
-      state.status.load(std::memory_order_relaxed) == ThreadState::kLive) {
-    state.commit_now.store(true, std::memory_order_relaxed);
   }
 }
 
@@ -231,26 +213,6 @@ FrozenSnapshot Tracer::freeze() const {
   // Names last: every name id in the frozen records was interned before the
   // record was stored, hence before this copy.
   snap.names = impl_->shared->names.all();
-  return snap;
-}
-
-Snapshot Tracer::snapshot() const {
-  FrozenSnapshot frozen = freeze();
-  Snapshot snap;
-  snap.names = std::move(frozen.names);
-  snap.timelines.resize(frozen.timelines.size());
-  for (size_t i = 0; i < frozen.timelines.size(); ++i) {
-    FrozenTimeline& from = frozen.timelines[i];
-    SnapshotTimeline& to = snap.timelines[i];
-    to.id = from.id;
-    to.name = std::move(from.name);
-    to.kind = from.kind;
-    to.serial = from.serial;
-    to.exited = from.exited;
-    from.records.materialize(to.records);
-    to.attrs = std::move(from.attrs);
-    to.foreign_parents = std::move(from.foreign_parents);
-  }
   return snap;
 }
 

@@ -12,15 +12,18 @@
 #include <vector>
 
 #include "frozen_records.h"
+#include "hotspan.h"
 #include "span_record.h"
 
 namespace hotspan {
 
+// The C ABI's codes (hotspan.h) are the one definition; lib's NativeStatus is
+// checked against them by test/binding-surface.test.ts.
 enum class Status : int {
-  kOk = 0,
-  kClosed = 1,      // the tracer was closed; nothing recorded
-  kNoOpenSpan = 2,  // end() with an empty open-span stack; nothing changed
-  kInvalid = 3,     // unknown name id, token, track or thread state
+  kOk = HOTSPAN_OK,
+  kClosed = HOTSPAN_CLOSED,            // the tracer was closed; nothing recorded
+  kNoOpenSpan = HOTSPAN_NO_OPEN_SPAN,  // end() with an empty open-span stack; nothing changed
+  kInvalid = HOTSPAN_INVALID,          // unknown name id, token, track or thread state
 };
 
 enum class TimelineKind : uint8_t { kJs = 0, kNative = 1, kTrack = 2, kGroups = 3 };
@@ -50,9 +53,10 @@ struct TracerOptions {
 class ThreadState;
 
 // One timeline's committed records with what describes them. Records is
-// SpanRecords (a Snapshot: a copy, large arrays in huge pages, see
-// huge_pages.h) or FrozenRecords (a FrozenSnapshot: read in place, see
-// frozen_records.h).
+// FrozenRecords (a FrozenSnapshot, what Tracer::freeze returns: read in
+// place, see frozen_records.h) or SpanRecords (a Snapshot: records already
+// materialized, e.g. by a caller that has no Tracer; the writers and stats
+// take either).
 template <typename Records>
 struct BasicSnapshotTimeline {
   uint32_t id = 0;
@@ -114,9 +118,6 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // Returns nullptr once the tracer is closed.
   std::shared_ptr<ThreadState> native_thread();
   void set_thread_name(ThreadState& state, std::string_view name);
-  // A holder thread inside a finalizer or GC callback must not finalize.
-  void pause_finalization(ThreadState& state);
-  void resume_finalization(ThreadState& state);
 
   // ---- async spans on tracks (begin on one thread, end on any) ----
   // Idempotent by name; returns the timeline id. 0 when closed, or when the
@@ -144,10 +145,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   void set_wake(std::function<void()> wake);
 
   // ---- reading (thread-safe, committed records only) ----
-  // A copy of every committed record.
-  Snapshot snapshot() const;
-  // The same records, read in place (see frozen_records.h): what the
-  // writers and stats use. Costs a pointer per 1024 records.
+  // Every committed record, read in place (see frozen_records.h): what the
+  // writers, stats and the binding's snapshot read. Costs a pointer per
+  // 1024 records.
   FrozenSnapshot freeze() const;
   std::vector<StatsRow> stats() const;
   // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).

@@ -27,8 +27,8 @@
 
 namespace {
 
-using hotspan::Snapshot;
-using hotspan::SnapshotTimeline;
+using hotspan::FrozenSnapshot;
+using hotspan::FrozenTimeline;
 using hotspan::SpanRecord;
 using hotspan::TimelineKind;
 using hotspan::Tracer;
@@ -51,8 +51,8 @@ void name_thread(const hotspan_api_v1* api, const std::string& s) {
   CHECK_EQ(api->set_thread_name(api->tracer, s.data(), s.size()), HOTSPAN_OK);
 }
 
-const SnapshotTimeline* find_timeline(const Snapshot& snap, const std::string& name) {
-  const SnapshotTimeline* found = nullptr;
+const FrozenTimeline* find_timeline(const FrozenSnapshot& snap, const std::string& name) {
+  const FrozenTimeline* found = nullptr;
   for (const auto& t : snap.timelines) {
     if (t.name == name) {
       CHECK(found == nullptr);  // display names given here are unique
@@ -70,11 +70,11 @@ std::string thread_timeline_name(const std::string& thread_name) {
 // child's parent is on the same timeline, one level up, and encloses it.
 // `cut` allows a missing parent: one still open when the tracer closed is
 // never recorded, while its child may be.
-void check_nesting(const SnapshotTimeline& t, bool cut = false) {
-  std::map<uint32_t, const SpanRecord*> by_id;
-  for (const auto& r : t.records) {
+void check_nesting(const FrozenTimeline& t, bool cut = false) {
+  std::map<uint32_t, SpanRecord> by_id;  // copies: frozen records are read in place
+  for (const SpanRecord r : t.records) {
     CHECK(r.local_id != 0);
-    CHECK(by_id.emplace(r.local_id, &r).second);
+    CHECK(by_id.emplace(r.local_id, r).second);
     CHECK(r.start_ns <= r.end_ns);
     CHECK_EQ(r.flags & hotspan::kFlagAsync, 0);
   }
@@ -87,7 +87,7 @@ void check_nesting(const SnapshotTimeline& t, bool cut = false) {
     auto it = by_id.find(r.parent_local);
     if (!cut) CHECK(it != by_id.end());
     if (it == by_id.end()) continue;
-    const SpanRecord& p = *it->second;
+    const SpanRecord& p = it->second;
     CHECK_EQ(p.depth + 1, r.depth);
     CHECK(p.start_ns <= r.start_ns && r.end_ns <= p.end_ns);
   }
@@ -158,7 +158,7 @@ void test_table_and_arguments() {
   CHECK(ms <= hotspan::clock::to_ms(b, tracer->origin_ns()));
 
   tracer->flush();
-  const Snapshot snap = tracer->snapshot();
+  const FrozenSnapshot snap = tracer->freeze();
   size_t spans = 0;
   for (const auto& t : snap.timelines) {
     if (t.kind == TimelineKind::kNative) spans += t.records.size();
@@ -195,7 +195,7 @@ void test_nested_many_threads() {
   }
   for (auto& t : threads) t.join();
   tracer->flush();
-  const Snapshot snap = tracer->snapshot();
+  const FrozenSnapshot snap = tracer->freeze();
 
   std::map<uint32_t, uint32_t> depth_of_name;
   for (uint32_t k = 0; k < kDepth; ++k) {
@@ -204,7 +204,7 @@ void test_nested_many_threads() {
   uint64_t total = 0;
   std::set<uint32_t> ids;
   for (int i = 0; i < kThreads; ++i) {
-    const SnapshotTimeline* t = find_timeline(snap, thread_timeline_name("nest#" + std::to_string(i)));
+    const FrozenTimeline* t = find_timeline(snap, thread_timeline_name("nest#" + std::to_string(i)));
     CHECK(t != nullptr);
     if (t == nullptr) continue;
     CHECK(t->kind == TimelineKind::kNative);
@@ -289,10 +289,10 @@ void test_thread_names() {
   }
   for (auto& t : threads) t.join();
   tracer->flush();
-  const Snapshot snap = tracer->snapshot();
+  const FrozenSnapshot snap = tracer->freeze();
   for (int i = 0; i < kThreads; ++i) {
     CHECK(find_timeline(snap, thread_timeline_name("first-" + std::to_string(i))) == nullptr);
-    const SnapshotTimeline* t =
+    const FrozenTimeline* t =
         find_timeline(snap, thread_timeline_name("renamed-" + std::to_string(i)));
     CHECK(t != nullptr);
     if (t != nullptr) CHECK_EQ(t->records.size(), static_cast<size_t>(i + 1));
@@ -363,7 +363,7 @@ void test_async_cross_thread() {
   CHECK_EQ(api->async_end(api->tracer, seen.front()), HOTSPAN_INVALID);
 
   tracer->flush();
-  const Snapshot snap = tracer->snapshot();
+  const FrozenSnapshot snap = tracer->freeze();
   size_t on_conc = 0, on_serial = 0;
   for (const auto& t : snap.timelines) {
     if (t.id != conc && t.id != serial) {
@@ -371,7 +371,8 @@ void test_async_cross_thread() {
       continue;
     }
     CHECK(t.kind == TimelineKind::kTrack);
-    hotspan::SpanRecords rs = t.records;
+    hotspan::SpanRecords rs;
+    t.records.materialize(rs);
     for (const auto& r : rs) {
       CHECK_EQ(r.name, op);
       CHECK((r.flags & hotspan::kFlagAsync) != 0);
@@ -422,14 +423,14 @@ void test_flush_thread() {
   // The thread is alive and has not hit a batch boundary: its spans were
   // published by flush_thread alone (either committed or queued).
   size_t visible = 0;
-  const Snapshot snap = tracer->snapshot();
-  if (const SnapshotTimeline* t = find_timeline(snap, thread_timeline_name("flusher"))) {
+  const FrozenSnapshot snap = tracer->freeze();
+  if (const FrozenTimeline* t = find_timeline(snap, thread_timeline_name("flusher"))) {
     visible = t->records.size();
   }
   CHECK(visible == 10 || tracer->pending() >= 10);
   tracer->flush();
-  const Snapshot after = tracer->snapshot();
-  const SnapshotTimeline* t = find_timeline(after, thread_timeline_name("flusher"));
+  const FrozenSnapshot after = tracer->freeze();
+  const FrozenTimeline* t = find_timeline(after, thread_timeline_name("flusher"));
   CHECK(t != nullptr && t->records.size() == 10);
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -554,7 +555,7 @@ void test_close_while_recording() {
   for (int i = 0; i < kThreads; ++i) wait_progress(progress[i], 2000);
 
   tracer->flush();
-  const Snapshot before = tracer->snapshot();
+  const FrozenSnapshot before = tracer->freeze();
   tracer->close();
   CHECK(tracer->closed());
   // Let every thread run on past the close.
@@ -583,15 +584,15 @@ void test_close_while_recording() {
   for (auto& t : threads) t.join();
 
   tracer->flush();  // a no-op once closed; must not crash
-  const Snapshot after = tracer->snapshot();
+  const FrozenSnapshot after = tracer->freeze();
   for (int i = 0; i < kThreads; ++i) {
     const Tally& t = tallies[i];
     CHECK(t.closed > 0);
     CHECK_EQ(t.ok_after_closed, 0u);
     CHECK_EQ(t.other, 0u);
     const std::string name = thread_timeline_name("closer#" + std::to_string(i));
-    const SnapshotTimeline* b = find_timeline(before, name);
-    const SnapshotTimeline* a = find_timeline(after, name);
+    const FrozenTimeline* b = find_timeline(before, name);
+    const FrozenTimeline* a = find_timeline(after, name);
     CHECK(b != nullptr && a != nullptr);
     if (b == nullptr || a == nullptr) continue;
     CHECK(!b->records.empty());
@@ -615,8 +616,8 @@ void test_close_gated() {
   const hotspan_api_v1* api = hotspan::c_api_for(tracer);
   const uint32_t name = intern(api, "gated");
   run_gated(api, name, "gated", 300, [&] { tracer->close(); });
-  const Snapshot snap = tracer->snapshot();
-  const SnapshotTimeline* t = find_timeline(snap, thread_timeline_name("gated"));
+  const FrozenSnapshot snap = tracer->freeze();
+  const FrozenTimeline* t = find_timeline(snap, thread_timeline_name("gated"));
   CHECK(t != nullptr);
   if (t != nullptr) CHECK_EQ(t->records.size(), size_t{300});
 }
@@ -725,11 +726,11 @@ void test_two_tracers_one_thread() {
     CHECK_EQ(a2->end(a2->tracer), HOTSPAN_OK);
   }).join();
   t2->flush();
-  const Snapshot s2 = t2->snapshot();
+  const FrozenSnapshot s2 = t2->freeze();
   size_t n = 0;
   for (const auto& t : s2.timelines) n += t.records.size();
   CHECK_EQ(n, size_t{4 * 1000 + 1});
-  const Snapshot s1 = t1->snapshot();
+  const FrozenSnapshot s1 = t1->freeze();
   n = 0;
   for (const auto& t : s1.timelines) n += t.records.size();
   CHECK_EQ(n, size_t{4 * 1000});
@@ -737,6 +738,51 @@ void test_two_tracers_one_thread() {
 
 // One long-lived thread meets many tracers, most of them closed soon after:
 // its cache drops what is closed without losing what is live.
+// A thread_local made before the thread's first hotspan call is destroyed
+// after hotspan's per-thread lists (PerThreadList): calls from its
+// destructor must be answered HOTSPAN_CLOSED without touching them, and what
+// the thread recorded before still reaches the tracer.
+struct LateResults {
+  bool ran = false;
+  hotspan_status begin = HOTSPAN_OK, end = HOTSPAN_OK, flush = HOTSPAN_OK;
+};
+LateResults g_late;
+
+struct LateCaller {
+  const hotspan_api_v1* api = nullptr;
+  uint32_t name = 0;
+  ~LateCaller() {
+    if (api == nullptr) return;
+    g_late.begin = api->begin(api->tracer, name);
+    g_late.end = api->end(api->tracer);
+    g_late.flush = api->flush_thread(api->tracer);
+    g_late.ran = true;
+  }
+};
+thread_local LateCaller t_late;
+
+void test_calls_from_a_later_thread_local_destructor() {
+  auto tracer = make_tracer();
+  const hotspan_api_v1* api = hotspan::c_api_for(tracer);
+  const uint32_t n = intern(api, "late");
+  std::thread([&] {
+    t_late.api = api;  // constructed before hotspan's lists: destroyed after them
+    t_late.name = n;
+    CHECK_EQ(api->begin(api->tracer, n), HOTSPAN_OK);
+    CHECK_EQ(api->end(api->tracer), HOTSPAN_OK);
+  }).join();
+  CHECK(g_late.ran);
+  CHECK_EQ(g_late.begin, HOTSPAN_CLOSED);
+  CHECK_EQ(g_late.end, HOTSPAN_CLOSED);
+  CHECK_EQ(g_late.flush, HOTSPAN_CLOSED);
+  tracer->flush();
+  size_t late = 0;
+  for (const auto& t : tracer->freeze().timelines) {
+    for (const SpanRecord r : t.records) late += r.name == n;
+  }
+  CHECK_EQ(late, size_t{1});
+}
+
 void test_many_tracers_one_thread() {
   constexpr int kTracers = 40;
   std::vector<std::shared_ptr<Tracer>> tracers;
@@ -768,7 +814,7 @@ void test_many_tracers_one_thread() {
   for (int i = 0; i < kTracers; ++i) {
     if (!tracers[i]) continue;
     tracers[i]->flush();
-    const Snapshot snap = tracers[i]->snapshot();
+    const FrozenSnapshot snap = tracers[i]->freeze();
     size_t n = 0, timelines = 0;
     for (const auto& t : snap.timelines) {
       if (t.kind != TimelineKind::kNative) continue;
@@ -817,5 +863,6 @@ int main() {
   RUN_TEST(test_destroyed_gated);
   RUN_TEST(test_two_tracers_one_thread);
   RUN_TEST(test_many_tracers_one_thread);
+  RUN_TEST(test_calls_from_a_later_thread_local_destructor);
   return check_report("c_api_test");
 }

@@ -44,12 +44,12 @@ static void later_calls_return_closed() {
   CHECK_EQ(end(*late, 1), Status::kClosed);
   t->flush();  // harmless
 
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   CHECK_EQ(committed_on(s, timeline_id(*main)), size_t{1});  // the span ended before close
   CHECK_EQ(s.timelines.size(), size_t{3});  // main, the track, groups; "late" not added
   CHECK_EQ(s.names.size(), size_t{1});
   t->detach_thread(*main, 10);  // env cleanup after close: no crash, nothing recorded
-  CHECK_EQ(committed_on(t->snapshot(), timeline_id(*main)), size_t{1});
+  CHECK_EQ(committed_on(t->freeze(), timeline_id(*main)), size_t{1});
 }
 
 static void close_commits_what_was_stored() {
@@ -66,9 +66,9 @@ static void close_commits_what_was_stored() {
       CHECK_EQ(end(*st, i + 1), Status::kOk);
     }
   });
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{0});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{0});
   t->close();
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{5});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{5});
   worker.run([&] {
     auto st = t->native_thread();
     CHECK(st == nullptr);
@@ -105,7 +105,7 @@ static void native_threads_outlive_the_tracer() {
   }
   while (ready.load() < kThreads) std::this_thread::yield();
   t->close();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   size_t natives = 0, records = 0;
   for (const auto& tl : s.timelines) {
     if (tl.kind == TimelineKind::kNative) {

@@ -1,6 +1,6 @@
 // Both finalization paths with a fake holder: the test's main thread is
 // attached with attach_js_thread (a holder); std::threads use native_thread()
-// (non-holders). Plus pause, piggy-back drain, flush, wake, detach, exit.
+// (non-holders). Plus piggy-back drain, flush, wake, detach, exit.
 #include <atomic>
 #include <thread>
 
@@ -41,7 +41,7 @@ static void holder_records_visible_at_once() {
   auto main = t->attach_js_thread("main");
   CHECK_EQ(t->attach_js_thread("again"), main);  // one state per (tracer, thread)
   for (int i = 0; i < 3; ++i) holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), timeline_id(*main)), size_t{3});
+  CHECK_EQ(committed_on(t->freeze(), timeline_id(*main)), size_t{3});
   CHECK_EQ(t->pending(), size_t{0});
 }
 
@@ -55,7 +55,7 @@ static void non_holder_invisible_until_drain() {
   uint32_t tl = 0;
   worker.run([&] { tl = record_native(*t, n, kSpans); });
   CHECK(tl != 0);
-  const Snapshot s0 = t->snapshot();
+  const FrozenSnapshot s0 = t->freeze();
   CHECK_EQ(committed_on(s0, tl), size_t{0});
   CHECK_EQ(t->pending(), size_t{PendingQueue::kBatch});
   const auto* tl0 = test_util::find_timeline(s0, tl);
@@ -64,19 +64,19 @@ static void non_holder_invisible_until_drain() {
 
   // The holder's next end() drains the queued batch (piggy-back)...
   holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{PendingQueue::kBatch});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{PendingQueue::kBatch});
   CHECK_EQ(t->pending(), size_t{0});
   // ...and flush() also sweeps the partial batch.
   t->flush();
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{kSpans});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{kSpans});
 
   // Thread exit publishes the rest and marks the timeline exited.
   worker.run([&] { record_native(*t, n, 10); });
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{kSpans});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{kSpans});
   worker.stop();
   CHECK_EQ(t->pending(), size_t{10});
   holder_tick(*main, n);
-  const Snapshot s1 = t->snapshot();
+  const FrozenSnapshot s1 = t->freeze();
   CHECK_EQ(committed_on(s1, tl), size_t{kSpans + 10});
   const auto* tl1 = test_util::find_timeline(s1, tl);
   CHECK(tl1 && tl1->exited);
@@ -95,7 +95,7 @@ static void exiting_thread_abandons_open_spans() {
     CHECK_EQ(begin(*st, n, 4), Status::kOk);  // two left open at exit
   }).join();
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* r = test_util::find_timeline(s, tl);
   CHECK(r && r->records.size() == 3 && r->exited);
   if (!r || r->records.size() != 3) return;
@@ -118,7 +118,7 @@ static void native_state_is_cached_per_tracer() {
     CHECK_EQ(t1->native_thread(), a);
     t1->set_thread_name(*a, "encoder#3");
   }).join();
-  const Snapshot s = t1->snapshot();
+  const FrozenSnapshot s = t1->freeze();
   CHECK_EQ(s.timelines.size(), size_t{1});
   if (!s.timelines.empty()) CHECK_EQ(s.timelines[0].name, std::string("native: encoder#3"));
 }
@@ -135,36 +135,8 @@ static void publish_queues_a_partial_batch() {
   });
   CHECK_EQ(t->pending(), size_t{10});
   holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{10});
+  CHECK_EQ(committed_on(t->freeze(), tl), size_t{10});
   CHECK_EQ(publish(*main), Status::kOk);  // holder: nothing to do
-}
-
-static void paused_holder_enqueues() {
-  auto t = Tracer::create();
-  const uint32_t n = t->intern("n");
-  auto main = t->attach_js_thread("main");
-  const uint32_t tl = timeline_id(*main);
-  holder_tick(*main, n);
-  t->pause_finalization(*main);
-  t->pause_finalization(*main);  // nests
-  constexpr int kSpans = 300;
-  for (int i = 0; i < kSpans; ++i) holder_tick(*main, n);
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{1});
-  CHECK_EQ(t->pending(), size_t{PendingQueue::kBatch});
-  // A paused thread is no holder for tracer-wide calls either.
-  const uint32_t tr = t->track("t", false);
-  CHECK_EQ(t->async_end(t->async_begin(tr, n, 1), 2), Status::kOk);
-  CHECK_EQ(committed_on(t->snapshot(), tr), size_t{0});
-  t->resume_finalization(*main);
-  holder_tick(*main, n);  // still paused (depth 1)
-  CHECK_EQ(committed_on(t->snapshot(), tl), size_t{1});
-  t->resume_finalization(*main);
-  t->resume_finalization(*main);  // extra resume is harmless
-  holder_tick(*main, n);  // holder again: drains and commits everything
-  const Snapshot s = t->snapshot();
-  CHECK_EQ(committed_on(s, tl), size_t{1 + kSpans + 2});
-  CHECK_EQ(committed_on(s, tr), size_t{1});
-  CHECK_EQ(t->pending(), size_t{0});
 }
 
 static void holder_of_one_tracer_only() {
@@ -176,11 +148,11 @@ static void holder_of_one_tracer_only() {
   const uint32_t tr = b->track("t", false);
   // This thread holds a's env, not b's: b's record waits for a drain.
   CHECK_EQ(b->async_end(b->async_begin(tr, nb, 1), 2), Status::kOk);
-  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{0});
+  CHECK_EQ(committed_on(b->freeze(), tr), size_t{0});
   holder_tick(*main_a, na);  // drains a's queue only
-  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{0});
+  CHECK_EQ(committed_on(b->freeze(), tr), size_t{0});
   b->flush();
-  CHECK_EQ(committed_on(b->snapshot(), tr), size_t{1});
+  CHECK_EQ(committed_on(b->freeze(), tr), size_t{1});
 }
 
 static void wake_fires_once_per_crossing() {
@@ -233,11 +205,10 @@ static TwoOpen two_open_spans(const char* thread_name) {
 
 static void detach_abandons_and_retires() {
   auto [t, main, tl, n] = two_open_spans("worker 2");
-  t->pause_finalization(*main);  // a partial batch must still be committed
   CHECK_EQ(begin(*main, n, 3), Status::kOk);
   CHECK_EQ(end(*main, 4), Status::kOk);
   t->detach_thread(*main, 10);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* r = test_util::find_timeline(s, tl);
   CHECK(r && r->records.size() == 3 && r->exited);
   if (r && r->records.size() == 3) {
@@ -250,7 +221,7 @@ static void detach_abandons_and_retires() {
   // No longer a holder: a track record now waits for a drain.
   const uint32_t tr = t->track("t", false);
   CHECK_EQ(t->async_end(t->async_begin(tr, n, 1), 2), Status::kOk);
-  CHECK_EQ(committed_on(t->snapshot(), tr), size_t{0});
+  CHECK_EQ(committed_on(t->freeze(), tr), size_t{0});
   // Attaching again gives a fresh timeline.
   auto again = t->attach_js_thread("worker 2");
   CHECK(again != main && timeline_id(*again) != tl);
@@ -258,24 +229,21 @@ static void detach_abandons_and_retires() {
 
 // Spans still open at detach (worker teardown) are often long: an end past
 // a record's 32-bit duration goes through the side table on the abandon
-// path too, with finalization paused (the batched path) or not.
+// path too.
 static void detach_keeps_long_abandoned_ends() {
-  for (const bool paused : {false, true}) {
-    auto [t, main, tl, n] = two_open_spans("worker 3");
-    if (paused) t->pause_finalization(*main);
-    const int64_t at = int64_t{1} << 33;
-    t->detach_thread(*main, at);
-    const Snapshot s = t->snapshot();
-    const auto* r = test_util::find_timeline(s, tl);
-    CHECK(r && r->records.size() == 2);
-    if (!r || r->records.size() != 2) continue;
-    for (const SpanRecord& rec : r->records) {
-      CHECK_EQ(rec.end_ns, at);
-      CHECK_EQ(rec.flags, uint16_t{kFlagAbandoned});
-    }
-    CHECK_EQ(r->records[0].start_ns, 2);
-    CHECK_EQ(r->records[1].start_ns, 1);
+  auto [t, main, tl, n] = two_open_spans("worker 3");
+  const int64_t at = int64_t{1} << 33;
+  t->detach_thread(*main, at);
+  const FrozenSnapshot s = t->freeze();
+  const auto* r = test_util::find_timeline(s, tl);
+  CHECK(r && r->records.size() == 2);
+  if (!r || r->records.size() != 2) return;
+  for (const SpanRecord& rec : r->records) {
+    CHECK_EQ(rec.end_ns, at);
+    CHECK_EQ(rec.flags, uint16_t{kFlagAbandoned});
   }
+  CHECK_EQ(r->records[0].start_ns, 2);
+  CHECK_EQ(r->records[1].start_ns, 1);
 }
 
 int main() {
@@ -284,7 +252,6 @@ int main() {
   RUN_TEST(exiting_thread_abandons_open_spans);
   RUN_TEST(native_state_is_cached_per_tracer);
   RUN_TEST(publish_queues_a_partial_batch);
-  RUN_TEST(paused_holder_enqueues);
   RUN_TEST(holder_of_one_tracer_only);
   RUN_TEST(wake_fires_once_per_crossing);
   RUN_TEST(detach_abandons_and_retires);

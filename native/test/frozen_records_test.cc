@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "perfetto_writer.h"
 #include "stats.h"
+#include "test_util.h"
 #include "tracer.h"
 #include "snapshot_builders.h"
 
@@ -114,7 +115,7 @@ void check_same(const FrozenSnapshot& f, const Snapshot& s) {
 
 void check_outputs_match(const Tracer& t) {
   const FrozenSnapshot f = t.freeze();
-  const Snapshot s = t.snapshot();
+  const Snapshot s = test_util::materialize(t.freeze());
   check_same(f, s);
   std::string pf, ps, jf, js;
   hotspan::write_perfetto(f, t.origin_ns(), hotspan_test::kTestClocks, pf);

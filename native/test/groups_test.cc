@@ -8,7 +8,7 @@
 using namespace hotspan;
 using test_util::find_local;
 
-static const SnapshotTimeline* groups_timeline(const Snapshot& s) {
+static const FrozenTimeline* groups_timeline(const FrozenSnapshot& s) {
   for (const auto& tl : s.timelines) {
     if (tl.kind == TimelineKind::kGroups) return &tl;
   }
@@ -20,7 +20,7 @@ static void nesting() {
   const uint32_t step = t->intern("global_step"), fwd = t->intern("forward"),
                  bwd = t->intern("backward");
   auto main = t->attach_js_thread("main");
-  CHECK(groups_timeline(t->snapshot()) == nullptr);  // made on first use
+  CHECK(groups_timeline(t->freeze()) == nullptr);  // made on first use
   CHECK_EQ(t->open_groups(), size_t{0});
   CHECK_EQ(t->group_begin(step, 10, R"({"step":1})"), Status::kOk);
   CHECK_EQ(t->group_begin(fwd, 11), Status::kOk);
@@ -31,15 +31,15 @@ static void nesting() {
   CHECK_EQ(t->group_end(31), Status::kOk);
   CHECK_EQ(t->open_groups(), size_t{0});
 
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* g = groups_timeline(s);
   CHECK(g != nullptr);
   if (!g) return;
   CHECK_EQ(g->name, std::string("groups"));
   CHECK_EQ(g->records.size(), size_t{3});
-  const SpanRecord* r1 = find_local(*g, 1);
-  const SpanRecord* r2 = find_local(*g, 2);
-  const SpanRecord* r3 = find_local(*g, 3);
+  const auto r1 = find_local(*g, 1);
+  const auto r2 = find_local(*g, 2);
+  const auto r3 = find_local(*g, 3);
   CHECK(r1 && r2 && r3);
   if (!(r1 && r2 && r3)) return;
   CHECK_EQ(r1->name, step);
@@ -67,7 +67,7 @@ static void errors() {
   CHECK_EQ(t->group_begin(n, 2), Status::kOk);
   CHECK_EQ(t->group_end(3), Status::kOk);
   CHECK_EQ(t->group_end(4), Status::kNoOpenSpan);  // none open
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* g = groups_timeline(s);
   CHECK(g && g->records.size() == 1);  // nothing lost by the bad end
   (void)main;
@@ -80,11 +80,11 @@ static void off_holder_waits_for_flush() {
     CHECK_EQ(t->group_begin(n, 1), Status::kOk);
     CHECK_EQ(t->group_end(2), Status::kOk);
   }).join();
-  const Snapshot before = t->snapshot();
+  const FrozenSnapshot before = t->freeze();
   const auto* g = groups_timeline(before);
   CHECK(g && g->records.empty());
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   g = groups_timeline(s);
   CHECK(g && g->records.size() == 1);
 }

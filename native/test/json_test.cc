@@ -1,6 +1,6 @@
 // Chrome Trace Event JSON writer: a golden document, escaping and timestamp
 // formatting checks, and a round trip through Node's JSON.parse checked event
-// by event by check_chrome_json.cjs (beside this file).
+// by event by check-chrome-json.cjs (beside this file).
 #include <unistd.h>
 
 #include <algorithm>
@@ -289,10 +289,10 @@ std::string hex(const std::string& s) {
 }
 
 std::string script_path() {
-  if (const char* dir = std::getenv("HOTSPAN_TEST_DIR")) return std::string(dir) + "/check_chrome_json.cjs";
+  if (const char* dir = std::getenv("HOTSPAN_TEST_DIR")) return std::string(dir) + "/check-chrome-json.cjs";
   std::string f = __FILE__;
   size_t slash = f.find_last_of('/');
-  return (slash == std::string::npos ? std::string(".") : f.substr(0, slash)) + "/check_chrome_json.cjs";
+  return (slash == std::string::npos ? std::string(".") : f.substr(0, slash)) + "/check-chrome-json.cjs";
 }
 
 std::string temp_path(const char* suffix) {

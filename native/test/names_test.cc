@@ -23,7 +23,7 @@ static void dense_and_idempotent() {
   CHECK_EQ(t->name_of(2), std::string());
   CHECK_EQ(t->name_of(0xFFFFFFFFu), std::string());
   CHECK_EQ(t->intern(""), 2u);  // the empty name is a name like any other
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   CHECK_EQ(s.names.size(), size_t{3});
   CHECK_EQ(s.names[0], std::string("db.query"));
 }

@@ -32,7 +32,7 @@ static void nesting_ids_parents_depth() {
   CHECK_EQ(begin(*st, outer, 200), Status::kOk);  // a second root
   CHECK_EQ(end(*st, 210), Status::kOk);
 
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, tid);
   CHECK(tl != nullptr);
   if (tl == nullptr) return;
@@ -43,11 +43,11 @@ static void nesting_ids_parents_depth() {
   const uint32_t order[] = {3, 4, 2, 1, 5};
   for (size_t i = 0; i < 5 && i < tl->records.size(); ++i) CHECK_EQ(tl->records[i].local_id, order[i]);
 
-  const SpanRecord* r1 = find_local(*tl, 1);
-  const SpanRecord* r2 = find_local(*tl, 2);
-  const SpanRecord* r3 = find_local(*tl, 3);
-  const SpanRecord* r4 = find_local(*tl, 4);
-  const SpanRecord* r5 = find_local(*tl, 5);
+  const auto r1 = find_local(*tl, 1);
+  const auto r2 = find_local(*tl, 2);
+  const auto r3 = find_local(*tl, 3);
+  const auto r4 = find_local(*tl, 4);
+  const auto r5 = find_local(*tl, 5);
   CHECK(r1 && r2 && r3 && r4 && r5);
   if (!(r1 && r2 && r3 && r4 && r5)) return;
   CHECK_EQ(r1->parent_local, 0u);
@@ -79,12 +79,12 @@ static void end_without_open_span() {
   CHECK_EQ(end(*st, 20), Status::kOk);
   CHECK_EQ(end(*st, 30), Status::kNoOpenSpan);
   CHECK_EQ(open_depth(*st), size_t{0});
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   CHECK_EQ(test_util::committed_on(s, timeline_id(*st)), size_t{1});
   // Nothing was lost and the next span is unaffected.
   CHECK_EQ(begin(*st, n, 40), Status::kOk);
   CHECK_EQ(end(*st, 50), Status::kOk);
-  CHECK_EQ(test_util::committed_on(t->snapshot(), timeline_id(*st)), size_t{2});
+  CHECK_EQ(test_util::committed_on(t->freeze(), timeline_id(*st)), size_t{2});
 }
 
 static void unknown_name_is_invalid() {
@@ -110,7 +110,7 @@ static void attributes_side_table() {
   CHECK_EQ(end(*st, 6), Status::kOk);
   CHECK_EQ(end(*st, 7), Status::kOk);
   CHECK_EQ(end(*st, 8), Status::kOk);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, timeline_id(*st));
   CHECK(tl != nullptr);
   if (!tl) return;
@@ -138,7 +138,7 @@ static void many_spans_cross_chunks() {
     for (int d = 0; d < kDepth; ++d) CHECK_EQ(fast::begin(*st, n, ++now), Status::kOk);
     for (int d = 0; d < kDepth; ++d) CHECK_EQ(fast::end(*st, ++now), Status::kOk);
   }
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, timeline_id(*st));
   CHECK(tl != nullptr);
   if (!tl) return;
@@ -165,7 +165,7 @@ static void max_depth_is_refused() {
   CHECK_EQ(ok, size_t{ThreadState::kMaxDepth} + 1);  // depths 0..65535
   CHECK_EQ(begin(*st, n, 1), Status::kInvalid);
   CHECK_EQ(end(*st, 2), Status::kOk);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, timeline_id(*st));
   CHECK(tl && tl->records.size() == 1 && tl->records[0].depth == ThreadState::kMaxDepth);
 }
@@ -197,7 +197,7 @@ static void long_spans_keep_their_ends() {
     }
   };
   auto check_all = [&](uint32_t count) {
-    const Snapshot s = t->snapshot();
+    const FrozenSnapshot s = t->freeze();
     const auto* tl = find_timeline(s, tid);
     CHECK(tl && tl->records.size() == count);
     if (!tl || tl->records.size() != count) return;
@@ -221,7 +221,7 @@ static void long_spans_keep_their_ends() {
   const uint64_t tok = t->async_begin(track, n, 20);
   CHECK_EQ(t->async_end(tok, 20 + (int64_t{1} << 36)), Status::kOk);
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   size_t seen = 0;
   for (const auto& tl : s.timelines) {
     if (tl.kind == TimelineKind::kGroups && tl.records.size() == 1) {

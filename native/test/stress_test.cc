@@ -1,7 +1,7 @@
 // The multi-thread stress test: 8 producers (native threads on the enqueue
-// path and extra threads attached as holders, some pausing finalization)
+// path and extra threads attached as holders)
 // record nested spans, async spans and groups, while a reader thread calls
-// flush(), snapshot() and stats() in a loop. Afterwards every record must be
+// flush(), freeze() and stats() in a loop. Afterwards every record must be
 // present exactly once with valid ids, parents and times. Run under TSan by
 // run.sh, which also builds it with the timeline lock removed and requires
 // that build to fail (the negative control).
@@ -44,13 +44,12 @@ struct Names {
 };
 
 // Records exactly kSpansPerThread spans in trees of varying shape.
-void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out, bool may_pause,
+void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out,
                   uint32_t serial_track, uint32_t conc_track, int seed) {
   uint64_t done = 0;
   uint64_t counter = 0;
   int async_left = kAsyncPerThread;
   uint64_t open_async = 0;
-  bool paused = false;
   auto open = [&](uint32_t name) {
     ++counter;
     Status s;
@@ -125,17 +124,7 @@ void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out, bo
     // Give the reader (and the other producers) a turn now and then, so the
     // snapshots really interleave with recording on a 2-core machine.
     if ((shape % 256) == 0) std::this_thread::yield();
-    // Holders pause finalization for stretches, as inside a GC callback.
-    if (may_pause && (shape % 512) == 0) {
-      if (paused) {
-        t.resume_finalization(st);
-      } else {
-        t.pause_finalization(st);
-      }
-      paused = !paused;
-    }
   }
-  if (paused) t.resume_finalization(st);
   CHECK_EQ(async_left, 0);
   CHECK_EQ(open_async, uint64_t{0});
   CHECK_EQ(open_depth(st), size_t{0});
@@ -143,7 +132,7 @@ void record_spans(Tracer& t, ThreadState& st, const Names& nm, Produced& out, bo
 }
 
 // Cheap checks the reader can afford on every concurrent snapshot.
-void check_snapshot_shape(const Snapshot& s, std::map<uint32_t, size_t>& last_counts) {
+void check_snapshot_shape(const FrozenSnapshot& s, std::map<uint32_t, size_t>& last_counts) {
   for (const auto& tl : s.timelines) {
     size_t& last = last_counts[tl.id];
     CHECK(tl.records.size() >= last);  // committed only grows
@@ -189,8 +178,8 @@ int main() {
     while (running.load(std::memory_order_acquire) > 0) {
       ++i;
       // Two snapshots back to back, then a drain (as the wake would ask).
-      check_snapshot_shape(t->snapshot(), last_counts);
-      check_snapshot_shape(t->snapshot(), last_counts);
+      check_snapshot_shape(t->freeze(), last_counts);
+      check_snapshot_shape(t->freeze(), last_counts);
       if (wake_flag.exchange(false, std::memory_order_acq_rel) || i % 2 == 0) t->flush();
       if (i % 16 == 0) {
         const auto rows = t->stats();
@@ -222,7 +211,7 @@ int main() {
             CHECK_EQ(t->group_end(clock::now_ns()), Status::kOk);
           }
         }
-        record_spans(*t, *st, nm, out, /*may_pause=*/true, serial_track, conc_track, p);
+        record_spans(*t, *st, nm, out, serial_track, conc_track, p);
         t->detach_thread(*st, clock::now_ns());  // env cleanup
       } else {
         auto st = t->native_thread();
@@ -230,7 +219,7 @@ int main() {
         if (!st) return;
         out.timeline = timeline_id(*st);
         t->set_thread_name(*st, "producer#" + std::to_string(p));
-        record_spans(*t, *st, nm, out, /*may_pause=*/false, serial_track, conc_track, p);
+        record_spans(*t, *st, nm, out, serial_track, conc_track, p);
         if (p % 2 == 0) CHECK_EQ(publish(*st), Status::kOk);
         // Thread exit publishes the rest and marks the timeline exited.
       }
@@ -244,9 +233,9 @@ int main() {
   CHECK_EQ(t->pending(), size_t{0});
   CHECK_EQ(t->open_async(), size_t{0});
   CHECK_EQ(t->open_groups(), size_t{0});
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
 
-  std::unordered_map<uint32_t, const SnapshotTimeline*> by_id;
+  std::unordered_map<uint32_t, const FrozenTimeline*> by_id;
   for (const auto& tl : s.timelines) by_id[tl.id] = &tl;
 
   // Exact per-thread counts and attribute counts.
@@ -259,7 +248,7 @@ int main() {
     auto it = by_id.find(pr.timeline);
     CHECK(it != by_id.end());
     if (it == by_id.end()) continue;
-    const SnapshotTimeline& tl = *it->second;
+    const FrozenTimeline& tl = *it->second;
     CHECK_EQ(tl.records.size(), pr.spans);
     CHECK_EQ(tl.attrs.size(), pr.with_attrs);
     CHECK(tl.exited);
@@ -272,11 +261,11 @@ int main() {
   std::set<uint64_t> span_ids;
   uint64_t thread_records = 0, serial_records = 0, conc_records = 0, group_records = 0;
   for (const auto& tl : s.timelines) {
-    std::unordered_map<uint32_t, const SpanRecord*> local;
+    std::unordered_map<uint32_t, SpanRecord> local;  // copies: frozen records are read in place
     local.reserve(tl.records.size());
-    for (const auto& r : tl.records) {
+    for (const SpanRecord r : tl.records) {
       CHECK(span_ids.insert(make_span_id(tl.id, r.local_id)).second);
-      CHECK(local.emplace(r.local_id, &r).second);
+      CHECK(local.emplace(r.local_id, r).second);
       CHECK(r.start_ns <= r.end_ns);
       CHECK(r.name < s.names.size());
     }
@@ -300,7 +289,7 @@ int main() {
       auto it = local.find(r.parent_local);
       CHECK(it != local.end());
       if (it == local.end()) continue;
-      const SpanRecord& parent = *it->second;
+      const SpanRecord& parent = it->second;
       CHECK_EQ(parent.depth + 1, static_cast<int>(r.depth));
       CHECK(parent.start_ns <= r.start_ns && r.end_ns <= parent.end_ns);
     }

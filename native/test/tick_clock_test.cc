@@ -23,8 +23,8 @@
 
 namespace {
 
-using hotspan::Snapshot;
-using hotspan::SnapshotTimeline;
+using hotspan::FrozenSnapshot;
+using hotspan::FrozenTimeline;
 using hotspan::SpanRecord;
 using hotspan::Status;
 using hotspan::TimeUnit;
@@ -66,14 +66,14 @@ struct Excess {
   }
 };
 
-void check_brackets(const Snapshot& snap, const std::vector<Bracket>& all, Excess& ex) {
+void check_brackets(const FrozenSnapshot& snap, const std::vector<Bracket>& all, Excess& ex) {
   for (const Bracket& b : all) {
-    const SnapshotTimeline* tl = test_util::find_timeline(snap, b.timeline);
+    const FrozenTimeline* tl = test_util::find_timeline(snap, b.timeline);
     CHECK(tl != nullptr);
     if (tl == nullptr) continue;
-    const SpanRecord* r = test_util::find_local(*tl, b.local);
-    CHECK(r != nullptr);
-    if (r == nullptr) continue;
+    const auto r = test_util::find_local(*tl, b.local);
+    CHECK(r.has_value());
+    if (!r) continue;
     CHECK(r->start_ns >= b.b0 - kSlackNs && r->start_ns <= b.b1 + kSlackNs);
     CHECK(r->end_ns >= b.e0 - kSlackNs && r->end_ns <= b.e1 + kSlackNs);
     CHECK(r->start_ns <= r->end_ns);
@@ -155,7 +155,7 @@ void accuracy_across_threads_and_sleeps() {
   });
   for (auto& th : threads) th.join();
   t->flush();
-  const Snapshot snap = t->snapshot();
+  const FrozenSnapshot snap = t->freeze();
   uint32_t groups_id = 0;
   for (const auto& tl : snap.timelines) {
     if (tl.kind == hotspan::TimelineKind::kGroups) groups_id = tl.id;
@@ -198,8 +198,8 @@ void c_abi_ticks() {
   });
   th.join();
   t->flush();
-  const Snapshot snap = t->snapshot();
-  const SnapshotTimeline* native = nullptr;
+  const FrozenSnapshot snap = t->freeze();
+  const FrozenTimeline* native = nullptr;
   for (const auto& tl : snap.timelines) {
     if (tl.kind == hotspan::TimelineKind::kNative) native = &tl;
   }
@@ -212,9 +212,9 @@ void c_abi_ticks() {
 }
 
 // Every record seen in `a` converts to the same times in the later `b`.
-void check_same(const Snapshot& a, const Snapshot& b, size_t* compared) {
+void check_same(const FrozenSnapshot& a, const FrozenSnapshot& b, size_t* compared) {
   for (const auto& ta : a.timelines) {
-    const SnapshotTimeline* tb = test_util::find_timeline(b, ta.id);
+    const FrozenTimeline* tb = test_util::find_timeline(b, ta.id);
     CHECK(tb != nullptr);
     if (tb == nullptr) continue;
     CHECK(tb->records.size() >= ta.records.size());
@@ -240,7 +240,7 @@ void determinism_across_snapshots() {
   // The last record is stored after the newest anchor: the first snapshot
   // must add one above it, and later ones must not move it.
   t->flush();
-  const Snapshot s1 = t->snapshot();
+  const FrozenSnapshot s1 = t->freeze();
   CHECK_EQ(s1.timelines.size(), size_t{1});
   CHECK_EQ(s1.timelines[0].records.size(), size_t{3000});
   sleep_us(12000);
@@ -260,9 +260,9 @@ void determinism_across_snapshots() {
     hotspan::end(*st, clock::now_ticks());
   }
   t->flush();
-  const Snapshot s2 = t->snapshot();
+  const FrozenSnapshot s2 = t->freeze();
   sleep_us(7000);
-  const Snapshot s3 = t->snapshot();
+  const FrozenSnapshot s3 = t->freeze();
   size_t compared = 0;
   check_same(s1, s2, &compared);
   check_same(s2, s3, &compared);
@@ -293,7 +293,7 @@ void backwards_ticks_are_safe() {
   CHECK_EQ(hotspan::end(*st, clock::now_ticks()), Status::kOk);
   const int64_t after = clock::now_ns();
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   CHECK_EQ(s.timelines[0].records.size(), size_t{2});
   const SpanRecord& inner = s.timelines[0].records[0];
   const SpanRecord& outer = s.timelines[0].records[1];
@@ -318,7 +318,7 @@ void long_span_end_converts() {
   CHECK_EQ(hotspan::end(*st, end_tick), Status::kOk);
   CHECK_EQ(hotspan::end(*st, end_tick), Status::kOk);
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   CHECK_EQ(s.timelines[0].records.size(), size_t{2});
   if (s.timelines[0].records.size() != 2) return;
   const SpanRecord& short_span = s.timelines[0].records[0];
@@ -362,11 +362,11 @@ void concurrent_readers() {
   std::atomic<size_t> compared{0};
   for (int r = 0; r < 2; ++r) {
     readers.emplace_back([&, r] {
-      Snapshot prev = t->snapshot();
+      FrozenSnapshot prev = t->freeze();
       const int64_t t0 = clock::now_ns();
       while (clock::now_ns() - t0 < 150 * 1000000LL) {
         if (r == 0) t->flush();
-        Snapshot cur = t->snapshot();
+        FrozenSnapshot cur = t->freeze();
         size_t n = 0;
         check_same(prev, cur, &n);
         compared.fetch_add(n);
@@ -390,7 +390,7 @@ void ns_unit_is_identity() {
   CHECK_EQ(hotspan::begin(*st, name, 4), Status::kOk);
   CHECK_EQ(hotspan::end(*st, 5), Status::kOk);
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   CHECK_EQ(s.timelines[0].records[0].start_ns, int64_t{4});
   CHECK_EQ(s.timelines[0].records[0].end_ns, int64_t{5});
 }

@@ -33,7 +33,7 @@ static void serial_rule() {
   CHECK_EQ(t->async_end(c, 15), Status::kOk);
   CHECK_EQ(t->open_async(), size_t{0});
 
-  const Snapshot s = t->snapshot();  // main is a holder: committed at once
+  const FrozenSnapshot s = t->freeze();  // main is a holder: committed at once
   const auto* tl = find_timeline(s, gpu);
   CHECK(tl != nullptr);
   if (!tl) return;
@@ -41,9 +41,9 @@ static void serial_rule() {
   CHECK(tl->serial);
   CHECK_EQ(tl->name, std::string("track: gpu0"));
   CHECK_EQ(tl->records.size(), size_t{3});
-  const SpanRecord* ra = find_local(*tl, static_cast<uint32_t>(a));
-  const SpanRecord* rb = find_local(*tl, static_cast<uint32_t>(b));
-  const SpanRecord* rc = find_local(*tl, static_cast<uint32_t>(c));
+  const auto ra = find_local(*tl, static_cast<uint32_t>(a));
+  const auto rb = find_local(*tl, static_cast<uint32_t>(b));
+  const auto rc = find_local(*tl, static_cast<uint32_t>(c));
   CHECK(ra && rb && rc);
   if (!(ra && rb && rc)) return;
   CHECK_EQ(ra->start_ns, 1);
@@ -69,7 +69,7 @@ static void serial_rule_either_call_order() {
   // An end earlier than the previous end becomes zero-length there.
   const uint64_t c = t->async_begin(q, op, 2);
   CHECK_EQ(t->async_end(c, 6), Status::kOk);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, q);
   CHECK(tl && tl->records.size() == 3);
   if (!tl || tl->records.size() != 3) return;
@@ -90,12 +90,12 @@ static void concurrent_overlap_kept() {
   const uint64_t b = t->async_begin(net, op, 4);
   CHECK_EQ(t->async_end(a, 5), Status::kOk);
   CHECK_EQ(t->async_end(b, 9), Status::kOk);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, net);
   CHECK(tl != nullptr);
   if (!tl) return;
   CHECK(!tl->serial);
-  const SpanRecord* rb = find_local(*tl, static_cast<uint32_t>(b));
+  const auto rb = find_local(*tl, static_cast<uint32_t>(b));
   CHECK(rb && rb->start_ns == 4 && rb->end_ns == 9);  // overlaps a: kept
   (void)main;
 }
@@ -120,7 +120,7 @@ static void tokens_and_errors() {
   CHECK_EQ(t->async_end(0, 2), Status::kInvalid);
   CHECK_EQ(t->async_end(a, 3, kFlagError), Status::kOk);
   CHECK_EQ(t->async_end(a, 4), Status::kInvalid);  // ended twice
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, tr);
   CHECK(tl && tl->records.size() == 1);
   if (tl && tl->records.size() == 1) {
@@ -142,12 +142,12 @@ static void parent_on_another_timeline() {
   CHECK_EQ(end(*main, 4), Status::kOk);
   CHECK_EQ(t->async_end(b, 5), Status::kOk);
   CHECK_EQ(t->async_end(a, 6), Status::kOk);
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, tr);
   CHECK(tl != nullptr);
   if (!tl) return;
-  const SpanRecord* ra = find_local(*tl, static_cast<uint32_t>(a));
-  const SpanRecord* rb = find_local(*tl, static_cast<uint32_t>(b));
+  const auto ra = find_local(*tl, static_cast<uint32_t>(a));
+  const auto rb = find_local(*tl, static_cast<uint32_t>(b));
   CHECK(ra && rb);
   if (!(ra && rb)) return;
   CHECK((ra->flags & kFlagParentElsewhere) != 0);
@@ -168,27 +168,27 @@ static void ended_off_holder_waits_for_drain() {
   const uint32_t tr = t->track("io", false);
   const uint64_t a = t->async_begin(tr, op, 1);  // begun on the holder
   std::thread([&] { CHECK_EQ(t->async_end(a, 2), Status::kOk); }).join();  // ended off it
-  CHECK_EQ(test_util::committed_on(t->snapshot(), tr), size_t{0});
+  CHECK_EQ(test_util::committed_on(t->freeze(), tr), size_t{0});
   CHECK_EQ(t->pending(), size_t{1});
   // The holder's next end() drains the queue (piggy-back).
   CHECK_EQ(begin(*main, op, 3), Status::kOk);
   CHECK_EQ(end(*main, 4), Status::kOk);
-  CHECK_EQ(test_util::committed_on(t->snapshot(), tr), size_t{1});
+  CHECK_EQ(test_util::committed_on(t->freeze(), tr), size_t{1});
   CHECK_EQ(t->pending(), size_t{0});
 
   // Ended on the holder thread: visible at once.
   const uint64_t b = t->async_begin(tr, op, 5);
   CHECK_EQ(t->async_end(b, 6), Status::kOk);
-  CHECK_EQ(test_util::committed_on(t->snapshot(), tr), size_t{2});
+  CHECK_EQ(test_util::committed_on(t->freeze(), tr), size_t{2});
 
   // Begun and ended off the holder; flush() finalizes it.
   std::thread([&] {
     const uint64_t c = t->async_begin(tr, op, 7);
     CHECK_EQ(t->async_end(c, 8), Status::kOk);
   }).join();
-  CHECK_EQ(test_util::committed_on(t->snapshot(), tr), size_t{2});
+  CHECK_EQ(test_util::committed_on(t->freeze(), tr), size_t{2});
   t->flush();
-  CHECK_EQ(test_util::committed_on(t->snapshot(), tr), size_t{3});
+  CHECK_EQ(test_util::committed_on(t->freeze(), tr), size_t{3});
 }
 
 static void tracks_across_threads() {
@@ -209,7 +209,7 @@ static void tracks_across_threads() {
   }
   for (auto& th : threads) th.join();
   t->flush();
-  const Snapshot s = t->snapshot();
+  const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, tr);
   CHECK(tl && tl->records.size() == size_t{kThreads * kEach});
   if (!tl) return;

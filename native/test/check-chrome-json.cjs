@@ -2,7 +2,7 @@
 // expectations file written by json_test.cc, event by event, with a real
 // consumer's parser (strict UTF-8 decode + JSON.parse).
 //
-//   node check_chrome_json.cjs <trace.json> <expectations.tsv>
+//   node check-chrome-json.cjs <trace.json> <expectations.tsv>
 //
 // Expectations, one per line, tab-separated; byte strings are hex so this file
 // does not depend on the writer's escaping:

@@ -1,4 +1,4 @@
-#include "timeline_chunks.h"
+#include "timeline.h"
 
 #include <algorithm>
 #include <mutex>

@@ -27,7 +27,7 @@
 #include "span_record.h"
 #include "stored_span.h"
 #include "tick_anchors.h"
-#include "timeline_lock.h"
+#include "timeline_mutex.h"
 #include "tracer.h"
 
 namespace hotspan {
