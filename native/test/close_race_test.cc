@@ -74,7 +74,7 @@ Round run_round(int round, bool ticks) {
   tracer->close();
   for (auto& t : threads) t.join();
 
-  const hotspan::Snapshot snap = tracer->snapshot();
+  const hotspan::FrozenSnapshot snap = tracer->freeze();
   for (int i = 0; i < kThreads; ++i) {
     const std::string tn = "native: t" + std::to_string(i);
     for (const auto& tl : snap.timelines) {
