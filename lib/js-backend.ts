@@ -10,8 +10,6 @@
 // the owner instead of being read here.
 
 import type { Backend } from './backend';
-import { chromeJson } from './chrome-json';
-import { perfetto } from './perfetto';
 import { asyncRejectedError, closedError, noOpenSpanError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type TimelineDesc } from './js-join';
 import {
@@ -29,7 +27,8 @@ import {
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { writeDocument, type OutputFormat } from './output';
 import type { TimelineKind } from './records';
-import { statsFromSnapshot, type StatsRow } from './stats';
+import { statsFromNative, type StatsRow } from './stats';
+import { statsOfColumns, writeColumns } from './wasm-core';
 
 interface Timeline {
   readonly id: number;
@@ -437,11 +436,23 @@ export class JsBackend implements Backend {
     return this.link === undefined ? 0 : this.count;
   }
 
-  snapshot(): NativeSnapshot {
+  /** The recorded columns, not copied and in commit order: what the writers and stats read. */
+  private columns(): NativeSnapshot {
     if (this.link !== undefined) throw joinedReadError('reading records (snapshot, stats, query, write)');
+    return {
+      names: this.names,
+      timelines: this.timelineList,
+      count: this.count,
+      times: this.times,
+      fields: this.fields,
+      attrs: this.attrs,
+    };
+  }
+
+  snapshot(): NativeSnapshot {
     // Records grouped by timeline (id order), commit order within one: the
     // order the core's snapshot has.
-    const n = this.count;
+    const n = this.columns().count;
     const tls = this.timelineList.length;
     const offsets = new Uint32Array(tls + 2);
     const src = this.fields;
@@ -470,15 +481,15 @@ export class JsBackend implements Backend {
   }
 
   stats(): readonly StatsRow[] {
-    return statsFromSnapshot(this.snapshot());
+    return statsFromNative(statsOfColumns(this.columns()));
   }
 
-  chromeJson(): string {
-    return chromeJson(this.snapshot(), this.serialTracks);
+  chromeJson(): Uint8Array {
+    return writeColumns(this.columns(), this.serialTracks, 'json');
   }
 
   perfetto(): Uint8Array {
-    return perfetto(this.snapshot());
+    return writeColumns(this.columns(), this.serialTracks, 'perfetto');
   }
 
   writeFile(path: string, format: OutputFormat): Promise<void> {

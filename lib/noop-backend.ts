@@ -5,8 +5,8 @@ import type { Backend } from './backend';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
 import { writeDocument, type OutputFormat } from './output';
-import { perfetto } from './perfetto';
 import type { StatsRow } from './stats';
+import { writeColumns } from './wasm-core';
 
 const EMPTY: NativeSnapshot = Object.freeze({
   names: [],
@@ -64,12 +64,12 @@ export class NoopBackend implements Backend {
   stats(): readonly StatsRow[] {
     return [];
   }
-  chromeJson(): string {
-    return '{"traceEvents":[\n{"name":"process_name","ph":"M","pid":1,"tid":0,"args":{"name":"hotspan"}}\n],"displayTimeUnit":"ms"}\n';
+  // The core's documents of no records.
+  chromeJson(): Uint8Array {
+    return writeColumns(EMPTY, new Set(), 'json');
   }
   perfetto(): Uint8Array {
-    // No tracks or events: the first packet alone.
-    return perfetto(EMPTY);
+    return writeColumns(EMPTY, new Set(), 'perfetto');
   }
   writeFile(path: string, format: OutputFormat): Promise<void> {
     return writeDocument(this, path, format);

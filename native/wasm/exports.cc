@@ -1,0 +1,92 @@
+// The WebAssembly module's entry points (native/wasm/hotspan_core.wasm): the
+// core's writers and stats over the js backend's columns. The caller
+// allocates an input buffer (hs_alloc), fills it as snapshot_columns.h lays
+// out, calls hs_write / hs_stats, reads the result at hs_result_data() for
+// hs_result_size() bytes and frees the input (hs_free). The result stays
+// valid until the next call.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "chrome_json_writer.h"
+#include "perfetto_writer.h"
+#include "snapshot_columns.h"
+#include "stats.h"
+
+namespace {
+
+// Allocated on first use: the module has no start function to run constructors.
+std::string& result() {
+  static std::string* r = nullptr;
+  if (r == nullptr) r = new std::string();
+  return *r;
+}
+
+enum Format : uint32_t { kChromeJson = 0, kPerfetto = 1 };
+enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2 };
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((export_name("hs_alloc"))) uint8_t* hs_alloc(uint32_t bytes) {
+  return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));
+}
+
+__attribute__((export_name("hs_free"))) void hs_free(uint8_t* p) { std::free(p); }
+
+__attribute__((export_name("hs_result_data"))) const char* hs_result_data() {
+  return result().data();
+}
+
+__attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
+  return static_cast<uint32_t>(result().size());
+}
+
+// Drops the last result's memory (a large document's).
+__attribute__((export_name("hs_result_release"))) void hs_result_release() {
+  std::string().swap(result());
+}
+
+// One whole document of `format` into the result.
+__attribute__((export_name("hs_write"))) int32_t hs_write(const uint8_t* input, uint32_t size,
+                                                            uint32_t format) {
+  hotspan::Snapshot snapshot;
+  if (!hotspan::wasm::decode_columns(input, size, snapshot)) return kBadInput;
+  std::string& out = result();
+  out.clear();
+  if (format == kChromeJson) {
+    hotspan::write_chrome_json(snapshot, 0, out);
+  } else if (format == kPerfetto) {
+    hotspan::write_perfetto(snapshot, 0, out);
+  } else {
+    return kBadFormat;
+  }
+  return kOk;
+}
+
+// The stats rows into the result: 9 f64 per row (name id, count, total,
+// min, max, mean, p50, p90, p99; times in ns), in the core's row order.
+__attribute__((export_name("hs_stats"))) int32_t hs_stats(const uint8_t* input, uint32_t size) {
+  hotspan::Snapshot snapshot;
+  if (!hotspan::wasm::decode_columns(input, size, snapshot)) return kBadInput;
+  const std::vector<hotspan::StatsRow> rows = hotspan::compute_stats(snapshot);
+  std::string& bytes = result();
+  bytes.resize(rows.size() * 9 * sizeof(double));
+  double* out = reinterpret_cast<double*>(&bytes[0]);
+  for (const hotspan::StatsRow& r : rows) {
+    *out++ = r.name;
+    *out++ = static_cast<double>(r.count);
+    *out++ = static_cast<double>(r.total_ns);
+    *out++ = static_cast<double>(r.min_ns);
+    *out++ = static_cast<double>(r.max_ns);
+    *out++ = r.mean_ns;
+    *out++ = r.p50_ns;
+    *out++ = r.p90_ns;
+    *out++ = r.p99_ns;
+  }
+  return kOk;
+}
+
+}  // extern "C"
