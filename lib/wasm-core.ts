@@ -2,8 +2,10 @@
 // scripts/build-wasm.sh), for the backends that record in JS: they hand
 // their columns (the NativeSnapshot shape) to the same C++ that writes the
 // native backend's files, so each format and statistic has one
-// implementation. Loaded synchronously on first use; the module imports
-// nothing.
+// implementation. The module (it imports nothing) is compiled synchronously
+// on first use. WebAssembly memory never shrinks, so an instance is kept
+// only while its memory stays small: a large document's instance is dropped
+// and its memory goes with the result.
 
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,10 +17,9 @@ interface Exports {
   memory: { buffer: ArrayBuffer };
   _initialize(): void;
   hs_alloc(bytes: number): number;
-  hs_free(ptr: number): void;
   hs_result_data(): number;
   hs_result_size(): number;
-  hs_result_release(): void;
+  /** Both take the input buffer over. */
   hs_write(ptr: number, bytes: number, format: number): number;
   hs_stats(ptr: number, bytes: number): number;
 }
@@ -39,15 +40,19 @@ const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
 const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format'];
 const STATS_ROW_DOUBLES = 9;
 
-let core: Exports | undefined;
+/** Memory an instance may keep between calls. */
+const KEEP_BYTES = 16 << 20;
 
-function load(): Exports {
-  if (core === undefined) {
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(readFileSync(WASM_PATH)), {});
-    instance.exports._initialize();
-    core = instance.exports;
-  }
-  return core;
+let compiled: object | undefined;
+let kept: Exports | undefined;
+
+function instance(): Exports {
+  if (kept !== undefined) return kept;
+  compiled ??= new WebAssembly.Module(readFileSync(WASM_PATH));
+  const { exports } = new WebAssembly.Instance(compiled, {});
+  exports._initialize();
+  kept = exports;
+  return exports;
 }
 
 const encoder = new TextEncoder();
@@ -89,20 +94,16 @@ function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): 
   return [ptr, fixed + end];
 }
 
-/** Runs `op` on the encoded columns; returns a copy of the module's result. */
+/** Runs `op` on the encoded columns; returns its result, which no later call changes. */
 function run(snap: NativeSnapshot, serial: ReadonlySet<number>, op: (c: Exports, ptr: number, size: number) => number): Uint8Array {
-  const c = load();
+  const c = instance();
   const [ptr, size] = encode(c, snap, serial);
-  let status: number;
-  try {
-    status = op(c, ptr, size);
-  } finally {
-    c.hs_free(ptr);
-  }
+  const status = op(c, ptr, size);
   if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
-  const out = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size()).slice();
-  c.hs_result_release();
-  return out;
+  const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
+  if (c.memory.buffer.byteLength <= KEEP_BYTES) return result.slice();
+  kept = undefined; // the result keeps the memory alive, nothing else does
+  return result;
 }
 
 /** The core's document of `format` for these columns (times on the performance.now() axis). */
@@ -112,8 +113,8 @@ export function writeColumns(snap: NativeSnapshot, serial: ReadonlySet<number>, 
 
 /** The core's stats rows for these columns, as the addon reports them. */
 export function statsOfColumns(snap: NativeSnapshot): NativeStatsRow[] {
-  const bytes = run(snap, new Set(), (c, ptr, size) => c.hs_stats(ptr, size));
-  const v = new Float64Array(bytes.buffer, bytes.byteOffset, bytes.byteLength / 8);
+  const bytes = run(snap, new Set(), (c, ptr, size) => c.hs_stats(ptr, size)).slice(); // aligned for f64
+  const v = new Float64Array(bytes.buffer);
   const rows: NativeStatsRow[] = [];
   for (let i = 0; i < v.length; i += STATS_ROW_DOUBLES) {
     rows.push({

@@ -32,6 +32,7 @@ fi
 
 # The Node-free core sources the entry points reach: writers, stats, histogram.
 sources=(
+  native/wasm/bulk_memory.cc
   native/wasm/exports.cc
   native/wasm/snapshot_columns.cc
   native/core/chrome_json_writer.cc
@@ -45,7 +46,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 "$cxx" --target=wasm32-wasi --sysroot=/usr \
   -isystem "$llvm/include/wasm32-wasi/c++/v1" -isystem /usr/include/wasm32-wasi \
-  -std=c++17 -O2 -fno-exceptions -fno-rtti -DNDEBUG -Wall -Wextra \
+  -std=c++17 -O2 -mbulk-memory -fno-exceptions -fno-rtti -DNDEBUG -Wall -Wextra \
   -ffile-prefix-map="$PWD"=. -Inative/core -include native/wasm/from_chars_double.h \
   -mexec-model=reactor -fuse-ld=lld -L"$llvm/lib/wasm32-wasi" -L/usr/lib/wasm32-wasi \
   -Wl,--gc-sections -Wl,--strip-all \

@@ -1,9 +1,12 @@
 // The WebAssembly module's entry points (native/wasm/hotspan_core.wasm): the
 // core's writers and stats over the js backend's columns. The caller
 // allocates an input buffer (hs_alloc), fills it as snapshot_columns.h lays
-// out, calls hs_write / hs_stats, reads the result at hs_result_data() for
-// hs_result_size() bytes and frees the input (hs_free). The result stays
-// valid until the next call.
+// out, and calls hs_write or hs_stats, which take the buffer over (it is
+// freed once decoded, before the output grows); the result is at
+// hs_result_data() for hs_result_size() bytes until the next call.
+//
+// A later input (the clock readings of a Perfetto clock snapshot) becomes a
+// section of the columns, announced by a reserved header word.
 #include <cstdint>
 #include <cstdlib>
 #include <string>
@@ -16,15 +19,22 @@
 
 namespace {
 
-// Allocated on first use: the module has no start function to run constructors.
+enum Format : uint32_t { kChromeJson = 0, kPerfetto = 1 };
+enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2 };
+
+// Allocated on first use: a reactor module runs no constructors before _initialize.
 std::string& result() {
   static std::string* r = nullptr;
   if (r == nullptr) r = new std::string();
   return *r;
 }
 
-enum Format : uint32_t { kChromeJson = 0, kPerfetto = 1 };
-enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2 };
+// Decodes the columns at `input` and frees them.
+bool take_columns(uint8_t* input, uint32_t size, hotspan::Snapshot& out) {
+  const bool ok = hotspan::wasm::decode_columns(input, size, out);
+  std::free(input);
+  return ok;
+}
 
 }  // namespace
 
@@ -34,8 +44,6 @@ __attribute__((export_name("hs_alloc"))) uint8_t* hs_alloc(uint32_t bytes) {
   return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));
 }
 
-__attribute__((export_name("hs_free"))) void hs_free(uint8_t* p) { std::free(p); }
-
 __attribute__((export_name("hs_result_data"))) const char* hs_result_data() {
   return result().data();
 }
@@ -44,16 +52,11 @@ __attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
   return static_cast<uint32_t>(result().size());
 }
 
-// Drops the last result's memory (a large document's).
-__attribute__((export_name("hs_result_release"))) void hs_result_release() {
-  std::string().swap(result());
-}
-
 // One whole document of `format` into the result.
-__attribute__((export_name("hs_write"))) int32_t hs_write(const uint8_t* input, uint32_t size,
+__attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size,
                                                             uint32_t format) {
   hotspan::Snapshot snapshot;
-  if (!hotspan::wasm::decode_columns(input, size, snapshot)) return kBadInput;
+  if (!take_columns(input, size, snapshot)) return kBadInput;
   std::string& out = result();
   out.clear();
   if (format == kChromeJson) {
@@ -68,9 +71,9 @@ __attribute__((export_name("hs_write"))) int32_t hs_write(const uint8_t* input, 
 
 // The stats rows into the result: 9 f64 per row (name id, count, total,
 // min, max, mean, p50, p90, p99; times in ns), in the core's row order.
-__attribute__((export_name("hs_stats"))) int32_t hs_stats(const uint8_t* input, uint32_t size) {
+__attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32_t size) {
   hotspan::Snapshot snapshot;
-  if (!hotspan::wasm::decode_columns(input, size, snapshot)) return kBadInput;
+  if (!take_columns(input, size, snapshot)) return kBadInput;
   const std::vector<hotspan::StatsRow> rows = hotspan::compute_stats(snapshot);
   std::string& bytes = result();
   bytes.resize(rows.size() * 9 * sizeof(double));

@@ -44,6 +44,9 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
   Reader in{data, size};
   const uint8_t* header = in.take(4 * kHeaderWords);
   if (header == nullptr || u32_at(header, 0) != kColumnsVersion) return false;
+  for (size_t w = 5; w < kHeaderWords; ++w) {
+    if (u32_at(header, w) != 0) return false;
+  }
   const size_t n = u32_at(header, 1), names = u32_at(header, 2), timelines = u32_at(header, 3),
                attrs = u32_at(header, 4);
   const uint8_t* times = in.take(16 * n);
@@ -86,11 +89,19 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
 
   std::vector<size_t> sizes(timelines);
   std::vector<uint32_t> where(n);  // record -> timeline index
+  uint32_t last_id = 0;
+  size_t last = 0;
   for (size_t i = 0; i < n; ++i) {
-    auto it = slot.find(u32_at(fields, kFields * i + 1));
-    if (it == slot.end()) return false;
-    where[i] = static_cast<uint32_t>(it->second);
-    ++sizes[it->second];
+    // Records come in runs of one timeline: look up where the run changes.
+    const uint32_t id = u32_at(fields, kFields * i + 1);
+    if (id != last_id || i == 0) {
+      auto it = slot.find(id);
+      if (it == slot.end()) return false;
+      last_id = id;
+      last = it->second;
+    }
+    where[i] = static_cast<uint32_t>(last);
+    ++sizes[last];
   }
   for (size_t t = 0; t < timelines; ++t) out.timelines[t].records.reserve(sizes[t]);
   for (size_t i = 0; i < n; ++i) {

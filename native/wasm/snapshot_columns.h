@@ -3,7 +3,9 @@
 //
 // Input layout, little-endian, one buffer:
 //   u32 header[8]: version (kColumnsVersion), record count n, name count N,
-//                  timeline count T, attribute count A, reserved (0) x 3
+//                  timeline count T, attribute count A, reserved (0) x 3:
+//                  a later section (the clock readings a Perfetto clock
+//                  snapshot needs) is announced there, after the bytes
 //   f64 times[2n]:  start ms, end ms per record (performance.now() axis)
 //   u32 fields[6n]: name id, timeline id, local id, parent timeline id,
 //                   parent local id, depth << 16 | flags (NativeSnapshot's)
@@ -26,8 +28,8 @@ namespace hotspan::wasm {
 constexpr uint32_t kColumnsVersion = 1;
 constexpr size_t kHeaderWords = 8;
 
-// False when the buffer is shorter than its header says or names a timeline
-// it does not describe.
+// False when the buffer is shorter than its header says, announces a section
+// this build does not know, or names a timeline it does not describe.
 bool decode_columns(const uint8_t* data, size_t size, Snapshot& out);
 
 }  // namespace hotspan::wasm
