@@ -42,6 +42,8 @@ const STATS_ROW_DOUBLES = 9;
 
 /** Memory an instance may keep between calls. */
 const KEEP_BYTES = 16 << 20;
+/** wasm32 addresses: an input must fit below 4 GiB with room for its output. */
+const MAX_BYTES = 2 ** 32;
 
 let compiled: object | undefined;
 let kept: Exports | undefined;
@@ -72,7 +74,8 @@ function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): 
   for (const s of strings) bound += 3 * s.length; // UTF-8 of a UTF-16 unit: at most 3 bytes
   const fixed =
     HEADER_BYTES + 16 * n + 4 * FIELDS_PER_RECORD * n + 8 * tls.length + 4 * snap.attrs.length + 4 * strings.length;
-  const ptr = c.hs_alloc(fixed + bound);
+  const ptr = fixed + bound < MAX_BYTES ? c.hs_alloc(fixed + bound) : 0;
+  if (ptr === 0) throw tooLarge(n);
   const buf = c.memory.buffer; // after the allocation: it may have grown the memory
   const words = new Uint32Array(buf, ptr, fixed / 4);
   words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, 0, 0, 0]);
@@ -94,11 +97,27 @@ function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): 
   return [ptr, fixed + end];
 }
 
+function tooLarge(records: number, cause?: Error): RangeError {
+  return new RangeError(
+    `hotspan: the WebAssembly core cannot hold ${String(records)} records and their document in its 4 GiB of memory` +
+      `${cause ? ` (${cause.message})` : ''}; the native backend streams any size`,
+    { cause },
+  );
+}
+
 /** Runs `op` on the encoded columns; returns its result, which no later call changes. */
 function run(snap: NativeSnapshot, serial: ReadonlySet<number>, op: (c: Exports, ptr: number, size: number) => number): Uint8Array {
   const c = instance();
-  const [ptr, size] = encode(c, snap, serial);
-  const status = op(c, ptr, size);
+  let status: number;
+  try {
+    const [ptr, size] = encode(c, snap, serial);
+    status = op(c, ptr, size);
+  } catch (e) {
+    kept = undefined; // its heap may be half updated
+    // An allocation that failed inside the module traps.
+    if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(snap.count, e);
+    throw e;
+  }
   if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
   const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
   if (c.memory.buffer.byteLength <= KEEP_BYTES) return result.slice();

@@ -156,6 +156,22 @@ describe('the WebAssembly core', () => {
     expect(() => writeColumns(bad, new Set(), 'json')).toThrow('hotspan: the WebAssembly core rejected its input (malformed columns)');
   });
 
+  it('refuses columns past its 4 GiB of memory with a RangeError naming the count', () => {
+    const huge: NativeSnapshot = {
+      names: [],
+      timelines: [],
+      count: 2 ** 28,
+      times: new Float64Array(0),
+      fields: new Uint32Array(0),
+      attrs: [],
+    };
+    expect(() => writeColumns(huge, new Set(), 'perfetto')).toThrow(
+      new RangeError(
+        'hotspan: the WebAssembly core cannot hold 268435456 records and their document in its 4 GiB of memory; the native backend streams any size',
+      ),
+    );
+  });
+
   it('loads from the compiled package (dist/, built by the global setup)', () => {
     const code = `const { Tracer } = require('./dist/index.js');
       const t = new Tracer({ backend: 'js' });
