@@ -183,11 +183,32 @@ describe('the WebAssembly core', () => {
     expect(r.stdout.trim()).toBe('2 true');
   });
 
-  it('imports nothing', () => {
-    const wasm = globalThis as unknown as {
-      WebAssembly: { Module: { new (b: Uint8Array): object; imports(m: object): unknown[] } };
+  // The module itself, without lib/wasm-core.ts's checks.
+  interface RawExports {
+    memory: { buffer: ArrayBuffer };
+    _initialize(): void;
+    hs_alloc(n: number): number;
+    hs_write(p: number, n: number, format: number): number;
+  }
+  const wasm = globalThis as unknown as {
+    WebAssembly: {
+      Module: { new (b: Uint8Array): object; imports(m: object): unknown[] };
+      Instance: new (m: object, imports: object) => { exports: RawExports };
     };
-    const m = new wasm.WebAssembly.Module(readFileSync(wasmPath));
-    expect(wasm.WebAssembly.Module.imports(m)).toEqual([]);
+  };
+  const rawModule = (): object => new wasm.WebAssembly.Module(readFileSync(wasmPath));
+
+  it('imports nothing', () => {
+    expect(wasm.WebAssembly.Module.imports(rawModule())).toEqual([]);
+  });
+
+  it('rejects a header whose sizes pass 2^32 bytes (wasm32 addresses), reading nothing past its buffer', () => {
+    const { exports: e } = new wasm.WebAssembly.Instance(rawModule(), {});
+    e._initialize();
+    const p = e.hs_alloc(64);
+    const header = new Uint32Array(e.memory.buffer, p, 16).fill(0);
+    header[0] = 1; // version
+    header[1] = 2 ** 30; // records: 16 and 24 bytes each wrap to 0 in 32 bits
+    expect(e.hs_write(p, 64, 0)).toBe(1); // malformed columns
   });
 });

@@ -23,7 +23,8 @@ int64_t ms_to_ns(double ms) {
 struct Reader {
   const uint8_t* p;
   size_t left;
-  const uint8_t* take(size_t bytes) {
+  // 64-bit sizes: on wasm32 a count times a width may pass 2^32.
+  const uint8_t* take(uint64_t bytes) {
     if (bytes > left) return nullptr;
     const uint8_t* at = p;
     p += bytes;
@@ -47,14 +48,13 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
   for (size_t w = 5; w < kHeaderWords; ++w) {
     if (u32_at(header, w) != 0) return false;
   }
-  const size_t n = u32_at(header, 1), names = u32_at(header, 2), timelines = u32_at(header, 3),
-               attrs = u32_at(header, 4);
+  const uint64_t n = u32_at(header, 1), names = u32_at(header, 2), timelines = u32_at(header, 3),
+                 attrs = u32_at(header, 4);
   const uint8_t* times = in.take(16 * n);
   const uint8_t* fields = in.take(4 * kFields * n);
   const uint8_t* tls = in.take(8 * timelines);
   const uint8_t* attr_index = in.take(4 * attrs);
-  const size_t strings = names + timelines + attrs;
-  const uint8_t* ends = in.take(4 * strings);
+  const uint8_t* ends = in.take(4 * (names + timelines + attrs));
   if (times == nullptr || fields == nullptr || tls == nullptr || attr_index == nullptr ||
       ends == nullptr) {
     return false;
