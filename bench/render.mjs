@@ -86,7 +86,11 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     if (r.writers?.writers) {
       for (const [k, w] of Object.entries(r.writers.writers)) {
         if (w.error) rows.push([`${k} writer (${r.writers.spans} spans)`, 'n/a', w.error.replace(/\|/g, '/')]);
-        else rows.push([`${k} writer (${r.writers.spans} spans${k.endsWith('-string') ? ', addon to a JS string' : ', tracer.write() to a file'})`, `${fmt(w.spansPerSec.median / 1e6)} M spans/s`, `${fmt(w.bytesPerSpan.median)} bytes/span`]);
+        else {
+          const js = k.startsWith('js-backend ');
+          const how = js ? 'js backend: the core built to WebAssembly, tracer.write() to a file' : k.endsWith('-buffer') ? 'the addon into a Buffer, no file' : 'tracer.write() to a file';
+          rows.push([`${js ? k.slice('js-backend '.length) : k} writer (${r.writers.spans} spans, ${how})`, `${fmt(w.spansPerSec.median / 1e6)} M spans/s`, `${fmt(w.bytesPerSpan.median)} bytes/span`]);
+        }
       }
     } else if (r.writers?.skipped) rows.push(['writers', 'skipped', r.writers.skipped]);
     if (r.coreWriter) {

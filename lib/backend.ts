@@ -56,8 +56,8 @@ export interface Backend {
   lost(): number;
   snapshot(): NativeSnapshot;
   stats(): readonly StatsRow[];
-  /** Chrome Trace Event JSON: text (js) or UTF-8 bytes (native). */
-  chromeJson(): string | Uint8Array;
+  /** Chrome Trace Event JSON, UTF-8: the core's writer (the addon's, or its WebAssembly build). */
+  chromeJson(): Uint8Array;
   /** Perfetto protobuf trace (native/core/perfetto_writer.h describes the layout). */
   perfetto(): Uint8Array;
   /** Writes what is committed now to `path` in `format`. */

@@ -83,7 +83,7 @@ export class ClosedBackend implements Backend {
   stats(): readonly StatsRow[] {
     return this.inner.stats();
   }
-  chromeJson(): string | Uint8Array {
+  chromeJson(): Uint8Array {
     return this.inner.chromeJson();
   }
   perfetto(): Uint8Array {

@@ -10,9 +10,7 @@
 // the owner instead of being read here.
 
 import type { Backend } from './backend';
-import { chromeJson } from './chrome-json';
 import { calibrate, readClocks } from './clock';
-import { perfetto } from './perfetto';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
 import {
@@ -30,7 +28,8 @@ import {
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { writeDocument, type OutputFormat } from './output';
 import type { TimelineKind } from './records';
-import { statsFromSnapshot, type StatsRow } from './stats';
+import { statsFromNative, type StatsRow } from './stats';
+import { statsOfColumns, writeColumns } from './wasm-core';
 
 interface Timeline {
   readonly id: number;
@@ -458,11 +457,23 @@ export class JsBackend implements Backend {
     return this.link === undefined ? 0 : this.count;
   }
 
-  snapshot(): NativeSnapshot {
+  /** The recorded columns, not copied and in commit order: what the writers and stats read. */
+  private columns(): NativeSnapshot {
     if (this.link !== undefined) throw joinedReadError('reading records (snapshot, stats, query, write)');
+    return {
+      names: this.names,
+      timelines: this.timelineList,
+      count: this.count,
+      times: this.times,
+      fields: this.fields,
+      attrs: this.attrs,
+    };
+  }
+
+  snapshot(): NativeSnapshot {
     // Records grouped by timeline (id order), commit order within one: the
     // order the core's snapshot has.
-    const n = this.count;
+    const n = this.columns().count;
     const tls = this.timelineList.length;
     const offsets = new Uint32Array(tls + 2);
     const src = this.fields;
@@ -491,15 +502,15 @@ export class JsBackend implements Backend {
   }
 
   stats(): readonly StatsRow[] {
-    return statsFromSnapshot(this.snapshot());
+    return statsFromNative(statsOfColumns(this.columns()));
   }
 
-  chromeJson(): string {
-    return chromeJson(this.snapshot(), this.serialTracks, readClocks(), calibrate().originNs);
+  chromeJson(): Uint8Array {
+    return writeColumns(this.columns(), this.serialTracks, 'json', readClocks(), calibrate().originNs);
   }
 
   perfetto(): Uint8Array {
-    return perfetto(this.snapshot(), readClocks(), calibrate().originNs);
+    return writeColumns(this.columns(), this.serialTracks, 'perfetto', readClocks(), calibrate().originNs);
   }
 
   writeFile(path: string, format: OutputFormat): Promise<void> {

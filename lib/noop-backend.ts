@@ -2,13 +2,12 @@
 // recording call is accepted and nothing is recorded.
 
 import type { Backend } from './backend';
-import { chromeJson } from './chrome-json';
 import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
 import { writeDocument, type OutputFormat } from './output';
-import { perfetto } from './perfetto';
 import type { StatsRow } from './stats';
+import { writeColumns } from './wasm-core';
 
 const EMPTY: NativeSnapshot = Object.freeze({
   names: [],
@@ -73,12 +72,12 @@ export class NoopBackend implements Backend {
   stats(): readonly StatsRow[] {
     return [];
   }
-  chromeJson(): string {
-    return chromeJson(EMPTY, new Set(), readClocks(), calibrate().originNs);
+  // The core's documents of no records.
+  chromeJson(): Uint8Array {
+    return writeColumns(EMPTY, new Set(), 'json', readClocks(), calibrate().originNs);
   }
   perfetto(): Uint8Array {
-    // No tracks or events: the header packets alone.
-    return perfetto(EMPTY, readClocks(), calibrate().originNs);
+    return writeColumns(EMPTY, new Set(), 'perfetto', readClocks(), calibrate().originNs);
   }
   writeFile(path: string, format: OutputFormat): Promise<void> {
     return writeDocument(this, path, format);

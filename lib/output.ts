@@ -20,7 +20,7 @@ export function outputFormat(path: string): OutputFormat {
 
 /** Writers of a whole document in memory. */
 export interface DocumentSource {
-  chromeJson(): string | Uint8Array;
+  chromeJson(): Uint8Array;
   perfetto(): Uint8Array;
 }
 

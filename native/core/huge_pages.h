@@ -32,7 +32,13 @@ struct HugePageAllocator {
   template <typename U>
   HugePageAllocator(const HugePageAllocator<U>&) noexcept {}
   T* allocate(size_t n) {
-    if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_array_new_length();
+    if (n > static_cast<size_t>(-1) / sizeof(T)) {
+#if defined(__cpp_exceptions)
+      throw std::bad_array_new_length();
+#else
+      __builtin_trap();  // the wasm build has no exceptions (scripts/build-wasm.sh)
+#endif
+    }
     return static_cast<T*>(huge_pages::allocate(n * sizeof(T)));
   }
   void deallocate(T* p, size_t n) noexcept { huge_pages::deallocate(p, n * sizeof(T)); }

@@ -1,5 +1,5 @@
-// Perfetto protobuf writer. The document, in order (lib/perfetto.ts writes
-// the same bytes; test/perfetto.test.ts decodes both with the .proto):
+// Perfetto protobuf writer. The document, in order (test/perfetto.test.ts
+// decodes it with the .proto):
 //
 // 1. A packet with SEQ_INCREMENTAL_STATE_CLEARED, the interned data (event
 //    names: iid = name id + 1; debug annotation names 1..4 = span_id,

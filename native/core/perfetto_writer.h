@@ -1,5 +1,5 @@
 // Perfetto protobuf trace (.pftrace) from a snapshot, hand-encoded (no
-// libprotobuf). lib/perfetto.ts produces the same bytes from a NativeSnapshot.
+// libprotobuf). The js backend runs it too, built to WebAssembly (native/wasm).
 #pragma once
 
 #include <cstddef>

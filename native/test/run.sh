@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # The native test command (`npm run test:native`):
+#   0. The committed WebAssembly build of the core matches its sources
+#      (scripts/build-wasm.sh --check; skipped without clang-16 unless CI=true).
 #   1. Release build of the core and its tests (native/build), ctest.
 #   2. ThreadSanitizer build (native/build-tsan), ctest; any TSan report fails.
 #   3. Negative control: the stress test built under TSan with the timeline
@@ -19,6 +21,9 @@ build_tree() {  # dir, cmake args...
   shift
   cmake -S "$native" -B "$native/$dir" "$@" >/dev/null
 }
+
+echo "== wasm: native/wasm/hotspan_core.wasm is what its sources build"
+bash "$native/../scripts/build-wasm.sh" --check
 
 echo "== native: release build and tests"
 build_tree build -DCMAKE_BUILD_TYPE=Release -DHOTSPAN_TSAN=OFF -DHOTSPAN_TEST_NO_TIMELINE_LOCK=OFF

@@ -1,0 +1,166 @@
+// The core's writers and stats compiled to WebAssembly (native/wasm/,
+// scripts/build-wasm.sh), for the backends that record in JS: they hand
+// their columns (the NativeSnapshot shape) to the same C++ that writes the
+// native backend's files, so each format and statistic has one
+// implementation. The module (it imports nothing) is compiled synchronously
+// on first use. WebAssembly memory never shrinks, so an instance is kept
+// only while its memory stays small: a large document's instance is dropped
+// and its memory goes with the result.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClockReadings } from './clock';
+import { FIELDS_PER_RECORD } from './flags';
+import type { NativeSnapshot, NativeStatsRow } from './native-binding';
+
+// The WebAssembly global, as far as this file uses it (lib "ES2022" has no types for it).
+interface Exports {
+  memory: { buffer: ArrayBuffer };
+  _initialize(): void;
+  hs_alloc(bytes: number): number;
+  hs_result_data(): number;
+  hs_result_size(): number;
+  /** Both take the input buffer over. The bigints are i64 ns: origin, then the clock readings. */
+  hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
+  hs_stats(ptr: number, bytes: number): number;
+}
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Exports };
+};
+
+/** Where build-wasm.sh puts it, relative to lib/ and dist/ alike. */
+const WASM_PATH = join(__dirname, '..', 'native', 'wasm', 'hotspan_core.wasm');
+
+// native/wasm/snapshot_columns.h: the input layout and its version.
+const COLUMNS_VERSION = 1;
+const HEADER_BYTES = 32;
+const KIND_CODES = { js: 0, native: 1, track: 2, groups: 3 } as const;
+// native/wasm/exports.cc: formats, status codes, the stats row width.
+const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
+const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format'];
+const STATS_ROW_DOUBLES = 9;
+
+/** Memory an instance may keep between calls. */
+const KEEP_BYTES = 16 << 20;
+/** wasm32 addresses: an input must fit below 4 GiB with room for its output. */
+const MAX_BYTES = 2 ** 32;
+
+let compiled: object | undefined;
+let kept: Exports | undefined;
+
+function instance(): Exports {
+  if (kept !== undefined) return kept;
+  compiled ??= new WebAssembly.Module(readFileSync(WASM_PATH));
+  const { exports } = new WebAssembly.Instance(compiled, {});
+  exports._initialize();
+  kept = exports;
+  return exports;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Copies the columns into the module's memory (see snapshot_columns.h);
+ * returns the input's address and size. Records may be in any timeline
+ * order: the module groups them as the core's snapshot does.
+ */
+function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): [number, number] {
+  const n = snap.count;
+  const tls = snap.timelines;
+  const strings: string[] = [...snap.names];
+  for (const t of tls) strings.push(t.name);
+  for (const [, text] of snap.attrs) strings.push(text);
+  let bound = 0;
+  for (const s of strings) bound += 3 * s.length; // UTF-8 of a UTF-16 unit: at most 3 bytes
+  const fixed =
+    HEADER_BYTES + 16 * n + 4 * FIELDS_PER_RECORD * n + 8 * tls.length + 4 * snap.attrs.length + 4 * strings.length;
+  const ptr = fixed + bound < MAX_BYTES ? c.hs_alloc(fixed + bound) : 0;
+  if (ptr === 0) throw tooLarge(n);
+  const buf = c.memory.buffer; // after the allocation: it may have grown the memory
+  const words = new Uint32Array(buf, ptr, fixed / 4);
+  words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, 0, 0, 0]);
+  new Float64Array(buf, ptr + HEADER_BYTES, 2 * n).set(snap.times.subarray(0, 2 * n));
+  let w = (HEADER_BYTES + 16 * n) / 4;
+  words.set(snap.fields.subarray(0, FIELDS_PER_RECORD * n), w);
+  w += FIELDS_PER_RECORD * n;
+  for (const t of tls) {
+    words[w++] = t.id;
+    words[w++] = KIND_CODES[t.kind] | (serial.has(t.id) ? 1 << 8 : 0) | (t.exited ? 1 << 9 : 0);
+  }
+  for (const [index] of snap.attrs) words[w++] = index;
+  const bytes = new Uint8Array(buf, ptr + fixed, bound);
+  let end = 0;
+  for (const s of strings) {
+    end += encoder.encodeInto(s, bytes.subarray(end)).written;
+    words[w++] = end;
+  }
+  return [ptr, fixed + end];
+}
+
+function tooLarge(records: number, cause?: Error): RangeError {
+  return new RangeError(
+    `hotspan: the WebAssembly core cannot hold ${String(records)} records and their document in its 4 GiB of memory` +
+      `${cause ? ` (${cause.message})` : ''}; the native backend streams any size`,
+    { cause },
+  );
+}
+
+/** Runs `op` on the encoded columns; returns its result, which no later call changes. */
+function run(snap: NativeSnapshot, serial: ReadonlySet<number>, op: (c: Exports, ptr: number, size: number) => number): Uint8Array {
+  const c = instance();
+  let status: number;
+  try {
+    const [ptr, size] = encode(c, snap, serial);
+    status = op(c, ptr, size);
+  } catch (e) {
+    kept = undefined; // its heap may be half updated
+    // An allocation that failed inside the module traps.
+    if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(snap.count, e);
+    throw e;
+  }
+  if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
+  const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
+  if (c.memory.buffer.byteLength <= KEEP_BYTES) return result.slice();
+  kept = undefined; // the result keeps the memory alive, nothing else does
+  return result;
+}
+
+/**
+ * The core's document of `format` for these columns (times on the
+ * performance.now() axis, whose origin is `originNs` on CLOCK_MONOTONIC),
+ * saying which clock its times are on by `clocks`.
+ */
+export function writeColumns(
+  snap: NativeSnapshot,
+  serial: ReadonlySet<number>,
+  format: keyof typeof FORMAT_CODES,
+  clocks: ClockReadings,
+  originNs: bigint,
+): Uint8Array {
+  const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
+  return run(snap, serial, (c, ptr, size) =>
+    c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs),
+  );
+}
+
+/** The core's stats rows for these columns, as the addon reports them. */
+export function statsOfColumns(snap: NativeSnapshot): NativeStatsRow[] {
+  const bytes = run(snap, new Set(), (c, ptr, size) => c.hs_stats(ptr, size)).slice(); // aligned for f64
+  const v = new Float64Array(bytes.buffer);
+  const rows: NativeStatsRow[] = [];
+  for (let i = 0; i < v.length; i += STATS_ROW_DOUBLES) {
+    rows.push({
+      name: snap.names[v[i]] ?? '?',
+      count: v[i + 1],
+      totalNs: v[i + 2],
+      minNs: v[i + 3],
+      maxNs: v[i + 4],
+      meanNs: v[i + 5],
+      p50Ns: v[i + 6],
+      p90Ns: v[i + 7],
+      p99Ns: v[i + 8],
+    });
+  }
+  return rows;
+}

@@ -1,0 +1,105 @@
+// The WebAssembly module's entry points (native/wasm/hotspan_core.wasm): the
+// core's writers and stats over the js backend's columns. The caller
+// allocates an input buffer (hs_alloc), fills it as snapshot_columns.h lays
+// out, and calls hs_write or hs_stats, which take the buffer over (it is
+// freed once decoded, before the output grows); the result is at
+// hs_result_data() for hs_result_size() bytes until the next call.
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "chrome_json_writer.h"
+#include "perfetto_writer.h"
+#include "snapshot_columns.h"
+#include "stats.h"
+
+namespace {
+
+enum Format : uint32_t { kChromeJson = 0, kPerfetto = 1 };
+enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2 };
+
+// Allocated on first use: a reactor module runs no constructors before _initialize.
+std::string& result() {
+  static std::string* r = nullptr;
+  if (r == nullptr) r = new std::string();
+  return *r;
+}
+
+// Decodes the columns at `input` and frees them.
+bool take_columns(uint8_t* input, uint32_t size, hotspan::Snapshot& out) {
+  const bool ok = hotspan::wasm::decode_columns(input, size, out);
+  std::free(input);
+  return ok;
+}
+
+}  // namespace
+
+extern "C" {
+
+__attribute__((export_name("hs_alloc"))) uint8_t* hs_alloc(uint32_t bytes) {
+  return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));
+}
+
+__attribute__((export_name("hs_result_data"))) const char* hs_result_data() {
+  return result().data();
+}
+
+__attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
+  return static_cast<uint32_t>(result().size());
+}
+
+// One whole document of `format` into the result. The columns' times are
+// ns from the performance.now() origin; `origin_ns` is that origin on
+// CLOCK_MONOTONIC and the clock readings are the caller's (the writers say
+// which clock their times are on, clock_readings.h), so the document is the
+// one the native backend writes for the same records.
+__attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size,
+                                                            uint32_t format, int64_t origin_ns,
+                                                            int64_t monotonic_ns, int64_t realtime_ns,
+                                                            int64_t boottime_ns) {
+  hotspan::Snapshot snapshot;
+  if (!take_columns(input, size, snapshot)) return kBadInput;
+  for (hotspan::SnapshotTimeline& tl : snapshot.timelines) {
+    for (hotspan::SpanRecord& r : tl.records) {
+      r.start_ns += origin_ns;
+      r.end_ns += origin_ns;
+    }
+  }
+  const hotspan::ClockReadings clocks{monotonic_ns, realtime_ns, boottime_ns};
+  std::string& out = result();
+  out.clear();
+  if (format == kChromeJson) {
+    hotspan::write_chrome_json(snapshot, origin_ns, clocks, out);
+  } else if (format == kPerfetto) {
+    hotspan::write_perfetto(snapshot, origin_ns, clocks, out);
+  } else {
+    return kBadFormat;
+  }
+  return kOk;
+}
+
+// The stats rows into the result: 9 f64 per row (name id, count, total,
+// min, max, mean, p50, p90, p99; times in ns), in the core's row order.
+__attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32_t size) {
+  hotspan::Snapshot snapshot;
+  if (!take_columns(input, size, snapshot)) return kBadInput;
+  const std::vector<hotspan::StatsRow> rows = hotspan::compute_stats(snapshot);
+  std::string& bytes = result();
+  bytes.resize(rows.size() * 9 * sizeof(double));
+  double* out = reinterpret_cast<double*>(&bytes[0]);
+  for (const hotspan::StatsRow& r : rows) {
+    *out++ = r.name;
+    *out++ = static_cast<double>(r.count);
+    *out++ = static_cast<double>(r.total_ns);
+    *out++ = static_cast<double>(r.min_ns);
+    *out++ = static_cast<double>(r.max_ns);
+    *out++ = r.mean_ns;
+    *out++ = r.p50_ns;
+    *out++ = r.p90_ns;
+    *out++ = r.p99_ns;
+  }
+  return kOk;
+}
+
+}  // extern "C"

@@ -1,0 +1,140 @@
+#include "snapshot_columns.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace hotspan::wasm {
+namespace {
+
+constexpr size_t kFields = 6;
+
+// JavaScript's Math.round (half up) of ms * 1e6: the ns the js backend means.
+int64_t ms_to_ns(double ms) {
+  const double x = ms * 1e6;
+  double r = std::floor(x);
+  if (x - r >= 0.5) r += 1;
+  return static_cast<int64_t>(r);
+}
+
+// Reads consecutive arrays out of the buffer, failing once it runs past the end.
+struct Reader {
+  const uint8_t* p;
+  size_t left;
+  // 64-bit sizes: on wasm32 a count times a width may pass 2^32.
+  const uint8_t* take(uint64_t bytes) {
+    if (bytes > left) return nullptr;
+    const uint8_t* at = p;
+    p += bytes;
+    left -= bytes;
+    return at;
+  }
+};
+
+uint32_t u32_at(const uint8_t* p, size_t i) {
+  uint32_t v;
+  std::memcpy(&v, p + 4 * i, 4);
+  return v;
+}
+
+}  // namespace
+
+bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
+  Reader in{data, size};
+  const uint8_t* header = in.take(4 * kHeaderWords);
+  if (header == nullptr || u32_at(header, 0) != kColumnsVersion) return false;
+  for (size_t w = 5; w < kHeaderWords; ++w) {
+    if (u32_at(header, w) != 0) return false;
+  }
+  const uint64_t n = u32_at(header, 1), names = u32_at(header, 2), timelines = u32_at(header, 3),
+                 attrs = u32_at(header, 4);
+  const uint8_t* times = in.take(16 * n);
+  const uint8_t* fields = in.take(4 * kFields * n);
+  const uint8_t* tls = in.take(8 * timelines);
+  const uint8_t* attr_index = in.take(4 * attrs);
+  const uint8_t* ends = in.take(4 * (names + timelines + attrs));
+  if (times == nullptr || fields == nullptr || tls == nullptr || attr_index == nullptr ||
+      ends == nullptr) {
+    return false;
+  }
+  const char* bytes = reinterpret_cast<const char*>(in.p);
+  size_t next = 0;  // string index
+  size_t from = 0;  // its first byte
+  auto string = [&](std::string& s) {
+    const size_t to = u32_at(ends, next++);
+    if (to < from || to > in.left) return false;
+    s.assign(bytes + from, to - from);
+    from = to;
+    return true;
+  };
+
+  out.names.resize(names);
+  for (std::string& s : out.names) {
+    if (!string(s)) return false;
+  }
+  std::unordered_map<uint32_t, size_t> slot;  // timeline id -> index
+  out.timelines.resize(timelines);
+  for (size_t t = 0; t < timelines; ++t) {
+    SnapshotTimeline& tl = out.timelines[t];
+    tl.id = u32_at(tls, 2 * t);
+    const uint32_t bits = u32_at(tls, 2 * t + 1);
+    tl.kind = static_cast<TimelineKind>(bits & 0xff);
+    tl.serial = (bits >> 8) & 1;
+    tl.exited = (bits >> 9) & 1;
+    if (!string(tl.name)) return false;
+    slot[tl.id] = t;
+  }
+
+  std::vector<size_t> sizes(timelines);
+  std::vector<uint32_t> where(n);  // record -> timeline index
+  uint32_t last_id = 0;
+  size_t last = 0;
+  for (size_t i = 0; i < n; ++i) {
+    // Records come in runs of one timeline: look up where the run changes.
+    const uint32_t id = u32_at(fields, kFields * i + 1);
+    if (id != last_id || i == 0) {
+      auto it = slot.find(id);
+      if (it == slot.end()) return false;
+      last_id = id;
+      last = it->second;
+    }
+    where[i] = static_cast<uint32_t>(last);
+    ++sizes[last];
+  }
+  for (size_t t = 0; t < timelines; ++t) out.timelines[t].records.reserve(sizes[t]);
+  for (size_t i = 0; i < n; ++i) {
+    SnapshotTimeline& tl = out.timelines[where[i]];
+    const uint8_t* f = fields + 4 * kFields * i;
+    double ms[2];
+    std::memcpy(ms, times + 16 * i, 16);
+    SpanRecord r{};
+    r.start_ns = ms_to_ns(ms[0]);
+    r.end_ns = ms_to_ns(ms[1]);
+    r.name = u32_at(f, 0);
+    r.local_id = u32_at(f, 2);
+    const uint32_t parent_timeline = u32_at(f, 3), parent_local = u32_at(f, 4);
+    const uint32_t depth_flags = u32_at(f, 5);
+    r.depth = static_cast<uint16_t>(depth_flags >> 16);
+    r.flags = static_cast<uint16_t>(depth_flags & ~uint32_t{kFlagParentElsewhere});
+    // A parent on another timeline is a foreign parent, as the core keeps it.
+    if (parent_local != 0 && parent_timeline != tl.id) {
+      r.flags |= kFlagParentElsewhere;
+      tl.foreign_parents.emplace_back(r.local_id, make_span_id(parent_timeline, parent_local));
+    } else {
+      r.parent_local = parent_local;
+    }
+    tl.records.push_back(r);
+  }
+  for (size_t a = 0; a < attrs; ++a) {
+    const uint32_t i = u32_at(attr_index, a);
+    if (i >= n) return false;
+    SnapshotTimeline& tl = out.timelines[where[i]];
+    tl.attrs.emplace_back(u32_at(fields, kFields * i + 2), std::string());
+    if (!string(tl.attrs.back().second)) return false;
+  }
+  return true;
+}
+
+}  // namespace hotspan::wasm

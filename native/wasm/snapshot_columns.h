@@ -1,0 +1,35 @@
+// The js backend's recorded columns (lib/wasm-core.ts encodes them), decoded
+// into a core Snapshot so the core's own writers and stats read them.
+//
+// Input layout, little-endian, one buffer:
+//   u32 header[8]: version (kColumnsVersion), record count n, name count N,
+//                  timeline count T, attribute count A, reserved (0) x 3:
+//                  a later section (the clock readings a Perfetto clock
+//                  snapshot needs) is announced there, after the bytes
+//   f64 times[2n]:  start ms, end ms per record (performance.now() axis)
+//   u32 fields[6n]: name id, timeline id, local id, parent timeline id,
+//                   parent local id, depth << 16 | flags (NativeSnapshot's)
+//   u32 timelines[2T]: id, kind | serial << 8 | exited << 9
+//   u32 attrs[A]:   record index of each attribute text
+//   u32 ends[N + T + A]: end offset of each string in the bytes below, in
+//                   order: names, timeline names, attribute texts
+//   u8  bytes[]:    UTF-8
+// Records may come in any timeline order; each timeline keeps their order.
+// Times become ns as Math.round(ms * 1e6), with origin_ns 0.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tracer.h"
+
+namespace hotspan::wasm {
+
+constexpr uint32_t kColumnsVersion = 1;
+constexpr size_t kHeaderWords = 8;
+
+// False when the buffer is shorter than its header says, announces a section
+// this build does not know, or names a timeline it does not describe.
+bool decode_columns(const uint8_t* data, size_t size, Snapshot& out);
+
+}  // namespace hotspan::wasm

@@ -1,0 +1,243 @@
+// The js backend writes and counts through the core's own writers and stats,
+// compiled to WebAssembly (native/wasm/): on one native snapshot the module
+// gives the addon's bytes exactly, for Chrome JSON, Perfetto and stats.
+// The scenario reaches nesting, a span whose parent is still open,
+// attributes of every JSON type (and numbers at the edges of the double
+// range, which the Perfetto writer parses), error and abandoned flags, names
+// that need escaping, groups, a serial and a concurrent track with
+// overlapping spans.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+import { calibrate, readClocks, type ClockReadings } from '../lib/clock';
+import { Tracer } from '../lib/index';
+import { internals } from '../lib/internal';
+import type { NativeSnapshot, NativeTracer } from '../lib/native-binding';
+import { loadNativeAddon } from '../lib/native-loader';
+import { statsOfColumns, writeColumns } from '../lib/wasm-core';
+
+const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
+const wasmPath = path.join(__dirname, '..', 'native', 'wasm', 'hotspan_core.wasm');
+
+function deferred<T>(): { promise: Promise<T>; resolve: (v: T) => void } {
+  let resolve!: (v: T) => void;
+  const promise = new Promise<T>((res) => {
+    resolve = res;
+  });
+  return { promise, resolve };
+}
+
+/** Records the scenario on `t`; returns the serial track's id. */
+async function scenario(t: Tracer): Promise<number> {
+  t.trace('a', () =>
+    t.trace('b \\ "quoted"\ttab', () => undefined, {
+      k: 1,
+      s: 'v é \u{1F600}',
+      f: 1.5,
+      big: 2 ** 60,
+      n: -(2 ** 40),
+      no: false,
+      tiny: 5e-324,
+      huge: 1.7976931348623157e308,
+      e21: 1e21,
+      third: 1 / 3,
+    }),
+  );
+  expect(() =>
+    t.trace('fails', () => {
+      throw new Error('boom');
+    }),
+  ).toThrow('boom');
+  t.begin('open'); // never ended: not in the snapshot, its child is
+  t.trace('child of open', () => undefined);
+  const net = t.track('io');
+  const gpu = t.track('gpu', { serial: true });
+  const ds = [deferred<number>(), deferred<number>(), deferred<number>()];
+  const ps = ds.map((d, i) => t.traceAsync(`op${String(i)}`, d.promise, { track: net, attrs: { i } }));
+  const k = t.traceAsync('kernel', Promise.resolve(7), { track: gpu });
+  ds[1].resolve(1);
+  await ps[1];
+  ds[0].resolve(0);
+  ds[2].resolve(2);
+  await Promise.all([...ps, k]);
+  t.group('g', () => t.trace('in group', () => undefined), { phase: 'warm' });
+  t.flush();
+  return gpu;
+}
+
+// The document without its clock metadata (each write's own readings).
+function withoutClocks(json: Uint8Array): string {
+  const text = Buffer.from(json).toString('utf8');
+  const stripped = text.replace(/"hotspan_clock":\{[^}]*\}/, '"hotspan_clock":{}');
+  expect(stripped).not.toBe(text);
+  return stripped;
+}
+
+// A Perfetto trace past its first packet (the clock snapshot).
+function afterFirstPacket(b: Uint8Array): Buffer {
+  let len = 0;
+  let i = 1; // the packet's field tag
+  for (let shift = 0; ; shift += 7) {
+    const byte = b[i++];
+    len += (byte & 127) * 2 ** shift;
+    if (byte < 128) break;
+  }
+  return Buffer.from(b.subarray(i + len));
+}
+
+// Readings for documents that are only compared with each other.
+const FIXED_CLOCKS: ClockReadings = { monotonicNs: 5_000_000_000n, realtimeNs: 1_800_000_000_000_000_000n };
+
+function nativeOf(t: Tracer): NativeTracer {
+  const nt = t[internals]().native;
+  if (!nt) throw new Error('no native tracer');
+  return nt;
+}
+
+describe('the WebAssembly core', () => {
+  it.skipIf(skipNative)("writes the addon's bytes from the addon's snapshot: Chrome JSON and Perfetto", async () => {
+    const t = new Tracer({ backend: 'native', threadName: 'main "thread"\n' });
+    try {
+      const gpu = await scenario(t);
+      const nt = nativeOf(t);
+      const snap = nt.snapshot();
+      const json = nt.chromeJson();
+      // Each write reads its own clocks: they are in the JSON metadata and in
+      // the first Perfetto packet; every other byte is the same.
+      const wasmJson = writeColumns(snap, new Set([gpu]), 'json', readClocks(), calibrate().originNs);
+      expect(withoutClocks(wasmJson)).toBe(withoutClocks(json));
+      const wasmPerfetto = writeColumns(snap, new Set([gpu]), 'perfetto', readClocks(), calibrate().originNs);
+      const nativePerfetto = nt.perfetto();
+      expect(Buffer.compare(afterFirstPacket(wasmPerfetto), afterFirstPacket(nativePerfetto))).toBe(0);
+      // The scenario reached every kind of event it is meant to compare.
+      const doc = JSON.parse(json.toString('utf8')) as { traceEvents: Array<Record<string, unknown>> };
+      const phases = new Set(doc.traceEvents.map((e) => `${String(e.ph)}:${String(e.cat ?? '')}`));
+      for (const p of ['M:', 'X:span', 'X:group', 'X:async', 'b:async', 'e:async']) expect(phases).toContain(p);
+      expect(doc.traceEvents.some((e) => (e.args as { error?: boolean } | undefined)?.error === true)).toBe(true);
+      t.end();
+    } finally {
+      t.close();
+    }
+  });
+
+  it.skipIf(skipNative)("computes the addon's stats rows from the addon's snapshot", async () => {
+    const t = new Tracer({ backend: 'native', threadName: 'm' });
+    try {
+      await scenario(t);
+      for (let i = 0; i < 300; i++) t.trace(i % 3 === 0 ? 'a' : 'spread', () => undefined);
+      t.flush();
+      const nt = nativeOf(t);
+      const rows = nt.stats();
+      expect(rows.length).toBeGreaterThan(5);
+      expect(statsOfColumns(nt.snapshot())).toEqual(rows);
+      t.end();
+    } finally {
+      t.close();
+    }
+  });
+
+  it('reads records in any timeline order, as the core groups them', async () => {
+    const t = new Tracer({ backend: 'js', threadName: 'm' });
+    try {
+      const gpu = await scenario(t);
+      const snap = t[internals]().backend.snapshot();
+      // The same records with the timelines in reverse order (each keeps its
+      // own order): the attribute indices follow their records.
+      const n = snap.count;
+      const tl = (i: number): number => snap.fields[6 * i + 1];
+      const order = [...Array(n).keys()].sort((x, y) => tl(y) - tl(x) || x - y);
+      expect(order).not.toEqual([...Array(n).keys()]);
+      const at = new Map(order.map((from, to) => [from, to]));
+      const times = new Float64Array(2 * n);
+      const fields = new Uint32Array(6 * n);
+      order.forEach((from, to) => {
+        times.set(snap.times.subarray(2 * from, 2 * from + 2), 2 * to);
+        fields.set(snap.fields.subarray(6 * from, 6 * from + 6), 6 * to);
+      });
+      const shuffled: NativeSnapshot = {
+        ...snap,
+        times,
+        fields,
+        attrs: snap.attrs.map(([i, text]): [number, string] => [at.get(i) ?? -1, text]),
+      };
+      for (const format of ['json', 'perfetto'] as const) {
+        expect(Buffer.from(writeColumns(shuffled, new Set([gpu]), format, FIXED_CLOCKS, 0n))).toEqual(
+          Buffer.from(writeColumns(snap, new Set([gpu]), format, FIXED_CLOCKS, 0n)),
+        );
+      }
+      t.end();
+    } finally {
+      t.close();
+    }
+  });
+
+  it('rejects columns that name a timeline they do not describe', () => {
+    const bad: NativeSnapshot = {
+      names: ['x'],
+      timelines: [{ id: 1, name: 'm', kind: 'js', exited: false }],
+      count: 1,
+      times: new Float64Array([0, 1]),
+      fields: new Uint32Array([0, 2, 1, 0, 0, 0]),
+      attrs: [],
+    };
+    expect(() => writeColumns(bad, new Set(), 'json', FIXED_CLOCKS, 0n)).toThrow('hotspan: the WebAssembly core rejected its input (malformed columns)');
+  });
+
+  it('refuses columns past its 4 GiB of memory with a RangeError naming the count', () => {
+    const huge: NativeSnapshot = {
+      names: [],
+      timelines: [],
+      count: 2 ** 28,
+      times: new Float64Array(0),
+      fields: new Uint32Array(0),
+      attrs: [],
+    };
+    expect(() => writeColumns(huge, new Set(), 'perfetto', FIXED_CLOCKS, 0n)).toThrow(
+      new RangeError(
+        'hotspan: the WebAssembly core cannot hold 268435456 records and their document in its 4 GiB of memory; the native backend streams any size',
+      ),
+    );
+  });
+
+  it('loads from the compiled package (dist/, built by the global setup)', () => {
+    const code = `const { Tracer } = require('./dist/index.js');
+      const t = new Tracer({ backend: 'js' });
+      t.trace('x', () => 1);
+      t.trace('x', () => 1);
+      console.log(t.stats()[0].count, Buffer.from(t[require('./dist/internal.js').internals]().backend.perfetto()).length > 0);`;
+    const r = spawnSync(process.execPath, ['-e', code], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 60_000 });
+    expect(r.stderr).toBe('');
+    expect(r.stdout.trim()).toBe('2 true');
+  });
+
+  // The module itself, without lib/wasm-core.ts's checks.
+  interface RawExports {
+    memory: { buffer: ArrayBuffer };
+    _initialize(): void;
+    hs_alloc(n: number): number;
+    hs_write(p: number, n: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
+  }
+  const wasm = globalThis as unknown as {
+    WebAssembly: {
+      Module: { new (b: Uint8Array): object; imports(m: object): unknown[] };
+      Instance: new (m: object, imports: object) => { exports: RawExports };
+    };
+  };
+  const rawModule = (): object => new wasm.WebAssembly.Module(readFileSync(wasmPath));
+
+  it('imports nothing', () => {
+    expect(wasm.WebAssembly.Module.imports(rawModule())).toEqual([]);
+  });
+
+  it('rejects a header whose sizes pass 2^32 bytes (wasm32 addresses), reading nothing past its buffer', () => {
+    const { exports: e } = new wasm.WebAssembly.Instance(rawModule(), {});
+    e._initialize();
+    const p = e.hs_alloc(64);
+    const header = new Uint32Array(e.memory.buffer, p, 16).fill(0);
+    header[0] = 1; // version
+    header[1] = 2 ** 30; // records: 16 and 24 bytes each wrap to 0 in 32 bits
+    expect(e.hs_write(p, 64, 0, 0n, 0n, 0n, -1n)).toBe(1); // malformed columns
+  });
+});
