@@ -53,7 +53,7 @@ describe('Chrome JSON writers', () => {
       t.flush();
       const nt = t[internals]().native;
       if (!nt) throw new Error('no native tracer');
-      const native = JSON.parse(nt.chromeJson().toString('utf8')) as Doc;
+      const native = JSON.parse(new TextDecoder().decode(nt.chromeJson())) as Doc;
       const js = JSON.parse(chromeJson(nt.snapshot(), new Set([gpu]))) as Doc;
       expect(native.displayTimeUnit).toBe('ms');
       expect(js.displayTimeUnit).toBe('ms');
