@@ -85,10 +85,11 @@ describe('the packed tarball, installed with --ignore-scripts', () => {
   });
 
   it('has the prebuild and only allowed files', () => {
-    const list = mustRun('tar', ['-tzf', tgz]).stdout.trim().split('\n').map((p) => ({
-      path: p.replace(/^package\//, ''),
-      size: 0,
-    }));
+    // `tar -tv` lines: mode owner size date time path.
+    const list = mustRun('tar', ['-tvzf', tgz]).stdout.trim().split('\n').map((line) => {
+      const f = line.trim().split(/\s+/);
+      return { path: f.slice(5).join(' ').replace(/^package\//, ''), size: Number(f[2]) };
+    });
     checkList(list);
     expect(list.map((f) => f.path)).toContain('prebuilds/linux-x64/hotspan.glibc.node');
     const pkgDir = path.join(project, 'node_modules', 'hotspan');
