@@ -78,10 +78,12 @@ export interface NativeTracer {
   pending(): number;
   snapshot(): NativeSnapshot;
   stats(): NativeStatsRow[];
-  /** Chrome Trace Event JSON, UTF-8 bytes (an external Buffer over the writer's output). */
-  chromeJson(): Buffer;
-  /** Perfetto protobuf trace (native/core/perfetto_writer.h), an external Buffer over the writer's output. */
-  perfetto(): Buffer;
+  // Both return an external Buffer over the writer's output, typed as its base
+  // class so the package's declarations do not need @types/node.
+  /** Chrome Trace Event JSON, UTF-8 bytes. */
+  chromeJson(): Uint8Array;
+  /** Perfetto protobuf trace (native/core/perfetto_writer.h). */
+  perfetto(): Uint8Array;
   /**
    * Snapshots now, then formats and writes `path` on a worker thread. Rejects
    * with an Error carrying code, errno, syscall and path (as fs errors do).

@@ -11,6 +11,13 @@ export const EXPECTED_ABI_VERSION = 1;
 /** Set to "1" to simulate a failed load (tests of the js fallback). */
 export const FORCE_LOAD_FAILURE_ENV = 'HOTSPAN_FORCE_LOAD_FAILURE';
 
+/**
+ * Set (to anything but "" or "0") to load only a prebuilt binary from the
+ * package's `prebuilds/` folder and fail otherwise: proves a tarball's
+ * prebuild works, since node-gyp-build prefers `build/Release` when both exist.
+ */
+export const PREBUILDS_ONLY_ENV = 'PREBUILDS_ONLY';
+
 export interface LoadAttempt {
   /** What was tried, e.g. `node-gyp-build(<root>)` or a .node path. */
   candidate: string;
@@ -31,6 +38,8 @@ export class NativeLoadError extends Error {
 
 export interface NativeLoadResult {
   addon?: NativeAddon;
+  /** The .node file the addon was loaded from, when it loaded. */
+  file?: string;
   error?: Error;
 }
 
@@ -39,7 +48,7 @@ export interface NativeLoadResult {
 const packageRoot = path.join(__dirname, '..');
 const requireFromRoot = createRequire(path.join(packageRoot, 'package.json'));
 
-let loaded: NativeAddon | undefined;
+let loaded: { addon: NativeAddon; file: string } | undefined;
 
 function errorText(err: unknown): string {
   if (err instanceof Error) return err.message.split('\n')[0] ?? err.message;
@@ -53,8 +62,9 @@ function describeFailure(attempts: readonly LoadAttempt[]): string {
       `the addon needs Node-API 9 and ABI version ${EXPECTED_ABI_VERSION}.`,
     'Tried:',
     ...attempts.map((a, i) => `  ${i + 1}. ${a.candidate}: ${a.reason}`),
-    'Fix: run `npm rebuild hotspan` to compile it (needs Python 3, make and a C++17 compiler; ' +
-      'see https://github.com/nodejs/node-gyp#installation), ' +
+    // The package has no install script (a prebuild needs none), so `npm rebuild` would not compile.
+    'Fix: compile it with `npx node-gyp rebuild` in the hotspan package folder (needs Python 3, make and ' +
+      'a C++17 compiler; see https://github.com/nodejs/node-gyp#installation), ' +
       "or choose the pure-JS backend with { backend: 'js' }.",
   ];
   return lines.join('\n');
@@ -76,18 +86,48 @@ function validate(value: unknown): string | undefined {
   return undefined;
 }
 
-type GypBuild = (dir: string) => unknown;
+interface GypBuild {
+  /** The .node file node-gyp-build would load from `dir` (build/ first, then prebuilds/). */
+  resolve(dir: string): string;
+}
 
-const candidates: ReadonlyArray<{ candidate: string; load: () => unknown }> = [
-  {
-    candidate: `node-gyp-build(${packageRoot})`,
-    load: () => (requireFromRoot('node-gyp-build') as GypBuild)(packageRoot),
-  },
-  ...['Release', 'Debug'].map((kind) => {
-    const file = path.join(packageRoot, 'build', kind, 'hotspan.node');
-    return { candidate: `require(${file})`, load: () => requireFromRoot(file) };
-  }),
-];
+interface Candidate {
+  candidate: string;
+  /** The .node file to require; throws why there is none. */
+  file: () => string;
+}
+
+const gypBuild = (): GypBuild => requireFromRoot('node-gyp-build') as GypBuild;
+const prebuildsDir = path.join(packageRoot, 'prebuilds');
+
+function prebuildsOnly(): boolean {
+  const v = process.env[PREBUILDS_ONLY_ENV];
+  return v !== undefined && v !== '' && v !== '0';
+}
+
+function candidates(): Candidate[] {
+  if (prebuildsOnly()) {
+    return [
+      {
+        candidate: `${PREBUILDS_ONLY_ENV}=1: node-gyp-build prebuild in ${prebuildsDir}`,
+        file: () => {
+          const file = gypBuild().resolve(packageRoot);
+          if (path.relative(prebuildsDir, file).startsWith('..')) {
+            throw new Error(`node-gyp-build chose ${file}, which is not under prebuilds/`);
+          }
+          return file;
+        },
+      },
+    ];
+  }
+  return [
+    { candidate: `node-gyp-build(${packageRoot})`, file: () => gypBuild().resolve(packageRoot) },
+    ...['Release', 'Debug'].map((kind) => {
+      const file = path.join(packageRoot, 'build', kind, 'hotspan.node');
+      return { candidate: `require(${file})`, file: () => file };
+    }),
+  ];
+}
 
 /**
  * Loads the addon. Never throws: either `addon` or `error` (a
@@ -101,12 +141,14 @@ export function loadNativeAddon(): NativeLoadResult {
       ]),
     };
   }
-  if (loaded) return { addon: loaded };
+  if (loaded) return loaded;
   const attempts: LoadAttempt[] = [];
-  for (const { candidate, load } of candidates) {
+  for (const { candidate, file: resolveFile } of candidates()) {
     let value: unknown;
+    let file: string;
     try {
-      value = load();
+      file = resolveFile();
+      value = requireFromRoot(file);
     } catch (err) {
       attempts.push({ candidate, reason: errorText(err) });
       continue;
@@ -116,8 +158,8 @@ export function loadNativeAddon(): NativeLoadResult {
       attempts.push({ candidate, reason: problem });
       continue;
     }
-    loaded = value as NativeAddon;
-    return { addon: loaded };
+    loaded = { addon: value as NativeAddon, file };
+    return loaded;
   }
   return { error: new NativeLoadError(attempts) };
 }

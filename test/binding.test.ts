@@ -143,7 +143,7 @@ describe('loader', () => {
       expect(r.addon).toBeUndefined();
       expect(r.error).toBeInstanceOf(NativeLoadError);
       expect(r.error!.message).toMatch(/HOTSPAN_FORCE_LOAD_FAILURE/);
-      expect(r.error!.message).toMatch(/npm rebuild hotspan/);
+      expect(r.error!.message).toMatch(/npx node-gyp rebuild/);
       expect(r.error!.message).toContain(process.version);
     } finally {
       if (saved === undefined) delete process.env.HOTSPAN_FORCE_LOAD_FAILURE;
@@ -163,7 +163,7 @@ describe('loader message', () => {
     expect(e.message).toMatch(/1\. node-gyp-build\(\/x\): No native build was found/);
     expect(e.message).toMatch(/2\. require\(\/x\/build\/Release\/hotspan\.node\): abiVersion is 2/);
     expect(e.message).toContain(`Node-API ${process.versions.napi}`);
-    expect(e.message).toMatch(/npm rebuild hotspan/);
+    expect(e.message).toMatch(/npx node-gyp rebuild/);
   });
 });
 
@@ -277,7 +277,7 @@ describe('hot path', () => {
     expect(rb.count).toBe(n + 1);
     expect(ra.minNs).toBeLessThanOrEqual(ra.maxNs);
     expect(ra.totalNs).toBeGreaterThanOrEqual(ra.minNs * n);
-    const doc = JSON.parse(t.chromeJson().toString("utf8")) as { traceEvents: Array<{ ph: string; name: string }> };
+    const doc = JSON.parse(new TextDecoder().decode(t.chromeJson())) as { traceEvents: Array<{ ph: string; name: string }> };
     const complete = doc.traceEvents.filter((e) => e.ph === 'X');
     expect(complete.filter((e) => e.name === 'a')).toHaveLength(n);
     expect(complete.filter((e) => e.name === 'b')).toHaveLength(n + 1);

@@ -3,9 +3,10 @@
 // a frozen trace must stay readable after its tracer is gone; and freezing
 // and reading while other threads record must be race-free (TSan build) and
 // deterministic (a record reads the same in every later freeze).
-#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -192,60 +193,101 @@ void frozen_outlives_its_tracer() {
   CHECK(!before.empty() && before == after);
 }
 
-// Writers on 2 threads record while a reader freezes and reads everything
-// again and again: each freeze sees a prefix of each timeline, every record
-// of it complete, reading the same as in the previous freeze. Under TSan a
-// record read before its publication would be reported.
+// Counts passes or arrivals; waiters block until it reaches a value. The
+// reader and the writers meet at it, so how their work interleaves is set by
+// the test, not by the scheduler.
+class Counter {
+ public:
+  void add() {
+    std::lock_guard<std::mutex> lock(mu_);
+    ++value_;
+    cv_.notify_all();
+  }
+  void wait_for(int at_least) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return value_ >= at_least; });
+  }
+  // Lets every waiter through (a failed reader must not leave writers blocked).
+  void open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    value_ = 1 << 30;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int value_ = 0;
+};
+
+// Writers on 2 threads record in phases while a reader freezes and reads
+// everything: each freeze sees a prefix of each timeline, every record of it
+// complete, reading the same as in the previous freeze. Under TSan a record
+// read before its publication would be reported. Gates make the interleaving
+// fixed: freeze p starts once every writer has published phase p, and a
+// writer starts phase p + 2 only after freeze p + 1 has started, so freeze p
+// sees between p and p + 1 phases of each writer while they keep recording.
 void freeze_while_recording() {
   auto t = make_tracer(hotspan::TimeUnit::kTicks);
   const uint32_t n = t->intern("work");
   constexpr int kWriters = 2;
-  constexpr uint32_t kPerWriter = 20000;
-  std::atomic<int> done{0};
+  constexpr int kPhases = 5;
+  constexpr uint32_t kPerPhase = 4000;
+  Counter published;  // writer phases published
+  Counter started;    // freezes started
   std::vector<std::thread> writers;
   for (int w = 0; w < kWriters; ++w) {
     writers.emplace_back([&] {
       auto st = t->native_thread();
-      for (uint32_t i = 0; i < kPerWriter; ++i) {
-        CHECK_EQ(hotspan::begin(*st, n, t->now()), Status::kOk);
-        CHECK_EQ(hotspan::end(*st, t->now()), Status::kOk);
-        if (i % 256 == 0) hotspan::publish(*st);
+      for (int phase = 1; phase <= kPhases; ++phase) {
+        for (uint32_t i = 0; i < kPerPhase; ++i) {
+          CHECK_EQ(hotspan::begin(*st, n, t->now()), Status::kOk);
+          CHECK_EQ(hotspan::end(*st, t->now()), Status::kOk);
+          if (i % 256 == 0) hotspan::publish(*st);
+        }
+        hotspan::publish(*st);
+        published.add();
+        started.wait_for(phase);
       }
-      done.fetch_add(1);
     });
   }
   std::vector<std::vector<SpanRecord>> seen;  // by timeline index, what the last freeze read
-  int freezes = 0;
-  bool last = false;
-  while (!last) {
-    last = done.load() == kWriters;
+  bool ok = true;
+  for (int phase = 1; phase <= kPhases && ok; ++phase) {
+    published.wait_for(kWriters * phase);
+    started.add();
     t->flush();
     const FrozenSnapshot f = t->freeze();
-    ++freezes;
+    size_t total = 0;
     if (seen.size() < f.timelines.size()) seen.resize(f.timelines.size());
     for (size_t i = 0; i < f.timelines.size(); ++i) {
       const auto& recs = f.timelines[i].records;
+      total += recs.size();
       std::vector<SpanRecord>& prev = seen[i];
       if (recs.size() < prev.size()) {
         check::fail(__FILE__, __LINE__, "a timeline shrank between freezes");
-        return;
+        ok = false;
+        break;
       }
-      for (uint32_t k = 0; k < recs.size(); ++k) {
+      for (uint32_t k = 0; k < recs.size() && ok; ++k) {
         const SpanRecord r = recs[k];
         if (r.local_id != k + 1 || r.end_ns < r.start_ns || (k < prev.size() && !same_record(r, prev[k]))) {
           check::fail(__FILE__, __LINE__, check::fmt("record %u of timeline %zu is wrong", k, i));
-          return;
+          ok = false;
         }
         if (k >= prev.size()) prev.push_back(r);
       }
     }
+    // A prefix of every writer: at least `phase` phases, at most one more.
+    CHECK(total >= size_t{kWriters} * kPerPhase * phase);
+    CHECK(total <= size_t{kWriters} * kPerPhase * (phase + 1));
   }
+  started.open();
   for (auto& w : writers) w.join();
   t->flush();
   size_t total = 0;
   for (const auto& tl : t->freeze().timelines) total += tl.records.size();
-  CHECK_EQ(total, static_cast<size_t>(kWriters) * kPerWriter);
-  CHECK(freezes >= 2);
+  CHECK_EQ(total, size_t{kWriters} * kPerPhase * kPhases);
 }
 
 }  // namespace

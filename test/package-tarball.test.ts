@@ -1,0 +1,280 @@
+// The published package, checked as its users meet it:
+//   - the tarball's file list against an allow-list and a size cap;
+//   - the tarball built by `npm pack` (prepack: prebuildify) installed with
+//     --ignore-scripts into a fresh project, where the native backend must load
+//     from prebuilds/ (PREBUILDS_ONLY=1);
+//   - the public declarations type-checked alone (strict, no @types/node) by CJS
+//     and ESM consumers under node16, nodenext and bundler resolution;
+//   - every README code block run against that installed package
+//     (test/support/readme-blocks.ts says how).
+// One tarball serves every check; it is reused while newer than its sources.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { examples, readBlocks, SHELL_LANGS, shellCommands } from './support/readme-blocks';
+import { cleanEnv, installTarball, mustRun, root, run, tarball } from './support/packed';
+
+const resolveFromRoot = createRequire(path.join(root, 'package.json')).resolve;
+
+/** Every file a user needs, and nothing else (package.json and README.md npm always adds). */
+const ALLOWED: RegExp[] = [
+  /^package\.json$/,
+  /^README\.md$/,
+  /^binding\.gyp$/,
+  /^dist\/[\w-]+\.(js|d\.ts)$/,
+  /^esm\/index\.(mjs|d\.mts)$/,
+  /^native\/include\/hotspan\.h$/,
+  /^native\/(core|addon)\/[\w-]+\.(cc|h)$/,
+  /^native\/wasm\/hotspan_core\.wasm$/,
+  /^prebuilds\/linux-x64\/hotspan\.(glibc|musl)\.node$/,
+];
+/** Unpacked size of everything but the prebuilt binaries (0.43 MB when this was written, before the wasm build). */
+const MAX_SOURCE_BYTES = 1_000_000;
+/** Each prebuilt binary (stripped; 0.41 MB when this was written). */
+const MAX_PREBUILD_BYTES = 1_000_000;
+const MAX_FILES = 200;
+
+interface PackFile {
+  path: string;
+  size: number;
+}
+
+function packList(cwd: string, ignoreScripts: boolean): PackFile[] {
+  const args = ['pack', '--dry-run', '--json', ...(ignoreScripts ? ['--ignore-scripts'] : [])];
+  const r = mustRun('npm', args, { cwd });
+  const [info] = JSON.parse(r.stdout) as Array<{ files: PackFile[] }>;
+  return info!.files;
+}
+
+function checkList(files: PackFile[]): void {
+  const outside = files.filter((f) => !ALLOWED.some((re) => re.test(f.path))).map((f) => f.path);
+  expect(outside, 'files outside the allow-list').toEqual([]);
+  expect(files.length).toBeLessThanOrEqual(MAX_FILES);
+  const isPrebuild = (f: PackFile) => f.path.startsWith('prebuilds/');
+  const sourceBytes = files.filter((f) => !isPrebuild(f)).reduce((n, f) => n + f.size, 0);
+  expect(sourceBytes).toBeLessThanOrEqual(MAX_SOURCE_BYTES);
+  for (const f of files.filter(isPrebuild)) expect(f.size, f.path).toBeLessThanOrEqual(MAX_PREBUILD_BYTES);
+  for (const need of ['dist/index.js', 'dist/index.d.ts', 'esm/index.mjs', 'esm/index.d.mts', 'binding.gyp', 'native/include/hotspan.h']) {
+    expect(files.map((f) => f.path)).toContain(need);
+  }
+}
+
+describe('npm pack file list', () => {
+  it('holds only allowed files, under the size caps, whatever build trees the checkout has', () => {
+    // The checkout after `npm test` has native/build*, build/, test sources and bench/.
+    checkList(packList(root, true));
+  });
+});
+
+describe('the packed tarball, installed with --ignore-scripts', () => {
+  let tgz = '';
+  let project = '';
+  let installMs = 0;
+  const node = (args: string[], env: Record<string, string> = {}, cwd = project) =>
+    run(process.execPath, args, { cwd, env: cleanEnv(env) });
+
+  beforeAll(() => {
+    tgz = tarball();
+    const installed = installTarball(tgz);
+    project = installed.dir;
+    installMs = installed.ms;
+  }, 900_000);
+  afterAll(() => {
+    if (project) rmSync(project, { recursive: true, force: true });
+  });
+
+  it('has the prebuild and only allowed files', () => {
+    // `tar -tv` lines: mode owner size date time path.
+    const list = mustRun('tar', ['-tvzf', tgz]).stdout.trim().split('\n').map((line) => {
+      const f = line.trim().split(/\s+/);
+      return { path: f.slice(5).join(' ').replace(/^package\//, ''), size: Number(f[2]) };
+    });
+    checkList(list);
+    expect(list.map((f) => f.path)).toContain('prebuilds/linux-x64/hotspan.glibc.node');
+    const pkgDir = path.join(project, 'node_modules', 'hotspan');
+    expect(existsSync(path.join(pkgDir, 'build')), 'nothing was compiled at install').toBe(false);
+  });
+
+  it('loads the native backend from prebuilds/ with PREBUILDS_ONLY=1, install plus first require timed', () => {
+    const probe = `
+      const t0 = performance.now();
+      const { Tracer } = require('hotspan');
+      const t = new Tracer({ requireNative: true });
+      t.trace('x', () => 1);
+      const requireMs = performance.now() - t0;
+      const nodeFiles = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
+      console.log(JSON.stringify({ backend: t.backend, n: t.snapshot().length, nodeFiles, requireMs }));
+      t.close();`;
+    for (const env of [{ PREBUILDS_ONLY: '1' }, {}] as Array<Record<string, string>>) {
+      const r = node(['-e', probe], env);
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stderr).toBe('');
+      const out = JSON.parse(r.stdout) as { backend: string; n: number; nodeFiles: string[]; requireMs: number };
+      expect(out.backend).toBe('native');
+      expect(out.n).toBe(1);
+      expect(out.nodeFiles).toEqual([
+        path.join(project, 'node_modules', 'hotspan', 'prebuilds', 'linux-x64', 'hotspan.glibc.node'),
+      ]);
+      // A figure, not a check: timing depends on the machine's load.
+      console.log(
+        `install (npm, --ignore-scripts) ${installMs.toFixed(0)} ms; require + first native span ` +
+          `${out.requireMs.toFixed(1)} ms; node process ${r.ms.toFixed(0)} ms`,
+      );
+    }
+  });
+
+  it('PREBUILDS_ONLY=1 takes prebuilds/ over build/Release, and fails when prebuilds/ has no binary', () => {
+    const pkgDir = path.join(project, 'node_modules', 'hotspan');
+    const prebuilt = path.join(pkgDir, 'prebuilds', 'linux-x64', 'hotspan.glibc.node');
+    const compiled = path.join(pkgDir, 'build', 'Release', 'hotspan.node');
+    const moved = path.join(project, 'prebuilds-moved');
+    const loadedFile = `
+      const { Tracer } = require('hotspan');
+      new Tracer({ requireNative: true }).close();
+      console.log(Object.keys(require.cache).filter((f) => f.endsWith('.node')).join(','));`;
+    // A compiled build beside the prebuild, as after `npx node-gyp rebuild`.
+    mkdirSync(path.dirname(compiled), { recursive: true });
+    copyFileSync(prebuilt, compiled);
+    try {
+      expect(node(['-e', loadedFile]).stdout.trim()).toBe(compiled);
+      expect(node(['-e', loadedFile], { PREBUILDS_ONLY: '1' }).stdout.trim()).toBe(prebuilt);
+      renameSync(path.join(pkgDir, 'prebuilds'), moved);
+      try {
+        const r = node(['-e', loadedFile], { PREBUILDS_ONLY: '1' });
+        expect(r.status).not.toBe(0);
+        expect(r.stderr).toMatch(/NativeLoadError/);
+        expect(r.stderr).toMatch(/1\. PREBUILDS_ONLY=1: node-gyp-build prebuild in .*prebuilds: No native build was found/);
+        expect(r.stderr).not.toMatch(/2\. /);
+      } finally {
+        renameSync(moved, path.join(pkgDir, 'prebuilds'));
+      }
+    } finally {
+      rmSync(path.join(pkgDir, 'build'), { recursive: true, force: true });
+    }
+  });
+
+  describe('public declarations stand alone (strict, no @types/node)', () => {
+    const consumer = `
+      import { Tracer, Query, formatStats, type SpanRecord, type StatsRow, type TracerOptions } from 'hotspan';
+      const options: TracerOptions = { backend: 'js', threadName: 'main' };
+      const t = new Tracer(options);
+      const n: number = t.trace('parse', () => 42, { bytes: 3, ok: true, kind: 'json' });
+      const id = t.name('db.query');
+      t.begin(id); t.end();
+      const h = t.start('upload'); h.end({ error: false });
+      const records: readonly SpanRecord[] = t.snapshot();
+      const first: SpanRecord | undefined = records[0];
+      const flags: boolean[] = first ? [first.error, first.abandoned, first.async] : [];
+      const rows: readonly StatsRow[] = t.stats();
+      const q: Query = t.query();
+      const total: number = q.spans('parse').total();
+      const table: string = formatStats(rows);
+      const p: Promise<void> = t.write('trace.json');
+      export const out = [n, flags, total, table, p];
+    `;
+    const cases: Array<{ name: string; compilerOptions: Record<string, unknown> }> = [
+      { name: 'node16', compilerOptions: { module: 'node16', moduleResolution: 'node16' } },
+      { name: 'nodenext', compilerOptions: { module: 'nodenext', moduleResolution: 'nodenext' } },
+      { name: 'bundler', compilerOptions: { module: 'preserve', moduleResolution: 'bundler' } },
+    ];
+    for (const c of cases) {
+      it(`${c.name}: a CommonJS (.cts) and an ES module (.mts) consumer type-check`, () => {
+        const dir = path.join(project, `types-${c.name}`);
+        mkdirSync(dir, { recursive: true });
+        writeFileSync(path.join(dir, 'cjs.cts'), consumer);
+        writeFileSync(
+          path.join(dir, 'esm.mts'),
+          `${consumer}\nimport hotspan from 'hotspan';\nexport const same: typeof hotspan.Tracer = Tracer;\n`,
+        );
+        const tsconfig = {
+          compilerOptions: {
+            ...c.compilerOptions,
+            target: 'ES2022',
+            lib: ['ES2022'],
+            types: [],
+            strict: true,
+            noEmit: true,
+            skipLibCheck: false,
+          },
+          files: ['cjs.cts', 'esm.mts'],
+        };
+        writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+        const tsc = resolveFromRoot('typescript/bin/tsc');
+        const r = node([tsc, '-p', path.join(dir, 'tsconfig.json')], {}, dir);
+        expect(r.stdout + r.stderr).toBe('');
+        expect(r.status).toBe(0);
+      });
+    }
+  });
+
+  describe('README code blocks', () => {
+    const readme = path.join(root, 'README.md');
+    const blocks = readBlocks(readme);
+
+    it('shell blocks: the quick start is what .ci/run runs, with scripts package.json has', () => {
+      const scripts = (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+      const ci = readFileSync(path.join(root, '.ci', 'run'), 'utf8').split('\n').map((l) => l.trim());
+      const shell = blocks.filter((b) => SHELL_LANGS.has(b.lang));
+      expect(shell.length).toBeGreaterThan(0);
+      for (const b of shell) {
+        for (const line of shellCommands(b)) {
+          expect(ci, `README.md:${b.line}: \`${line}\` is not a line of .ci/run`).toContain(line);
+          for (const cmd of line.split('&&').map((c) => c.trim())) {
+            const m = /^npm (?:run (\S+)|(test|ci|install))$/.exec(cmd);
+            expect(m, `README.md:${b.line}: unexpected command \`${cmd}\``).not.toBeNull();
+            if (m![1]) expect(Object.keys(scripts), `README.md:${b.line}`).toContain(m![1]);
+          }
+        }
+      }
+    });
+
+    it('every other block names its file', () => {
+      expect(() => examples(blocks)).not.toThrow();
+    });
+
+    for (const ex of examples(blocks)) {
+      it(`"${ex.heading}" runs as written (${ex.files.map((f) => f.file).join(', ')})`, () => {
+        const dir = path.join(project, 'readme', ex.heading.replace(/[^\w-]+/g, '_'));
+        mkdirSync(dir, { recursive: true });
+        for (const f of ex.files) writeFileSync(path.join(dir, f.file), f.text);
+        const tsFiles = ex.files.filter((f) => f.file.endsWith('.ts')).map((f) => f.file);
+        writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ type: tsFiles.length ? 'module' : 'commonjs' }));
+        if (ex.files.some((f) => f.file === 'binding.gyp')) {
+          const gyp = resolveFromRoot('node-gyp/bin/node-gyp.js');
+          const nodedir = path.resolve(path.dirname(process.execPath), '..');
+          const args = [gyp, 'rebuild', '-j', '2'];
+          if (existsSync(path.join(nodedir, 'include', 'node', 'node_api.h'))) args.push(`--nodedir=${nodedir}`);
+          const r = node(args, {}, dir);
+          expect(r.status, r.stdout + r.stderr).toBe(0);
+        }
+        if (tsFiles.length) {
+          const tsconfig = {
+            compilerOptions: {
+              module: 'nodenext',
+              moduleResolution: 'nodenext',
+              target: 'ES2022',
+              lib: ['ES2022'],
+              strict: true,
+              skipLibCheck: false,
+              // The examples are Node programs: they may use node: modules.
+              typeRoots: [path.join(root, 'node_modules', '@types')],
+              types: ['node'],
+            },
+            files: tsFiles,
+          };
+          writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2));
+          const tsc = resolveFromRoot('typescript/bin/tsc');
+          const r = node([tsc, '-p', 'tsconfig.json'], {}, dir);
+          expect(r.stdout + r.stderr, 'tsc').toBe('');
+        }
+        expect(ex.entries.length).toBeGreaterThan(0);
+        for (const entry of ex.entries) {
+          const r = node([entry.replace(/\.ts$/, '.js')], { PREBUILDS_ONLY: '1' }, dir);
+          expect(r.stderr, `${entry} wrote to stderr`).toBe('');
+          expect(r.status, `${entry} exit status`).toBe(0);
+        }
+      });
+    }
+  });
+});
