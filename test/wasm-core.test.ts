@@ -112,7 +112,7 @@ describe('the WebAssembly core', () => {
       const nativePerfetto = nt.perfetto();
       expect(Buffer.compare(afterFirstPacket(wasmPerfetto), afterFirstPacket(nativePerfetto))).toBe(0);
       // The scenario reached every kind of event it is meant to compare.
-      const doc = JSON.parse(json.toString('utf8')) as { traceEvents: Array<Record<string, unknown>> };
+      const doc = JSON.parse(Buffer.from(json).toString('utf8')) as { traceEvents: Array<Record<string, unknown>> };
       const phases = new Set(doc.traceEvents.map((e) => `${String(e.ph)}:${String(e.cat ?? '')}`));
       for (const p of ['M:', 'X:span', 'X:group', 'X:async', 'b:async', 'e:async']) expect(phases).toContain(p);
       expect(doc.traceEvents.some((e) => (e.args as { error?: boolean } | undefined)?.error === true)).toBe(true);
