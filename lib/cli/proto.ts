@@ -138,3 +138,80 @@ export class ProtoReader {
     if (this.pos > this.end) throw new ProtoError('fixed-width field runs past its message');
   }
 }
+
+/** A protobuf writer into one growable buffer; nested messages are written into a scratch writer and appended. */
+export class ProtoWriter {
+  buf = new Uint8Array(1024);
+  pos = 0;
+  private view = new DataView(this.buf.buffer);
+
+  private ensure(n: number): void {
+    if (this.pos + n <= this.buf.length) return;
+    const next = new Uint8Array(Math.max(this.buf.length * 2, this.pos + n));
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  /** Unsigned varint of a non-negative integer (exact below 2^53), or a bigint (two's complement over 64 bits). */
+  varint(v: number | bigint): this {
+    this.ensure(10);
+    if (typeof v === 'bigint' || v < 0 || v > Number.MAX_SAFE_INTEGER) {
+      let x = BigInt.asUintN(64, BigInt(v));
+      while (x >= 128n) {
+        this.buf[this.pos++] = Number(x & 127n) | 128;
+        x >>= 7n;
+      }
+      this.buf[this.pos++] = Number(x);
+      return this;
+    }
+    while (v >= 128) {
+      this.buf[this.pos++] = (v % 128) | 128;
+      v = Math.floor(v / 128);
+    }
+    this.buf[this.pos++] = v;
+    return this;
+  }
+
+  /** field = varint value. */
+  uint(field: number, v: number | bigint): this {
+    return this.varint(field * 8 + WIRE_VARINT).varint(v);
+  }
+
+  double(field: number, v: number): this {
+    this.varint(field * 8 + WIRE_FIXED64);
+    this.ensure(8);
+    this.view.setFloat64(this.pos, v, true);
+    this.pos += 8;
+    return this;
+  }
+
+  bytes(field: number, b: Uint8Array): this {
+    this.varint(field * 8 + WIRE_LEN).varint(b.length);
+    this.ensure(b.length);
+    this.buf.set(b, this.pos);
+    this.pos += b.length;
+    return this;
+  }
+
+  string(field: number, s: string): this {
+    return this.bytes(field, encoder.encode(s));
+  }
+
+  /** A nested message built by `build`. */
+  message(field: number, build: (w: ProtoWriter) => void): this {
+    const w = new ProtoWriter();
+    build(w);
+    return this.bytes(field, w.finish());
+  }
+
+  finish(): Uint8Array {
+    return this.buf.subarray(0, this.pos);
+  }
+
+  reset(): void {
+    this.pos = 0;
+  }
+}
+
+const encoder = new TextEncoder();

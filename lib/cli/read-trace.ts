@@ -11,7 +11,7 @@ import { TraceFileError, type ReadSummary, type TraceSink } from './trace-model'
 export interface ReadOptions {
   /** Called after each chunk with bytes read so far and the file size. */
   onProgress?: (done: number, total: number) => void;
-  /** Bytes per read (default 4 MiB). */
+  /** Bytes per read (default 1 MiB). */
   chunkBytes?: number;
 }
 
@@ -64,7 +64,7 @@ class Chunks {
 }
 
 export function readTrace(path: string, sink: TraceSink, opts: ReadOptions = {}): ReadSummary {
-  const chunk = opts.chunkBytes ?? 4 * 1024 * 1024;
+  const chunk = opts.chunkBytes ?? 1024 * 1024;
   const file = new Chunks(path, opts);
   try {
     let buf = new Uint8Array(Math.max(chunk, 64));
