@@ -120,7 +120,7 @@ export class Collected implements TraceSink {
     const end = this.endNs.view();
     const lanesOf = new Int32Array(this.timelines.length);
     byTimeline.forEach((ids, t) => {
-      lanesOf[t] = layOut(ids.view(), start, end, out);
+      lanesOf[t] = layOut(ids.view(), start, end, !this.timelines[t].concurrent, out);
     });
     return { ...out, lanesOf };
   }

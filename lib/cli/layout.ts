@@ -1,8 +1,9 @@
 // Nesting of one timeline's spans from their times alone, the same for both
 // formats: each span goes on the first lane where it either starts after
-// everything open there has ended or lies inside the innermost open span,
-// which is then its parent. A thread's spans nest, so they take one lane; a
-// concurrent track's overlapping spans spread over more.
+// everything open there has ended or (when `nest`) lies inside the innermost
+// open span, which is then its parent. A thread's spans nest, so they take one
+// lane. A concurrent track's spans are independent operations: one inside
+// another's time is not its child, so they are not nested but spread over lanes.
 
 /** Growable typed column. */
 export class Column<T extends Float64Array | Int32Array> {
@@ -33,7 +34,7 @@ export interface Layout {
  * Lays out spans `ids` (indices into start/end) of one timeline; the result
  * arrays are indexed by span index and must have room for every id.
  */
-export function layOut(ids: Int32Array, start: Float64Array, end: Float64Array, out: Layout): number {
+export function layOut(ids: Int32Array, start: Float64Array, end: Float64Array, nest: boolean, out: Layout): number {
   const order = Array.from(ids).sort((a, b) => start[a] - start[b] || end[b] - end[a] || a - b);
   const stacks: number[][] = [];
   for (const i of order) {
@@ -44,7 +45,7 @@ export function layOut(ids: Int32Array, start: Float64Array, end: Float64Array, 
       const st = stacks[l];
       while (st.length > 0 && end[st[st.length - 1]] <= s) st.pop();
       const top = st.length > 0 ? st[st.length - 1] : -1;
-      if (top < 0 || (start[top] <= s && e <= end[top])) {
+      if (top < 0 || (nest && start[top] <= s && e <= end[top])) {
         placed = l;
         out.parent[i] = top;
         out.depth[i] = st.length;

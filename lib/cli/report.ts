@@ -61,12 +61,9 @@ export function buildReport(path: string, top: number, sort: SortKey, opts?: Rea
   const timelineOf = c.timelineOf.view();
   const { parent } = c.layout();
 
-  // Self time: a span's time minus its children's. The spans of a concurrent track are
-  // independent operations (one inside another's time is not its child).
+  // Self time: a span's time minus its children's (see layout.ts for what nests).
   const childTotal = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    if (parent[i] >= 0 && c.timelines[timelineOf[i]]?.concurrent !== true) childTotal[parent[i]] += end[i] - start[i];
-  }
+  for (let i = 0; i < n; i++) if (parent[i] >= 0) childTotal[parent[i]] += end[i] - start[i];
 
   // Durations grouped by name (counting sort by name id), for exact percentiles.
   const counts = new Int32Array(c.names.length + 1);
