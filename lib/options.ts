@@ -2,6 +2,7 @@
 
 import type { BackendKind } from './backend';
 import { describe } from './errors';
+import { outputFormat } from './output';
 
 export interface TracerOptions {
   /** Omitted: native, falling back to js (with one warning) when the addon cannot load. */
@@ -12,6 +13,11 @@ export interface TracerOptions {
   wakeHighWater?: number;
   /** Display name of this thread's timeline. */
   threadName?: string;
+  /**
+   * Writes the trace to this path when the process exits normally, calls
+   * process.exit(), or gets SIGINT or SIGTERM; the extension picks the format.
+   */
+  writeOnExit?: string;
   /**
    * Test hook, js backend only: the clock (ms on the performance.now() axis)
    * the backend reads instead of performance.now().
@@ -25,10 +31,11 @@ export interface ResolvedOptions {
   wakeHighWater: number;
   threadName: string;
   clock: (() => number) | undefined;
+  writeOnExit: string | undefined;
 }
 
 const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
-const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock']);
+const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock', 'writeOnExit']);
 
 export function resolveOptions(options: unknown): ResolvedOptions {
   if (options === undefined) options = {};
@@ -41,7 +48,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, clock } = o;
+  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -65,11 +72,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: the clock option needs backend: 'js', got backend ${describe(backend)}`);
     }
   }
+  if (writeOnExit !== undefined) {
+    if (typeof writeOnExit !== 'string' || writeOnExit.length === 0) {
+      throw new TypeError(`hotspan: writeOnExit must be a file path, got ${describe(writeOnExit)}`);
+    }
+    outputFormat(writeOnExit); // a RangeError naming the path when its extension picks no format
+  }
   return {
     backend: backend as BackendKind | undefined,
     requireNative: requireNative === true,
     wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
     threadName: (threadName as string | undefined) ?? 'main',
     clock: clock as (() => number) | undefined,
+    writeOnExit: writeOnExit as string | undefined,
   };
 }
