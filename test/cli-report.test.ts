@@ -90,7 +90,7 @@ describe('report on a trace of known content', () => {
     expect(bad.stderr).toContain('--sort must be one of');
     expect(cli(['report']).status).toBe(2);
     expect(cli(['frobnicate']).status).toBe(2);
-    for (const cmd of ['report', 'convert', 'view']) {
+    for (const cmd of ['report', 'convert', 'view', 'run']) {
       const h = cli([cmd, '--help']);
       expect(h.status, cmd).toBe(0);
       expect(h.stdout, cmd).toContain(`Usage: hotspan ${cmd}`);
