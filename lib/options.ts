@@ -3,6 +3,7 @@
 import type { BackendKind } from './backend';
 import { describe } from './errors';
 import { wellFormed } from './names';
+import { outputFormat } from './output';
 
 export function checkThreadName(threadName: unknown): string {
   if (typeof threadName !== 'string' || threadName.length === 0) {
@@ -21,6 +22,11 @@ export interface TracerOptions {
   /** Display name of this thread's timeline. */
   threadName?: string;
   /**
+   * Writes the trace to this path when the process exits normally, calls
+   * process.exit(), or gets SIGINT or SIGTERM; the extension picks the format.
+   */
+  writeOnExit?: string;
+  /**
    * Test hook, js backend only: the clock (ms on the performance.now() axis)
    * the backend reads instead of performance.now().
    */
@@ -33,10 +39,11 @@ export interface ResolvedOptions {
   wakeHighWater: number;
   threadName: string;
   clock: (() => number) | undefined;
+  writeOnExit: string | undefined;
 }
 
 const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
-const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock']);
+const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock', 'writeOnExit']);
 
 /**
  * A per-call options argument: undefined, or a plain object with only `known`
@@ -71,7 +78,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, clock } = o;
+  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -93,11 +100,18 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: the clock option needs backend: 'js', got backend ${describe(backend)}`);
     }
   }
+  if (writeOnExit !== undefined) {
+    if (typeof writeOnExit !== 'string' || writeOnExit.length === 0) {
+      throw new TypeError(`hotspan: writeOnExit must be a file path, got ${describe(writeOnExit)}`);
+    }
+    outputFormat(writeOnExit); // a RangeError naming the path when its extension picks no format
+  }
   return {
     backend: backend as BackendKind | undefined,
     requireNative: requireNative === true,
     wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
     threadName: wellFormed((threadName as string | undefined) ?? 'main'),
     clock: clock as (() => number) | undefined,
+    writeOnExit: writeOnExit as string | undefined,
   };
 }

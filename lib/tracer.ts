@@ -9,6 +9,7 @@ import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { describe, nameTypeError, trackKindError } from './errors';
+import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
@@ -101,8 +102,17 @@ export class Tracer {
   constructor(options?: TracerOptions) {
     const injected = injectedBackend;
     injectedBackend = undefined;
-    const backend = injected ?? createBackend(resolveOptions(options));
+    const resolved = injected === undefined ? resolveOptions(options) : undefined;
+    const backend = injected ?? createBackend(resolved as ResolvedOptions);
     this.b = backend;
+    if (resolved?.writeOnExit !== undefined) {
+      const format = outputFormat(resolved.writeOnExit);
+      writeAtExit(resolved.writeOnExit, () => {
+        // Native threads' queued records first; a closed tracer keeps what it committed.
+        if (!this.isClosed) this.flush();
+        return format === 'perfetto' ? this.b.perfetto() : this.b.chromeJson();
+      });
+    }
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
     // Only the native backend has a pending queue for a GC to drain.

@@ -6,15 +6,16 @@
 // of a project that has the packed hotspan installed. Each script no other file
 // of the example names (./worker.js is named by main.js) is an entry and is run:
 // .js as CommonJS, .mjs as an ES module, .ts as an ES module compiled by tsc
-// (strict). A binding.gyp is built with node-gyp first. Shell blocks hold the
-// quick-start commands, which are checked against package.json and .ci/run.
+// (strict), .sh with bash. A binding.gyp is built with node-gyp first. Shell
+// blocks without a file name hold the quick-start commands, which are checked
+// against package.json and .ci/run.
 import { readFileSync } from 'node:fs';
 
 export interface Block {
   /** 1-based line of the opening fence. */
   line: number;
   lang: string;
-  /** The file this block is, from the info string; '' for shell blocks. */
+  /** The file this block is, from the info string; '' for quick-start shell blocks. */
   file: string;
   heading: string;
   text: string;
@@ -27,7 +28,7 @@ export interface Example {
   entries: string[];
 }
 
-const SCRIPT = /\.(c?js|mjs|ts)$/;
+const SCRIPT = /\.(c?js|mjs|ts|sh)$/;
 export const SHELL_LANGS = new Set(['sh', 'bash', 'shell', 'console']);
 
 export function readBlocks(readmePath: string): Block[] {
@@ -51,11 +52,11 @@ export function readBlocks(readmePath: string): Block[] {
   return blocks;
 }
 
-/** Groups the non-shell blocks by heading; throws naming any block that says no file name. */
+/** Groups the blocks other than the quick start by heading; throws naming any block that says no file name. */
 export function examples(blocks: Block[]): Example[] {
   const byHeading = new Map<string, Block[]>();
   for (const b of blocks) {
-    if (SHELL_LANGS.has(b.lang)) continue;
+    if (SHELL_LANGS.has(b.lang) && b.file === '') continue;
     if (b.file === '') {
       throw new Error(
         `README.md:${b.line}: a \`\`\`${b.lang} block needs a file name after its language ` +

@@ -1,0 +1,317 @@
+// Zero-code instrumentation: spans for HTTP server and client requests, fetch
+// (undici), DNS lookups, TCP/TLS connections and V8 garbage collections,
+// from Node's diagnostics channels, a dns.lookup wrapper and perf_hooks. Each
+// only subscribes: nothing runs until its channel has traffic.
+//
+// These spans begin and end at times known only afterwards (a GC entry
+// arrives after the pause; a status code at the response's end), which the
+// Tracer API has no call for, so they are kept here (bounded, overflow
+// counted) and added to the tracer's snapshot as async tracks when the trace
+// is written (see withAutoSpans).
+
+import * as dc from 'node:diagnostics_channel';
+// The module object itself (an ES namespace's properties cannot be replaced).
+import dns = require('node:dns');
+import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
+
+import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from './flags';
+import type { NativeSnapshot } from './native-binding';
+
+export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc'] as const;
+export type Instrument = (typeof INSTRUMENTS)[number];
+
+type Attrs = Record<string, string | number | boolean>;
+
+interface AutoSpan {
+  track: string;
+  name: string;
+  start: number;
+  end: number;
+  attrs: Attrs;
+  error: boolean;
+  parent: AutoSpan | undefined;
+  /** Index once written into a snapshot. */
+  index?: number;
+}
+
+/** Spans kept at most; later ones are counted in `dropped`. */
+const MAX_SPANS = 1_000_000;
+
+const GC_KINDS: Record<number, string> = {
+  [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
+  [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
+  [perfConstants.NODE_PERFORMANCE_GC_INCREMENTAL]: 'incremental',
+  [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
+};
+
+function pathOf(url: string | undefined): string {
+  if (url === undefined) return '';
+  const q = url.indexOf('?');
+  return q < 0 ? url : url.slice(0, q);
+}
+
+function size(v: unknown): number | undefined {
+  const n = Number(Array.isArray(v) ? v[0] : v);
+  return Number.isFinite(n) && v !== undefined ? n : undefined;
+}
+
+export class AutoRecorder {
+  readonly spans: AutoSpan[] = [];
+  dropped = 0;
+  private readonly stops: Array<() => void> = [];
+
+  constructor(instruments: ReadonlySet<Instrument>) {
+    if (instruments.has('http')) this.http();
+    if (instruments.has('fetch')) this.fetch();
+    if (instruments.has('dns')) this.dns();
+    if (instruments.has('net')) this.net();
+    if (instruments.has('gc')) this.gc();
+  }
+
+  private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
+    return { track, name, start, end: NaN, attrs, error: false, parent };
+  }
+
+  private close(s: AutoSpan, end = performance.now()): void {
+    if (!Number.isNaN(s.end)) return;
+    s.end = end;
+    if (this.spans.length >= MAX_SPANS) this.dropped++;
+    else this.spans.push(s);
+  }
+
+  private on(channel: string, fn: (msg: unknown) => void): void {
+    dc.subscribe(channel, fn);
+    this.stops.push(() => dc.unsubscribe(channel, fn));
+  }
+
+  private http(): void {
+    type Req = { method?: string; url?: string; path?: string; host?: string; headers?: Record<string, unknown>; socket?: unknown; once(e: string, f: (...a: unknown[]) => void): void; getHeader?(n: string): unknown };
+    type Res = { statusCode?: number; headers?: Record<string, unknown>; getHeader?(n: string): unknown };
+    const server = new WeakMap<object, AutoSpan>();
+    this.on('http.server.request.start', (m) => {
+      const { request, response } = m as { request: Req; response: Res };
+      const attrs: Attrs = { method: request.method ?? '', path: pathOf(request.url) };
+      const bytes = size(request.headers?.['content-length']);
+      if (bytes !== undefined) attrs.request_bytes = bytes;
+      server.set(response, this.open('http server', `${request.method ?? ''} ${pathOf(request.url)}`, attrs));
+    });
+    this.on('http.server.response.finish', (m) => {
+      const { response } = m as { response: Res };
+      const s = server.get(response);
+      if (s === undefined) return;
+      s.attrs.status = response.statusCode ?? 0;
+      const bytes = size(response.getHeader?.('content-length'));
+      if (bytes !== undefined) s.attrs.response_bytes = bytes;
+      s.error = (response.statusCode ?? 0) >= 500;
+      this.close(s);
+    });
+    const client = new WeakMap<object, AutoSpan>();
+    this.on('http.client.request.start', (m) => {
+      const { request } = m as { request: Req };
+      const s = this.open('http client', `${request.method ?? ''} ${pathOf(request.path)}`, {
+        method: request.method ?? '',
+        host: String(request.host ?? ''),
+        path: pathOf(request.path),
+      });
+      client.set(request, s);
+      // The connection this request opened (net.client.socket came first) becomes its child.
+      const adopt = (socket: unknown): void => {
+        const c = socket !== null && typeof socket === 'object' ? this.connecting.get(socket) : undefined;
+        if (c === undefined || c.parent !== undefined) return;
+        c.parent = s;
+        // The request began when it asked for this connection (its start is published after).
+        if (c.start < s.start) s.start = c.start;
+      };
+      if (request.socket) adopt(request.socket);
+      else request.once('socket', adopt);
+      request.once('error', (e) => {
+        s.error = true;
+        s.attrs.error = String((e as Error)?.message ?? e);
+        this.close(s);
+      });
+    });
+    this.on('http.client.response.finish', (m) => {
+      const { request, response } = m as { request: Req; response: Res };
+      const s = client.get(request);
+      if (s === undefined) return;
+      s.attrs.status = response.statusCode ?? 0;
+      const bytes = size(response.headers?.['content-length']);
+      if (bytes !== undefined) s.attrs.response_bytes = bytes;
+      this.close(s);
+    });
+  }
+
+  private fetch(): void {
+    type UReq = { method?: string; origin?: string; path?: string };
+    const open = new WeakMap<object, AutoSpan>();
+    this.on('undici:request:create', (m) => {
+      const { request } = m as { request: UReq };
+      open.set(
+        request,
+        this.open('fetch', `${request.method ?? ''} ${pathOf(request.path)}`, {
+          method: request.method ?? '',
+          origin: String(request.origin ?? ''),
+          path: pathOf(request.path),
+        }),
+      );
+    });
+    this.on('undici:request:headers', (m) => {
+      const { request, response } = m as { request: UReq; response: { statusCode?: number } };
+      const s = open.get(request);
+      if (s !== undefined) s.attrs.status = response.statusCode ?? 0;
+    });
+    this.on('undici:request:trailers', (m) => {
+      const s = open.get((m as { request: UReq }).request);
+      if (s !== undefined) this.close(s);
+    });
+    this.on('undici:request:error', (m) => {
+      const { request, error } = m as { request: UReq; error: Error };
+      const s = open.get(request);
+      if (s === undefined) return;
+      s.error = true;
+      s.attrs.error = String(error?.message ?? error);
+      this.close(s);
+    });
+  }
+
+  private dns(): void {
+    const original = dns.lookup;
+    const recorder = this;
+    const wrapped = function lookup(this: unknown, hostname: string, ...rest: unknown[]): unknown {
+      const cb = rest[rest.length - 1];
+      if (typeof cb !== 'function') return Reflect.apply(original, this, [hostname, ...rest]);
+      const s = recorder.open('dns', 'dns.lookup', { host: String(hostname) });
+      rest[rest.length - 1] = (err: Error | null, address: unknown, family: unknown): void => {
+        if (err) {
+          s.error = true;
+          s.attrs.error = err.message;
+        } else if (typeof address === 'string') {
+          s.attrs.address = address;
+          s.attrs.family = Number(family);
+        } else if (Array.isArray(address)) {
+          s.attrs.addresses = address.length;
+        }
+        recorder.close(s);
+        Reflect.apply(cb as (...a: unknown[]) => void, undefined, [err, address, family]);
+      };
+      return Reflect.apply(original, this, [hostname, ...rest]);
+    };
+    (dns as { lookup: unknown }).lookup = wrapped;
+    this.stops.push(() => {
+      (dns as { lookup: unknown }).lookup = original;
+    });
+  }
+
+  /** Sockets connecting now, for the HTTP client request that opened them. */
+  private readonly connecting = new WeakMap<object, AutoSpan>();
+
+  private net(): void {
+    type Sock = {
+      encrypted?: boolean;
+      remoteAddress?: string;
+      remotePort?: number;
+      once(e: string, f: (...a: unknown[]) => void): void;
+      removeListener(e: string, f: (...a: unknown[]) => void): void;
+    };
+    this.on('net.client.socket', (m) => {
+      const socket = (m as { socket: Sock }).socket;
+      const s = this.open('net', 'connect', {});
+      this.connecting.set(socket, s);
+      const ready = socket.encrypted === true ? 'secureConnect' : 'connect';
+      const done = (): void => {
+        socket.removeListener('error', fail);
+        s.name = socket.encrypted === true ? 'tls.connect' : 'tcp.connect';
+        s.attrs.address = socket.remoteAddress ?? '';
+        s.attrs.port = socket.remotePort ?? 0;
+        this.close(s);
+      };
+      const fail = (e: unknown): void => {
+        socket.removeListener(ready, done);
+        s.error = true;
+        s.attrs.error = String((e as Error)?.message ?? e);
+        this.close(s);
+      };
+      socket.once(ready, done);
+      socket.once('error', fail);
+    });
+  }
+
+  private gc(): void {
+    const take = (entries: readonly PerformanceEntry[]): void => {
+      for (const e of entries) {
+        const kind = GC_KINDS[(e as { detail?: { kind?: number } }).detail?.kind ?? -1] ?? 'unknown';
+        const s = this.open('GC', `gc.${kind}`, { kind }, undefined, e.startTime);
+        this.close(s, e.startTime + e.duration);
+      }
+    };
+    const obs = new PerformanceObserver((list) => take(list.getEntries()));
+    obs.observe({ entryTypes: ['gc'] });
+    this.stops.push(() => {
+      // Entries not delivered yet (the observer is called asynchronously, and exit is not).
+      take(obs.takeRecords());
+      obs.disconnect();
+    });
+  }
+
+  stop(): void {
+    for (const s of this.stops.splice(0)) s();
+  }
+}
+
+/** The snapshot with the recorder's spans added, one async track per kind after the tracer's own timelines. */
+export function withAutoSpans(snap: NativeSnapshot, rec: AutoRecorder): NativeSnapshot {
+  if (rec.spans.length === 0) return snap;
+  const names = [...snap.names];
+  const nameIds = new Map<string, number>();
+  const nameId = (n: string): number => {
+    let id = nameIds.get(n);
+    if (id === undefined) {
+      id = names.length;
+      names.push(n);
+      nameIds.set(n, id);
+    }
+    return id;
+  };
+  const timelines = [...snap.timelines];
+  let nextTimeline = timelines.reduce((m, t) => Math.max(m, t.id), 0) + 1;
+  const trackIds = new Map<string, number>();
+  const locals = new Map<number, number>();
+  const spans = [...rec.spans].sort((a, b) => a.start - b.start);
+  const n = snap.count + spans.length;
+  const times = new Float64Array(2 * n);
+  const fields = new Uint32Array(FIELDS_PER_RECORD * n);
+  times.set(snap.times.subarray(0, 2 * snap.count));
+  fields.set(snap.fields.subarray(0, FIELDS_PER_RECORD * snap.count));
+  const attrs = [...snap.attrs];
+  const where = new Map<AutoSpan, [number, number]>();
+  spans.forEach((s, k) => {
+    let tl = trackIds.get(s.track);
+    if (tl === undefined) {
+      tl = nextTimeline++;
+      trackIds.set(s.track, tl);
+      timelines.push({ id: tl, name: s.track, kind: 'track', exited: false });
+    }
+    const local = (locals.get(tl) ?? 0) + 1;
+    locals.set(tl, local);
+    where.set(s, [tl, local]);
+    const i = snap.count + k;
+    times[2 * i] = s.start;
+    times[2 * i + 1] = s.end;
+    const f = i * FIELDS_PER_RECORD;
+    fields[f] = nameId(s.name);
+    fields[f + 1] = tl;
+    fields[f + 2] = local;
+    const hasAttrs = Object.keys(s.attrs).length > 0;
+    fields[f + 5] = FLAG_ASYNC | (s.error ? FLAG_ERROR : 0) | (hasAttrs ? FLAG_ATTRS : 0);
+    if (hasAttrs) attrs.push([i, JSON.stringify(s.attrs)]);
+  });
+  // Parents began earlier, so they are placed already.
+  spans.forEach((s, k) => {
+    const p = s.parent === undefined ? undefined : where.get(s.parent);
+    if (p === undefined) return;
+    const f = (snap.count + k) * FIELDS_PER_RECORD;
+    fields[f + 3] = p[0];
+    fields[f + 4] = p[1];
+  });
+  return { names, timelines, count: n, times, fields, attrs };
+}

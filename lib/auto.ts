@@ -1,0 +1,74 @@
+// hotspan/auto: zero-code tracing. `node --require hotspan/auto app.js` or
+// `node --import hotspan/auto app.mjs` records HTTP, fetch, DNS, TCP/TLS and
+// GC spans (lib/auto-record.ts) from the program's first line and writes the
+// trace when the process ends (lib/exit-write.ts). Configured by environment:
+//   HOTSPAN_OUT         the file written at exit (default hotspan-<pid>.pftrace);
+//                       its extension picks the format (.pftrace, .json)
+//   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc (default: all)
+//   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
+// Runs on the main thread only (workers inherit --require). The program's own
+// Tracer instances work beside it; this one is `require('hotspan/auto').tracer`.
+
+import { isMainThread } from 'node:worker_threads';
+
+import { AutoRecorder, INSTRUMENTS, withAutoSpans, type Instrument } from './auto-record';
+import { calibrate, readClocks } from './clock';
+import { writeAtExit } from './exit-write';
+import { internals } from './internal';
+import { outputFormat } from './output';
+import { Tracer } from './tracer';
+import { writeColumns } from './wasm-core';
+
+function instruments(value: string | undefined): Set<Instrument> {
+  if (value === undefined || value.trim() === '' || value.trim() === 'all') return new Set(INSTRUMENTS);
+  const out = new Set<Instrument>();
+  for (const raw of value.split(',')) {
+    const name = raw.trim();
+    if (name === '') continue;
+    if ((INSTRUMENTS as readonly string[]).includes(name)) out.add(name as Instrument);
+    else process.emitWarning(`hotspan/auto: HOTSPAN_INSTRUMENT names "${name}", not one of ${INSTRUMENTS.join(', ')}; ignored`);
+  }
+  return out;
+}
+
+function start(): { tracer: Tracer; out: string } | undefined {
+  if (!isMainThread) return undefined;
+  const out = process.env.HOTSPAN_OUT ?? `hotspan-${String(process.pid)}.pftrace`;
+  let format;
+  try {
+    format = outputFormat(out);
+  } catch (e) {
+    process.emitWarning(`hotspan/auto: HOTSPAN_OUT: ${(e as Error).message}; not tracing`);
+    return undefined;
+  }
+  const tracer = new Tracer({ threadName: 'main' });
+  const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT));
+  writeAtExit(out, () => {
+    rec.stop();
+    tracer.flush();
+    // The document is formatted from the snapshot with the recorded spans added (lib/auto-record.ts says why).
+    const snap = withAutoSpans(tracer[internals]().backend.snapshot(), rec);
+    if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
+    // The core's writers (WebAssembly) over those columns, on the tracer's clock.
+    return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs);
+  });
+  if (process.env.HOTSPAN_REPORT === '1') {
+    // After the write above ('exit' listeners run in order).
+    process.on('exit', () => {
+      const { buildReport, formatReport } = require('./cli/report') as typeof import('./cli/report');
+      try {
+        process.stderr.write(formatReport(buildReport(out, 10, 'total')));
+      } catch (e) {
+        process.stderr.write(`hotspan/auto: no report: ${(e as Error).message}\n`);
+      }
+    });
+  }
+  return { tracer, out };
+}
+
+const started = start();
+
+/** The automatic tracer (undefined in workers or when HOTSPAN_OUT is unusable). */
+export const tracer: Tracer | undefined = started?.tracer;
+/** The file written at exit. */
+export const outPath: string | undefined = started?.out;

@@ -1,0 +1,453 @@
+// Reads Perfetto protobuf traces (a Trace: repeated TracePacket, field 1)
+// packet by packet, following the schema rather than one writer's layout:
+// per-sequence interning (event and annotation names, string values) and
+// incremental-state resets, trace_packet_defaults (clock id, default track),
+// ClockSnapshot conversion to one reference clock (with scaled and
+// incremental clocks), track descriptors (threads, named tracks, a track's
+// lanes as child tracks, counters) and TrackEvent slices matched per track.
+
+import { ProtoReader, WIRE_FIXED64, WIRE_LEN } from './proto';
+import type { Args, AttrValue, TraceSink } from './trace-model';
+
+// TracePacket
+const P_CLOCK_SNAPSHOT = 6;
+const P_TIMESTAMP = 8;
+const P_SEQUENCE_ID = 10;
+const P_TRACK_EVENT = 11;
+const P_INTERNED = 12;
+const P_SEQUENCE_FLAGS = 13;
+const P_STATE_CLEARED = 41;
+const P_CLOCK_ID = 58;
+const P_DEFAULTS = 59;
+const P_TRACK_DESCRIPTOR = 60;
+const SEQ_INCREMENTAL_STATE_CLEARED = 1;
+/** The clock of packets that name none (Perfetto's default trace clock). */
+const CLOCK_BOOTTIME = 6;
+/** Clock ids from here on are scoped to their sequence. */
+const FIRST_SEQUENCE_CLOCK = 64;
+
+// TrackEvent.Type
+const SLICE_BEGIN = 1;
+const SLICE_END = 2;
+const COUNTER = 4;
+
+interface Open {
+  name: string;
+  startNs: number;
+  args: Args | undefined;
+}
+
+interface Track {
+  /** The timeline this track's events belong to (its own uuid, or its parent's for a lane). */
+  timeline: string;
+  /** A lane's parent track, which is emitted as the timeline. */
+  owner: Track | undefined;
+  name: string;
+  kind: 'thread' | 'track' | 'counter' | 'process';
+  emitted: boolean;
+  open: Open[];
+}
+
+interface ClockDef {
+  multiplier: number;
+  incremental: boolean;
+  /** Incremental clocks: the last value, in the clock's units. */
+  last: number;
+}
+
+/** Clock readings taken together, in ns, keyed by clockKey(). */
+type Snapshot = Map<string, number>;
+/** Snapshots kept for conversion (newest last); older ones are dropped, keeping memory bounded. */
+const SNAPSHOTS_KEPT = 64;
+
+class Sequence {
+  eventNames = new Map<number, string>();
+  annotationNames = new Map<number, string>();
+  stringValues = new Map<number, string>();
+  clockId: number | undefined;
+  defaultTrack: bigint | undefined;
+  /** Definitions of this sequence's own clocks (ids from 64). */
+  clocks = new Map<number, ClockDef>();
+
+  constructor(readonly id: number) {}
+
+  clear(): void {
+    this.eventNames.clear();
+    this.annotationNames.clear();
+    this.stringValues.clear();
+  }
+}
+
+/** Builtin clocks are global; ids from 64 belong to their sequence. */
+function clockKey(seq: Sequence, id: number): string {
+  return id >= FIRST_SEQUENCE_CLOCK ? `${String(seq.id)}/${String(id)}` : String(id);
+}
+
+function readInterned(into: Map<number, string>, r: ProtoReader): void {
+  let iid = 0;
+  let name = '';
+  while (r.next()) {
+    if (r.field === 1) iid = r.varint();
+    else if (r.field === 2 && r.wire === WIRE_LEN) name = r.string();
+    else r.skip();
+  }
+  into.set(iid, name);
+}
+
+export class PerfettoDecoder {
+  private readonly sequences = new Map<number, Sequence>();
+  private readonly tracks = new Map<bigint, Track>();
+  private readonly snapshots: Snapshot[] = [];
+  /** The clock every emitted time is on: the first builtin clock a timestamp used, or snapshotted. */
+  private refClock: string | undefined;
+  packets = 0;
+
+  constructor(private readonly sink: TraceSink) {}
+
+  /** One TracePacket's bytes. Throws ProtoError on malformed bytes. */
+  packet(buf: Uint8Array, start: number, end: number): void {
+    this.packets++;
+    const r = new ProtoReader(buf, start, end);
+    let ts: number | undefined;
+    let seqId = 0;
+    let flags = 0;
+    let cleared = false;
+    let clockId: number | undefined;
+    let event: ProtoReader | undefined;
+    let interned: ProtoReader | undefined;
+    let defaults: ProtoReader | undefined;
+    let descriptor: ProtoReader | undefined;
+    let snapshot: ProtoReader | undefined;
+    while (r.next()) {
+      switch (r.field) {
+        case P_TIMESTAMP:
+          ts = r.varint();
+          break;
+        case P_SEQUENCE_ID:
+          seqId = r.varint();
+          break;
+        case P_SEQUENCE_FLAGS:
+          flags = r.varint();
+          break;
+        case P_STATE_CLEARED:
+          cleared = r.varint() !== 0;
+          break;
+        case P_CLOCK_ID:
+          clockId = r.varint();
+          break;
+        case P_TRACK_EVENT:
+          event = r.sub();
+          break;
+        case P_INTERNED:
+          interned = r.sub();
+          break;
+        case P_DEFAULTS:
+          defaults = r.sub();
+          break;
+        case P_TRACK_DESCRIPTOR:
+          descriptor = r.sub();
+          break;
+        case P_CLOCK_SNAPSHOT:
+          snapshot = r.sub();
+          break;
+        default:
+          r.skip();
+      }
+    }
+    let seq = this.sequences.get(seqId);
+    if (seq === undefined) {
+      seq = new Sequence(seqId);
+      this.sequences.set(seqId, seq);
+    }
+    if (cleared || (flags & SEQ_INCREMENTAL_STATE_CLEARED) !== 0) seq.clear();
+    if (interned !== undefined) this.interned(seq, interned);
+    if (defaults !== undefined) this.defaults(seq, defaults);
+    if (snapshot !== undefined) this.clockSnapshot(seq, snapshot);
+    if (descriptor !== undefined) this.descriptor(descriptor);
+    if (event !== undefined) this.trackEvent(seq, event, ts === undefined ? 0 : this.toRef(seq, clockId ?? seq.clockId ?? CLOCK_BOOTTIME, ts));
+  }
+
+  /** Spans still open at the end of the input. */
+  unclosed(): number {
+    let n = 0;
+    for (const t of this.tracks.values()) n += t.open.length;
+    return n;
+  }
+
+  private interned(seq: Sequence, r: ProtoReader): void {
+    while (r.next()) {
+      if (r.wire !== WIRE_LEN) r.skip();
+      else if (r.field === 2) readInterned(seq.eventNames, r.sub());
+      else if (r.field === 3) readInterned(seq.annotationNames, r.sub());
+      else if (r.field === 29) readInterned(seq.stringValues, r.sub());
+      else r.skip();
+    }
+  }
+
+  private defaults(seq: Sequence, r: ProtoReader): void {
+    while (r.next()) {
+      if (r.field === 58) {
+        seq.clockId = r.varint();
+      } else if (r.field === 11 && r.wire === WIRE_LEN) {
+        const d = r.sub();
+        while (d.next()) {
+          if (d.field === 11) seq.defaultTrack = d.varintBig();
+          else d.skip();
+        }
+      } else {
+        r.skip();
+      }
+    }
+  }
+
+  private clockSnapshot(seq: Sequence, r: ProtoReader): void {
+    const snap: Snapshot = new Map();
+    while (r.next()) {
+      if (r.field !== 1 || r.wire !== WIRE_LEN) {
+        r.skip();
+        continue;
+      }
+      const c = r.sub();
+      let id = 0;
+      let value = 0;
+      let incremental = false;
+      let multiplier = 1;
+      while (c.next()) {
+        if (c.field === 1) id = c.varint();
+        else if (c.field === 2) value = c.varint();
+        else if (c.field === 3) incremental = c.varint() !== 0;
+        else if (c.field === 4) multiplier = c.varint();
+        else c.skip();
+      }
+      if (id >= FIRST_SEQUENCE_CLOCK) seq.clocks.set(id, { multiplier, incremental, last: value });
+      snap.set(clockKey(seq, id), value * multiplier);
+    }
+    this.snapshots.push(snap);
+    if (this.snapshots.length > SNAPSHOTS_KEPT) this.snapshots.shift();
+  }
+
+  private newestSnapshot(ok: (s: Snapshot) => boolean): Snapshot | undefined {
+    for (let k = this.snapshots.length - 1; k >= 0; k--) if (ok(this.snapshots[k])) return this.snapshots[k];
+    return undefined;
+  }
+
+  /** A timestamp on clock `id` as ns on the reference clock, through the newest snapshot that has both. */
+  private toRef(seq: Sequence, id: number, ts: number): number {
+    const def = id >= FIRST_SEQUENCE_CLOCK ? seq.clocks.get(id) : undefined;
+    let ns = ts;
+    if (def !== undefined) {
+      if (def.incremental) def.last += ts;
+      ns = (def.incremental ? def.last : ts) * def.multiplier;
+    }
+    const key = clockKey(seq, id);
+    if (this.refClock === undefined) {
+      // A sequence's own clock is a unit, not a time base: refer to a builtin clock it was snapshotted with.
+      const withIt = this.newestSnapshot((s) => s.has(key));
+      this.refClock = def === undefined ? key : [...(withIt?.keys() ?? [])].find((k) => !k.includes('/')) ?? key;
+    }
+    if (key === this.refClock) return ns;
+    const ref = this.refClock;
+    const snap = this.newestSnapshot((s) => s.has(key) && s.has(ref));
+    if (snap === undefined) return ns;
+    return ns - (snap.get(key) as number) + (snap.get(ref) as number);
+  }
+
+  private descriptor(r: ProtoReader): void {
+    let uuid = 0n;
+    let parent: bigint | undefined;
+    let name: string | undefined;
+    let threadName: string | undefined;
+    let tid: number | undefined;
+    let kind: Track['kind'] = 'track';
+    let processName: string | undefined;
+    while (r.next()) {
+      switch (r.field) {
+        case 1:
+          uuid = r.varintBig();
+          break;
+        case 5:
+          parent = r.varintBig();
+          break;
+        case 2:
+        case 10:
+        case 13:
+          name = r.string();
+          break;
+        case 3: {
+          kind = 'process';
+          const p = r.sub();
+          while (p.next()) {
+            if (p.field === 6 && p.wire === WIRE_LEN) processName = p.string();
+            else p.skip();
+          }
+          break;
+        }
+        case 4: {
+          kind = 'thread';
+          const t = r.sub();
+          while (t.next()) {
+            if (t.field === 5 && t.wire === WIRE_LEN) threadName = t.string();
+            else if (t.field === 2) tid = t.int64();
+            else t.skip();
+          }
+          break;
+        }
+        case 8:
+          kind = 'counter';
+          r.skip();
+          break;
+        default:
+          r.skip();
+      }
+    }
+    const known = this.tracks.get(uuid);
+    if (known !== undefined) return; // a repeated descriptor (for example after an incremental-state reset)
+    const parentTrack = parent === undefined ? undefined : this.tracks.get(parent);
+    // A child of a thread or named track is one of its lanes.
+    const isLane = kind === 'track' && parentTrack !== undefined && (parentTrack.kind === 'thread' || parentTrack.kind === 'track');
+    const timeline = isLane ? (parentTrack as Track).timeline : uuid.toString();
+    const display =
+      kind === 'thread'
+        ? threadName ?? name ?? `thread ${String(tid ?? uuid)}`
+        : kind === 'process'
+          ? processName ?? name ?? `process ${uuid.toString()}`
+          : name ?? `track ${uuid.toString()}`;
+    this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, emitted: false, open: [] });
+  }
+
+  private track(uuid: bigint): Track {
+    let t = this.tracks.get(uuid);
+    if (t === undefined) {
+      t = { timeline: uuid.toString(), owner: undefined, name: `track ${uuid.toString()}`, kind: 'track', emitted: false, open: [] };
+      this.tracks.set(uuid, t);
+    }
+    const tl = t.owner ?? t;
+    if (!tl.emitted) {
+      tl.emitted = true;
+      const kind = tl.kind === 'process' ? 'track' : tl.kind;
+      this.sink.timeline({ key: tl.timeline, name: tl.name, kind, concurrent: kind === 'track' });
+    }
+    return t;
+  }
+
+  private trackEvent(seq: Sequence, r: ProtoReader, tsNs: number): void {
+    let type = 0;
+    let uuid = seq.defaultTrack;
+    let nameIid: number | undefined;
+    let name: string | undefined;
+    let counter: number | undefined;
+    let annotations: ProtoReader[] | undefined;
+    while (r.next()) {
+      switch (r.field) {
+        case 9:
+          type = r.varint();
+          break;
+        case 11:
+          uuid = r.varintBig();
+          break;
+        case 10:
+          nameIid = r.varint();
+          break;
+        case 23:
+          name = r.string();
+          break;
+        case 4:
+          (annotations ??= []).push(r.sub());
+          break;
+        case 30:
+          counter = r.int64();
+          break;
+        case 44:
+          counter = r.wire === WIRE_FIXED64 ? r.double() : (r.skip(), undefined);
+          break;
+        default:
+          r.skip();
+      }
+    }
+    if (uuid === undefined) uuid = 0n;
+    if (type === SLICE_BEGIN) {
+      const t = this.track(uuid);
+      const label = name ?? (nameIid !== undefined ? seq.eventNames.get(nameIid) : undefined) ?? '?';
+      const args = annotations && this.annotations(seq, annotations);
+      // hotspan leaves out parent_id when the parent is the enclosing slice on the track: restore it.
+      const up = t.open[t.open.length - 1]?.args?.span_id;
+      if (args !== undefined && args.span_id !== undefined && args.parent_id === undefined && up !== undefined) {
+        args.parent_id = up;
+      }
+      t.open.push({ name: label, startNs: tsNs, args });
+    } else if (type === SLICE_END) {
+      const t = this.track(uuid);
+      const o = t.open.pop();
+      if (o === undefined) return; // an end whose begin was before the file's start
+      this.sink.span({ timeline: t.timeline, name: o.name, startNs: o.startNs, endNs: tsNs, args: o.args });
+    } else if (type === COUNTER && counter !== undefined) {
+      const t = this.track(uuid);
+      this.sink.counter?.(t.timeline, tsNs, counter);
+    }
+  }
+
+  private annotations(seq: Sequence, list: ProtoReader[]): Args {
+    const args: Args = {};
+    for (const r of list) {
+      const [key, value] = this.annotation(seq, r);
+      args[key] = value;
+    }
+    return args;
+  }
+
+  private annotation(seq: Sequence, r: ProtoReader): [string, AttrValue] {
+    let key = '';
+    let value: AttrValue = null;
+    let dict: Args | undefined;
+    let array: AttrValue[] | undefined;
+    while (r.next()) {
+      switch (r.field) {
+        case 1:
+          key = seq.annotationNames.get(r.varint()) ?? '?';
+          break;
+        case 10:
+          key = r.string();
+          break;
+        case 2:
+          value = r.varint() !== 0;
+          break;
+        case 3:
+        case 7:
+          value = r.varint();
+          break;
+        case 4:
+          value = r.int64();
+          break;
+        case 5:
+          value = r.double();
+          break;
+        case 6:
+          value = r.string();
+          break;
+        case 17:
+          value = seq.stringValues.get(r.varint()) ?? '?';
+          break;
+        case 9: {
+          const text = r.string();
+          try {
+            value = JSON.parse(text) as AttrValue;
+          } catch {
+            value = text;
+          }
+          break;
+        }
+        case 11: {
+          const [k, v] = this.annotation(seq, r.sub());
+          (dict ??= {})[k] = v;
+          break;
+        }
+        case 12:
+          (array ??= []).push(this.annotation(seq, r.sub())[1]);
+          break;
+        default:
+          r.skip();
+      }
+    }
+    return [key, dict ?? array ?? value];
+  }
+}

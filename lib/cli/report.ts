@@ -1,0 +1,233 @@
+// `hotspan report`: per-name figures, per-timeline busy time, the slowest
+// spans and what the trace says it lost, from a trace file of either format.
+// Percentiles are exact (nearest rank over every duration in the file).
+
+import { Collected } from './collect';
+import { readTrace, type ReadOptions } from './read-trace';
+import type { Args, ReadSummary } from './trace-model';
+
+export const SORT_KEYS = ['total', 'self', 'count', 'mean', 'p50', 'p90', 'p99', 'max', 'name'] as const;
+export type SortKey = (typeof SORT_KEYS)[number];
+
+/** All times in ns. */
+export interface NameRow {
+  name: string;
+  count: number;
+  total: number;
+  self: number;
+  mean: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+}
+
+export interface TimelineRow {
+  name: string;
+  kind: string;
+  spans: number;
+  /** Time covered by at least one span of the timeline. */
+  busy: number;
+}
+
+export interface Report {
+  file: string;
+  format: ReadSummary['format'];
+  truncated: boolean;
+  unclosed: number;
+  dropped: number | null;
+  overwritten: number | null;
+  spans: number;
+  /** From the first span's start to the last span's end. */
+  duration: number;
+  names: NameRow[];
+  timelines: TimelineRow[];
+  slowest: Array<{ name: string; timeline: string; start: number; dur: number; args: Args }>;
+  counters: Array<{ name: string; samples: number; min: number; max: number; mean: number }>;
+}
+
+/** Nearest-rank percentile of sorted values. */
+function rank(sorted: Float64Array, p: number): number {
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+export function buildReport(path: string, top: number, sort: SortKey, opts?: ReadOptions): Report {
+  const c = new Collected(top);
+  const summary = readTrace(path, c, opts);
+  const n = c.count;
+  const start = c.startNs.view();
+  const end = c.endNs.view();
+  const nameOf = c.nameOf.view();
+  const timelineOf = c.timelineOf.view();
+  const { parent } = c.layout();
+
+  // Self time: a span's time minus its children's (see layout.ts for what nests).
+  const childTotal = new Float64Array(n);
+  for (let i = 0; i < n; i++) if (parent[i] >= 0) childTotal[parent[i]] += end[i] - start[i];
+
+  // Durations grouped by name (counting sort by name id), for exact percentiles.
+  const counts = new Int32Array(c.names.length + 1);
+  for (let i = 0; i < n; i++) counts[nameOf[i] + 1]++;
+  for (let k = 1; k < counts.length; k++) counts[k] += counts[k - 1];
+  const durs = new Float64Array(n);
+  const fill = counts.slice(0, c.names.length);
+  const self = new Float64Array(c.names.length);
+  for (let i = 0; i < n; i++) {
+    const d = end[i] - start[i];
+    durs[fill[nameOf[i]]++] = d;
+    self[nameOf[i]] += d - childTotal[i];
+  }
+  let names: NameRow[] = c.names.map((name, id) => {
+    const ds = durs.subarray(counts[id], counts[id + 1]).sort();
+    let total = 0;
+    for (const d of ds) total += d;
+    return {
+      name,
+      count: ds.length,
+      total,
+      self: self[id],
+      mean: total / ds.length,
+      p50: rank(ds, 50),
+      p90: rank(ds, 90),
+      p99: rank(ds, 99),
+      max: ds[ds.length - 1],
+    };
+  });
+  names.sort((a, b) =>
+    sort === 'name' ? a.name.localeCompare(b.name) : b[sort] - a[sort] || a.name.localeCompare(b.name),
+  );
+  names = names.slice(0, top);
+
+  // Busy time: the union of each timeline's spans.
+  const timelines: TimelineRow[] = c.timelines.map((t) => ({ name: t.name, kind: t.kind, spans: 0, busy: 0 }));
+  const byTimeline = c.timelines.map(() => [] as number[]);
+  for (let i = 0; i < n; i++) byTimeline[timelineOf[i]]?.push(i);
+  byTimeline.forEach((ids, t) => {
+    ids.sort((a, b) => start[a] - start[b]);
+    let busy = 0;
+    let from = 0;
+    let to = -Infinity;
+    for (const i of ids) {
+      if (start[i] > to) {
+        if (to > -Infinity) busy += to - from;
+        from = start[i];
+        to = end[i];
+      } else if (end[i] > to) {
+        to = end[i];
+      }
+    }
+    if (to > -Infinity) busy += to - from;
+    timelines[t].spans = ids.length;
+    timelines[t].busy = busy;
+  });
+
+  let first = Infinity;
+  let last = -Infinity;
+  for (let i = 0; i < n; i++) {
+    if (start[i] < first) first = start[i];
+    if (end[i] > last) last = end[i];
+  }
+  const counters = [...c.counters.values()].map((k) => {
+    let sum = 0;
+    for (const v of k.values) sum += v;
+    return {
+      name: c.timelines[k.timeline]?.name ?? '?',
+      samples: k.values.length,
+      min: Math.min(...k.values),
+      max: Math.max(...k.values),
+      mean: sum / k.values.length,
+    };
+  });
+  return {
+    file: path,
+    format: summary.format,
+    truncated: summary.truncated,
+    unclosed: summary.unclosed,
+    dropped: summary.dropped ?? null,
+    overwritten: summary.overwritten ?? null,
+    spans: n,
+    duration: n === 0 ? 0 : last - first,
+    names,
+    timelines: timelines.filter((t) => t.spans > 0),
+    slowest: c.slowest().map((s) => ({
+      name: c.names[nameOf[s.index]],
+      timeline: c.timelines[timelineOf[s.index]]?.name ?? '?',
+      start: start[s.index] - first,
+      dur: s.durNs,
+      args: s.args ?? {},
+    })),
+    counters,
+  };
+}
+
+/** ns as ms with three decimals (µs resolution). */
+export function ms(ns: number): string {
+  return (ns / 1e6).toFixed(3);
+}
+
+/** Columns before `leftCols`, and a last column of free text, are left-aligned. */
+function table(head: string[], rows: string[][], leftCols = 1, textLast = false): string {
+  const w = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k].length)));
+  const left = (k: number): boolean => k < leftCols || (textLast && k === head.length - 1);
+  const line = (r: string[]): string =>
+    r.map((cell, k) => (left(k) ? cell.padEnd(w[k]) : cell.padStart(w[k]))).join('  ').trimEnd();
+  return [line(head), line(w.map((x) => '-'.repeat(x))), ...rows.map(line)].join('\n');
+}
+
+/** Attributes for people: hotspan's span ids left out (they are in --json). */
+function shownArgs(args: Args): string {
+  const { span_id: _id, parent_id: _parent, ...rest } = args;
+  return Object.keys(rest).length === 0 ? '' : JSON.stringify(rest);
+}
+
+export function formatReport(r: Report): string {
+  const out: string[] = [];
+  out.push(
+    `${r.file}: ${r.format === 'perfetto' ? 'Perfetto protobuf' : 'Chrome JSON'}, ${String(r.spans)} spans over ${ms(r.duration)} ms`,
+  );
+  if (r.truncated) out.push('truncated: the file ends inside a record; read up to its last whole one');
+  if (r.unclosed > 0) out.push(`${String(r.unclosed)} span(s) begun and never ended in the file (not counted)`);
+  if (r.dropped !== null || r.overwritten !== null) {
+    out.push(`lost while recording: dropped ${String(r.dropped ?? 0)}, overwritten ${String(r.overwritten ?? 0)}`);
+  }
+  out.push('', 'per name (ms)');
+  out.push(
+    table(
+      ['name', 'count', 'total', 'self', 'mean', 'p50', 'p90', 'p99', 'max'],
+      r.names.map((x) => [x.name, String(x.count), ms(x.total), ms(x.self), ms(x.mean), ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max)]),
+    ),
+  );
+  out.push('', 'busy time per thread and track (ms)');
+  out.push(
+    table(
+      ['timeline', 'kind', 'spans', 'busy', 'busy %'],
+      r.timelines.map((t) => [
+        t.name,
+        t.kind,
+        String(t.spans),
+        ms(t.busy),
+        r.duration > 0 ? ((100 * t.busy) / r.duration).toFixed(1) : '0.0',
+      ]),
+      2,
+    ),
+  );
+  if (r.counters.length > 0) {
+    out.push('', 'counters');
+    out.push(
+      table(
+        ['counter', 'samples', 'min', 'mean', 'max'],
+        r.counters.map((k) => [k.name, String(k.samples), String(k.min), k.mean.toFixed(3), String(k.max)]),
+      ),
+    );
+  }
+  out.push('', 'slowest spans (ms from the first span)');
+  out.push(
+    table(
+      ['name', 'timeline', 'start', 'dur', 'attributes'],
+      r.slowest.map((s) => [s.name, s.timeline, ms(s.start), ms(s.dur), shownArgs(s.args)]),
+      2,
+      true,
+    ),
+  );
+  return out.join('\n') + '\n';
+}

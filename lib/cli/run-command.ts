@@ -1,0 +1,84 @@
+// `hotspan run [options] -- node app.js ...`: runs the program with
+// hotspan/auto preloaded (NODE_OPTIONS --require), then prints the report of
+// the trace it wrote. The program's exit code is hotspan's; a program killed
+// by a signal makes hotspan die of the same signal.
+
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import * as path from 'node:path';
+import { parseArgs } from 'node:util';
+
+import { INSTRUMENTS } from '../auto-record';
+import { outputFormat } from '../output';
+import type { Command } from './main';
+import { UsageError } from './main';
+import { buildReport, formatReport } from './report';
+
+const AUTO = path.join(__dirname, '..', 'auto.js');
+
+export const runCommand: Command = {
+  help: `Usage: hotspan run [options] -- <command> [args...]
+
+Runs a node program with zero-code tracing (hotspan/auto, preloaded through
+NODE_OPTIONS): HTTP server and client requests, fetch, DNS lookups, TCP/TLS
+connections and GC pauses. When it ends, the trace is written and its report
+printed to stderr. Exit code and signal are the program's.
+
+Options:
+  -o, --output FILE        the trace (default hotspan-trace.pftrace; .json for Chrome JSON)
+  -i, --instrument LIST    comma list of ${INSTRUMENTS.join(', ')} (default all)
+  --no-report              do not print the report
+  -h, --help               this text
+`,
+  run(argv) {
+    const dash = argv.indexOf('--');
+    const own = dash < 0 ? argv : argv.slice(0, dash);
+    const command = dash < 0 ? [] : argv.slice(dash + 1);
+    const { values } = parseArgs({
+      args: own,
+      options: {
+        output: { type: 'string', short: 'o', default: 'hotspan-trace.pftrace' },
+        instrument: { type: 'string', short: 'i' },
+        'no-report': { type: 'boolean', default: false },
+      },
+    });
+    if (command.length === 0) throw new UsageError('run needs a command after --, for example: hotspan run -- node app.js');
+    const out = path.resolve(values.output as string);
+    try {
+      outputFormat(out);
+    } catch (e) {
+      throw new UsageError((e as Error).message.replace(/^hotspan: /, ''));
+    }
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      HOTSPAN_OUT: out,
+      NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(AUTO)}`.trim(),
+    };
+    if (values.instrument !== undefined) env.HOTSPAN_INSTRUMENT = values.instrument;
+    return new Promise<number>((resolve, reject) => {
+      const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env });
+      // A terminal's Ctrl-C reaches the child too (same process group): wait for it instead of dying first.
+      const forward = (sig: NodeJS.Signals): void => {
+        if (sig !== 'SIGINT') child.kill(sig);
+      };
+      const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
+      for (const s of signals) process.on(s, forward);
+      child.on('error', (e) => {
+        for (const s of signals) process.removeListener(s, forward);
+        reject(new UsageError(`cannot run ${command[0]}: ${e.message}`));
+      });
+      child.on('exit', (code, signal) => {
+        for (const s of signals) process.removeListener(s, forward);
+        if (values['no-report'] !== true) {
+          if (existsSync(out)) process.stderr.write('\n' + formatReport(buildReport(out, 15, 'total')));
+          else process.stderr.write(`hotspan run: no trace was written to ${out}\n`);
+        }
+        if (signal !== null) {
+          process.kill(process.pid, signal);
+          return;
+        }
+        resolve(code ?? 1);
+      });
+    });
+  },
+};

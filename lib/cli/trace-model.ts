@@ -1,0 +1,54 @@
+// What the trace readers hand to their consumers (report, convert, view):
+// timelines, whole spans and counter samples, in file order, in ns.
+
+export type AttrValue = string | number | boolean | null | AttrValue[] | { [key: string]: AttrValue };
+export type Args = Record<string, AttrValue>;
+
+/** A timeline: a thread, or an async track (whose overlapping spans a writer may spread over lanes). */
+export interface TraceTimeline {
+  /** Unique within one read. */
+  readonly key: string;
+  readonly name: string;
+  /** thread: spans nest by time; track: async spans that may overlap; counter: samples. */
+  readonly kind: 'thread' | 'track' | 'counter';
+  /** Concurrent track: spans may overlap (written on lanes or as async pairs). */
+  readonly concurrent: boolean;
+}
+
+export interface TraceSpan {
+  readonly timeline: string;
+  readonly name: string;
+  readonly startNs: number;
+  readonly endNs: number;
+  /** Attributes, with hotspan's span_id / parent_id / error / abandoned among them when written. */
+  readonly args: Args | undefined;
+}
+
+export interface TraceSink {
+  timeline(t: TraceTimeline): void;
+  span(s: TraceSpan): void;
+  counter?(timeline: string, tsNs: number, value: number): void;
+}
+
+export interface ReadSummary {
+  readonly format: 'perfetto' | 'json';
+  readonly bytes: number;
+  /** The file ended inside a packet / event: everything before it was read. */
+  readonly truncated: boolean;
+  /** Spans begun and never ended in the file (cut off, or unmatched). */
+  readonly unclosed: number;
+  /** Loss the trace reports about itself, when it carries the counts. */
+  readonly dropped: number | undefined;
+  readonly overwritten: number | undefined;
+}
+
+/** A file that is not a readable trace; the message names the file and what is wrong. */
+export class TraceFileError extends Error {
+  constructor(
+    readonly path: string,
+    what: string,
+  ) {
+    super(`${path}: ${what}`);
+    this.name = 'TraceFileError';
+  }
+}

@@ -1,0 +1,42 @@
+// `hotspan view <trace> [-o trace.html]`.
+
+import { parseArgs } from 'node:util';
+
+import type { Command } from './main';
+import { EXIT_OK, UsageError } from './main';
+import { Progress } from './progress';
+import { writeView } from './view';
+
+export const viewCommand: Command = {
+  help: `Usage: hotspan view <trace> [-o trace.html]
+
+Writes one self-contained HTML file (no network, nothing fetched) showing the
+trace: a row per thread and per lane of a track, nested spans, zoom (wheel)
+and pan (drag), search by name, a tooltip with times and attributes, and a
+flame graph of where time went. Open it in any browser.
+
+Options:
+  -o, --output FILE   the HTML file (default: the trace's name + .html)
+  -h, --help          this text
+`,
+  run(argv) {
+    const { values, positionals } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { output: { type: 'string', short: 'o' } },
+    });
+    if (positionals.length !== 1) throw new UsageError('view needs exactly one trace file');
+    const input = positionals[0];
+    const output = values.output ?? `${input}.html`;
+    const progress = new Progress(process.stderr, `reading ${input}`);
+    let r;
+    try {
+      r = writeView(input, output, { onProgress: (done, total) => progress.update(done, total) });
+    } finally {
+      progress.done();
+    }
+    if (r.summary.truncated) process.stderr.write(`hotspan view: ${input} is cut off; showing up to its last whole record\n`);
+    process.stdout.write(`${output}: ${String(r.spans)} spans on ${String(r.rows)} rows\n`);
+    return EXIT_OK;
+  },
+};

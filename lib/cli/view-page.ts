@@ -1,0 +1,278 @@
+// The page of `hotspan view`: HTML, CSS and script in one string, with
+// /*HOTSPAN_TITLE*/ and /*HOTSPAN_DATA*/ replaced by lib/cli/view.ts. Canvas
+// drawing; per (row, depth) the spans are sorted and disjoint, so a frame
+// binary-searches the first visible one and merges runs narrower than a pixel.
+// The page publishes what it drew on window.hotspanView (rows, spans shown,
+// rectangles drawn, draw time) for tests and for the curious.
+
+export const VIEW_PAGE = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:">
+<title>hotspan: /*HOTSPAN_TITLE*/</title>
+<style>
+  html, body { margin: 0; height: 100%; font: 12px system-ui, sans-serif; color: #222; background: #fff; }
+  body { display: flex; flex-direction: column; }
+  header { display: flex; gap: 12px; align-items: center; padding: 6px 10px; border-bottom: 1px solid #ddd; }
+  header h1 { font-size: 13px; margin: 0; font-weight: 600; }
+  header .info { color: #666; }
+  #main { position: relative; flex: 1 1 auto; min-height: 120px; }
+  #flame { position: relative; flex: 0 0 200px; border-top: 1px solid #ddd; }
+  canvas { display: block; position: absolute; left: 0; top: 0; }
+  #tip { position: fixed; pointer-events: none; background: rgba(30,30,30,.93); color: #fff; padding: 6px 8px;
+         border-radius: 4px; max-width: 480px; white-space: pre-wrap; display: none; font: 11px ui-monospace, monospace; z-index: 2; }
+  input { font: inherit; padding: 2px 6px; width: 220px; }
+</style>
+</head>
+<body>
+<header>
+  <h1>hotspan</h1><span class="info" id="info"></span>
+  <input id="search" type="search" placeholder="search names" aria-label="search span names">
+  <span class="info" id="matches"></span>
+  <span class="info">wheel: zoom, drag: pan, double-click: reset</span>
+</header>
+<div id="main"><canvas id="tl"></canvas></div>
+<div id="flame"><canvas id="fg"></canvas></div>
+<div id="tip"></div>
+<script id="hotspan-data" type="application/json">/*HOTSPAN_DATA*/</script>
+<script>
+(function () {
+  'use strict';
+  var D = JSON.parse(document.getElementById('hotspan-data').textContent);
+  function col(b64, Type) {
+    var bin = atob(b64), bytes = new Uint8Array(bin.length);
+    for (var i = 0; i < bin.length; i++) bytes[i] = bin.charCodeAt(i);
+    return new Type(bytes.buffer);
+  }
+  var NAME = col(D.name, Int32Array), ROW = col(D.row, Int32Array), DEPTH = col(D.depth, Int32Array);
+  var START = col(D.start, Float64Array), DUR = col(D.dur, Float64Array);
+  var N = NAME.length, ROWS = D.rows.length;
+  var LANE_H = 18, LABEL_W = 170, TOP = 4;
+
+  // Offsets of each (row, depth) run; rowY: top of each row in px.
+  var runs = [], rowY = [], y = TOP;
+  for (var r = 0; r < ROWS; r++) { rowY.push(y); y += D.rowDepths[r] * LANE_H + 6; runs.push([]); }
+  var totalH = y;
+  for (var k = 0; k < N; k++) {
+    var rr = runs[ROW[k]], d = DEPTH[k];
+    if (!rr[d]) rr[d] = [k, k];
+    rr[d][1] = k + 1;
+  }
+  var tEnd = 0;
+  for (k = 0; k < N; k++) tEnd = Math.max(tEnd, START[k] + DUR[k]);
+  if (tEnd <= 0) tEnd = 1;
+  var view = { t0: 0, t1: tEnd, scroll: 0 };
+  var query = '', matchName = null;
+
+  function color(nameId) {
+    var h = (nameId * 2654435761) >>> 0;
+    return 'hsl(' + (h % 360) + ',55%,' + (62 + (h >>> 9) % 14) + '%)';
+  }
+  function fmt(ns) {
+    if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
+    if (ns >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
+    if (ns >= 1e3) return (ns / 1e3).toFixed(3) + ' µs';
+    return Math.round(ns) + ' ns';
+  }
+
+  var tl = document.getElementById('tl'), main = document.getElementById('main');
+  var ctx = tl.getContext('2d');
+  var W = 0, H = 0, dpr = window.devicePixelRatio || 1;
+  var stats = { rows: ROWS, spans: N, spansShown: 0, rectsDrawn: 0, drawMs: 0, frames: 0, ready: false };
+  window.hotspanView = stats;
+
+  function resize() {
+    W = main.clientWidth; H = main.clientHeight;
+    tl.width = W * dpr; tl.height = H * dpr; tl.style.width = W + 'px'; tl.style.height = H + 'px';
+    draw();
+  }
+
+  // First k in [a, b) with START[k] + DUR[k] >= t (ends are sorted too: a run's spans are disjoint).
+  function firstEnding(a, b, t) {
+    while (a < b) { var m = (a + b) >> 1; if (START[m] + DUR[m] < t) a = m + 1; else b = m; }
+    return a;
+  }
+
+  function draw() {
+    var t = performance.now();
+    ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    ctx.clearRect(0, 0, W, H);
+    var plotW = W - LABEL_W, span = view.t1 - view.t0, pxPerNs = plotW / span;
+    var shown = 0, rects = 0;
+    ctx.font = '11px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    for (var r = 0; r < ROWS; r++) {
+      var top = rowY[r] - view.scroll;
+      var h = D.rowDepths[r] * LANE_H;
+      if (top > H || top + h < 0) continue;
+      ctx.fillStyle = r % 2 ? '#fafafa' : '#f2f4f7';
+      ctx.fillRect(LABEL_W, top - 2, plotW, h + 4);
+      var runsR = runs[r];
+      for (var d = 0; d < runsR.length; d++) {
+        if (!runsR[d]) continue;
+        var a = runsR[d][0], b = runsR[d][1], yy = top + d * LANE_H;
+        var lastPx = -1;
+        for (var k = firstEnding(a, b, view.t0); k < b && START[k] <= view.t1; k++) {
+          shown++;
+          var x0 = LABEL_W + (START[k] - view.t0) * pxPerNs, x1 = x0 + DUR[k] * pxPerNs;
+          if (x0 < LABEL_W) x0 = LABEL_W;
+          if (x1 > W) x1 = W;
+          if (x1 - x0 < 1) {
+            // Narrower than a pixel: one 1px mark per pixel column.
+            var px = Math.floor(x0);
+            if (px === lastPx) continue;
+            lastPx = px; x1 = px + 1; x0 = px;
+          } else {
+            lastPx = Math.floor(x1);
+          }
+          var dim = matchName !== null && !matchName[NAME[k]];
+          ctx.fillStyle = dim ? '#e3e3e3' : color(NAME[k]);
+          ctx.fillRect(x0, yy, x1 - x0, LANE_H - 2);
+          rects++;
+          if (x1 - x0 > 30) {
+            ctx.fillStyle = dim ? '#999' : '#111';
+            ctx.save(); ctx.beginPath(); ctx.rect(x0, yy, x1 - x0 - 2, LANE_H); ctx.clip();
+            ctx.fillText(D.names[NAME[k]], x0 + 3, yy + LANE_H / 2 - 1);
+            ctx.restore();
+          }
+        }
+      }
+      ctx.fillStyle = '#fff'; ctx.fillRect(0, top - 2, LABEL_W, h + 4);
+      ctx.fillStyle = '#333'; ctx.fillText(D.rows[r], 6, top + LANE_H / 2 - 1, LABEL_W - 10);
+    }
+    // Time axis.
+    ctx.fillStyle = 'rgba(255,255,255,.9)'; ctx.fillRect(LABEL_W, H - 16, plotW, 16);
+    ctx.fillStyle = '#555';
+    var step = Math.pow(10, Math.floor(Math.log10(span / 6)));
+    if (span / step > 12) step *= 5; else if (span / step > 6) step *= 2;
+    for (var g = Math.ceil(view.t0 / step) * step; g <= view.t1; g += step) {
+      var gx = LABEL_W + (g - view.t0) * pxPerNs;
+      ctx.fillRect(gx, H - 16, 1, 5);
+      ctx.fillText(fmt(g), gx + 3, H - 8);
+    }
+    stats.spansShown = shown; stats.rectsDrawn = rects; stats.frames++;
+    stats.drawMs = performance.now() - t;
+  }
+
+  function hit(mx, my) {
+    var yAbs = my + view.scroll;
+    for (var r = 0; r < ROWS; r++) {
+      var top = rowY[r], d = Math.floor((yAbs - top) / LANE_H);
+      if (d < 0 || d >= D.rowDepths[r] || !runs[r][d]) continue;
+      var t = view.t0 + (mx - LABEL_W) / (W - LABEL_W) * (view.t1 - view.t0);
+      var slack = 2 * (view.t1 - view.t0) / (W - LABEL_W);
+      var a = runs[r][d][0], b = runs[r][d][1];
+      var k = firstEnding(a, b, t - slack);
+      if (k < b && START[k] <= t + slack) return k;
+    }
+    return -1;
+  }
+
+  var tip = document.getElementById('tip');
+  function showTip(e) {
+    var rect = tl.getBoundingClientRect();
+    var k = hit(e.clientX - rect.left, e.clientY - rect.top);
+    if (k < 0) { tip.style.display = 'none'; return; }
+    var text = D.names[NAME[k]] + '\\n' + D.rows[ROW[k]] + '\\nstart ' + fmt(START[k]) + '\\nduration ' + fmt(DUR[k]);
+    var a = D.args[k];
+    if (a) { try { var o = JSON.parse(a); for (var key in o) text += '\\n' + key + ': ' + JSON.stringify(o[key]); } catch (err) { text += '\\n' + a; } }
+    tip.textContent = text;
+    tip.style.display = 'block';
+    tip.style.left = Math.min(e.clientX + 12, window.innerWidth - 300) + 'px';
+    tip.style.top = (e.clientY + 12) + 'px';
+  }
+
+  var drag = null;
+  tl.addEventListener('mousedown', function (e) { drag = { x: e.clientX, y: e.clientY, t0: view.t0, t1: view.t1, s: view.scroll }; });
+  window.addEventListener('mouseup', function () { drag = null; });
+  tl.addEventListener('mousemove', function (e) {
+    if (drag) {
+      var dt = (e.clientX - drag.x) / (W - LABEL_W) * (drag.t1 - drag.t0);
+      view.t0 = drag.t0 - dt; view.t1 = drag.t1 - dt;
+      view.scroll = Math.max(0, Math.min(totalH - H / 2, drag.s - (e.clientY - drag.y)));
+      draw();
+    }
+    showTip(e);
+  });
+  tl.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+  tl.addEventListener('wheel', function (e) {
+    e.preventDefault();
+    var rect = tl.getBoundingClientRect();
+    var f = Math.max(0, Math.min(1, (e.clientX - rect.left - LABEL_W) / (W - LABEL_W)));
+    var at = view.t0 + f * (view.t1 - view.t0);
+    var z = Math.exp(e.deltaY * 0.002);
+    var w = Math.max(1000, (view.t1 - view.t0) * z);
+    view.t0 = at - f * w; view.t1 = view.t0 + w;
+    draw();
+  }, { passive: false });
+  tl.addEventListener('dblclick', function () { view.t0 = 0; view.t1 = tEnd; view.scroll = 0; draw(); });
+
+  var search = document.getElementById('search'), matches = document.getElementById('matches');
+  search.addEventListener('input', function () {
+    query = search.value.trim().toLowerCase();
+    if (query === '') { matchName = null; matches.textContent = ''; draw(); return; }
+    matchName = D.names.map(function (n) { return n.toLowerCase().indexOf(query) >= 0; });
+    var count = 0;
+    for (var k = 0; k < N; k++) if (matchName[NAME[k]]) count++;
+    matches.textContent = count + ' matching span' + (count === 1 ? '' : 's');
+    stats.matches = count;
+    draw();
+  });
+
+  // Flame graph: an icicle of name paths, widths by total time, children by total descending.
+  var fg = document.getElementById('fg'), flame = document.getElementById('flame'), fctx = fg.getContext('2d');
+  var kids = D.fgName.map(function () { return []; }), roots = [], rootTotal = 0;
+  D.fgParent.forEach(function (p, i) { if (p < 0) { roots.push(i); rootTotal += D.fgTotal[i]; } else kids[p].push(i); });
+  function byTotal(x, y) { return D.fgTotal[y] - D.fgTotal[x]; }
+  var fgBoxes = [];
+  function drawFlame() {
+    var fw = flame.clientWidth, fh = flame.clientHeight;
+    fg.width = fw * dpr; fg.height = fh * dpr; fg.style.width = fw + 'px'; fg.style.height = fh + 'px';
+    fctx.setTransform(dpr, 0, 0, dpr, 0, 0);
+    fctx.clearRect(0, 0, fw, fh);
+    fctx.font = '11px system-ui, sans-serif'; fctx.textBaseline = 'middle';
+    fctx.fillStyle = '#555'; fctx.fillText('flame graph: total time by call path (all threads and tracks)', 6, 9);
+    fgBoxes = [];
+    function lay(list, x, depth, scale) {
+      list.sort(byTotal);
+      for (var i = 0; i < list.length; i++) {
+        var n = list[i], w = D.fgTotal[n] * scale;
+        if (w >= 0.5) {
+          var yy = 20 + depth * LANE_H;
+          fctx.fillStyle = color(D.fgName[n]);
+          fctx.fillRect(x, yy, Math.max(1, w - 1), LANE_H - 2);
+          fgBoxes.push([x, yy, w, n]);
+          if (w > 30) { fctx.fillStyle = '#111'; fctx.fillText(D.names[D.fgName[n]], x + 3, yy + LANE_H / 2 - 1, w - 6); }
+          lay(kids[n], x, depth + 1, scale);
+        }
+        x += w;
+      }
+    }
+    if (rootTotal > 0) lay(roots.slice(), 0, 0, fw / rootTotal);
+  }
+  fg.addEventListener('mousemove', function (e) {
+    var rect = fg.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
+    for (var i = 0; i < fgBoxes.length; i++) {
+      var b = fgBoxes[i];
+      if (mx >= b[0] && mx < b[0] + b[2] && my >= b[1] && my < b[1] + LANE_H) {
+        tip.textContent = D.names[D.fgName[b[3]]] + '\\ntotal ' + fmt(D.fgTotal[b[3]]) + ' (' + (100 * D.fgTotal[b[3]] / rootTotal).toFixed(1) + '%)';
+        tip.style.display = 'block'; tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY - 40) + 'px';
+        return;
+      }
+    }
+    tip.style.display = 'none';
+  });
+  fg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
+
+  document.getElementById('info').textContent = D.title + ': ' + N + ' spans, ' + ROWS + ' rows, ' + fmt(tEnd) +
+    (D.truncated ? ' (file cut off: read up to its last whole record)' : '');
+  window.addEventListener('resize', function () { resize(); drawFlame(); });
+  resize();
+  drawFlame();
+  stats.ready = true;
+})();
+</script>
+</body>
+</html>
+`;

@@ -1,0 +1,74 @@
+// Writing traces when the process ends: on normal exit and process.exit()
+// (the 'exit' event, where only synchronous work runs), and on SIGINT and
+// SIGTERM. The write is synchronous through the backends' document writers
+// (the core's writers for the native backend, through its existing
+// chromeJson()/perfetto() entries; no new binding method) and writeFileSync.
+//
+// The program's own behaviour is kept: a signal is handled only when no
+// listener of the program's is installed for it (the program then decides,
+// and its exit reaches the 'exit' event); otherwise the traces are written and
+// the signal is raised again with the default action, so the exit status is
+// the one the signal gives. Errors are never caught here, and a failed write
+// only prints a warning.
+
+import { writeFileSync } from 'node:fs';
+
+const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
+
+interface Pending {
+  path: string;
+  /** The whole document, built synchronously (records flushed first). */
+  document: () => string | Uint8Array;
+  written: boolean;
+}
+
+const pending = new Set<Pending>();
+let installed = false;
+
+function writeAll(): void {
+  for (const p of pending) {
+    if (p.written) continue;
+    p.written = true;
+    try {
+      writeFileSync(p.path, p.document());
+    } catch (e) {
+      process.stderr.write(`hotspan: could not write the trace to ${p.path} at exit: ${(e as Error).message}\n`);
+    }
+  }
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  // Only our listeners: the default action (terminate) is what the program would have had.
+  const others = process.listeners(signal).filter((l) => l !== signalHandlers[signal]);
+  if (others.length > 0) return;
+  writeAll();
+  uninstall();
+  process.kill(process.pid, signal);
+}
+
+const signalHandlers: Record<string, (signal: NodeJS.Signals) => void> = {};
+for (const s of SIGNALS) signalHandlers[s] = onSignal;
+
+function install(): void {
+  if (installed) return;
+  installed = true;
+  process.on('exit', writeAll);
+  for (const s of SIGNALS) process.on(s, signalHandlers[s]);
+}
+
+function uninstall(): void {
+  installed = false;
+  process.removeListener('exit', writeAll);
+  for (const s of SIGNALS) process.removeListener(s, signalHandlers[s]);
+}
+
+/** Writes `document()` to `path` when the process ends (once). Returns a function that cancels it. */
+export function writeAtExit(path: string, document: () => string | Uint8Array): () => void {
+  const p: Pending = { path, document, written: false };
+  pending.add(p);
+  install();
+  return () => {
+    pending.delete(p);
+    if (pending.size === 0) uninstall();
+  };
+}

@@ -1,0 +1,161 @@
+// Zero-code tracing: a small HTTP server and client on 127.0.0.1, a fetch, a
+// DNS lookup of localhost and a GC-heavy loop run under `hotspan run`; the
+// trace holds the spans with their attributes and parents, and the program's
+// exit code and signal pass through. `node --import hotspan/auto` with the
+// program's own Tracer beside it; HOTSPAN_INSTRUMENT selects.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-auto-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const APP = `
+const http = require('node:http');
+const dns = require('node:dns');
+const server = http.createServer((req, res) => { res.writeHead(201, { 'content-length': '5' }); res.end('hello'); });
+server.listen(0, '127.0.0.1', async () => {
+  const port = server.address().port;
+  await new Promise((resolve) => http.get({ host: '127.0.0.1', port, path: '/client?q=1' }, (res) => { res.resume(); res.on('end', resolve); }));
+  const r = await fetch('http://127.0.0.1:' + port + '/fetched');
+  await r.text();
+  await new Promise((resolve, reject) => dns.lookup('localhost', (e, a) => (e ? reject(e) : resolve(a))));
+  let keep = [];
+  for (let i = 0; i < 300000; i++) { keep.push({ i, s: 'x'.repeat(20) }); if (keep.length > 1000) keep = []; }
+  global.gc();
+  // GC entries reach observers asynchronously: let them arrive.
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  server.close(() => {
+    if (process.env.APP_SIGNAL) process.kill(process.pid, process.env.APP_SIGNAL);
+    else process.exit(Number(process.env.APP_EXIT || 0));
+  });
+  setInterval(() => {}, 1000);
+});
+`;
+const app = path.join(tmp, 'app.js');
+writeFileSync(app, APP);
+
+function run(out: string, env: NodeJS.ProcessEnv = {}, extra: string[] = []): ReturnType<typeof spawnSync> {
+  return spawnSync(process.execPath, [cliPath, 'run', '-o', out, ...extra, '--', process.execPath, '--expose-gc', app], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 120_000,
+  });
+}
+
+function one(spans: PlainSpan[], timeline: string, name: string): PlainSpan {
+  const found = spans.filter((s) => s.timeline === timeline && s.name === name);
+  expect(found, `${timeline} / ${name} in ${JSON.stringify(spans.map((s) => [s.timeline, s.name]))}`).toHaveLength(1);
+  return found[0];
+}
+
+describe('hotspan run', () => {
+  for (const ext of ['json', 'pftrace']) {
+    it(`records HTTP, fetch, DNS, TCP and GC spans with attributes and parents (.${ext}); the exit code passes through`, () => {
+      const out = path.join(tmp, `run.${ext}`);
+      const r = run(out, { APP_EXIT: '5' });
+      expect(r.status, String(r.stderr)).toBe(5);
+      expect(String(r.stderr)).toContain('per name');
+      const { spans } = readSpans(out);
+
+      const server = one(spans, 'http server', 'GET /client');
+      expect(server.args).toMatchObject({ method: 'GET', path: '/client', status: 201 });
+      const client = one(spans, 'http client', 'GET /client');
+      expect(client.args).toMatchObject({ method: 'GET', host: '127.0.0.1', path: '/client', status: 201, response_bytes: 5 });
+      // The server handled the request inside the client's span.
+      expect(server.start).toBeGreaterThanOrEqual(client.start);
+      expect(server.end).toBeLessThanOrEqual(client.end);
+
+      const connects = spans.filter((s) => s.timeline === 'net' && s.name === 'tcp.connect');
+      const own = connects.filter((s) => s.args.parent_id === client.args.span_id);
+      expect(own, 'the client request parents its connection').toHaveLength(1);
+      expect(own[0].args).toMatchObject({ address: '127.0.0.1' });
+      expect(own[0].start).toBeGreaterThanOrEqual(client.start);
+
+      const fetched = one(spans, 'fetch', 'GET /fetched');
+      expect(fetched.args).toMatchObject({ method: 'GET', path: '/fetched', status: 201 });
+      expect(String(fetched.args.origin)).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+      one(spans, 'http server', 'GET /fetched');
+
+      const lookups = spans.filter((s) => s.timeline === 'dns' && s.args.host === 'localhost');
+      expect(lookups).toHaveLength(1);
+      expect(String(lookups[0].args.address)).toMatch(/^(127\.0\.0\.1|::1)$/);
+
+      const gcs = spans.filter((s) => s.timeline === 'GC');
+      expect(gcs.length).toBeGreaterThan(0);
+      for (const g of gcs) {
+        expect(['minor', 'major', 'incremental', 'weakcb']).toContain(g.args.kind);
+        expect(g.name).toBe(`gc.${String(g.args.kind)}`);
+        expect(g.end).toBeGreaterThanOrEqual(g.start);
+      }
+      expect(gcs.some((g) => g.args.kind === 'major'), 'global.gc() shows as a major GC').toBe(true);
+    }, 120_000);
+  }
+
+  it('a program killed by a signal makes hotspan run die of it, with the trace written', () => {
+    const out = path.join(tmp, 'signal.pftrace');
+    const r = run(out, { APP_SIGNAL: 'SIGTERM' }, ['--no-report']);
+    expect(r.signal).toBe('SIGTERM');
+    expect(r.stderr).toBe('');
+    expect(readSpans(out).spans.some((s) => s.timeline === 'http client')).toBe(true);
+  }, 120_000);
+
+  it('--instrument selects; a command that cannot start is an error', () => {
+    const out = path.join(tmp, 'gc-only.json');
+    const r = run(out, {}, ['--instrument', 'gc', '--no-report']);
+    expect(r.status).toBe(0);
+    expect(new Set(readSpans(out).spans.map((s) => s.timeline))).toEqual(new Set(['GC']));
+    const bad = spawnSync(process.execPath, [cliPath, 'run', '--', path.join(tmp, 'no-such-program')], { encoding: 'utf8' });
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toMatch(/cannot run .*no-such-program/);
+    const none = spawnSync(process.execPath, [cliPath, 'run'], { encoding: 'utf8' });
+    expect(none.status).toBe(2);
+  }, 120_000);
+});
+
+describe('node --import hotspan/auto', () => {
+  it("traces an ES module program, beside the program's own Tracer", () => {
+    const mine = path.join(tmp, 'mine.json');
+    const esm = path.join(tmp, 'app.mjs');
+    writeFileSync(
+      esm,
+      `import http from 'node:http';
+       import hotspan from ${JSON.stringify(pathToFileURL(path.join(repoRoot, 'esm', 'index.mjs')).href)};
+       const t = new hotspan.Tracer({ writeOnExit: ${JSON.stringify(mine)} });
+       const server = http.createServer((req, res) => t.trace('handler', () => res.end('ok')));
+       server.listen(0, '127.0.0.1', () => {
+         http.get({ host: '127.0.0.1', port: server.address().port, path: '/esm' }, (res) => {
+           res.resume();
+           res.on('end', () => server.close());
+         });
+       });`,
+    );
+    const out = path.join(tmp, 'esm.pftrace');
+    const r = spawnSync(process.execPath, ['--import', pathToFileURL(path.join(repoRoot, 'esm', 'auto.mjs')).href, esm], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: out },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const auto = readSpans(out).spans;
+    one(auto, 'http server', 'GET /esm');
+    one(auto, 'http client', 'GET /esm');
+    expect(auto.some((s) => s.name === 'handler')).toBe(false);
+    expect(readSpans(mine).spans.map((s) => s.name)).toEqual(['handler']);
+  }, 120_000);
+
+  it('warns about an unknown HOTSPAN_INSTRUMENT name and keeps the others', () => {
+    const out = path.join(tmp, 'warn.json');
+    const r = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '--expose-gc', '-e', 'global.gc(); setTimeout(() => {}, 50)'], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_INSTRUMENT: 'gc,bogus' },
+    });
+    expect(r.status).toBe(0);
+    expect(r.stderr).toContain('HOTSPAN_INSTRUMENT names "bogus"');
+    expect(readSpans(out).spans.some((s) => s.timeline === 'GC')).toBe(true);
+  });
+});

@@ -1,0 +1,292 @@
+// `hotspan report` and the trace readers: exact figures on a trace of known
+// content in both formats; the Perfetto reader against protobufjs with the
+// upstream schema and against snapshot(), for files of both backends; the
+// schema features hotspan may write (clock snapshots, defaults, incremental
+// clocks, interning resets); cut-off files and the errors for non-traces.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+import { Tracer } from '../lib/index';
+import { loadNativeAddon } from '../lib/native-loader';
+import { buildReport } from '../lib/cli/report';
+import { readTrace } from '../lib/cli/read-trace';
+import {
+  cli,
+  knownTrace,
+  perfettoType,
+  protobufjsSpans,
+  readSpans,
+  relative,
+  sortSpans,
+  type PlainSpan,
+} from './support/trace-files';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-report-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const MS = 1e6;
+
+let known: { json: string; pftrace: string };
+beforeAll(async () => {
+  known = await knownTrace(tmp);
+});
+
+describe('report on a trace of known content', () => {
+  for (const format of ['json', 'pftrace'] as const) {
+    it(`gives the exact figures (${format})`, () => {
+      const r = buildReport(known[format], 3, 'total');
+      expect(r.format).toBe(format === 'json' ? 'json' : 'perfetto');
+      expect(r.truncated).toBe(false);
+      expect(r.unclosed).toBe(0);
+      expect(r.spans).toBe(7);
+      expect(r.duration).toBe(32 * MS);
+      expect(r.names).toEqual([
+        { name: 'req', count: 2, total: 22 * MS, self: 10 * MS, mean: 11 * MS, p50: 10 * MS, p90: 12 * MS, p99: 12 * MS, max: 12 * MS },
+        { name: 'db', count: 3, total: 12 * MS, self: 12 * MS, mean: 4 * MS, p50: 3 * MS, p90: 8 * MS, p99: 8 * MS, max: 8 * MS },
+        { name: 'fetch', count: 1, total: 11 * MS, self: 11 * MS, mean: 11 * MS, p50: 11 * MS, p90: 11 * MS, p99: 11 * MS, max: 11 * MS },
+      ]);
+      expect(r.timelines.map((t) => [t.name, t.spans, t.busy])).toEqual([
+        ['main', 5, 22 * MS],
+        ['track: net', 2, 11 * MS],
+      ]);
+      expect(r.slowest.map((s) => [s.name, s.timeline, s.start, s.dur])).toEqual([
+        ['req', 'main', 20 * MS, 12 * MS],
+        ['fetch', 'track: net', 2 * MS, 11 * MS],
+        ['req', 'main', 0, 10 * MS],
+      ]);
+      expect(r.slowest[0].args.route).toBe('/a');
+    });
+  }
+
+  it('--sort, --top and the text table', () => {
+    const out = cli(['report', known.pftrace, '--sort', 'count', '--top', '2']);
+    expect(out.status).toBe(0);
+    const lines = out.stdout.split('\n');
+    const head = lines.findIndex((l) => l.startsWith('name '));
+    expect(lines[head].split(/\s+/)).toEqual(['name', 'count', 'total', 'self', 'mean', 'p50', 'p90', 'p99', 'max']);
+    expect(lines[head + 2].split(/\s+/)).toEqual(['db', '3', '12.000', '12.000', '4.000', '3.000', '8.000', '8.000', '8.000']);
+    expect(lines[head + 3].split(/\s+/)).toEqual(['req', '2', '22.000', '10.000', '11.000', '10.000', '12.000', '12.000', '12.000']);
+    expect(lines[head + 4]).toBe('');
+    expect(out.stdout).toMatch(/main\s+thread\s+5\s+22\.000\s+68\.8/);
+    expect(out.stdout).toMatch(/req\s+main\s+20\.000\s+12\.000\s+\{"route":"\/a"\}/);
+  });
+
+  it('--json prints the report in ns', () => {
+    const out = cli(['report', known.json, '--json', '--sort', 'self']);
+    expect(out.status).toBe(0);
+    const r = JSON.parse(out.stdout) as { names: Array<{ name: string; self: number }> };
+    expect(r.names.map((n) => [n.name, n.self])).toEqual([
+      ['db', 12 * MS],
+      ['fetch', 11 * MS],
+      ['req', 10 * MS],
+      ['fetch2', 4 * MS],
+    ]);
+  });
+
+  it('usage errors exit 2 and name the problem; --help exits 0', () => {
+    const bad = cli(['report', known.json, '--sort', 'nope']);
+    expect(bad.status).toBe(2);
+    expect(bad.stderr).toContain('--sort must be one of');
+    expect(cli(['report']).status).toBe(2);
+    expect(cli(['frobnicate']).status).toBe(2);
+    for (const cmd of ['report', 'convert', 'view', 'run']) {
+      const h = cli([cmd, '--help']);
+      expect(h.status, cmd).toBe(0);
+      expect(h.stdout, cmd).toContain(`Usage: hotspan ${cmd}`);
+    }
+    expect(cli(['--help']).status).toBe(0);
+  });
+});
+
+const native = loadNativeAddon().addon !== undefined;
+
+describe('the Perfetto reader against protobufjs and snapshot()', () => {
+  for (const backend of ['js', 'native'] as const) {
+    it.runIf(backend === 'js' || native || process.env.CI === 'true')(`reads what the ${backend} backend writes`, async () => {
+      const t = new Tracer({ backend });
+      const g = t.group('step', () => {
+        t.trace('outer', () => {
+          t.trace('inner', () => 1, { n: -3, big: 2 ** 40, x: 1.5, ok: true, s: 'é"\\' });
+          try {
+            t.trace('fails', () => {
+              throw new Error('boom');
+            });
+          } catch {
+            // flagged error
+          }
+        });
+        return 0;
+      });
+      expect(g).toBe(0);
+      const waits = [3, 1, 2].map((ms, k) => t.traceAsync(`io${String(k)}`, new Promise((r) => setTimeout(r, ms)), { track: 'net' }));
+      await Promise.all(waits);
+      t.flush();
+      const file = path.join(tmp, `${backend}.pftrace`);
+      await t.write(file);
+      const snap = t.snapshot();
+      const names = new Map(t.timelines().map((tl) => [tl.id, tl.name]));
+      t.close();
+
+      const mine = readSpans(file);
+      expect(mine.summary).toMatchObject({ format: 'perfetto', truncated: false, unclosed: 0 });
+      const theirs = protobufjsSpans(readFileSync(file));
+      expect(theirs).toHaveLength(snap.length);
+      expect(mine.spans).toEqual(theirs);
+
+      // And against the recorded records themselves (times relative: the file's clock origin is the writer's).
+      const truth = sortSpans(
+        snap.map((r) => ({
+          timeline: names.get(r.timeline) ?? '?',
+          name: r.name,
+          start: Math.round(r.start * 1e6),
+          end: Math.round(r.end * 1e6),
+          args: {},
+        })),
+      );
+      const strip = (s: PlainSpan[]): PlainSpan[] => relative(s).map((x) => ({ ...x, args: {} }));
+      expect(strip(mine.spans)).toEqual(strip(truth));
+      const inner = mine.spans.find((s) => s.name === 'inner');
+      expect(inner?.args).toMatchObject({ n: -3, big: 2 ** 40, x: 1.5, ok: true, s: 'é"\\' });
+      expect(mine.spans.find((s) => s.name === 'fails')?.args.error).toBe(true);
+    });
+  }
+});
+
+describe('the Perfetto reader follows the schema', () => {
+  /** Encodes packets with protobufjs from plain objects (the upstream schema's field names). */
+  function encode(packets: object[]): Uint8Array {
+    const t = perfettoType();
+    return t.encode(t.fromObject({ packet: packets })).finish();
+  }
+
+  it('converts clocks through ClockSnapshot, packet defaults and incremental clocks', () => {
+    // BOOTTIME (6) is the reference (the first clock used). MONOTONIC (3) reads 1000 ns
+    // behind it; sequence clock 64 counts µs incrementally from 5 µs on MONOTONIC...
+    const bytes = encode([
+      {
+        trustedPacketSequenceId: 1,
+        clockSnapshot: { clocks: [{ clockId: 6, timestamp: 10_000 }, { clockId: 3, timestamp: 9_000 }] },
+      },
+      { trustedPacketSequenceId: 1, trackDescriptor: { uuid: 7, thread: { pid: 1, tid: 2, threadName: 'T' } } },
+      {
+        trustedPacketSequenceId: 1,
+        timestamp: 10_100, // BOOTTIME, no clock id: the default
+        sequenceFlags: 1,
+        internedData: { eventNames: [{ iid: 1, name: 'a' }], debugAnnotationNames: [{ iid: 1, name: 'k' }] },
+        trackEvent: { type: 'TYPE_SLICE_BEGIN', trackUuid: 7, nameIid: 1, debugAnnotations: [{ nameIid: 1, intValue: 5 }] },
+      },
+      { trustedPacketSequenceId: 1, timestamp: 9_500, timestampClockId: 3, trackEvent: { type: 'TYPE_SLICE_END', trackUuid: 7 } },
+      // Sequence 2: defaults put events on clock 64 (µs, incremental) and track 7.
+      {
+        trustedPacketSequenceId: 2,
+        sequenceFlags: 1,
+        tracePacketDefaults: { timestampClockId: 64, trackEventDefaults: { trackUuid: 7 } },
+        clockSnapshot: {
+          clocks: [
+            { clockId: 64, timestamp: 20, unitMultiplierNs: 1000, isIncremental: true },
+            { clockId: 6, timestamp: 30_000 },
+          ],
+        },
+        internedData: { eventNames: [{ iid: 1, name: 'b' }] },
+      },
+      { trustedPacketSequenceId: 2, timestamp: 1, trackEvent: { type: 'TYPE_SLICE_BEGIN', nameIid: 1 } },
+      { trustedPacketSequenceId: 2, timestamp: 2, trackEvent: { type: 'TYPE_SLICE_END' } },
+      // Sequence 1 cleared: iid 1 now means "c".
+      {
+        trustedPacketSequenceId: 1,
+        timestamp: 40_000,
+        incrementalStateCleared: true,
+        internedData: { eventNames: [{ iid: 1, name: 'c' }] },
+        trackEvent: { type: 'TYPE_SLICE_BEGIN', trackUuid: 7, nameIid: 1 },
+      },
+      { trustedPacketSequenceId: 1, timestamp: 40_010, trackEvent: { type: 'TYPE_SLICE_END', trackUuid: 7 } },
+    ]);
+    const file = path.join(tmp, 'clocks.pftrace');
+    writeFileSync(file, bytes);
+    const { spans } = readSpans(file);
+    expect(spans).toEqual([
+      { timeline: 'T', name: 'a', start: 10_100, end: 10_500, args: { k: 5 } },
+      // clock 64 at the snapshot: 20 µs = 20000 ns <-> BOOTTIME 30000; +1 µs, then +2 more.
+      { timeline: 'T', name: 'b', start: 31_000, end: 33_000, args: {} },
+      { timeline: 'T', name: 'c', start: 40_000, end: 40_010, args: {} },
+    ]);
+  });
+});
+
+describe('cut-off and non-trace files', () => {
+  it('a Perfetto file cut mid-packet reads up to its last whole packet', () => {
+    const bytes = readFileSync(known.pftrace);
+    const whole = protobufjsSpans(bytes);
+    // Packet boundaries (tag 0x0a, varint length, body).
+    const ends: number[] = [];
+    for (let p = 0; p < bytes.length; ) {
+      let len = 0;
+      let shift = 1;
+      let q = p + 1;
+      for (;;) {
+        const b = bytes[q++];
+        len += (b & 0x7f) * shift;
+        shift *= 128;
+        if (b < 0x80) break;
+      }
+      p = q + len;
+      ends.push(p);
+    }
+    expect(ends[ends.length - 1]).toBe(bytes.length);
+    // Cut one byte before the end, just after a packet's tag, and in the middle of packets at 1/2 and 3/4.
+    const k2 = Math.floor(ends.length / 2);
+    const k3 = Math.floor((ends.length * 3) / 4);
+    const cuts = [bytes.length - 1, ends[k2 - 1] + 1, (ends[k2 - 1] + ends[k2]) >> 1, (ends[k3 - 1] + ends[k3]) >> 1];
+    for (const cut of cuts) {
+      const file = path.join(tmp, `cut${String(cut)}.pftrace`);
+      writeFileSync(file, bytes.subarray(0, cut));
+      const lastWhole = Math.max(...ends.filter((e) => e <= cut));
+      expect(lastWhole).toBeLessThan(cut);
+      const r = readSpans(file);
+      expect(r.summary.truncated, `cut at ${String(cut)}`).toBe(true);
+      expect(r.spans).toEqual(protobufjsSpans(bytes.subarray(0, lastWhole)));
+      expect(r.spans.length).toBeLessThanOrEqual(whole.length);
+      const out = cli(['report', file]);
+      expect(out.status).toBe(0);
+      expect(out.stdout).toContain('truncated');
+    }
+  });
+
+  it('a JSON file cut mid-event reads up to its last whole event', () => {
+    const text = readFileSync(known.json, 'utf8');
+    const lines = text.split('\n');
+    const cutAt = text.indexOf(lines[lines.length - 4]) + 10; // inside the third-last event line
+    const file = path.join(tmp, 'cut.json');
+    writeFileSync(file, text.slice(0, cutAt));
+    const r = readSpans(file);
+    expect(r.summary.truncated).toBe(true);
+    const full = readSpans(known.json);
+    expect(r.spans.length).toBeLessThan(full.spans.length);
+    for (const s of r.spans) expect(full.spans).toContainEqual(s);
+  });
+
+  it('names the file and what is wrong', () => {
+    const cases: Array<[string, string | Uint8Array, RegExp]> = [
+      ['empty.pftrace', '', /empty file, not a trace/],
+      ['text.json', 'hello world\n', /not a trace: neither Chrome JSON nor Perfetto/],
+      ['obj.json', '{"a": 1}', /not a trace: JSON without a traceEvents array/],
+      ['bad.pftrace', new Uint8Array([0x0a, 0x02, 0x08, 0x01, 0x12, 0x05]), /not a Perfetto trace: unexpected field tag 0x12 at byte 4/],
+      ['garbled.pftrace', new Uint8Array([0x0a, 0x03, 0x08, 0x01, 0x12]), /malformed packet at byte 0: bad varint/],
+      ['short.pftrace', new Uint8Array([0x0a, 0x40, 0x08]), /truncated before its first whole Perfetto packet/],
+      ['mid.json', '{"traceEvents":[\n{"ph":"X",\n{"ph":"X","ts":1,"dur":1}\n]}\n', /malformed event at line 2/],
+    ];
+    for (const [name, content, re] of cases) {
+      const file = path.join(tmp, name);
+      writeFileSync(file, content);
+      expect(() => readTrace(file, { timeline() {}, span() {} }), name).toThrow(re);
+      const out = cli(['report', file]);
+      expect(out.status, name).toBe(1);
+      expect(out.stderr, name).toContain(file);
+      expect(out.stderr, name).toMatch(re);
+    }
+    const missing = cli(['report', path.join(tmp, 'missing.pftrace')]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toMatch(/missing\.pftrace: cannot open: ENOENT/);
+  });
+});

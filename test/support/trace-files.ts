@@ -1,0 +1,188 @@
+// Helpers for the CLI tests: traces of known content, spans as the readers
+// give them, and an independent Perfetto decoding with protobufjs and the
+// upstream schema (vendor/perfetto).
+import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import * as path from 'node:path';
+import * as protobuf from 'protobufjs';
+
+import { Tracer } from '../../lib/index';
+import { readTrace } from '../../lib/cli/read-trace';
+import type { Args, ReadSummary, TraceTimeline } from '../../lib/cli/trace-model';
+
+export const repoRoot = path.join(__dirname, '..', '..');
+export const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
+export const protoPath = path.join(repoRoot, 'vendor', 'perfetto', 'perfetto_trace.proto');
+
+export interface PlainSpan {
+  timeline: string;
+  name: string;
+  start: number;
+  end: number;
+  args: Args;
+}
+
+/** Spans of a file through lib/cli/read-trace, with timeline names, sorted. */
+export function readSpans(file: string): { spans: PlainSpan[]; summary: ReadSummary; timelines: TraceTimeline[] } {
+  const timelines: TraceTimeline[] = [];
+  const byKey = new Map<string, string>();
+  const spans: PlainSpan[] = [];
+  const summary = readTrace(file, {
+    timeline(t) {
+      timelines.push(t);
+      byKey.set(t.key, t.name);
+    },
+    span(s) {
+      spans.push({ timeline: byKey.get(s.timeline) ?? '?', name: s.name, start: s.startNs, end: s.endNs, args: s.args ?? {} });
+    },
+  });
+  return { spans: sortSpans(spans), summary, timelines };
+}
+
+export function sortSpans(spans: PlainSpan[]): PlainSpan[] {
+  return spans.sort(
+    (a, b) =>
+      a.start - b.start || b.end - a.end || a.timeline.localeCompare(b.timeline) || a.name.localeCompare(b.name),
+  );
+}
+
+/** Start and end made relative to the earliest start (formats differ in their time origin). */
+export function relative(spans: PlainSpan[]): PlainSpan[] {
+  const t0 = Math.min(...spans.map((s) => s.start));
+  return spans.map((s) => ({ ...s, start: s.start - t0, end: s.end - t0 }));
+}
+
+let traceType: protobuf.Type | undefined;
+
+type Long = string | number;
+interface Ann {
+  nameIid?: Long;
+  name?: string;
+  boolValue?: boolean;
+  uintValue?: Long;
+  intValue?: Long;
+  doubleValue?: number;
+  stringValue?: string;
+  legacyJsonValue?: string;
+}
+interface Pkt {
+  timestamp?: Long;
+  internedData?: { eventNames?: Array<{ iid?: Long; name?: string }>; debugAnnotationNames?: Array<{ iid?: Long; name?: string }> };
+  trackDescriptor?: { uuid?: Long; parentUuid?: Long; name?: string; thread?: { threadName?: string }; process?: object };
+  trackEvent?: { type?: string; trackUuid?: Long; nameIid?: Long; name?: string; debugAnnotations?: Ann[] };
+}
+
+export function perfettoType(): protobuf.Type {
+  traceType ??= protobuf.loadSync(protoPath).lookupType('perfetto.protos.Trace');
+  return traceType;
+}
+
+/**
+ * Spans by protobufjs: descriptors, interning, begin/end per track, a lane
+ * (a child of a non-process track) counted on its parent; parent_id filled
+ * from the enclosing slice as hotspan leaves it out then. Single sequence,
+ * one clock: what hotspan writes today.
+ */
+export function protobufjsSpans(bytes: Uint8Array): PlainSpan[] {
+  const t = perfettoType();
+  const obj = t.toObject(t.decode(bytes), { longs: String, enums: String }) as { packet?: Pkt[] };
+  const names = new Map<string, string>();
+  const annNames = new Map<string, string>();
+  const tracks = new Map<string, { name: string; parent?: string; process: boolean }>();
+  const open = new Map<string, Array<{ name: string; start: number; args: Args }>>();
+  const spans: PlainSpan[] = [];
+  for (const p of obj.packet ?? []) {
+    for (const n of p.internedData?.eventNames ?? []) names.set(String(n.iid), n.name ?? '');
+    for (const n of p.internedData?.debugAnnotationNames ?? []) annNames.set(String(n.iid), n.name ?? '');
+    const d = p.trackDescriptor;
+    if (d) {
+      tracks.set(String(d.uuid), {
+        name: d.thread?.threadName ?? d.name ?? '',
+        parent: d.parentUuid === undefined ? undefined : String(d.parentUuid),
+        process: d.process !== undefined,
+      });
+    }
+    const ev = p.trackEvent;
+    if (!ev) continue;
+    const uuid = String(ev.trackUuid);
+    const st = open.get(uuid) ?? [];
+    open.set(uuid, st);
+    const ts = Number(p.timestamp);
+    if (ev.type === 'TYPE_SLICE_BEGIN') {
+      const args: Args = {};
+      for (const a of ev.debugAnnotations ?? []) {
+        const key = a.name ?? annNames.get(String(a.nameIid)) ?? '?';
+        args[key] =
+          a.boolValue ?? (a.uintValue !== undefined ? Number(a.uintValue) : undefined) ??
+          (a.intValue !== undefined ? Number(a.intValue) : undefined) ?? a.doubleValue ?? a.stringValue ??
+          (a.legacyJsonValue !== undefined ? JSON.parse(a.legacyJsonValue) : null);
+      }
+      const up = st[st.length - 1]?.args.span_id;
+      if (args.parent_id === undefined && up !== undefined) args.parent_id = up;
+      st.push({ name: ev.name ?? names.get(String(ev.nameIid)) ?? '?', start: ts, args });
+    } else if (ev.type === 'TYPE_SLICE_END') {
+      const o = st.pop();
+      if (!o) continue;
+      let tr = tracks.get(uuid);
+      const parent = tr?.parent === undefined ? undefined : tracks.get(tr.parent);
+      if (parent !== undefined && !parent.process) tr = parent; // a lane of its parent's timeline
+      spans.push({ timeline: tr?.name ?? '?', name: o.name, start: o.start, end: ts, args: o.args });
+    }
+  }
+  return sortSpans(spans);
+}
+
+/**
+ * A trace of known content, recorded by the js backend on an injected clock
+ * (ms): main thread: req 0-10 (db 1-4, db 5-6), req 20-32 {route: "/a"}
+ * (db 21-29); track "net": fetch 2-13 and fetch2 3-7, overlapping.
+ */
+export async function knownTrace(dir: string): Promise<{ json: string; pftrace: string }> {
+  let now = 0;
+  const t = new Tracer({ backend: 'js', clock: () => now });
+  const at = (ms: number, f: () => void): void => {
+    now = ms;
+    f();
+  };
+  at(0, () => t.begin('req'));
+  at(1, () => t.begin('db'));
+  at(4, () => t.end());
+  at(5, () => t.begin('db'));
+  at(6, () => t.end());
+  at(10, () => t.end());
+  at(20, () => t.begin('req', { route: '/a' }));
+  at(21, () => t.begin('db'));
+  at(29, () => t.end());
+  at(32, () => t.end());
+  let r1!: () => void;
+  let r2!: () => void;
+  now = 2;
+  const f1 = t.traceAsync('fetch', new Promise<void>((r) => (r1 = r)), { track: 'net' });
+  now = 3;
+  const f2 = t.traceAsync('fetch2', new Promise<void>((r) => (r2 = r)), { track: 'net' });
+  now = 7;
+  r2();
+  await f2;
+  now = 13;
+  r1();
+  await f1;
+  const json = path.join(dir, 'known.json');
+  const pftrace = path.join(dir, 'known.pftrace');
+  await t.write(json);
+  await t.write(pftrace);
+  t.close();
+  return { json, pftrace };
+}
+
+/** Runs the built CLI. */
+export function cli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
+  return spawnSync(process.execPath, [cliPath, ...args], {
+    encoding: 'utf8',
+    input: opts.input,
+    env: opts.env ?? process.env,
+    timeout: 120_000,
+  });
+}
+
+export function cliOk(args: string[]): string {
+  return execFileSync(process.execPath, [cliPath, ...args], { encoding: 'utf8' });
+}

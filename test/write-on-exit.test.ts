@@ -1,0 +1,114 @@
+// new Tracer({ writeOnExit }) in child processes: the file is complete after a
+// normal exit, process.exit(code), SIGINT and SIGTERM (the exit code or signal
+// unchanged), an uncaught exception (reported, exit code 1), and when the
+// program handles SIGINT itself; bad paths are refused up front.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { Tracer } from '../lib/index';
+import { loadNativeAddon } from '../lib/native-loader';
+import { readSpans, repoRoot } from './support/trace-files';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-exit-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const native = loadNativeAddon().addon !== undefined;
+
+interface Result {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs `body` after a tracer with writeOnExit recorded 3 spans; `signal` is sent once the child prints "ready". */
+function child(backend: string, out: string, body: string, signal?: NodeJS.Signals): Promise<Result> {
+  const script = `
+    const { Tracer } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'index.js'))});
+    const t = new Tracer({ backend: ${JSON.stringify(backend)}, writeOnExit: ${JSON.stringify(out)} });
+    t.trace('a', () => t.trace('b', () => 1));
+    t.trace('c', () => 2);
+    ${body}`;
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    c.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      if (signal !== undefined && stdout.includes('ready')) c.kill(signal);
+    });
+    c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    c.on('error', reject);
+    c.on('close', (code, sig) => resolve({ code, signal: sig, stdout, stderr }));
+  });
+}
+
+function spansIn(file: string): string[] {
+  expect(existsSync(file), `${file} written`).toBe(true);
+  const r = readSpans(file);
+  expect(r.summary.truncated).toBe(false);
+  return r.spans.map((s) => s.name).sort();
+}
+
+const KEEP_ALIVE = "setInterval(() => {}, 1000); console.log('ready');";
+
+for (const backend of ['native', 'js'] as const) {
+  describe.runIf(backend === 'js' || native || process.env.CI === 'true')(`writeOnExit (${backend})`, () => {
+    for (const ext of ['pftrace', 'json']) {
+      it(`normal exit (.${ext})`, async () => {
+        const out = path.join(tmp, `${backend}-normal.${ext}`);
+        const r = await child(backend, out, '');
+        expect(r.code).toBe(0);
+        expect(spansIn(out)).toEqual(['a', 'b', 'c']);
+      });
+    }
+
+    it('process.exit(3) keeps its code', async () => {
+      const out = path.join(tmp, `${backend}-exit.pftrace`);
+      const r = await child(backend, out, "t.trace('d', () => process.exit(3));");
+      expect(r.code).toBe(3);
+      // 'd' never ended: the file holds what was committed.
+      expect(spansIn(out)).toEqual(['a', 'b', 'c']);
+    });
+
+    for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+      it(`${sig}: written, then the process dies of the signal`, async () => {
+        const out = path.join(tmp, `${backend}-${sig}.pftrace`);
+        const r = await child(backend, out, KEEP_ALIVE, sig);
+        expect(r.signal).toBe(sig);
+        expect(r.code).toBe(null);
+        expect(spansIn(out)).toEqual(['a', 'b', 'c']);
+      });
+    }
+
+    it("the program's own SIGINT handler decides; its exit writes the file", async () => {
+      const out = path.join(tmp, `${backend}-handled.pftrace`);
+      const r = await child(
+        backend,
+        out,
+        `process.on('SIGINT', () => { console.log('handled'); t.trace('e', () => 0); process.exit(7); }); ${KEEP_ALIVE}`,
+        'SIGINT',
+      );
+      expect(r.stdout).toContain('handled');
+      expect(r.code).toBe(7);
+      expect(spansIn(out)).toEqual(['a', 'b', 'c', 'e']);
+    });
+
+    it('an uncaught exception is reported and exits 1, with the file written', async () => {
+      const out = path.join(tmp, `${backend}-throw.pftrace`);
+      const r = await child(backend, out, "throw new Error('the program failed');");
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('the program failed');
+      expect(spansIn(out)).toEqual(['a', 'b', 'c']);
+    });
+  });
+}
+
+describe('writeOnExit option checks', () => {
+  it('refuses a path whose extension picks no format, and a non-string', () => {
+    expect(() => new Tracer({ backend: 'js', writeOnExit: path.join(tmp, 'x.txt') })).toThrow(RangeError);
+    expect(() => new Tracer({ backend: 'js', writeOnExit: 5 as unknown as string })).toThrow(TypeError);
+  });
+});
