@@ -2,8 +2,7 @@
 // by the backends that format in JS (the native backend formats and writes
 // on a worker thread instead, see native/addon/write_file.cc).
 
-import { writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { closeSync, openSync, write, writeSync } from 'node:fs';
 import { extname } from 'node:path';
 
 export type OutputFormat = 'json' | 'perfetto';
@@ -25,29 +24,44 @@ export interface DocumentSource {
 }
 
 /** Writes under way: finished synchronously if the process exits first. */
-const inFlight = new Map<object, { path: string; data: string | Uint8Array }>();
+const inFlight = new Map<object, { fd: number; data: Uint8Array }>();
 
 function finishAtExit(): void {
-  // process.exit() does not wait for fs promises: a file already opened
-  // (truncated) would stay cut short. Write each one whole instead.
-  for (const { path, data } of inFlight.values()) {
+  // process.exit() does not wait for the thread pool: a file would stay cut
+  // short. Write each one whole instead, the same bytes at the same offsets as
+  // the write under way (which may still be running), so the file ends whole
+  // whichever finishes last.
+  for (const { fd, data } of inFlight.values()) {
     try {
-      writeFileSync(path, data);
+      for (let off = 0; off < data.length; ) off += writeSync(fd, data, off, data.length - off, off);
     } catch {
       // The async write would have failed the same way.
     }
   }
 }
 
+function writeAt(fd: number, data: Uint8Array, off: number, path: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    write(fd, data, off, data.length - off, null, (e, n) => {
+      if (e) reject(Object.assign(e, { path: e.path ?? path }));
+      else resolve(n);
+    });
+  });
+}
+
 export async function writeDocument(source: DocumentSource, path: string, format: OutputFormat): Promise<void> {
   const data = format === 'perfetto' ? source.perfetto() : source.chromeJson();
+  // Opened and truncated now, synchronously: nothing truncates the file after
+  // an exit-time write (an async open could run on the thread pool after it).
+  const fd = openSync(path, 'w');
   const key = {};
   if (inFlight.size === 0) process.on('exit', finishAtExit);
-  inFlight.set(key, { path, data });
+  inFlight.set(key, { fd, data });
   try {
-    await writeFile(path, data);
+    for (let off = 0; off < data.length; ) off += await writeAt(fd, data, off, path);
   } finally {
     inFlight.delete(key);
     if (inFlight.size === 0) process.off('exit', finishAtExit);
+    closeSync(fd);
   }
 }
