@@ -258,7 +258,9 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
   names.reserve(snapshot.names.size());
   for (const std::string& n : snapshot.names) names.push_back(escaped(n));
 
-  char buf[512];
+  // Room for an event's fixed text (< 400 bytes) and its name twice.
+  constexpr size_t kInlineName = 256;
+  char buf[1280];
   char* p;
   bool first = true;
   auto sep = [&]() {
@@ -315,11 +317,21 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
         parent_id = make_span_id(tl.id, r.parent_local);
       }
 
-      // {"name":"<name>","cat":"<cat>","ph":"X","ts":..,"dur":..,"pid":1,"tid":..,
-      sep();
-      out.append("{\"name\":\"", 9);
-      out.append(name);
-      p = put_lit(buf, "\",\"cat\":\"");
+      // One event (two for a b/e pair) is formatted into `buf` and appended
+      // at once; only attribute text and long names go to `out` directly.
+      auto put_name = [&](char* q) {
+        if (name.size() <= kInlineName) {
+          std::memcpy(q, name.data(), name.size());
+          return q + name.size();
+        }
+        out.append(buf, static_cast<size_t>(q - buf));
+        out.append(name);
+        return buf;
+      };
+      // ,\n{"name":"<name>","cat":"<cat>","ph":"X","ts":..,"dur":..,"pid":1,"tid":..,
+      p = put_lit(buf, ",\n{\"name\":\"");
+      p = put_name(p);
+      p = put_lit(p, "\",\"cat\":\"");
       std::memcpy(p, cat, cat_len);
       p += cat_len;
       if (complete) {
@@ -340,12 +352,13 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
         *p++ = '"';
       }
       p = put_lit(p, ",\"args\":{");
-      out.append(buf, static_cast<size_t>(p - buf));
 
       // "args": the attribute object's members, then ours.
       if (const std::string* a = attrs.find(r.local_id)) {
         AttrText t = attr_members(*a);
         if (t.n != 0) {
+          out.append(buf, static_cast<size_t>(p - buf));
+          p = buf;
           if (t.object) {
             out.append(t.p, t.n);
             out.push_back(',');
@@ -356,29 +369,27 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
           }
         }
       }
-      p = put_lit(buf, "\"span_id\":");
+      p = put_lit(p, "\"span_id\":");
       p = put_u64(p, span_id);
       p = put_lit(p, ",\"parent_id\":");
       p = put_u64(p, parent_id);
       if (r.flags & kFlagError) p = put_lit(p, ",\"error\":true");
       if (r.flags & kFlagAbandoned) p = put_lit(p, ",\"abandoned\":true");
       p = put_lit(p, "}}");
-      out.append(buf, static_cast<size_t>(p - buf));
 
       if (!complete) {
         // The matching end event: same name, category, id and thread.
-        sep();
-        out.append("{\"name\":\"", 9);
-        out.append(name);
-        p = put_lit(buf, "\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":");
+        p = put_lit(p, ",\n{\"name\":\"");
+        p = put_name(p);
+        p = put_lit(p, "\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":");
         p = put_grid(p, grid(r.end_ns - origin_ns));
         std::memcpy(p, tid_part, tid_len);
         p += tid_len;
         p = put_lit(p, ",\"id\":\"");
         p = put_u64(p, span_id);
         p = put_lit(p, "\"}");
-        out.append(buf, static_cast<size_t>(p - buf));
       }
+      out.append(buf, static_cast<size_t>(p - buf));
       boundary();
     }
   }
