@@ -75,7 +75,8 @@ inline char* put_i64(char* p, int64_t v) {
 // then the fraction's exact decimals from a table, at most 10 digits).
 // Every such text is a double exactly (while |units| < 2^53), so ts + dur
 // and any difference a reader takes are exact. One unit is 0.9765625 ns:
-// distinct ns stay distinct and round(us * 1000) gives the ns back.
+// distinct ns stay distinct and round(us * 1000) gives the ns back (in
+// doubles, exactly within 2^47 ns of the origin).
 
 // A time on the grid, sign and magnitude: the magnitude of any int64 ns
 // fits in 64 bits of units (2^63 * 1.024 < 2^64).
