@@ -324,8 +324,8 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       expect(spans).toHaveLength(recs.length);
       const usClose = (us: number | undefined, ms: number): void => {
         expect(us).toBeTypeOf('number');
-        // 3 decimals of us = whole ns.
-        expect(Math.abs((us as number) * 1000 - ms * 1e6)).toBeLessThanOrEqual(1.01);
+        // The ns back from us (README: round(us * 1000)) is the snapshot's ns.
+        expect(Math.round((us as number) * 1000)).toBe(Math.round(ms * 1e6));
       };
       for (const r of recs) {
         const matches = spans.filter((e) => e.args?.span_id === r.id);

@@ -92,27 +92,30 @@ async function checkSpeedscope(w: Written): Promise<void> {
   for (const r of w.recs) names.set(r.timeline, r.timelineName);
   // speedscope names a frame "<name> <args JSON>": the span_id in it identifies the span.
   const idIn = (frame: string | undefined): string => (frame === undefined ? '' : (/"span_id":(\d+)/.exec(frame)?.[1] ?? frame));
-  const key = (c: SpeedscopeCall): string =>
-    `${idIn(c.name)}|${c.start.toFixed(3)}|${c.end.toFixed(3)}|${idIn(c.parent)}`;
+  const key = (c: SpeedscopeCall): string => `${idIn(c.name)}|${c.start}|${c.end}|${idIn(c.parent)}`;
+  const events = (JSON.parse(w.json) as { traceEvents: Array<{ ph: string; tid: number; ts?: number }> }).traceEvents;
   for (const [tl, tlName] of names) {
     if (w.concurrent.has(tl)) continue;
     const recs = w.recs.filter((r) => r.timeline === tl);
     const calls = profiles.get(`hotspan (pid 1), ${tlName} (tid ${String(tl)})`);
     expect(calls, `speedscope profile of ${tlName}`).toBeDefined();
     if (!calls) continue;
-    // speedscope's times are us from the profile's first event.
-    const zero = Math.min(...recs.map((r) => ns(r.start)));
+    // speedscope's times are us from the profile's first event: back to the
+    // file's ts, then to ns as the README says (round(us * 1000)).
+    const zeroUs = Math.min(...events.filter((e) => e.tid === tl && e.ts !== undefined).map((e) => e.ts as number));
+    const nsOf = (us: number): number => Math.round((us + zeroUs) * 1000);
     // speedscope weighs calls by time: a zero-length span is no call in its tree.
     const want = recs.filter((r) => ns(r.end) > ns(r.start)).map((r) => {
       const p = treeParent(r, byId);
       return key({
         name: `"span_id":${String(r.id)}`,
-        start: (ns(r.start) - zero) / 1000,
-        end: (ns(r.end) - zero) / 1000,
+        start: ns(r.start),
+        end: ns(r.end),
         parent: p === 0 ? undefined : `"span_id":${String(p)}`,
       });
     });
-    expect(calls.map(key).sort(), `speedscope calls of ${tlName}`).toEqual(want.sort());
+    const got = calls.map((c) => key({ ...c, start: nsOf(c.start), end: nsOf(c.end) }));
+    expect(got.sort(), `speedscope calls of ${tlName}`).toEqual(want.sort());
   }
 }
 

@@ -4,11 +4,10 @@
 // text produced by the facade) are spliced in without re-parsing.
 //
 // Conventions a consumer can rely on (json_test.cc checks them):
-// - ts = (start_ns - origin_ns) / 1000 in us with exactly 3 decimals, exact to
-//   the ns; negative ts (before the origin) are written. dur is the exact
-//   difference of the end's ts and ts as doubles (shortest round-trip text,
-//   3 decimals when that is it), so ts + dur, added in doubles as readers
-//   do, is exactly the end's own ts (see put_dur).
+// - ts and dur in us on a grid of 1/1024 us (see put_grid): ts =
+//   round((start_ns - origin_ns) * 1024 / 1000) / 1024, dur = the end's ts
+//   - ts, each an exact double, so ts + dur in doubles is the end's ts; ns =
+//   round(us * 1000). Negative ts (before the origin) are written.
 // - args: the attribute members first, then span_id and parent_id (0: no
 //   parent), then "error":true / "abandoned":true only when flagged. Attribute
 //   text that is not a JSON object is kept as the string member "attrs".
@@ -20,8 +19,6 @@
 #include "chrome_json_writer.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -67,196 +64,80 @@ inline char* put_i64(char* p, int64_t v) {
   return put_u64(p, static_cast<uint64_t>(v));
 }
 
-// ns -> microseconds with exactly 3 decimals: exact to the nanosecond.
-inline char* put_us(char* p, int64_t ns) {
-  uint64_t u;
-  if (ns < 0) {
-    *p++ = '-';
-    u = 0 - static_cast<uint64_t>(ns);
-  } else {
-    u = static_cast<uint64_t>(ns);
-  }
-  p = put_u64(p, u / 1000);
-  unsigned r = static_cast<unsigned>(u % 1000);
-  p[0] = '.';
-  p[1] = static_cast<char>('0' + r / 100);
-  p[2] = kDigitPairs[2 * (r % 100)];
-  p[3] = kDigitPairs[2 * (r % 100) + 1];
-  return p + 4;
-}
-
-// ---- dur: what a reader's ts + dur adds up to ----
+// ---- Times on a dyadic grid ----
 //
 // Readers parse ts and dur as doubles and take ts + dur as the end; some
 // (speedscope) first subtract the thread's earliest ts from every ts. With
-// both written as exact 3-decimal texts the sum is rounded once more and
-// can land one ulp past the end: the next span, which starts at that very
-// ns, then looks like an overlap (and a child that ends with its parent like
-// one that outlives it). So dur is written as the exact difference of the
-// two doubles, d = parse(end's ts text) - parse(ts), in its shortest
-// round-trip form: ts + d is then the end's double with no rounding at all,
-// and so is (ts - x) + d for any x a reader subtracts exactly. The
-// subtraction is exact whenever ts and the end are within a factor of two,
-// i.e. for every span shorter than its start's distance from the origin;
-// when it is not, dur is a value checked to give ts + dur == end (see
-// put_dur). Where the difference is the 3-decimal duration itself, that
-// shorter text is written.
+// decimal texts (3 decimals) those sums round and can land one ulp past the
+// end, where the next span starts: an overlap, or a child outliving its
+// parent. So every time is written on a grid of 1/1024 us: units =
+// round(ns * 1024 / 1000), written as units / 1024 exactly (integer part,
+// then the fraction's exact decimals from a table, at most 10 digits).
+// Every such text is a double exactly (while |units| < 2^53), so ts + dur
+// and any difference a reader takes are exact. One unit is 0.9765625 ns:
+// distinct ns stay distinct and round(us * 1000) gives the ns back (in
+// doubles, exactly within 2^47 ns of the origin).
 
-constexpr int64_t kExactDoubleNs = int64_t{1} << 53;  // |ns| below: (double)ns is exact
+// A time on the grid, sign and magnitude: the magnitude of any int64 ns
+// fits in 64 bits of units (2^63 * 1.024 < 2^64).
+struct GridTime {
+  uint64_t units;
+  bool negative;
+};
 
-// 10^k for k <= 22, each exactly representable.
-constexpr double kPow10[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
-                             1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-// What a correctly rounding parser gives for the text put_us(ns) writes:
-// ns / 1000 rounded once, which one IEEE division of two exact doubles does.
-inline double parsed_us(int64_t ns) { return static_cast<double>(ns) / 1000.0; }
-
-// m / 10^q in decimal (m >= 0, q >= 3 digits after the point), trailing
-// zeros past the third decimal dropped.
-char* put_fixed(char* p, uint64_t m, int q) {
-  char frac[24];
-  for (int i = q - 1; i >= 0; --i) {
-    frac[i] = static_cast<char>('0' + m % 10);
-    m /= 10;
-  }
-  p = put_u64(p, m);
-  int n = q;
-  while (n > 3 && frac[n - 1] == '0') --n;
-  *p++ = '.';
-  std::memcpy(p, frac, static_cast<size_t>(n));
-  return p + n;
+// round(ns * 128 / 125) on the magnitude. Never a tie (256 ns is even, 125
+// odd), so rounding the magnitude is rounding the value: units(-ns) ==
+// -units(ns), and the grid is monotonic across zero.
+inline GridTime grid(int64_t ns) {
+  const bool negative = ns < 0;
+  const uint64_t m = negative ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+  return {(m / 125) * 128 + ((m % 125) * 256 + 125) / 250, negative};
 }
 
-// The rare cases: times at 2^53 ns (104 days) or more from the origin, or
-// no short decimal found. Parses the texts themselves and steps to the
-// largest double d with ts + d <= te: ts + d == te whenever any d gives it.
-// None does when dur is in a higher binade than ts and te's last bit is
-// odd (every sum is a tie that rounds to even): then the end reads one ulp
-// of te early, below 1 ns, which keeps the next span from overlapping.
-char* put_dur_exact(char* p, int64_t start, int64_t end) {
-  char a[32], b[32];
-  char* ae = put_us(a, start);
-  char* be = put_us(b, end);
-  double ts = 0, te = 0;
-  std::from_chars(a, ae, ts);
-  std::from_chars(b, be, te);
-  // From te - ts, d's ulp is within a few of te's here: few steps.
-  double d = te - ts;
-  if (ts + d > te) {
-    for (int i = 0; i < 64 && ts + d > te; ++i) d = std::nextafter(d, -HUGE_VAL);
-  } else {
-    for (int i = 0; i < 64 && ts + d < te; ++i) {
-      const double up = std::nextafter(d, HUGE_VAL);
-      if (ts + up > te) break;
-      d = up;
-    }
+// end - start on the grid (saturated past 2^64 units, a span of ~570 years).
+inline GridTime grid_diff(GridTime end, GridTime start) {
+  if (end.negative == start.negative) {
+    // Same sign: |end| - |start| carries end's sign, flipped if it is negative.
+    const bool flip = end.units < start.units;
+    const uint64_t d = flip ? start.units - end.units : end.units - start.units;
+    return {d, d != 0 && (end.negative != flip)};
   }
-  if (d == 0) return put_us(p, 0);
-  const std::to_chars_result r = std::to_chars(p, p + 48, d, std::chars_format::fixed);
-  if (d < 0 || ts + d > te || r.ec != std::errc()) return put_us(p, end - start);
-  return r.ptr;
+  const uint64_t sum = end.units + start.units;
+  return {sum < end.units ? ~uint64_t{0} : sum, end.negative};
 }
 
-// v > 0 with 17 significant digits, correctly rounded, in fixed notation:
-// always enough for the text to parse back to exactly v. Integer arithmetic
-// (v = m * 2^e times a power of ten, 128-bit), a fraction of std::to_chars'
-// cost on the path most spans take; nullptr where v is outside its range
-// (below ~1e-3 or from 2^52 up).
-char* put_digits17(char* p, double v) {
-  uint64_t bits;
-  std::memcpy(&bits, &v, 8);
-  const int biased = static_cast<int>(bits >> 52);
-  if (biased == 0) return nullptr;
-  const uint64_t m = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
-  const int shift = 1075 - biased;  // v = m / 2^shift
-  if (shift <= 0 || shift > 120) return nullptr;
-  static constexpr uint64_t kP10[] = {1ull, 10ull, 100ull, 1000ull, 10000ull, 100000ull, 1000000ull,
-                                      10000000ull, 100000000ull, 1000000000ull, 10000000000ull,
-                                      100000000000ull, 1000000000000ull, 10000000000000ull,
-                                      100000000000000ull, 1000000000000000ull, 10000000000000000ull,
-                                      100000000000000000ull, 1000000000000000000ull,
-                                      10000000000000000000ull};
-  // decimals: 16 - floor(log10 v), from the binary exponent (floor(e log10 2),
-  // in fixed point), then corrected by the result.
-  int decimals = 16 - (((biased - 1023) * 78913) >> 18);
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    if (decimals < 0 || decimals > 19) return nullptr;
-    // n = round(m * 10^decimals / 2^shift), in 32-bit limbs (no __int128 on every target).
-    const uint64_t a = m, b = kP10[decimals];
-    const uint64_t a0 = a & 0xFFFFFFFFu, a1 = a >> 32, b0 = b & 0xFFFFFFFFu, b1 = b >> 32;
-    const uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
-    const uint64_t mid = (p00 >> 32) + (p01 & 0xFFFFFFFFu) + (p10 & 0xFFFFFFFFu);
-    uint64_t lo = (p00 & 0xFFFFFFFFu) | (mid << 32);
-    uint64_t hi = p11 + (p01 >> 32) + (p10 >> 32) + (mid >> 32);
-    // + 2^(shift-1), then >> shift.
-    const int hs = shift - 1;
-    if (hs < 64) {
-      const uint64_t add = uint64_t{1} << hs;
-      lo += add;
-      hi += lo < add;
-    } else {
-      hi += uint64_t{1} << (hs - 64);
+// ".ddd" of k / 1024 for k in [0, 1024), trailing zeros dropped ("" for 0),
+// padded to 16 bytes so one fixed-size copy writes it.
+struct FractionTable {
+  char text[1024][16];
+  uint8_t len[1024];
+  constexpr FractionTable() : text(), len() {
+    for (int k = 0; k < 1024; ++k) {
+      uint64_t v = static_cast<uint64_t>(k) * 9765625;  // k / 1024 = k * 5^10 / 10^10
+      int n = 10;
+      while (n > 0 && v % 10 == 0) {
+        v /= 10;
+        --n;
+      }
+      for (int i = n; i >= 1; --i) {
+        text[k][i] = static_cast<char>('0' + v % 10);
+        v /= 10;
+      }
+      text[k][0] = '.';
+      len[k] = static_cast<uint8_t>(n == 0 ? 0 : n + 1);
     }
-    const uint64_t n = shift < 64 ? (hi << (64 - shift)) | (lo >> shift) : hi >> (shift - 64);
-    if (shift < 64 && (hi >> shift) != 0) return nullptr;
-    if (n >= kP10[17]) {
-      --decimals;
-      continue;
-    }
-    if (n < kP10[16]) {
-      ++decimals;
-      continue;
-    }
-    char digits[24];
-    const int len = static_cast<int>(put_u64(digits, n) - digits);
-    const int whole = len > decimals ? len - decimals : 0;  // digits before the point
-    char frac[24];  // the `decimals` digits after it
-    int fl = 0;
-    for (int z = len; z < decimals; ++z) frac[fl++] = '0';
-    for (int i = whole; i < len; ++i) frac[fl++] = digits[i];
-    while (fl > 3 && frac[fl - 1] == '0') --fl;
-    if (whole > 0) {
-      std::memcpy(p, digits, static_cast<size_t>(whole));
-      p += whole;
-    } else {
-      *p++ = '0';
-    }
-    *p++ = '.';
-    std::memcpy(p, frac, static_cast<size_t>(fl));
-    return p + fl;
   }
-  return nullptr;
-}
+};
+constexpr FractionTable kFractions{};
 
-// The dur of [start, end] (ns from the origin, start <= end).
-inline char* put_dur(char* p, int64_t start, int64_t end) {
-  const int64_t d = end - start;
-  if (start > -kExactDoubleNs && end < kExactDoubleNs) {
-    const double ts = parsed_us(start);
-    const double te = parsed_us(end);
-    const double hi = te - ts;
-    const double back = hi - te;  // TwoSum: what the subtraction rounded off
-    const double lo = (te - (hi - back)) + (-ts - back);
-    if (lo == 0) {
-      if (hi == parsed_us(d)) return put_us(p, d);
-      if (char* e = put_digits17(p, hi)) return e;
-      const std::to_chars_result r = std::to_chars(p, p + 48, hi, std::chars_format::fixed);
-      if (r.ec == std::errc()) return r.ptr;
-    }
-    // Not exact: the interval of doubles x with ts + x == te is about one
-    // ulp of te wide, centred on te - ts: try the decimals around that
-    // width, from one fewer than it needs, the candidate nearest the centre.
-    const double mag = std::fabs(te) + std::fabs(ts);  // > 0: te != ts here
-    const int need = static_cast<int>(std::ceil((52 - std::ilogb(mag)) * 0.30103));
-    for (int q = std::max(4, need - 1); q <= std::min(22, need + 2); ++q) {
-      const double scaled = hi * kPow10[q] + lo * kPow10[q];
-      if (!(scaled >= 0 && scaled < 9007199254740992.0)) break;
-      const auto m = static_cast<uint64_t>(std::llround(scaled));
-      if (ts + static_cast<double>(m) / kPow10[q] == te) return put_fixed(p, m, q);
-    }
-  }
-  return put_dur_exact(p, start, end);
+// units / 1024 us, exactly.
+inline char* put_grid(char* p, GridTime t) {
+  if (t.negative) *p++ = '-';
+  const uint64_t u = t.units;
+  p = put_u64(p, u >> 10);
+  const unsigned f = static_cast<unsigned>(u & 1023);
+  std::memcpy(p, kFractions.text[f], 16);
+  return p + kFractions.len[f];
 }
 
 template <size_t N>
@@ -378,7 +259,9 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
   names.reserve(snapshot.names.size());
   for (const std::string& n : snapshot.names) names.push_back(escaped(n));
 
-  char buf[256];
+  // Room for an event's fixed text (< 400 bytes) and its name twice.
+  constexpr size_t kInlineName = 256;
+  char buf[1280];
   char* p;
   bool first = true;
   auto sep = [&]() {
@@ -435,21 +318,32 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
         parent_id = make_span_id(tl.id, r.parent_local);
       }
 
-      // {"name":"<name>","cat":"<cat>","ph":"X","ts":..,"dur":..,"pid":1,"tid":..,
-      sep();
-      out.append("{\"name\":\"", 9);
-      out.append(name);
-      p = put_lit(buf, "\",\"cat\":\"");
+      // One event (two for a b/e pair) is formatted into `buf` and appended
+      // at once; only attribute text and long names go to `out` directly.
+      auto put_name = [&](char* q) {
+        if (name.size() <= kInlineName) {
+          std::memcpy(q, name.data(), name.size());
+          return q + name.size();
+        }
+        out.append(buf, static_cast<size_t>(q - buf));
+        out.append(name);
+        return buf;
+      };
+      // ,\n{"name":"<name>","cat":"<cat>","ph":"X","ts":..,"dur":..,"pid":1,"tid":..,
+      p = put_lit(buf, ",\n{\"name\":\"");
+      p = put_name(p);
+      p = put_lit(p, "\",\"cat\":\"");
       std::memcpy(p, cat, cat_len);
       p += cat_len;
       if (complete) {
+        const GridTime start = grid(r.start_ns - origin_ns);
         p = put_lit(p, "\",\"ph\":\"X\",\"ts\":");
-        p = put_us(p, r.start_ns - origin_ns);
+        p = put_grid(p, start);
         p = put_lit(p, ",\"dur\":");
-        p = put_dur(p, r.start_ns - origin_ns, r.end_ns - origin_ns);
+        p = put_grid(p, grid_diff(grid(r.end_ns - origin_ns), start));
       } else {
         p = put_lit(p, "\",\"ph\":\"b\",\"ts\":");
-        p = put_us(p, r.start_ns - origin_ns);
+        p = put_grid(p, grid(r.start_ns - origin_ns));
       }
       std::memcpy(p, tid_part, tid_len);
       p += tid_len;
@@ -459,12 +353,13 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
         *p++ = '"';
       }
       p = put_lit(p, ",\"args\":{");
-      out.append(buf, static_cast<size_t>(p - buf));
 
       // "args": the attribute object's members, then ours.
       if (const std::string* a = attrs.find(r.local_id)) {
         AttrText t = attr_members(*a);
         if (t.n != 0) {
+          out.append(buf, static_cast<size_t>(p - buf));
+          p = buf;
           if (t.object) {
             out.append(t.p, t.n);
             out.push_back(',');
@@ -475,29 +370,27 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
           }
         }
       }
-      p = put_lit(buf, "\"span_id\":");
+      p = put_lit(p, "\"span_id\":");
       p = put_u64(p, span_id);
       p = put_lit(p, ",\"parent_id\":");
       p = put_u64(p, parent_id);
       if (r.flags & kFlagError) p = put_lit(p, ",\"error\":true");
       if (r.flags & kFlagAbandoned) p = put_lit(p, ",\"abandoned\":true");
       p = put_lit(p, "}}");
-      out.append(buf, static_cast<size_t>(p - buf));
 
       if (!complete) {
         // The matching end event: same name, category, id and thread.
-        sep();
-        out.append("{\"name\":\"", 9);
-        out.append(name);
-        p = put_lit(buf, "\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":");
-        p = put_us(p, r.end_ns - origin_ns);
+        p = put_lit(p, ",\n{\"name\":\"");
+        p = put_name(p);
+        p = put_lit(p, "\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":");
+        p = put_grid(p, grid(r.end_ns - origin_ns));
         std::memcpy(p, tid_part, tid_len);
         p += tid_len;
         p = put_lit(p, ",\"id\":\"");
         p = put_u64(p, span_id);
         p = put_lit(p, "\"}");
-        out.append(buf, static_cast<size_t>(p - buf));
       }
+      out.append(buf, static_cast<size_t>(p - buf));
       boundary();
     }
   }
@@ -506,7 +399,9 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
   // epoch (REALTIME then, less the MONOTONIC time since the origin). Strings:
   // ns past 2^53 are not exact as JSON numbers.
   p = put_lit(buf, "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{"
-                   "\"ts_axis\":\"performance.now() in us\",\"origin_monotonic_ns\":\"");
+                   "\"ts_axis\":\"performance.now() in us\",\"ts_grid\":\"1/1024 us: "
+                   "ts and dur are round(ns*1024/1000)/1024, exact doubles; ns = round(us*1000)\","
+                   "\"origin_monotonic_ns\":\"");
   p = put_i64(p, origin_ns);
   p = put_lit(p, "\",\"origin_unix_ns\":\"");
   p = put_i64(p, clocks.realtime_ns - (clocks.monotonic_ns - origin_ns));

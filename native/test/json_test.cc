@@ -67,16 +67,17 @@ void test_golden() {
       "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"sort_index\":2}},\n"
       "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"name\":\"track: gpu0\"}},\n"
       "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":3,\"args\":{\"sort_index\":3}},\n"
-      "{\"name\":\"child\",\"cat\":\"span\",\"ph\":\"X\",\"ts\":0.500,\"dur\":1.000,\"pid\":1,\"tid\":1,"
+      "{\"name\":\"child\",\"cat\":\"span\",\"ph\":\"X\",\"ts\":0.5,\"dur\":1,\"pid\":1,\"tid\":1,"
       "\"args\":{\"k\":1,\"s\":\"v\",\"span_id\":4294967298,\"parent_id\":4294967297,\"error\":true}},\n"
-      "{\"name\":\"main.work\",\"cat\":\"span\",\"ph\":\"X\",\"ts\":0.000,\"dur\":2.001,\"pid\":1,\"tid\":1,"
+      "{\"name\":\"main.work\",\"cat\":\"span\",\"ph\":\"X\",\"ts\":0,\"dur\":2.0009765625,\"pid\":1,\"tid\":1,"
       "\"args\":{\"span_id\":4294967297,\"parent_id\":0,\"abandoned\":true}},\n"
-      "{\"name\":\"grp\",\"cat\":\"group\",\"ph\":\"X\",\"ts\":-0.001,\"dur\":3.001,\"pid\":1,\"tid\":2,"
+      "{\"name\":\"grp\",\"cat\":\"group\",\"ph\":\"X\",\"ts\":-0.0009765625,\"dur\":3.0009765625,\"pid\":1,\"tid\":2,"
       "\"args\":{\"span_id\":8589934593,\"parent_id\":0}},\n"
-      "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"b\",\"ts\":1.000,\"pid\":1,\"tid\":3,\"id\":\"12884901889\","
+      "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"b\",\"ts\":1,\"pid\":1,\"tid\":3,\"id\":\"12884901889\","
       "\"args\":{\"span_id\":12884901889,\"parent_id\":4294967298}},\n"
-      "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":4.000,\"pid\":1,\"tid\":3,\"id\":\"12884901889\"}\n"
+      "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"e\",\"ts\":4,\"pid\":1,\"tid\":3,\"id\":\"12884901889\"}\n"
       "],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{\"ts_axis\":\"performance.now() in us\","
+      "\"ts_grid\":\"1/1024 us: ts and dur are round(ns*1024/1000)/1024, exact doubles; ns = round(us*1000)\","
       "\"origin_monotonic_ns\":\"1000000\",\"origin_unix_ns\":\"1766361600001000000\"}}}\n";
   if (out != want) {
     report_mismatch(__LINE__, out, want);
@@ -92,7 +93,7 @@ void test_golden() {
     s2.timelines.push_back(serial);
     std::string o2;
     write_chrome_json(s2, origin, hotspan_test::kTestClocks, o2);
-    CHECK(contains(o2, "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"X\",\"ts\":1.000,\"dur\":3.000,"
+    CHECK(contains(o2, "{\"name\":\"io\",\"cat\":\"async\",\"ph\":\"X\",\"ts\":1,\"dur\":3,"
                          "\"pid\":1,\"tid\":3,\"args\":{\"span_id\":12884901889,\"parent_id\":0}}"));
     CHECK(!contains(o2, "\"ph\":\"b\""));
   }
@@ -105,6 +106,7 @@ void test_golden() {
       "{\"traceEvents\":[\n"
       "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,\"args\":{\"name\":\"hotspan\"}}\n"
       "],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{\"ts_axis\":\"performance.now() in us\","
+      "\"ts_grid\":\"1/1024 us: ts and dur are round(ns*1024/1000)/1024, exact doubles; ns = round(us*1000)\","
       "\"origin_monotonic_ns\":\"0\",\"origin_unix_ns\":\"1766361600000000000\"}}}\n";
   if (e != want_empty) {
     report_mismatch(__LINE__, e, want_empty);
@@ -195,16 +197,23 @@ void expect_times(int64_t origin, int64_t start, int64_t end, const std::string&
 }
 
 void test_times() {
-  expect_times(0, 0, 0, "\"ts\":0.000,\"dur\":0.000");
-  expect_times(0, 1, 11, "\"ts\":0.001,\"dur\":0.010");
-  expect_times(0, 999, 1999, "\"ts\":0.999,\"dur\":1.000");
-  expect_times(1000, 500, 1000, "\"ts\":-0.500,\"dur\":0.500");
-  expect_times(5, 0, 123456789012, "\"ts\":-0.005,\"dur\":123456789.012");
+  expect_times(0, 0, 0, "\"ts\":0,\"dur\":0");
+  // 1 ns is one grid unit; 11 ns round to 11.264 -> 11 units.
+  expect_times(0, 1, 11, "\"ts\":0.0009765625,\"dur\":0.009765625");
+  // 999 ns: 1022.976 -> 1023 units; 1999 ns: 2047 units. dur, 1024 units, is
+  // the difference of the grid values, so ts + dur is the end's ts.
+  expect_times(0, 999, 1999, "\"ts\":0.9990234375,\"dur\":1");
+  expect_times(1000, 500, 1000, "\"ts\":-0.5,\"dur\":0.5");
+  expect_times(2000, 500, 1000, "\"ts\":-1.5,\"dur\":0.5");  // both ends before the origin
+  expect_times(5, 0, 123456789012, "\"ts\":-0.0048828125,\"dur\":123456789.01171875");
   // A realistic raw monotonic origin (days of uptime) and an hour-long trace.
   expect_times(864000123456789, 864000123456789 + 3600000000001, 864000123456789 + 3600000000001 + 99,
-               "\"ts\":3600000000.001,\"dur\":0.098999977111816406");
-  // Past 2^53 ns doubles are coarser than a ns: both ends read as the same double.
-  expect_times(0, INT64_MAX - 1, INT64_MAX, "\"ts\":9223372036854775.806,\"dur\":0.000");
+               "\"ts\":3600000000.0009765625,\"dur\":0.0986328125");
+  // The extremes of int64 ns: no overflow, the sign kept, and a span across
+  // all of int64 saturates (2^64 units) rather than wrapping.
+  expect_times(0, INT64_MAX - 1, INT64_MAX, "\"ts\":9223372036854775.8056640625,\"dur\":0.0009765625");
+  expect_times(0, INT64_MIN + 1, INT64_MIN + 2, "\"ts\":-9223372036854775.806640625,\"dur\":0.0009765625");
+  expect_times(0, INT64_MIN, INT64_MAX, "\"ts\":-9223372036854775.8076171875,\"dur\":18014398509481983.9990234375");
 }
 
 double parse_double(const std::string& text) {
@@ -222,15 +231,29 @@ std::string field(const std::string& s, const std::string& key) {
   return s.substr(b, s.find(',', b) - b);
 }
 
+// The grid unit of ns computed apart from the writer: floor((256 ns + 125) / 250) in 128 bits.
+int64_t expected_units(int64_t ns) {
+  const __int128 x = static_cast<__int128>(ns) * 256 + 125;
+  __int128 q = x / 250;
+  if (x % 250 != 0 && x < 0) --q;
+  return static_cast<int64_t>(q);
+}
+
+// ns back from a grid text's double, as the README says: round(us * 1000).
+int64_t ns_of(double us) { return std::llround(us * 1000); }
+
 // Spans back to back (each starts at the ns its predecessor ended) and
 // spans ending with their parent: a reader adding ts + dur in doubles must
 // get exactly the double of the end's own ts text, or it sees overlaps and
-// loses containment. Origins put ts from before the origin to past 2^53 ns.
+// loses containment; rebased on a thread's first ts (speedscope) the same.
+// Every text is units / 1024 exactly, and round(us * 1000) gives the ns.
 void test_dur_sums() {
   std::mt19937_64 rng(11);
-  const int64_t offsets[] = {-5000000, 0, 499182053, 86400000000000, 3600000000001, int64_t{1} << 53,
-                             (int64_t{1} << 53) + 123456789, int64_t{1} << 60};
-  size_t checked = 0, widened = 0, unreachable = 0, rebased = 0;
+  const int64_t kGridExact = int64_t{1} << 53;  // |units| below: the text is an exact double
+  const int64_t kNsBack = int64_t{1} << 47;     // |ns| below: round(us * 1000) is exact in doubles
+  const int64_t offsets[] = {-5000000,        0,           499182053, 3600000000001, 86400000000000,
+                             -86400000000000, kNsBack - 2000000000, int64_t{1} << 52, int64_t{1} << 60};
+  size_t checked = 0, rebased = 0, beyond = 0;
   for (int64_t offset : offsets) {
     for (int chain = 0; chain < 40; ++chain) {
       int64_t start = offset + static_cast<int64_t>(rng() % 1000000000);
@@ -243,39 +266,58 @@ void test_dur_sums() {
         const std::string ts_text = field(times + ",", "\"ts\":");
         const std::string dur_text = field(times + ",", "\"dur\":");
         const std::string end_text = field(written_times(0, start + dur, start + dur) + ",", "\"ts\":");
-        const double sum = parse_double(ts_text) + parse_double(dur_text);
-        const double end_value = parse_double(end_text);
-        if (sum != end_value) {
-          // Only where no double gives the end exactly (every sum a tie that
-          // rounds to even): then the largest sum below it.
-          const double up = std::nextafter(parse_double(dur_text), HUGE_VAL);
-          const bool largest_below = sum < end_value && parse_double(ts_text) + up > end_value;
-          if (!largest_below || dur < std::llabs(start)) {
-            check::fail(__FILE__, __LINE__, "ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
-          }
-          ++unreachable;
+        const size_t dot = dur_text.find('.');
+        CHECK(dot == std::string::npos || dur_text.size() - dot - 1 <= 10);
+        const int64_t u0 = expected_units(start), u1 = expected_units(start + dur);
+        if (std::llabs(u1) >= kGridExact || std::llabs(u0) >= kGridExact) {
+          ++beyond;  // doubles coarser than the grid: only the duration is checked
+          CHECK(parse_double(dur_text) * 1024 == static_cast<double>(u1 - u0));
+          start += dur;
+          continue;
         }
-        // Rebased on the chain's first ts o, as speedscope does, the sum still
-        // lands on the end, where subtracting o is exact (ts, end <= 2 o).
+        const double ts = parse_double(ts_text), d = parse_double(dur_text), end = parse_double(end_text);
+        // The texts are the grid values themselves.
+        CHECK(ts * 1024 == static_cast<double>(u0) && d * 1024 == static_cast<double>(u1 - u0) &&
+              end * 1024 == static_cast<double>(u1));
+        if (ts + d != end) check::fail(__FILE__, __LINE__, "ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
         const double o = parse_double(first_ts);
-        const double ts_v = parse_double(ts_text);
-        if (o > 0 && ts_v >= o && end_value <= 2 * o) {
-          if ((ts_v - o) + parse_double(dur_text) != end_value - o) {
-            check::fail(__FILE__, __LINE__, "rebased: ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
-          }
-          ++rebased;
+        if ((ts - o) + d != end - o) {
+          check::fail(__FILE__, __LINE__, "rebased: ts " + ts_text + " + dur " + dur_text + " != end " + end_text);
         }
-        // Still the duration to the ns.
-        CHECK(std::llround(parse_double(dur_text) * 1000) == dur || offset >= (int64_t{1} << 53));
-        if (dur_text.size() != std::to_string(dur / 1000).size() + 4) ++widened;
+        ++rebased;
+        // The ns back, exactly.
+        if (std::llabs(start + dur) < kNsBack && std::llabs(start) < kNsBack) {
+          CHECK_EQ(ns_of(ts), start);
+          CHECK_EQ(ns_of(ts + d), start + dur);
+        }
         ++checked;
         start += dur;
       }
     }
   }
-  CHECK(widened > 0 && widened < checked && rebased > checked / 2);
-  std::printf("json_test: %zu ts + dur sums (%zu also rebased), %zu needed more than 3 decimals, %zu ends unreachable (one ulp early)\n",
-              checked, rebased, widened, unreachable);
+  CHECK(checked > 0 && beyond > 0 && rebased == checked);
+  std::printf("json_test: %zu ts + dur sums exact (also rebased), %zu past 2^53 grid units\n", checked, beyond);
+}
+
+// Every ns maps to its own grid value (distinct ns stay distinct, in order)
+// and round(us * 1000) gives it back; the sign is symmetric.
+void test_grid_round_trip() {
+  std::mt19937_64 rng(7);
+  std::vector<int64_t> ns;
+  for (int64_t v = -5000; v <= 5000; ++v) ns.push_back(v);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t base = static_cast<int64_t>(rng() % (uint64_t{1} << 47));
+    ns.push_back((rng() & 1) ? base : -base);
+  }
+  double prev = -HUGE_VAL;
+  for (size_t i = 0; i < ns.size(); ++i) {
+    const std::string text = field(written_times(0, ns[i], ns[i]) + ",", "\"ts\":");
+    const double us = parse_double(text);
+    CHECK_EQ(ns_of(us), ns[i]);
+    CHECK(us * 1024 == static_cast<double>(expected_units(ns[i])));
+    if (i > 0 && i <= 10000) CHECK(us > prev);  // the consecutive range
+    prev = us;
+  }
 }
 
 std::string hex(const std::string& s) {
@@ -453,6 +495,7 @@ int main() {
   RUN_TEST(test_escaping);
   RUN_TEST(test_times);
   RUN_TEST(test_dur_sums);
+  RUN_TEST(test_grid_round_trip);
   RUN_TEST(test_node_round_trip);
   return check::result("json_test");
 }
