@@ -1,5 +1,11 @@
 import { defineConfig } from 'vitest/config';
 
+// Sanitizer runs (native/test/sanitizers.sh) name the runtime to preload in
+// HOTSPAN_TEST_PRELOAD: it goes to the test processes forked from here (and
+// their children), not to vitest's own process, whose bundler has native
+// threads that are not ours to check.
+if (process.env.HOTSPAN_TEST_PRELOAD) process.env.LD_PRELOAD = process.env.HOTSPAN_TEST_PRELOAD;
+
 export default defineConfig({
   test: {
     // The threads pool crashes with native addons; forks isolates each file.
