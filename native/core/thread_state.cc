@@ -66,7 +66,10 @@ void ThreadState::publish_batch() {
 }
 
 void ThreadState::abandon_open(int64_t now) {
-  while (depth > 0) fast::end(*this, now, kFlagAbandoned);
+  // end() refuses once the tracer closed, which may happen during this loop
+  // (close() on another thread): stop then, like any end() after close.
+  while (depth > 0 && fast::end(*this, now, kFlagAbandoned) == Status::kOk) {
+  }
 }
 
 void ThreadState::on_thread_exit() {
