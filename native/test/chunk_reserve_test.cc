@@ -45,7 +45,9 @@ size_t pages_not_resident(const void* p, size_t n) {
 }
 
 bool wait_until_full() {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // The filler runs at idle priority: on a machine busy with other work it
+  // gets little CPU, so the bound is generous.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (reserve::ready() < reserve::kHighWater) {
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -103,6 +105,12 @@ void concurrent_takers_get_distinct_chunks() {
   for (auto& v : got) {
     for (void* c : v) ::operator delete(c);
   }
+  // The filler refills only once a take leaves fewer than kLowWater ready;
+  // the takers may have stopped above that, and then it rightly sleeps.
+  // Take below it (which wakes the filler), then it must fill up.
+  std::vector<void*> drained;
+  while (reserve::ready() >= reserve::kLowWater) drained.push_back(reserve::take());
+  for (void* c : drained) ::operator delete(c);
   CHECK(wait_until_full());
 }
 
