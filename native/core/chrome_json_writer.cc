@@ -1,7 +1,7 @@
 // Chrome Trace Event JSON writer. Hot loop: one event per record, formatted
 // by hand (no iostreams, no to_string) into a pre-reserved std::string; names
 // and timeline names are escaped once per document, attribute objects (JSON
-// text produced by the facade) are spliced in without re-parsing.
+// text produced by the facade) are checked (one strict scan) and spliced in.
 //
 // Conventions a consumer can rely on (json_test.cc checks them):
 // - ts and dur in us on a grid of 1/1024 us (see put_grid): ts =
@@ -10,7 +10,8 @@
 //   round(us * 1000). Negative ts (before the origin) are written.
 // - args: the attribute members first, then span_id and parent_id (0: no
 //   parent), then "error":true / "abandoned":true only when flagged. Attribute
-//   text that is not a JSON object is kept as the string member "attrs".
+//   text that is not exactly one JSON object is kept as the string member
+//   "attrs"; invalid UTF-8 in it is repaired as in names.
 // - Strings: '"', '\' and controls (as \u00XX) escaped, valid UTF-8 as is,
 //   invalid bytes as U+FFFD per maximal invalid subpart (what TextDecoder does).
 // - Threads, groups and serial tracks: "X"; concurrent tracks: a "b"/"e" pair
@@ -22,6 +23,7 @@
 #include <cstring>
 #include <utility>
 
+#include "json_text.h"
 #include "local_index.h"
 #include "utf8_seq.h"
 
@@ -199,20 +201,28 @@ std::string escaped(const std::string& s) {
 inline bool is_ws(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 // The members of an attribute object, for splicing into "args": "{...}" ->
-// "...", trimmed. Empty for "", "{}" and "{ }".
+// "...", trimmed. Empty for "", "{}" and "{ }". The text is checked, not
+// trusted: invalid UTF-8 is repaired (into `scratch`), and text that is not
+// exactly one JSON object is written as a string.
 struct AttrText {
   const char* p = nullptr;
   size_t n = 0;
   bool object = true;  // false: not an object; written as an escaped string
 };
 
-AttrText attr_members(const std::string& s) {
+AttrText attr_members(const std::string& raw, std::string& scratch) {
+  const std::string* text = &raw;
+  if (!json_text::valid_utf8(raw)) {
+    scratch = json_text::sanitized(raw);
+    text = &scratch;
+  }
+  const std::string& s = *text;
   size_t b = 0, e = s.size();
   while (b < e && is_ws(s[b])) ++b;
   while (e > b && is_ws(s[e - 1])) --e;
   AttrText t;
   if (b == e) return t;
-  if (e - b < 2 || s[b] != '{' || s[e - 1] != '}') {
+  if (!json_text::is_object(s.data() + b, s.data() + e)) {
     t.object = false;
     t.p = s.data() + b;
     t.n = e - b;
@@ -257,6 +267,7 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
 
   std::vector<std::string> names;
   names.reserve(snapshot.names.size());
+  std::string attr_scratch;  // a repaired attribute text, reused
   for (const std::string& n : snapshot.names) names.push_back(escaped(n));
 
   // Room for an event's fixed text (< 400 bytes) and its name twice.
@@ -356,7 +367,7 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
 
       // "args": the attribute object's members, then ours.
       if (const std::string* a = attrs.find(r.local_id)) {
-        AttrText t = attr_members(*a);
+        AttrText t = attr_members(*a, attr_scratch);
         if (t.n != 0) {
           out.append(buf, static_cast<size_t>(p - buf));
           p = buf;

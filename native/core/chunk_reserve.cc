@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <sched.h>
 #endif
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -48,8 +49,16 @@ struct Reserve {
         if (chunk != nullptr) {
           // One write per page faults it in here, not on the writer. The
           // content does not matter: records are written before they are read.
+          // A chunk need not start on a page boundary (malloc's own headers,
+          // a sanitizer's redzones), so it spans 8 pages, not 7: touch its
+          // first byte and every page boundary inside it.
           auto* bytes = static_cast<volatile unsigned char*>(chunk);
-          for (size_t off = 0; off < kChunkBytes; off += kPageBytes) bytes[off] = 0;
+          const uintptr_t base = reinterpret_cast<uintptr_t>(chunk);
+          bytes[0] = 0;
+          for (uintptr_t page = (base / kPageBytes + 1) * kPageBytes; page < base + kChunkBytes;
+               page += kPageBytes) {
+            bytes[page - base] = 0;
+          }
         }
         lock.lock();
         if (chunk == nullptr) {

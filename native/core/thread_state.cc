@@ -74,7 +74,10 @@ Status ThreadState::end_after_close(uint32_t w) {
 }
 
 void ThreadState::abandon_open(int64_t now) {
-  while (depth > 0) fast::end(*this, now, kFlagAbandoned);
+  // end() refuses once the tracer closed, which may happen during this loop
+  // (close() on another thread): stop then, like any end() after close.
+  while (depth > 0 && fast::end(*this, now, kFlagAbandoned) == Status::kOk) {
+  }
 }
 
 void ThreadState::on_thread_exit() {

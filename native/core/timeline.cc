@@ -131,7 +131,9 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
     int64_t top = INT64_MIN;
     for (uint32_t i = bracketed_; i < n; ++i) {
       const StoredSpan& r = recs.stored(i);
-      top = std::max(top, std::max(r.start, recs.stored_end(r, i)));
+      // By value: a reference to the packed (4-aligned) int64 is undefined.
+      const int64_t start = r.start;
+      top = std::max(top, std::max(start, recs.stored_end(r, i)));
     }
     if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
       clock::Anchor a = clock::measure_anchor();

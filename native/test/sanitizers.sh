@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# `npm run test:sanitizers`: the core and the addon under sanitizers.
+#   1. The core tests and fuzz-corpus replays under ASan + UBSan
+#      (native/build-asan), ctest.
+#   2. The addon built by cmake-js under ASan + UBSan
+#      (native/build-addon-asan), then the whole vitest suite on it.
+#   3. The addon built by cmake-js under ThreadSanitizer
+#      (native/build-addon-tsan), then the worker, native-thread and
+#      exactness suites on it.
+# node itself is not instrumented: the runtime is preloaded into the test
+# processes (HOTSPAN_TEST_PRELOAD, see test/support/sanitizer-preload.ts) and
+# the addon variant chosen with HOTSPAN_PREBUILD (node-gyp-build's override;
+# test/support/addon-variant.ts checks it is the one loaded). Every report is
+# written to a log file (a report in a child process or a worker need not
+# fail its test), and any log file fails this script.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+native="$(cd "$here/.." && pwd)"
+root="$(cd "$native/.." && pwd)"
+jobs="${HOTSPAN_JOBS:-2}"  # the machine is shared: keep builds to -j2
+logs="$native/build-sanitizer-logs"
+rm -rf "$logs"
+mkdir -p "$logs"
+
+# Fails when a sanitizer wrote a report, printing the first ones.
+check_logs() {  # what
+  local found
+  found="$(find "$logs" -type f | sort)"
+  if [ -n "$found" ]; then
+    echo "sanitizer reports during $1:" >&2
+    for f in $found; do
+      echo "--- $f" >&2
+      head -40 "$f" >&2
+    done
+    exit 1
+  fi
+}
+
+build_addon() {  # out dir, cmake-js -D options...
+  local out="$1"
+  shift
+  local defs=()
+  for d in "$@"; do defs+=("--CD$d"); done
+  (cd "$root" && npx cmake-js build --directory native --out "$out/build" --target hotspan_addon \
+    --parallel "$jobs" --log-level warn "${defs[@]}")
+}
+
+# ASan: halt at the first error. Leak detection is off in node: node and V8 do
+# not free their heaps at exit, so LSan would report them; the core's leaks
+# are checked by the ASan ctest run, where LSan is on.
+asan_ubsan_env() {
+  export ASAN_OPTIONS="detect_leaks=${1}:abort_on_error=1:log_path=$logs/asan"
+  export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1:log_path=$logs/ubsan"
+}
+
+echo "== sanitizers: core tests under AddressSanitizer + UBSan"
+cmake -S "$native" -B "$native/build-asan" -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_ASAN=ON >/dev/null
+cmake --build "$native/build-asan" -j "$jobs"
+(asan_ubsan_env 1 && cd "$native/build-asan" && ctest --output-on-failure)
+check_logs "the core tests (ASan + UBSan)"
+
+echo "== sanitizers: addon under AddressSanitizer + UBSan, whole vitest suite"
+build_addon "$native/build-addon-asan" HOTSPAN_ASAN=ON
+(
+  asan_ubsan_env 0
+  export HOTSPAN_PREBUILD="$native/build-addon-asan"
+  export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libasan.so)"
+  cd "$root" && npx vitest run
+)
+check_logs "vitest on the ASan + UBSan addon"
+
+echo "== sanitizers: addon under ThreadSanitizer, worker and native-thread suites"
+build_addon "$native/build-addon-tsan" HOTSPAN_TSAN=ON
+(
+  export TSAN_OPTIONS="suppressions=$here/tsan-node.supp:second_deadlock_stack=1:log_path=$logs/tsan"
+  export HOTSPAN_PREBUILD="$native/build-addon-tsan"
+  export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libtsan.so)"
+  cd "$root" && npx vitest run test/js-workers.test.ts test/native-threads.test.ts test/exactness.test.ts
+)
+check_logs "the worker and native-thread suites on the TSan addon"
+echo "== sanitizers: all passed, no report"
