@@ -37,6 +37,7 @@ sources=(
   native/wasm/snapshot_columns.cc
   native/core/chrome_json_writer.cc
   native/core/perfetto_writer.cc
+  native/core/json_text.cc
   native/core/stats.cc
   native/core/log_linear_histogram.cc
   native/core/huge_pages.cc

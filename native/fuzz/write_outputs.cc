@@ -8,6 +8,7 @@
 
 #include "block_sink.h"
 #include "chrome_json_writer.h"
+#include "clock_readings.h"
 #include "output_check.h"
 #include "perfetto_writer.h"
 
@@ -45,10 +46,12 @@ void write_and_check(const hotspan::Tracer& tracer, const char* target) {
   const hotspan::FrozenSnapshot snap = tracer.freeze();
   std::string json, pb;
   StringSink json_blocks, pb_blocks;
-  hotspan::write_chrome_json(snap, tracer.origin_ns(), json);
-  hotspan::write_chrome_json(snap, tracer.origin_ns(), json_blocks);
-  hotspan::write_perfetto(snap, tracer.origin_ns(), pb);
-  hotspan::write_perfetto(snap, tracer.origin_ns(), pb_blocks);
+  // One set of readings for all four, so the whole and streamed documents compare.
+  const hotspan::ClockReadings clocks = hotspan::read_clocks();
+  hotspan::write_chrome_json(snap, tracer.origin_ns(), clocks, json);
+  hotspan::write_chrome_json(snap, tracer.origin_ns(), clocks, json_blocks);
+  hotspan::write_perfetto(snap, tracer.origin_ns(), clocks, pb);
+  hotspan::write_perfetto(snap, tracer.origin_ns(), clocks, pb_blocks);
   if (json_blocks.out != json) finding(target, "streamed Chrome JSON", "differs from the whole", json);
   if (pb_blocks.out != pb) finding(target, "streamed Perfetto", "differs from the whole", pb);
   std::string problem = json_problem(json);

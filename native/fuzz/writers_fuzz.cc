@@ -1,7 +1,7 @@
 // The Perfetto and Chrome JSON writers over arbitrary record streams: the
 // input drives the core's recording API (JS-like threads, nesting, long and
 // zero-length spans, error flags, attributes, tracks serial and concurrent,
-// async spans ended out of order or twice, groups, finalization paused,
+// async spans ended out of order or twice, groups,
 // threads detached with spans open) on caller-chosen times, then both
 // outputs are written and must decode, also midway with spans still open.
 #include <cstddef>
@@ -22,7 +22,6 @@ using hotspan::ThreadState;
 struct Program {
   std::shared_ptr<hotspan::Tracer> tracer;
   std::vector<std::shared_ptr<ThreadState>> threads;
-  std::vector<bool> paused;
   std::vector<uint32_t> names, tracks;
   std::vector<uint64_t> tokens;
   int64_t now = 0;
@@ -44,7 +43,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   p.tracer = hotspan::Tracer::create(options);
   p.now = options.origin_ns + (static_cast<int64_t>(in.byte()) << 20);
   p.threads.push_back(p.tracer->attach_js_thread("main"));
-  p.paused.push_back(false);
   p.names.push_back(p.tracer->intern("n"));
   hotspan::Tracer& t = *p.tracer;
 
@@ -74,35 +72,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       case 12:
         if (p.threads.size() < 4) {
           p.threads.push_back(t.attach_js_thread(in.str(8)));
-          p.paused.push_back(false);
-        }
+                }
         break;
       case 13: {  // a thread goes away with its spans open; a fresh one takes its place
         const size_t i = p.thread_index(arg);
-        if (p.paused[i]) t.resume_finalization(*p.threads[i]);
         t.detach_thread(*p.threads[i], p.now);
         p.threads[i] = t.attach_js_thread("again");
-        p.paused[i] = false;
         break;
       }
-      case 14: {
-        const size_t i = p.thread_index(arg);
-        if (p.paused[i]) {
-          t.resume_finalization(*p.threads[i]);
-        } else {
-          t.pause_finalization(*p.threads[i]);
-        }
-        p.paused[i] = !p.paused[i];
+      case 14:  // a second drain point (the finalization pause this op once toggled is gone)
+        t.flush();
         break;
-      }
       case 15:
         if (arg % 8 == 0) hotspan_fuzz::write_and_check(t, "writers_fuzz");
         if (arg % 8 == 1) t.set_thread_name(th, in.str(8));
         break;
     }
-  }
-  for (size_t i = 0; i < p.threads.size(); ++i) {
-    if (p.paused[i]) t.resume_finalization(*p.threads[i]);
   }
   t.flush();
   hotspan_fuzz::write_and_check(t, "writers_fuzz");
