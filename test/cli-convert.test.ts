@@ -127,12 +127,20 @@ function generate(file: string, roots: number): void {
 }
 
 /** Max RSS (MiB) of a process that runs `hotspan convert in out` with its JS heap capped at `heapMiB`. */
+function withoutPreload(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  delete env.LD_PRELOAD;
+  return env;
+}
+
 function convertRss(input: string, output: string, heapMiB: number): number {
   const main = path.join(repoRoot, 'dist', 'cli', 'main.js');
   const r = spawnSync(
     process.execPath,
     [`--max-old-space-size=${String(heapMiB)}`, '-e', `require(${JSON.stringify(main)}).main(process.argv.slice(1)).then((c) => { if (c !== 0) process.exit(c); console.log(process.resourceUsage().maxRSS); })`, 'convert', input, output],
-    { encoding: 'utf8' },
+    // The converter is JS only: a sanitizer run's preloaded runtime
+    // (native/test/sanitizers.sh) would measure its own allocator, not it.
+    { encoding: 'utf8', env: withoutPreload() },
   );
   expect(r.status, `${input}: ${r.stderr.slice(0, 3000)}`).toBe(0);
   return Number(r.stdout.trim()) / 1024;

@@ -12,11 +12,17 @@ const packDir = path.join(root, '.pack');
 const inputs = ['package.json', 'binding.gyp', 'README.md', 'lib', 'esm', 'native/core', 'native/addon', 'native/include', 'scripts'];
 
 /** The environment without npm's lifecycle variables, so a nested npm acts as a user's would. */
+const SANITIZER_RUN_VARS = new Set(['HOTSPAN_PREBUILD', 'HOTSPAN_TEST_PRELOAD', 'LD_PRELOAD', 'ASAN_OPTIONS', 'UBSAN_OPTIONS', 'TSAN_OPTIONS']);
+
 export function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (/^npm_(?!config_(cache|nodedir|registry)$)/i.test(k)) continue;
     if (k === 'PREBUILDS_ONLY' || k === 'NODE_OPTIONS') continue;
+    // A fresh project loads its own prebuild: not the addon build or the
+    // sanitizer runtime a sanitizer run (native/test/sanitizers.sh) chose for
+    // this test process.
+    if (SANITIZER_RUN_VARS.has(k)) continue;
     env[k] = v;
   }
   return { ...env, ...extra };
