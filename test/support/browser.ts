@@ -18,10 +18,21 @@ export interface Opened {
   close(): Promise<void>;
 }
 
+function browserEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (v !== undefined && k !== 'LD_PRELOAD' && !/^(ASAN|UBSAN|TSAN)_OPTIONS$/.test(k)) env[k] = v;
+  }
+  return env;
+}
+
 export async function openOffline(file: string, viewport = { width: 1280, height: 720 }): Promise<Opened> {
   const profile = mkdtempSync(path.join(tmpdir(), 'hotspan-chromium-'));
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
     executablePath: CHROMIUM,
+    // Not the sanitizer runtime a sanitizer run preloads into the test
+    // processes (native/test/sanitizers.sh): the browser is not what it checks.
+    env: browserEnv(),
     headless: true,
     offline: true,
     viewport,
