@@ -3,7 +3,7 @@
 // methods throw the errors of ./errors (same types and texts everywhere).
 
 import type { NativeSnapshot, NativeTracer } from './native-binding';
-import type { OutputFormat } from './output';
+import type { OutputFormat, WrittenFile } from './output';
 import type { StatsRow } from './stats';
 
 export type BackendKind = 'native' | 'js' | 'noop';
@@ -60,8 +60,8 @@ export interface Backend {
   chromeJson(): Uint8Array;
   /** Perfetto protobuf trace (native/core/perfetto_writer.h describes the layout). */
   perfetto(): Uint8Array;
-  /** Writes what is committed now to `path` in `format`. */
-  writeFile(path: string, format: OutputFormat): Promise<void>;
+  /** Writes what is committed now to `path` in `format`; resolves with what the file holds. */
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
 
   share(): string;
   nativeApi(): unknown;

@@ -6,7 +6,7 @@ import type { Backend } from './backend';
 import { closedError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED } from './flags';
-import type { OutputFormat } from './output';
+import type { OutputFormat, WrittenFile } from './output';
 import type { StatsRow } from './stats';
 
 export class ClosedBackend implements Backend {
@@ -89,7 +89,7 @@ export class ClosedBackend implements Backend {
   perfetto(): Uint8Array {
     return this.inner.perfetto();
   }
-  writeFile(path: string, format: OutputFormat): Promise<void> {
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
     return this.inner.writeFile(path, format);
   }
   share(): string {

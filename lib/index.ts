@@ -3,6 +3,7 @@
 export { Tracer } from './tracer';
 export type { TraceAsyncOptions, TrackOptions, SettleOptions, JoinOptions } from './tracer';
 export type { TracerOptions } from './options';
+export type { DumpSummary } from './dump';
 export type { BackendKind } from './backend';
 export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
 export type { StatsRow } from './stats';

@@ -26,7 +26,7 @@ import {
   TIMELINE_SHIFT,
 } from './flags';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
-import { writeDocument, type OutputFormat } from './output';
+import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
 import { statsFromNative, type StatsRow } from './stats';
 import { statsOfColumns, writeColumns } from './wasm-core';
@@ -513,8 +513,9 @@ export class JsBackend implements Backend {
     return writeColumns(this.columns(), this.serialTracks, 'perfetto', readClocks(), calibrate().originNs);
   }
 
-  writeFile(path: string, format: OutputFormat): Promise<void> {
-    return writeDocument(this, path, format);
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
+    const c = this.columns();
+    return writeDocument(this, path, format, { spans: c.count, timelines: c.timelines.length });
   }
 
   share(): string {
@@ -537,6 +538,11 @@ export class JsBackend implements Backend {
    */
   settleJoined(deadline: number): Promise<string[]> {
     return this.hub === undefined ? Promise.resolve([]) : this.hub.settle(deadline);
+  }
+
+  /** Owner, at process exit: joined threads ship what they hold (see ShareHub.collectAtExit). */
+  collectJoined(): void {
+    this.hub?.collectAtExit();
   }
 
   // ---- ShareTarget (owner side, ./js-join) ----

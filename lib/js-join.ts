@@ -64,6 +64,8 @@ export const MAX_IN_FLIGHT = 16 * 8192;
 const MERGE_PER_TURN = 2;
 /** close(): how long the owner waits for a batch a worker is posting right now. */
 const CLOSE_WAIT_MS = 100;
+/** collectAtExit(): how long the exiting owner waits for its joined threads' last batches. */
+const EXIT_WAIT_MS = 2000;
 
 // The shared state buffer: Int32 word 0 = records in flight | CLOSED_BIT;
 // BigInt64 at byte 8 = spans lost (ended on a joined thread, never merged).
@@ -378,6 +380,34 @@ export class ShareHub {
       if (left <= 0) return late.map((t) => t.name);
       await this.changed.next(left);
     }
+  }
+
+  /**
+   * At the owner's exit, where nothing asynchronous runs any more: asks every
+   * joined thread that has not exited to ship what it holds, and waits
+   * (blocking, at most EXIT_WAIT_MS) for each answer. Then stops merging:
+   * what the threads hold or have in flight after that is counted lost,
+   * since the process ends without it. Workers keep running meanwhile.
+   */
+  collectAtExit(): void {
+    if (this.closed) return;
+    this.drain();
+    const live = [...this.threads.values()].filter((t) => !t.exited);
+    if (live.length > 0) {
+      const seq = ++this.seq;
+      const request: FlushMessage = { t: 'flush', seq };
+      this.channel.postMessage(request);
+      const deadline = performance.now() + EXIT_WAIT_MS;
+      for (;;) {
+        this.drain();
+        if (live.every((t) => t.exited || t.acked >= seq) || performance.now() >= deadline) break;
+        Atomics.wait(sleeper, 0, 0, 1);
+      }
+    }
+    this.closed = true; // nothing is merged after this: what follows is counted below
+    let left = this.state.inFlight();
+    for (const t of live) if (!t.exited) left += t.unshipped[0];
+    this.state.addLost(left);
   }
 
   /**

@@ -6,7 +6,7 @@ import type { Backend } from './backend';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
-import type { OutputFormat } from './output';
+import type { OutputFormat, WrittenFile } from './output';
 import { statsFromNative, type StatsRow } from './stats';
 
 export class NativeBackend implements Backend {
@@ -147,7 +147,7 @@ export class NativeBackend implements Backend {
     return this.nt.perfetto();
   }
 
-  writeFile(path: string, format: OutputFormat): Promise<void> {
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
     return this.nt.writeFile(path, format);
   }
 

@@ -3,7 +3,7 @@
 // codes into errors so the native side never builds exception objects.
 
 import type { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
-import type { OutputFormat } from './output';
+import type { OutputFormat, WrittenFile } from './output';
 
 /**
  * A status code of the core (native/include/hotspan.h `hotspan_status`, which
@@ -87,8 +87,9 @@ export interface NativeTracer {
   /**
    * Snapshots now, then formats and writes `path` on a worker thread. Rejects
    * with an Error carrying code, errno, syscall and path (as fs errors do).
+   * Resolves with the file's size and the records and timelines frozen into it.
    */
-  writeFile(path: string, format: OutputFormat): Promise<void>;
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
   /** A token another env passes to `NativeAddon.join` to record into this tracer. */
   shareToken(): string;
   /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */

@@ -5,7 +5,7 @@ import type { Backend } from './backend';
 import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
-import { writeDocument, type OutputFormat } from './output';
+import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { StatsRow } from './stats';
 import { writeColumns } from './wasm-core';
 
@@ -79,8 +79,8 @@ export class NoopBackend implements Backend {
   perfetto(): Uint8Array {
     return writeColumns(EMPTY, new Set(), 'perfetto', readClocks(), calibrate().originNs);
   }
-  writeFile(path: string, format: OutputFormat): Promise<void> {
-    return writeDocument(this, path, format);
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
+    return writeDocument(this, path, format, { spans: 0, timelines: 0 });
   }
   share(): string {
     throw new Error('hotspan: share() needs the native or js backend (cross-worker joining); this tracer runs the noop backend');

@@ -1,5 +1,8 @@
 // Tracer options and their validation.
 
+import { constants } from 'node:os';
+import { isMainThread } from 'node:worker_threads';
+
 import type { BackendKind } from './backend';
 import { describe } from './errors';
 import { wellFormed } from './names';
@@ -27,6 +30,21 @@ export interface TracerOptions {
    */
   writeOnExit?: string;
   /**
+   * Each time the process gets this signal, dump() to a new file: the path
+   * numbered `-1`, `-2`, ... before its extension (default path
+   * `hotspan-<pid>-dump.pftrace` in the working directory). stderr says where
+   * each dump went. The signal no longer ends the process (that is its
+   * default action). Main thread only; not SIGINT or SIGTERM (see writeOnExit),
+   * SIGUSR1 (Node's inspector), SIGKILL, SIGSTOP or a fault signal.
+   */
+  dumpOnSignal?: string | { signal: string; path?: string };
+  /**
+   * Before an uncaught exception, or an unhandled rejection that Node raises
+   * as one, is handled, writes what the tracer holds to this path
+   * (synchronously). The exit code and what is printed stay the program's.
+   */
+  dumpOnCrash?: string;
+  /**
    * Test hook, js backend only: the clock (ms on the performance.now() axis)
    * the backend reads instead of performance.now().
    */
@@ -40,10 +58,67 @@ export interface ResolvedOptions {
   threadName: string;
   clock: (() => number) | undefined;
   writeOnExit: string | undefined;
+  /** The signal and the path template its dumps are numbered from. */
+  dumpOnSignal: { signal: string; path: string } | undefined;
+  dumpOnCrash: string | undefined;
 }
 
 const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
-const KEYS = new Set(['backend', 'requireNative', 'wakeHighWater', 'threadName', 'clock', 'writeOnExit']);
+const KEYS = new Set([
+  'backend',
+  'requireNative',
+  'wakeHighWater',
+  'threadName',
+  'clock',
+  'writeOnExit',
+  'dumpOnSignal',
+  'dumpOnCrash',
+]);
+
+/** Signals a dump cannot take: why, by name. */
+const SIGNALS_REFUSED: Record<string, string> = {
+  SIGINT: 'it ends the process; use writeOnExit to write the trace then',
+  SIGTERM: 'it ends the process; use writeOnExit to write the trace then',
+  SIGUSR1: "it starts Node's inspector",
+  SIGKILL: 'it cannot be caught',
+  SIGSTOP: 'it cannot be caught',
+  SIGSEGV: 'Node cannot run JS on a fault signal',
+  SIGBUS: 'Node cannot run JS on a fault signal',
+  SIGFPE: 'Node cannot run JS on a fault signal',
+  SIGILL: 'Node cannot run JS on a fault signal',
+};
+
+/** A trace file path: TypeError unless a non-empty string, RangeError naming it when its extension picks no format. */
+function checkTracePath(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`hotspan: ${what} must be a file path, got ${describe(value)}`);
+  }
+  outputFormat(value);
+  return value;
+}
+
+function checkDumpOnSignal(value: unknown): { signal: string; path: string } {
+  const o = typeof value === 'string' ? { signal: value } : value;
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) {
+    throw new TypeError(`hotspan: dumpOnSignal must be a signal name or { signal, path }, got ${describe(value)}`);
+  }
+  const { signal, path } = checkCallOptions(o as { signal?: unknown; path?: unknown }, 'dumpOnSignal', ['signal', 'path']) ?? {};
+  if (typeof signal !== 'string') {
+    throw new TypeError(`hotspan: dumpOnSignal's signal must be a signal name such as 'SIGUSR2', got ${describe(signal)}`);
+  }
+  if (!Object.prototype.hasOwnProperty.call(constants.signals, signal)) {
+    throw new RangeError(`hotspan: dumpOnSignal: ${JSON.stringify(signal)} is not a signal name (for example 'SIGUSR2')`);
+  }
+  const refused = SIGNALS_REFUSED[signal];
+  if (refused !== undefined) throw new RangeError(`hotspan: dumpOnSignal cannot be ${signal}: ${refused}`);
+  if (!isMainThread) {
+    throw new RangeError(`hotspan: dumpOnSignal (${signal}) needs the main thread: a worker gets no signals`);
+  }
+  return {
+    signal,
+    path: path === undefined ? `hotspan-${String(process.pid)}-dump.pftrace` : checkTracePath(path, "dumpOnSignal's path"),
+  };
+}
 
 /**
  * A per-call options argument: undefined, or a plain object with only `known`
@@ -78,7 +153,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit } = o;
+  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit, dumpOnSignal, dumpOnCrash } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -100,12 +175,8 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: the clock option needs backend: 'js', got backend ${describe(backend)}`);
     }
   }
-  if (writeOnExit !== undefined) {
-    if (typeof writeOnExit !== 'string' || writeOnExit.length === 0) {
-      throw new TypeError(`hotspan: writeOnExit must be a file path, got ${describe(writeOnExit)}`);
-    }
-    outputFormat(writeOnExit); // a RangeError naming the path when its extension picks no format
-  }
+  if (writeOnExit !== undefined) checkTracePath(writeOnExit, 'writeOnExit');
+  if (dumpOnCrash !== undefined) checkTracePath(dumpOnCrash, 'dumpOnCrash');
   return {
     backend: backend as BackendKind | undefined,
     requireNative: requireNative === true,
@@ -113,5 +184,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     threadName: wellFormed((threadName as string | undefined) ?? 'main'),
     clock: clock as (() => number) | undefined,
     writeOnExit: writeOnExit as string | undefined,
+    dumpOnSignal: dumpOnSignal === undefined ? undefined : checkDumpOnSignal(dumpOnSignal),
+    dumpOnCrash: dumpOnCrash as string | undefined,
   };
 }

@@ -17,10 +17,23 @@ export function outputFormat(path: string): OutputFormat {
   );
 }
 
+/** What a written file holds: its size, and the records and timelines in it. */
+export interface WrittenFile {
+  bytes: number;
+  spans: number;
+  timelines: number;
+}
+
 /** Writers of a whole document in memory. */
 export interface DocumentSource {
   chromeJson(): Uint8Array;
   perfetto(): Uint8Array;
+}
+
+/** An fs error thrown again with the path in its text (a failed write() alone names no file). */
+function namingPath(e: NodeJS.ErrnoException, path: string): NodeJS.ErrnoException {
+  const named = new Error(`hotspan: cannot write ${JSON.stringify(path)}: ${e.message}`) as NodeJS.ErrnoException;
+  return Object.assign(named, { code: e.code, errno: e.errno, syscall: e.syscall, path });
 }
 
 /** Writes under way: finished synchronously if the process exits first. */
@@ -43,17 +56,29 @@ function finishAtExit(): void {
 function writeAt(fd: number, data: Uint8Array, off: number, path: string): Promise<number> {
   return new Promise((resolve, reject) => {
     write(fd, data, off, data.length - off, null, (e, n) => {
-      if (e) reject(Object.assign(e, { path: e.path ?? path }));
+      if (e) reject(namingPath(e, path));
       else resolve(n);
     });
   });
 }
 
-export async function writeDocument(source: DocumentSource, path: string, format: OutputFormat): Promise<void> {
+/** Writes the document `source` makes now, which holds `contents` (records and timelines). */
+export async function writeDocument(
+  source: DocumentSource,
+  path: string,
+  format: OutputFormat,
+  contents: { spans: number; timelines: number },
+): Promise<WrittenFile> {
+  const { spans, timelines } = contents;
   const data = format === 'perfetto' ? source.perfetto() : source.chromeJson();
   // Opened and truncated now, synchronously: nothing truncates the file after
   // an exit-time write (an async open could run on the thread pool after it).
-  const fd = openSync(path, 'w');
+  let fd: number;
+  try {
+    fd = openSync(path, 'w');
+  } catch (e) {
+    throw namingPath(e as NodeJS.ErrnoException, path);
+  }
   const key = {};
   if (inFlight.size === 0) process.on('exit', finishAtExit);
   inFlight.set(key, { fd, data });
@@ -64,4 +89,5 @@ export async function writeDocument(source: DocumentSource, path: string, format
     if (inFlight.size === 0) process.off('exit', finishAtExit);
     closeSync(fd);
   }
+  return { bytes: data.length, spans, timelines };
 }

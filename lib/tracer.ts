@@ -8,6 +8,7 @@ import type { Backend, BackendKind } from './backend';
 import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
+import { dumpOnCrash, dumpOnSignal, type DumpSummary } from './dump';
 import { describe, nameTypeError, trackKindError } from './errors';
 import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
@@ -20,7 +21,7 @@ import { NativeBackend } from './native-backend';
 import { loadNativeAddon } from './native-loader';
 import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
-import { outputFormat } from './output';
+import { outputFormat, type OutputFormat } from './output';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
 import { Query } from './query';
 import { toRecords, toTimelines, type SpanRecord, type TimelineInfo } from './records';
@@ -106,12 +107,23 @@ export class Tracer {
     const backend = injected ?? createBackend(resolved as ResolvedOptions);
     this.b = backend;
     if (resolved?.writeOnExit !== undefined) {
-      const format = outputFormat(resolved.writeOnExit);
-      writeAtExit(resolved.writeOnExit, () => {
-        // Native threads' queued records first; a closed tracer keeps what it committed.
-        if (!this.isClosed) this.flush();
-        return format === 'perfetto' ? this.b.perfetto() : this.b.chromeJson();
+      const path = resolved.writeOnExit;
+      const format = outputFormat(path);
+      writeAtExit(path, () => {
+        // Joined js workers ship what they hold while they still run.
+        if (!this.isClosed && backend instanceof JsBackend) backend.collectJoined();
+        const document = this.documentNow(format);
+        const lost = this.b.lost();
+        if (lost > 0) {
+          process.stderr.write(`hotspan: ${String(lost)} spans that ended are not in ${path} (lostSpans: js backend joining)\n`);
+        }
+        return document;
       });
+    }
+    if (resolved !== undefined) {
+      const source = { kind: backend.kind, dump: (p: string) => this.dump(p), documentNow: (f: OutputFormat) => this.documentNow(f) };
+      if (resolved.dumpOnSignal !== undefined) dumpOnSignal(resolved.dumpOnSignal.signal, resolved.dumpOnSignal.path, source);
+      if (resolved.dumpOnCrash !== undefined) dumpOnCrash(resolved.dumpOnCrash, source);
     }
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
@@ -497,6 +509,37 @@ export class Tracer {
       throw new TypeError(`hotspan: write() needs a file path, got ${describe(path)}`);
     }
     await this.b.writeFile(path, outputFormat(path));
+  }
+
+  /**
+   * Writes what the tracer holds now to `path` (format by extension, as
+   * write()), after flushing native threads' queued records, and resolves
+   * with what the file holds. Recording goes on meanwhile: the records are
+   * frozen at the call (native: chunk pointers) and formatted and written on
+   * a worker thread; the js backend formats on this thread and writes on the
+   * thread pool. Rejects with an Error naming the path when the file cannot
+   * be written (the tracer keeps its records), and on the noop backend,
+   * which has nothing to write.
+   */
+  async dump(path: string): Promise<DumpSummary> {
+    if (typeof path !== 'string' || path.length === 0) {
+      throw new TypeError(`hotspan: dump() needs a file path, got ${describe(path)}`);
+    }
+    const format = outputFormat(path);
+    if (this.b.kind === 'noop') {
+      throw new Error(`hotspan: dump(${JSON.stringify(path)}): nothing to write, this tracer runs the noop backend, which records nothing`);
+    }
+    if (!this.isClosed) this.flush();
+    const through = this.b.now();
+    const lostSpans = this.b.lost();
+    const w = await this.b.writeFile(path, format);
+    return { path, format, bytes: w.bytes, spans: w.spans, timelines: w.timelines, through, lostSpans };
+  }
+
+  /** The whole document, built on this thread, after a flush (a closed tracer keeps what it committed). */
+  private documentNow(format: OutputFormat): Uint8Array {
+    if (!this.isClosed) this.flush();
+    return format === 'perfetto' ? this.b.perfetto() : this.b.chromeJson();
   }
 
   /**

@@ -19,6 +19,26 @@ namespace {
 
 enum class Format { kChromeJson, kPerfetto };
 
+// Passes a writer's output to the file, counting its bytes for the summary
+// writeFile resolves with (blocks are handed on, not copied).
+class CountingSink : public hotspan::BlockSink {
+ public:
+  explicit CountingSink(hotspan::BlockSink& out) : BlockSink(out.block_bytes()), out_(out) {}
+  void take(const char* data, size_t n) override {
+    bytes_ += n;
+    out_.take(data, n);
+  }
+  void take_block(std::string& block, size_t n) override {
+    bytes_ += n;
+    out_.take_block(block, n);
+  }
+  uint64_t bytes() const { return bytes_; }
+
+ private:
+  hotspan::BlockSink& out_;
+  uint64_t bytes_ = 0;
+};
+
 // process.exit() does not wait for the libuv thread pool: a write that has
 // opened (and truncated) its file would be cut short. An atexit handler waits
 // for writes under way (bounded), so a file being written is complete; a
@@ -59,7 +79,10 @@ class WriteWorker : public Napi::AsyncWorker {
         origin_ns_(origin_ns),
         clocks_(hotspan::read_clocks()),
         path_(std::move(path)),
-        format_(format) {}
+        format_(format) {
+    for (const auto& t : snapshot_.timelines) spans_ += t.records.size();
+    timelines_ = snapshot_.timelines.size();
+  }
 
   Napi::Promise Promise() const { return deferred_.Promise(); }
 
@@ -78,20 +101,27 @@ class WriteWorker : public Napi::AsyncWorker {
   }
 
   void Write() {
-    hotspan::FileBlockWriter out(path_);
+    hotspan::FileBlockWriter file(path_);
+    CountingSink out(file);
     if (format_ == Format::kChromeJson) {
       hotspan::write_chrome_json(snapshot_, origin_ns_, clocks_, out);
     } else {
       hotspan::write_perfetto(snapshot_, origin_ns_, clocks_, out);
     }
-    errno_ = out.finish(&op_);
+    errno_ = file.finish(&op_);
+    bytes_ = out.bytes();
     snapshot_ = hotspan::FrozenSnapshot();  // release it here, not on the JS thread
   }
 
   void OnOK() override {
     Napi::Env env = Env();
     if (errno_ == 0) {
-      deferred_.Resolve(env.Undefined());
+      // What the file holds: its size and the records frozen into it.
+      Napi::Object summary = Napi::Object::New(env);
+      summary.Set("bytes", Napi::Number::New(env, static_cast<double>(bytes_)));
+      summary.Set("spans", Napi::Number::New(env, static_cast<double>(spans_)));
+      summary.Set("timelines", Napi::Number::New(env, static_cast<double>(timelines_)));
+      deferred_.Resolve(summary);
       return;
     }
     // Shaped like Node's fs errors (code, errno, syscall, path), with the path in the text.
@@ -123,6 +153,9 @@ class WriteWorker : public Napi::AsyncWorker {
   const hotspan::ClockReadings clocks_;  // read with the freeze, on the calling thread
   const std::string path_;
   const Format format_;
+  uint64_t spans_ = 0;
+  size_t timelines_ = 0;
+  uint64_t bytes_ = 0;
   int errno_ = 0;
   const char* op_ = "";
 };

@@ -1,5 +1,6 @@
 // tracer.writeFile(path, format): formats and writes the trace on a libuv
-// worker thread (the JS thread only takes the snapshot) and returns a Promise.
+// worker thread (the JS thread only takes the snapshot) and returns a Promise
+// of { bytes, spans, timelines }: the file's size and the records frozen into it.
 #pragma once
 
 #include <napi.h>
