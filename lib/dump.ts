@@ -54,28 +54,23 @@ function numbered(template: string, n: number): string {
 }
 
 /**
- * On each `signal`, dumps to `template` numbered (`-1`, `-2`, ...), one dump
- * at a time, and says on stderr where it went (or warns why it failed).
+ * On each `signal`, dumps to `template` numbered (`-1`, `-2`, ...: a file of
+ * its own, so dumps never share a file), frozen before the program's own
+ * listeners run, and says on stderr where it went (or warns why it failed).
  */
 export function dumpOnSignal(signal: string, template: string, source: DumpSource): void {
-  let last: Promise<void> = Promise.resolve();
-  process.on(signal, () => {
+  process.on(signal as NodeJS.Signals, () => {
     const file = numbered(template, ++signalDumps);
-    last = last.then(
-      () =>
-        source.dump(file).then(
-          (s) => {
-            process.stderr.write(
-              `hotspan: ${signal}: dumped ${String(s.spans)} spans, ${String(s.bytes)} bytes, to ${file}\n`,
-            );
-          },
-          (e: unknown) => {
-            process.emitWarning(`hotspan: ${signal}: no dump written: ${(e as Error).message}`, {
-              type: 'HotspanWarning',
-              code: 'HOTSPAN_DUMP_FAILED',
-            });
-          },
-        ),
+    source.dump(file).then(
+      (s) => {
+        process.stderr.write(`hotspan: ${signal}: dumped ${String(s.spans)} spans, ${String(s.bytes)} bytes, to ${file}\n`);
+      },
+      (e: unknown) => {
+        process.emitWarning(`hotspan: ${signal}: no dump written: ${(e as Error).message}`, {
+          type: 'HotspanWarning',
+          code: 'HOTSPAN_DUMP_FAILED',
+        });
+      },
     );
   });
 }
