@@ -3,13 +3,13 @@
 // same byte for byte; the dump is read by protobufjs with the upstream
 // schema. Signals are sent only after the child says it is ready, and the
 // next step waits for the child's own line: nothing waits on a clock.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { loadNativeAddon } from '../lib/native-loader';
+import { runChild, type ChildResult, type Step } from './support/child-run';
 import { protobufjsSpans, repoRoot } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-triggers-'));
@@ -17,50 +17,19 @@ afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const native = loadNativeAddon().addon !== undefined;
 const DIST = JSON.stringify(path.join(repoRoot, 'dist', 'index.js'));
 
-interface Result {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** When `marker` has appeared in the child's output (stdout and stderr), send it `signal`. */
-interface Step {
-  marker: string;
-  signal: NodeJS.Signals;
-}
-
 /**
  * Runs a child whose line 2 constructs `t` with `options` (so the lines
  * after it are numbered the same with and without an option) and which has
  * recorded spans a, b (inside a) and c before `body`.
  */
-function child(options: Record<string, unknown>, body: string, steps: Step[] = [], args: string[] = []): Promise<Result> {
+function child(options: Record<string, unknown>, body: string, steps: Step[] = [], args: string[] = []): Promise<ChildResult> {
   const script = [
     `const { Tracer } = require(${DIST});`,
     `const t = new Tracer(${JSON.stringify(options)});`,
     "t.trace('a', () => t.trace('b', () => 1)); t.trace('c', () => 2);",
     body,
   ].join('\n');
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, [...args, '-e', script], { stdio: ['ignore', 'pipe', 'pipe'], cwd: tmp });
-    let stdout = '';
-    let stderr = '';
-    let next = 0;
-    const advance = (): void => {
-      while (next < steps.length && (stdout + stderr).includes(steps[next].marker)) c.kill(steps[next++].signal);
-    };
-    c.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      advance();
-    });
-    c.stderr.on('data', (d: Buffer) => {
-      stderr += d.toString();
-      advance();
-    });
-    c.on('error', reject);
-    c.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return runChild(script, { steps, args, cwd: tmp });
 }
 
 function names(file: string): string[] {
