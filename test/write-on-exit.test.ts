@@ -2,7 +2,6 @@
 // normal exit, process.exit(code), SIGINT and SIGTERM (the exit code or signal
 // unchanged), an uncaught exception (reported, exit code 1), and when the
 // program handles SIGINT itself; bad paths are refused up front.
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -10,39 +9,22 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/native-loader';
+import { runChild, type ChildResult } from './support/child-run';
 import { readSpans, repoRoot } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-exit-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 const native = loadNativeAddon().addon !== undefined;
 
-interface Result {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `body` after a tracer with writeOnExit recorded 3 spans; `signal` is sent once the child prints "ready". */
-function child(backend: string, out: string, body: string, signal?: NodeJS.Signals): Promise<Result> {
+function child(backend: string, out: string, body: string, signal?: NodeJS.Signals): Promise<ChildResult> {
   const script = `
     const { Tracer } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'index.js'))});
     const t = new Tracer({ backend: ${JSON.stringify(backend)}, writeOnExit: ${JSON.stringify(out)} });
     t.trace('a', () => t.trace('b', () => 1));
     t.trace('c', () => 2);
     ${body}`;
-  return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    c.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      if (signal !== undefined && stdout.includes('ready')) c.kill(signal);
-    });
-    c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    c.on('error', reject);
-    c.on('close', (code, sig) => resolve({ code, signal: sig, stdout, stderr }));
-  });
+  return runChild(script, { steps: signal === undefined ? [] : [{ marker: 'ready', signal }] });
 }
 
 function spansIn(file: string): string[] {
