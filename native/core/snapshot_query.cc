@@ -1,6 +1,7 @@
 #include "snapshot_query.h"
 
 #include <algorithm>
+#include <limits>
 #include <queue>
 #include <utility>
 
@@ -35,6 +36,57 @@ SnapshotQuery<SnapshotT>::SnapshotQuery(const SnapshotT& snapshot, int64_t origi
     n += tl.records.size();
   }
   first_.push_back(n);
+  layouts_.resize(snap_.timelines.size());
+  laid_out_.resize(snap_.timelines.size());
+}
+
+template <typename SnapshotT>
+const typename SnapshotQuery<SnapshotT>::Layout& SnapshotQuery<SnapshotT>::layout(size_t t) const {
+  Layout& l = layouts_[t];
+  if (laid_out_[t]) return l;
+  laid_out_[t] = true;
+  const auto& records = snap_.timelines[t].records;
+  const uint32_t n = static_cast<uint32_t>(records.size());
+  bool by_end = true;
+  int64_t longest = 0;
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  for (uint32_t i = 0; i < n && by_end; ++i) {
+    const SpanRecord r = records[i];
+    by_end = r.end_ns >= last_end && r.end_ns >= r.start_ns;
+    longest = std::max(longest, r.end_ns - r.start_ns);
+    last_end = r.end_ns;
+  }
+  l.by_end = by_end;
+  l.longest = longest;
+  return l;
+}
+
+template <typename SnapshotT>
+void SnapshotQuery<SnapshotT>::window(size_t t, int64_t from, int64_t to, uint32_t& begin,
+                                      uint32_t& end) const {
+  const auto& records = snap_.timelines[t].records;
+  begin = 0;
+  end = static_cast<uint32_t>(records.size());
+  const bool bounded = from != std::numeric_limits<int64_t>::min() || to != std::numeric_limits<int64_t>::max();
+  if (!bounded || end == 0) return;
+  const Layout& l = layout(t);
+  if (!l.by_end) return;
+  // A record that ends before `from` started before it; one that ends at or
+  // after `to` + longest started at or after `to`.
+  uint32_t lo = 0, hi = end;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (records[mid].end_ns < from) lo = mid + 1; else hi = mid;
+  }
+  begin = lo;
+  if (to > std::numeric_limits<int64_t>::max() - l.longest) return;
+  const int64_t stop = to + l.longest;
+  hi = end;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (records[mid].end_ns < stop) lo = mid + 1; else hi = mid;
+  }
+  end = lo;
 }
 
 template <typename SnapshotT>
@@ -84,8 +136,9 @@ void SnapshotQuery<SnapshotT>::scan(const RecordFilter& f, Fn&& fn) const {
     const auto& tl = snap_.timelines[t];
     if ((tl.kind == TimelineKind::kGroups) != f.groups) continue;
     if (!f.any_timeline && tl.id != f.timeline) continue;
-    const uint32_t n = static_cast<uint32_t>(tl.records.size());
-    for (uint32_t i = 0; i < n; ++i) {
+    uint32_t begin, end;
+    window(t, f.from_ns, f.to_ns, begin, end);
+    for (uint32_t i = begin; i < end; ++i) {
       const SpanRecord r = tl.records[i];
       if (!f.any_name && r.name != f.name) continue;
       if (r.start_ns < f.from_ns || r.start_ns >= f.to_ns || r.depth < f.min_depth) continue;

@@ -77,10 +77,25 @@ class SnapshotQuery {
   template <typename Fn>
   void scan(const RecordFilter& f, Fn&& fn) const;
 
+  // How a timeline's records lie in time, learned on the first range scan:
+  // a timeline whose ends never decrease and whose spans never end before
+  // they start (every timeline not fed caller-chosen times) answers a start
+  // range by a binary search on ends, and stops once ends pass the range's
+  // end by its longest span.
+  struct Layout {
+    bool by_end = false;
+    int64_t longest = 0;  // ns
+  };
+  const Layout& layout(size_t t) const;
+  // The records [begin, end) of timeline t that can start in [from, to).
+  void window(size_t t, int64_t from, int64_t to, uint32_t& begin, uint32_t& end) const;
+
   const SnapshotT& snap_;
   int64_t origin_ns_;
   std::vector<uint64_t> first_;  // each timeline's first global index, then size()
   mutable std::unordered_map<std::string, uint32_t> names_;  // built on first use
+  mutable std::vector<Layout> layouts_;
+  mutable std::vector<bool> laid_out_;
 };
 
 extern template class SnapshotQuery<FrozenSnapshot>;
