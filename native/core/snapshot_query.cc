@@ -42,23 +42,21 @@ SnapshotQuery<SnapshotT>::SnapshotQuery(const SnapshotT& snapshot, int64_t origi
 
 template <typename SnapshotT>
 const typename SnapshotQuery<SnapshotT>::Layout& SnapshotQuery<SnapshotT>::layout(size_t t) const {
-  Layout& l = layouts_[t];
-  if (laid_out_[t]) return l;
-  laid_out_[t] = true;
-  const auto& records = snap_.timelines[t].records;
-  const uint32_t n = static_cast<uint32_t>(records.size());
-  bool by_end = true;
-  int64_t longest = 0;
-  int64_t last_end = std::numeric_limits<int64_t>::min();
-  for (uint32_t i = 0; i < n && by_end; ++i) {
-    const SpanRecord r = records[i];
-    by_end = r.end_ns >= last_end && r.end_ns >= r.start_ns;
-    longest = std::max(longest, r.end_ns - r.start_ns);
-    last_end = r.end_ns;
+  if (!laid_out_[t]) {
+    const auto& records = snap_.timelines[t].records;
+    const uint32_t n = static_cast<uint32_t>(records.size());
+    LayoutScan scan;
+    for (uint32_t i = 0; i < n && scan.by_end; ++i) scan.add(records[i]);
+    learn(t, scan);
   }
-  l.by_end = by_end;
-  l.longest = longest;
-  return l;
+  return layouts_[t];
+}
+
+template <typename SnapshotT>
+void SnapshotQuery<SnapshotT>::learn(size_t t, const LayoutScan& scan) const {
+  layouts_[t].by_end = scan.by_end;
+  layouts_[t].longest = scan.longest;
+  laid_out_[t] = true;
 }
 
 template <typename SnapshotT>
@@ -138,14 +136,20 @@ void SnapshotQuery<SnapshotT>::scan(const RecordFilter& f, Fn&& fn) const {
     if (!f.any_timeline && tl.id != f.timeline) continue;
     uint32_t begin, end;
     window(t, f.from_ns, f.to_ns, begin, end);
+    // A scan of a whole timeline learns its layout on the way, so a range
+    // step after it costs no scan of its own.
+    const bool learning = !laid_out_[t] && begin == 0 && end == tl.records.size();
+    LayoutScan layout_scan;
     for (uint32_t i = begin; i < end; ++i) {
       const SpanRecord r = tl.records[i];
+      if (learning) layout_scan.add(r);
       if (!f.any_name && r.name != f.name) continue;
       if (r.start_ns < f.from_ns || r.start_ns >= f.to_ns || r.depth < f.min_depth) continue;
       const uint64_t id = make_span_id(tl.id, r.local_id);
       if (id == f.except) continue;
       fn(first_[t] + i, id, r);
     }
+    if (learning) learn(t, layout_scan);
   }
 }
 

@@ -86,7 +86,19 @@ class SnapshotQuery {
     bool by_end = false;
     int64_t longest = 0;  // ns
   };
+  // Learns a Layout from a timeline's records, in order.
+  struct LayoutScan {
+    bool by_end = true;
+    int64_t longest = 0;
+    int64_t last_end = std::numeric_limits<int64_t>::min();
+    void add(const SpanRecord& r) {
+      by_end = by_end && r.end_ns >= last_end && r.end_ns >= r.start_ns;
+      if (r.end_ns - r.start_ns > longest) longest = r.end_ns - r.start_ns;
+      last_end = r.end_ns;
+    }
+  };
   const Layout& layout(size_t t) const;
+  void learn(size_t t, const LayoutScan& scan) const;
   // The records [begin, end) of timeline t that can start in [from, to).
   void window(size_t t, int64_t from, int64_t to, uint32_t& begin, uint32_t& end) const;
 
