@@ -1,4 +1,4 @@
-// The core's writers and stats compiled to WebAssembly (native/wasm/,
+// The core's writers, stats and query engine compiled to WebAssembly (native/wasm/,
 // scripts/build-wasm.sh), for the backends that record in JS: they hand
 // their columns (the NativeSnapshot shape) to the same C++ that writes the
 // native backend's files, so each format and statistic has one

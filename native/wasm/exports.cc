@@ -1,7 +1,7 @@
 // The WebAssembly module's entry points (native/wasm/hotspan_core.wasm): the
-// core's writers and stats over the js backend's columns. The caller
-// allocates an input buffer (hs_alloc), fills it as snapshot_columns.h lays
-// out, and calls hs_write or hs_stats, which take the buffer over (it is
+// core's writers, stats and query engine over the js backend's columns. The
+// caller allocates an input buffer (hs_alloc), fills it as snapshot_columns.h
+// lays out, and calls hs_write, hs_stats or hs_query_open, which take the buffer over (it is
 // freed once decoded, before the output grows); the result is at
 // hs_result_data() for hs_result_size() bytes until the next call.
 #include <cstdint>
