@@ -103,6 +103,19 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     if (r.rss && Number.isFinite(r.rss.bytesPerSpan)) rows.push([`RSS growth per committed span (${r.rss.committed} spans, fresh process)`, `${fmt(r.rss.bytesPerSpan)} bytes`, '']);
     out.push(table(['what', 'figure', ''], rows));
   }
+  if (r.bigread && !r.bigread.error && !r.bigread.skipped) {
+    const b = r.bigread;
+    out.push('', `### Reading a big trace (${b.committed} spans recorded from JS, native backend, fresh process; median of ${b.runs} runs)`, '');
+    const row = (label, s) => [label, `${fmt(s.median)} ms`, range(s)];
+    const rows = [row('stats()', b.statsMs), row('query().group("step") (a frozen view, then the groups)', { median: b.queryOpenMs.median + b.queryGroupsMs.median, min: b.queryOpenMs.min + b.queryGroupsMs.min, max: b.queryOpenMs.max + b.queryGroupsMs.max })];
+    for (const [k, s] of Object.entries(b.query)) rows.push(row(`query: ${k.replace(/\|/g, '/')}`, s));
+    rows.push(row(`snapshot({ offset, limit: ${b.boundedSnapshotRecords} })`, b.boundedSnapshotMs));
+    rows.push(row('snapshotBatches(): the first batch', b.firstBatchMs));
+    rows.push(row(`snapshotColumns() of ${b.columnsRecords} records (typed arrays)`, b.columnsMs));
+    rows.push(row(`snapshot() of all: ${b.plainSnapshot?.refused ? 'refused (RangeError naming the bounded forms)' : 'returned'}`, b.plainSnapshotMs));
+    rows.push([`V8 heap per materialized SpanRecord`, `${fmt(b.heapBytesPerRecord.median)} bytes`, '']);
+    out.push(table(['read', 'median', 'min – max'], rows));
+  }
   if (r.http) {
     out.push('', `### HTTP workload (node:http on 127.0.0.1, 20 spans per request, autocannon ${r.config.http.connections} connections, ${r.config.http.rounds} rounds of ${r.config.http.seconds} s)`, '');
     const rows = Object.entries(r.http.modes).map(([k, h]) => [

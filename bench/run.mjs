@@ -2,7 +2,7 @@
 // within each round, warm-up inside each process, >= 5 measured rounds; prints
 // the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
 //
-//   node bench/run.mjs [--quick] [--only=micro,pairs,native,holder,writers,rss,http] [--runs=N] [--out=FILE]
+//   node bench/run.mjs [--quick] [--only=micro,pairs,native,holder,writers,rss,bigread,http] [--runs=N] [--out=FILE]
 //
 // --quick: a short smoke run (< 1 minute) proving the harness works; its
 // results go to bench/results/quick-latest.json, never to a dated file.
@@ -32,8 +32,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -123,6 +123,32 @@ function child(script, args, { expose = false, timeoutMs = 180000 } = {}) {
   } catch (e) {
     return { error: `${script}: bad output: ${lines[lines.length - 1].slice(0, 200)}` };
   }
+}
+
+/** Medians over the bigread runs of every time they report (ms). */
+function summarizeBigread(runs) {
+  if (runs.length === 0) return { error: 'no run finished' };
+  const ms = (get) => summarize(runs.map(get));
+  const out = {
+    spans: runs[0].spans,
+    committed: runs[0].committed,
+    runs: runs.length,
+    recordMs: ms((x) => x.recordMs),
+    statsMs: ms((x) => x.statsMs),
+    queryOpenMs: ms((x) => x.queryOpenMs),
+    queryGroupsMs: ms((x) => x.queryGroupsMs),
+    query: {},
+    boundedSnapshotMs: ms((x) => x.boundedSnapshotMs),
+    boundedSnapshotRecords: runs[0].boundedSnapshotRecords,
+    firstBatchMs: ms((x) => x.firstBatchMs),
+    columnsMs: ms((x) => x.columnsMs),
+    columnsRecords: runs[0].columnsRecords,
+    plainSnapshotMs: ms((x) => x.plainSnapshotMs),
+    plainSnapshot: runs[0].plainSnapshot,
+    heapBytesPerRecord: ms((x) => x.heapBytesPerRecord),
+  };
+  for (const k of Object.keys(runs[0].query)) out.query[k] = ms((x) => x.query[k].ms);
+  return out;
 }
 
 function available(needs, have) {
@@ -313,6 +339,19 @@ async function main() {
       results.rss = res;
     }
   }
+  if (want('bigread')) {
+    log(`reads of a big trace (${cfg.bigreadSpans} spans, fresh process per run)`);
+    if (!have.hotspan) results.bigread = { skipped: have.why.hotspan };
+    else {
+      const runs = [];
+      for (let r = 0; r < Math.min(RUNS, 3); r++) {
+        const res = child('bigread.mjs', [JSON.stringify({ spans: cfg.bigreadSpans })], { expose: true, timeoutMs: 1800000 });
+        if (res.error) errors.push(res.error);
+        else runs.push(res);
+      }
+      results.bigread = summarizeBigread(runs);
+    }
+  }
   if (want('http')) {
     log(`HTTP workload: ${cfg.http.rounds} rounds x (none, hotspan, otel), ${cfg.http.seconds}s each`);
     const modes = ['none', ...(have.hotspan ? ['hotspan'] : []), 'otel'];
@@ -463,6 +502,19 @@ function printTables(r) {
     }
   }
   if (r.rss && !r.rss.error && !r.rss.skipped) out.push('', `RSS per committed span: ${fmt(r.rss.bytesPerSpan)} bytes over ${r.rss.committed} spans`);
+  if (r.bigread && !r.bigread.error && !r.bigread.skipped) {
+    const b = r.bigread;
+    out.push('', `reads of a big trace (${b.committed} spans, native backend; ms, median of ${b.runs})`);
+    row(['read', 'median', 'min', 'max']);
+    const line = (label, s) => row([label, fmt(s.median), fmt(s.min), fmt(s.max)]);
+    line('stats()', b.statsMs);
+    line('query() + group("step")', { median: b.queryOpenMs.median + b.queryGroupsMs.median, min: b.queryOpenMs.min + b.queryGroupsMs.min, max: b.queryOpenMs.max + b.queryGroupsMs.max });
+    for (const [k, s] of Object.entries(b.query)) line(`query: ${k}`, s);
+    line(`snapshot({ offset, limit: ${b.boundedSnapshotRecords} })`, b.boundedSnapshotMs);
+    line('snapshotBatches(): first batch', b.firstBatchMs);
+    line(`snapshotColumns() of ${b.columnsRecords} records`, b.columnsMs);
+    line('snapshot() (plain): its refusal', b.plainSnapshotMs);
+  }
   if (r.http) {
     out.push('', 'HTTP workload (20 spans per request)');
     row(['mode', 'req/s', 'p99 ms', 'loss', 'CPU µs/req', 'CPU loss', '+CPU µs @rate']);

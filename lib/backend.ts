@@ -2,6 +2,7 @@
 // validates arguments and keeps the name cache; a backend records. Recording
 // methods throw the errors of ./errors (same types and texts everywhere).
 
+import type { FrozenView } from './frozen-view';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import type { OutputFormat, WrittenFile } from './output';
 import type { StatsRow } from './stats';
@@ -55,6 +56,8 @@ export interface Backend {
   /** Spans that ended (their end() succeeded) but will never be in this trace (js joining only). */
   lost(): number;
   snapshot(): NativeSnapshot;
+  /** The committed records as of now, held for several reads. */
+  freeze(): FrozenView;
   stats(): readonly StatsRow[];
   /** Chrome Trace Event JSON, UTF-8: the core's writer (the addon's, or its WebAssembly build). */
   chromeJson(): Uint8Array;

@@ -8,6 +8,7 @@ import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
 import type { StatsRow } from './stats';
+import type { FrozenView } from './frozen-view';
 
 export class ClosedBackend implements Backend {
   constructor(private readonly inner: Backend) {}
@@ -79,6 +80,9 @@ export class ClosedBackend implements Backend {
   }
   snapshot(): NativeSnapshot {
     return this.inner.snapshot();
+  }
+  freeze(): FrozenView {
+    return this.inner.freeze();
   }
   stats(): readonly StatsRow[] {
     return this.inner.stats();

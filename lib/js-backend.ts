@@ -11,6 +11,7 @@
 
 import type { Backend } from './backend';
 import { calibrate, readClocks } from './clock';
+import { columnsView, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
 import {
@@ -499,6 +500,10 @@ export class JsBackend implements Backend {
       fields,
       attrs,
     };
+  }
+
+  freeze(): FrozenView {
+    return columnsView(this.snapshot());
   }
 
   stats(): readonly StatsRow[] {

@@ -3,6 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import type { Backend } from './backend';
+import type { FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
@@ -133,6 +134,17 @@ export class NativeBackend implements Backend {
 
   snapshot(): NativeSnapshot {
     return this.nt.snapshot();
+  }
+
+  freeze(): FrozenView {
+    const nt = this.nt;
+    const view = nt.freeze();
+    return {
+      count: view.count,
+      read: (offset, limit) => nt.read(view, offset, limit),
+      readAt: (indices) => nt.readAt(view, indices),
+      query: (name, args) => nt.query(view, name, args),
+    };
   }
 
   stats(): readonly StatsRow[] {

@@ -30,6 +30,12 @@ export interface NativeSnapshot {
   attrs: Array<[number, string]>;
 }
 
+/** The committed records frozen at one moment (type-tagged; `NativeTracer.freeze()`). */
+export interface NativeFrozen {
+  /** Records it holds. */
+  readonly count: number;
+}
+
 export interface NativeStatsRow {
   name: string;
   count: number;
@@ -77,6 +83,14 @@ export interface NativeTracer {
   flush(): void;
   pending(): number;
   snapshot(): NativeSnapshot;
+  /** Freezes the committed records: what read, readAt and query read, read in place. */
+  freeze(): NativeFrozen;
+  /** Records [offset, offset + limit) of the view, in snapshot order. */
+  read(view: NativeFrozen, offset: number, limit: number): NativeSnapshot;
+  /** The view's records at these global indices (snapshot order positions), in this order. */
+  readAt(view: NativeFrozen, indices: Float64Array): NativeSnapshot;
+  /** One step of the core's query engine (native/core/query_call.h). */
+  query(view: NativeFrozen, name: string | undefined, args: Float64Array): Float64Array;
   stats(): NativeStatsRow[];
   // Both return an external Buffer over the writer's output, typed as its base
   // class so the package's declarations do not need @types/node.

@@ -7,6 +7,7 @@ import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { StatsRow } from './stats';
+import { columnsView, type FrozenView } from './frozen-view';
 import { writeColumns } from './wasm-core';
 
 const EMPTY: NativeSnapshot = Object.freeze({
@@ -68,6 +69,9 @@ export class NoopBackend implements Backend {
   }
   snapshot(): NativeSnapshot {
     return EMPTY;
+  }
+  freeze(): FrozenView {
+    return columnsView(EMPTY);
   }
   stats(): readonly StatsRow[] {
     return [];

@@ -1,55 +1,105 @@
-// The query API over committed records (tunix-style step metrics). Pure TS
-// over SpanRecord[], so every backend shares it.
+// The query API over committed records (tunix-style step metrics). Every
+// step is evaluated by the core over the stored records
+// (native/core/snapshot_query.h, through the addon or the WebAssembly core),
+// so a query of any size materializes JS objects only for the records it
+// returns.
 //
 // Group membership is by time: a span belongs to a group when it begins while
 // the group is open (group.start <= span.start < group.end), on any timeline.
 // So a timeline created inside a group starts inside it, and device spans that
 // finish after their step closed still count for the step they began in.
 
-import type { SpanRecord, TimelineInfo } from './records';
 import { describe } from './errors';
+import type { FrozenView } from './frozen-view';
+import { toRecords, type SpanRecord, type TimelineInfo } from './records';
 
-function byStart(a: SpanRecord, b: SpanRecord): number {
-  return a.start - b.start || a.id - b.id;
+// native/core/query_call.h: the ops and the argument layout.
+const OP_TOTALS = 1;
+const OP_ORDERED = 2;
+const OP_NTH = 3;
+const OP_UNION = 4;
+const OP_DURATIONS = 5;
+const OP_GROUP_OF = 6;
+
+/** Which records a step reads. */
+interface Scope {
+  /** The groups timeline's records instead of every other timeline's. */
+  readonly groups: boolean;
+  /** A timeline id; -1: every timeline. */
+  readonly timeline: number;
+  readonly name?: string;
+  /** Global index of the group whose [start, end) holds the records' starts; -1: none. */
+  readonly within: number;
+  readonly minDepth: number;
+  /** A span id left out; 0: none. */
+  readonly except: number;
+  /** Two different names asked for: nothing matches. */
+  readonly none?: boolean;
 }
 
-function pick<T>(items: readonly T[], index: number, what: string): T {
+const SPANS: Scope = { groups: false, timeline: -1, within: -1, minDepth: 0, except: 0 };
+
+function checkIndex(index: unknown): number {
   if (!Number.isInteger(index)) throw new TypeError(`hotspan: index must be an integer, got ${describe(index)}`);
-  const i = index < 0 ? items.length + index : index;
-  const item = items[i];
-  if (item === undefined) {
-    throw new RangeError(`hotspan: no ${what} at index ${String(index)} (${String(items.length)} recorded)`);
-  }
-  return item;
+  return index as number;
 }
 
-/** Merged [start, end] intervals of the records, in start order. */
-function union(records: readonly SpanRecord[], lo = -Infinity, hi = Infinity): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  for (const r of records) {
-    const s = Math.max(r.start, lo);
-    const e = Math.min(r.end, hi);
-    if (e < s) continue;
-    const last = out[out.length - 1];
-    if (last !== undefined && s <= last[1]) {
-      if (e > last[1]) last[1] = e;
-    } else {
-      out.push([s, e]);
-    }
+function checkName(name: unknown, what: string): string {
+  if (typeof name !== 'string') throw new TypeError(`hotspan: ${what} must be a string, got ${describe(name)}`);
+  return name;
+}
+
+function missing(what: string, index: number, count: number): RangeError {
+  return new RangeError(`hotspan: no ${what} at index ${String(index)} (${String(count)} recorded)`);
+}
+
+/** The frozen records one query reads, and how its results become records. @internal */
+export class QuerySource {
+  constructor(
+    private readonly view: FrozenView,
+    readonly timelineList: readonly TimelineInfo[],
+  ) {}
+
+  run(scope: Scope, op: number, a = 0, b = 0): Float64Array {
+    if (scope.none === true) return op === OP_TOTALS ? new Float64Array(4) : op === OP_NTH ? Float64Array.of(-1, 0) : new Float64Array(op === OP_UNION ? 1 : 0);
+    const args = Float64Array.of(op, scope.groups ? 1 : 0, scope.timeline, scope.within, scope.minDepth, scope.except, a, b);
+    return this.view.query(scope.name, args);
   }
-  return out;
+
+  records(indices: Float64Array): readonly SpanRecord[] {
+    return toRecords(this.view.readAt(indices));
+  }
+
+  record(index: number): SpanRecord {
+    return this.records(Float64Array.of(index))[0];
+  }
 }
 
 /** Spans in start order, with the numbers step metrics need. */
 export class SpanList implements Iterable<SpanRecord> {
-  readonly records: readonly SpanRecord[];
+  private totalsCache?: Float64Array;
+  private recordsCache?: readonly SpanRecord[];
 
-  constructor(records: readonly SpanRecord[], sorted = false) {
-    this.records = Object.freeze(sorted ? records.slice() : records.slice().sort(byStart));
+  /** @internal */
+  constructor(
+    private readonly source: QuerySource,
+    private readonly scope: Scope,
+  ) {}
+
+  /** count, total, min, max */
+  private totals(): Float64Array {
+    this.totalsCache ??= this.source.run(this.scope, OP_TOTALS);
+    return this.totalsCache;
+  }
+
+  /** Every span of the list, in start order (materialized on first use). */
+  get records(): readonly SpanRecord[] {
+    this.recordsCache ??= this.source.records(this.source.run(this.scope, OP_ORDERED));
+    return this.recordsCache;
   }
 
   get count(): number {
-    return this.records.length;
+    return this.totals()[0];
   }
 
   [Symbol.iterator](): Iterator<SpanRecord> {
@@ -57,61 +107,71 @@ export class SpanList implements Iterable<SpanRecord> {
   }
 
   first(): SpanRecord {
-    return pick(this.records, 0, 'span');
+    return this.nth(0);
   }
   last(): SpanRecord {
-    return pick(this.records, -1, 'span');
+    return this.nth(-1);
   }
   /** 0-based; negative counts from the end. */
   nth(index: number): SpanRecord {
-    return pick(this.records, index, 'span');
+    const i = checkIndex(index);
+    const [found, count] = this.source.run(this.scope, OP_NTH, i);
+    if (found < 0) throw missing('span', i, count);
+    return this.source.record(found);
   }
 
   named(name: string): SpanList {
-    return new SpanList(this.records.filter((r) => r.name === name), true);
+    const n = checkName(name, 'span name');
+    const none = this.scope.none === true || (this.scope.name !== undefined && this.scope.name !== n);
+    return new SpanList(this.source, { ...this.scope, name: n, none });
   }
 
   /** Durations in ms, in start order. */
   durations(): number[] {
-    return this.records.map((r) => r.duration);
+    return Array.from(this.source.run(this.scope, OP_DURATIONS));
   }
   total(): number {
-    let t = 0;
-    for (const r of this.records) t += r.duration;
-    return t;
+    return this.totals()[1];
   }
   /** NaN when empty. */
   mean(): number {
-    return this.records.length === 0 ? NaN : this.total() / this.records.length;
+    const [count, total] = this.totals();
+    return count === 0 ? NaN : total / count;
   }
   min(): number {
-    return this.records.length === 0 ? NaN : Math.min(...this.durations());
+    const t = this.totals();
+    return t[0] === 0 ? NaN : t[2];
   }
   max(): number {
-    return this.records.length === 0 ? NaN : Math.max(...this.durations());
+    const t = this.totals();
+    return t[0] === 0 ? NaN : t[3];
   }
 
   /** Time covered by at least one span (overlaps counted once), ms. */
   busy(): number {
-    let t = 0;
-    for (const [s, e] of union(this.records)) t += e - s;
-    return t;
+    return this.source.run(this.scope, OP_UNION, 0, 0)[0];
   }
 
   /** Idle gaps between consecutive busy stretches (overlaps merged), ms, in time order. */
   gaps(): number[] {
-    const u = union(this.records);
-    const out: number[] = [];
-    for (let i = 1; i < u.length; i++) out.push(u[i][0] - u[i - 1][1]);
-    return out;
+    return Array.from(this.source.run(this.scope, OP_UNION, 0, 1).subarray(1));
+  }
+
+  /** @internal The same spans' busy time clipped to their group's [start, end]. */
+  busyWithin(): number {
+    return this.source.run(this.scope, OP_UNION, 1, 0)[0];
   }
 }
 
 /** One recorded group (a phase such as one training step). */
 export class GroupView {
+  /** @internal */
   constructor(
     readonly record: SpanRecord,
-    private readonly query: Query,
+    private readonly source: QuerySource,
+    private readonly index: number,
+    /** The query's spans (its timeline restriction). */
+    private readonly base: Scope,
   ) {}
 
   get name(): string {
@@ -127,23 +187,17 @@ export class GroupView {
     return this.record.duration;
   }
 
-  private contains(r: SpanRecord): boolean {
-    return r.start >= this.record.start && r.start < this.record.end;
-  }
-
   /** Spans (all timelines of the query, groups excluded) that began inside this group. */
   spans(name?: string): SpanList {
-    const list = this.query.spans(name).records.filter((r) => this.contains(r));
-    return new SpanList(list, true);
+    const scope: Scope = { ...this.base, within: this.index };
+    return new SpanList(this.source, name === undefined ? scope : { ...scope, name: checkName(name, 'span name') });
   }
 
   /** Groups nested inside this one. */
   groups(name?: string): GroupSet {
-    const inner = this.query
-      .groupRecords()
-      .filter((g) => g !== this.record && g.depth > this.record.depth && this.contains(g))
-      .filter((g) => name === undefined || g.name === name);
-    return new GroupSet(inner, this.query, name ?? '*');
+    const scope: Scope = { groups: true, timeline: -1, within: this.index, minDepth: this.record.depth + 1, except: this.record.id };
+    if (name === undefined) return new GroupSet(this.source, scope, '*', this.base);
+    return new GroupSet(this.source, { ...scope, name: checkName(name, 'group name') }, name, this.base);
   }
 
   /** Idle gaps between the group's spans (optionally of one name), ms. */
@@ -153,70 +207,75 @@ export class GroupView {
 
   /** Time inside the group covered by none of its spans (optionally of one name), ms. */
   idle(name?: string): number {
-    let busy = 0;
-    for (const [s, e] of union(this.spans(name).records, this.start, this.end)) busy += e - s;
-    return this.duration - busy;
+    return this.duration - this.spans(name).busyWithin();
   }
 }
 
 /** The groups of one name, in start order. */
 export class GroupSet implements Iterable<GroupView> {
-  private readonly views: readonly GroupView[];
+  private readonly indices: Float64Array;
+  private viewsCache?: readonly GroupView[];
 
+  /** @internal */
   constructor(
-    records: readonly SpanRecord[],
-    query: Query,
+    private readonly source: QuerySource,
+    private readonly scope: Scope,
     private readonly label: string,
+    private readonly base: Scope,
   ) {
-    this.views = Object.freeze(records.slice().sort(byStart).map((r) => new GroupView(r, query)));
+    this.indices = source.run(scope, OP_ORDERED);
   }
 
   get count(): number {
-    return this.views.length;
+    return this.indices.length;
   }
   [Symbol.iterator](): Iterator<GroupView> {
-    return this.views[Symbol.iterator]();
+    return this.all()[Symbol.iterator]();
   }
   all(): readonly GroupView[] {
-    return this.views;
+    if (this.viewsCache === undefined) {
+      const records = this.source.records(this.indices);
+      this.viewsCache = Object.freeze(records.map((r, k) => new GroupView(r, this.source, this.indices[k], this.base)));
+    }
+    return this.viewsCache;
   }
   first(): GroupView {
-    return pick(this.views, 0, `group "${this.label}"`);
+    return this.nth(0);
   }
   last(): GroupView {
-    return pick(this.views, -1, `group "${this.label}"`);
+    return this.nth(-1);
   }
   /** 0-based; negative counts from the end. */
   nth(index: number): GroupView {
-    return pick(this.views, index, `group "${this.label}"`);
+    const i = checkIndex(index);
+    const at = this.indices[i < 0 ? this.indices.length + i : i];
+    if (at === undefined) throw missing(`group "${this.label}"`, i, this.indices.length);
+    return new GroupView(this.source.record(at), this.source, at, this.base);
   }
   durations(): number[] {
-    return this.views.map((g) => g.duration);
+    return Array.from(this.source.run(this.scope, OP_DURATIONS));
   }
 }
 
 /** A read-only view over one snapshot. */
 export class Query {
-  private readonly spanRecords: readonly SpanRecord[];
-  private readonly groupList: readonly SpanRecord[];
+  private groupCache?: readonly SpanRecord[];
 
+  /** @internal */
   constructor(
-    records: readonly SpanRecord[],
-    private readonly timelineList: readonly TimelineInfo[],
-    groups?: readonly SpanRecord[],
-  ) {
-    this.spanRecords = Object.freeze(records.filter((r) => r.timelineKind !== 'groups').sort(byStart));
-    this.groupList = groups ?? Object.freeze(records.filter((r) => r.timelineKind === 'groups').sort(byStart));
-  }
+    private readonly source: QuerySource,
+    /** Its spans: every timeline's, or one timeline's. */
+    private readonly base: Scope = SPANS,
+  ) {}
 
   timelines(): readonly TimelineInfo[] {
-    return this.timelineList;
+    return this.source.timelineList;
   }
 
   /** Spans of every timeline (groups excluded), optionally of one name. */
   spans(name?: string): SpanList {
-    if (name === undefined) return new SpanList(this.spanRecords, true);
-    return new SpanList(this.spanRecords.filter((r) => r.name === name), true);
+    const scope = this.base;
+    return new SpanList(this.source, name === undefined ? scope : { ...scope, name: checkName(name, 'span name') });
   }
 
   /**
@@ -224,51 +283,48 @@ export class Query {
    * track name ("gpu0" for "track: gpu0"). Groups stay visible.
    */
   timeline(which: number | string): Query {
+    const list = this.source.timelineList;
     let info: TimelineInfo | undefined;
-    if (typeof which === 'number') info = this.timelineList.find((t) => t.id === which);
+    if (typeof which === 'number') info = list.find((t) => t.id === which);
     else if (typeof which === 'string') {
-      info =
-        this.timelineList.find((t) => t.name === which) ??
-        this.timelineList.find((t) => t.kind === 'track' && t.name === `track: ${which}`);
+      info = list.find((t) => t.name === which) ?? list.find((t) => t.kind === 'track' && t.name === `track: ${which}`);
     } else {
       throw new TypeError(`hotspan: timeline must be an id or a name, got ${describe(which)}`);
     }
     if (info === undefined) {
-      const known = this.timelineList.map((t) => `${String(t.id)} "${t.name}"`).join(', ');
+      const known = list.map((t) => `${String(t.id)} "${t.name}"`).join(', ');
       throw new RangeError(`hotspan: no timeline ${JSON.stringify(which)} (known: ${known})`);
     }
-    const id = info.id;
-    return new Query(
-      this.spanRecords.filter((r) => r.timeline === id),
-      this.timelineList,
-      this.groupList,
-    );
+    // Restricted again to another timeline, it holds nothing, as filtering twice would.
+    const none = this.base.none === true || (this.base.timeline >= 0 && this.base.timeline !== info.id);
+    return new Query(this.source, { ...this.base, timeline: info.id, none });
   }
 
   /** Group records, start order. */
   groupRecords(): readonly SpanRecord[] {
-    return this.groupList;
+    this.groupCache ??= this.source.records(this.source.run({ ...SPANS, groups: true }, OP_ORDERED));
+    return this.groupCache;
   }
 
   /** The recorded groups of one name. */
   group(name: string): GroupSet {
     if (typeof name !== 'string') throw new TypeError(`hotspan: group name must be a string, got ${describe(name)}`);
-    return new GroupSet(this.groupList.filter((g) => g.name === name), this, name);
+    return new GroupSet(this.source, { ...SPANS, groups: true, name }, name, this.base);
   }
 
   /** Every recorded group. */
   groups(): GroupSet {
-    return new GroupSet(this.groupList, this, '*');
+    return new GroupSet(this.source, { ...SPANS, groups: true }, '*', this.base);
   }
 
   /** The innermost group open when `span` began, if any. */
   groupOf(span: SpanRecord): GroupView | undefined {
-    let best: SpanRecord | undefined;
-    for (const g of this.groupList) {
-      if (span.start >= g.start && span.start < g.end && span !== g && (best === undefined || g.depth > best.depth)) {
-        best = g;
-      }
+    if (typeof span !== 'object' || span === null || typeof span.start !== 'number') {
+      throw new TypeError(`hotspan: groupOf() needs a span record, got ${describe(span)}`);
     }
-    return best === undefined ? undefined : new GroupView(best, this);
+    const id = typeof span.id === 'number' && Number.isSafeInteger(span.id) && span.id > 0 ? span.id : 0;
+    if (!Number.isFinite(span.start)) return undefined;
+    const [at] = this.source.run({ ...SPANS, groups: true, except: id }, OP_GROUP_OF, span.start);
+    return at < 0 ? undefined : new GroupView(this.source.record(at), this.source, at, this.base);
   }
 }

@@ -59,23 +59,20 @@ export function toRecords(snap: NativeSnapshot): readonly SpanRecord[] {
     const end = times[2 * i + 1];
     const info = tl.get(timeline);
     const text = attrs.get(i);
-    const a = text === undefined ? undefined : attrsFromJson(text);
-    const rec: SpanRecord = {
-      name: names[fields[f]] ?? '?',
-      start,
-      end,
-      duration: end - start,
-      timeline,
-      timelineName: info ? info.name : '?',
-      timelineKind: info ? info.kind : 'js',
-      id: spanId(timeline, fields[f + 2]),
-      parent: parentLocal === 0 ? 0 : spanId(parentTimeline, parentLocal),
-      depth: depthFlags >>> 16,
-      error: (flags & FLAG_ERROR) !== 0,
-      abandoned: (flags & FLAG_ABANDONED) !== 0,
-      async: (flags & FLAG_ASYNC) !== 0,
-      ...(a === undefined ? {} : { attrs: a }),
-    };
+    // Object literals of two fixed shapes (no spread): V8 builds them fast.
+    const name = names[fields[f]] ?? '?';
+    const timelineName = info ? info.name : '?';
+    const timelineKind = info ? info.kind : 'js';
+    const id = spanId(timeline, fields[f + 2]);
+    const parent = parentLocal === 0 ? 0 : spanId(parentTimeline, parentLocal);
+    const depth = depthFlags >>> 16;
+    const error = (flags & FLAG_ERROR) !== 0;
+    const abandoned = (flags & FLAG_ABANDONED) !== 0;
+    const async = (flags & FLAG_ASYNC) !== 0;
+    const rec: SpanRecord =
+      text === undefined
+        ? { name, start, end, duration: end - start, timeline, timelineName, timelineKind, id, parent, depth, error, abandoned, async }
+        : { name, start, end, duration: end - start, timeline, timelineName, timelineKind, id, parent, depth, error, abandoned, async, attrs: attrsFromJson(text) };
     out[i] = Object.freeze(rec);
   }
   return Object.freeze(out);

@@ -23,8 +23,17 @@ import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
 import { outputFormat, type OutputFormat } from './output';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
-import { Query } from './query';
-import { toRecords, toTimelines, type SpanRecord, type TimelineInfo } from './records';
+import { Query, QuerySource } from './query';
+import { toTimelines, type SpanRecord, type TimelineInfo } from './records';
+import {
+  batchSize,
+  boundedSnapshot,
+  snapshotBatches,
+  snapshotColumns,
+  type SnapshotBatchOptions,
+  type SnapshotColumns,
+  type SnapshotOptions,
+} from './bounded-read';
 import type { StatsRow } from './stats';
 
 export interface TraceAsyncOptions {
@@ -480,13 +489,28 @@ export class Tracer {
     this.b.flush();
   }
 
-  /** Committed records only (does not flush). */
-  snapshot(): readonly SpanRecord[] {
-    return toRecords(this.b.snapshot());
+  /**
+   * Committed records only (does not flush), in snapshot order. With
+   * `{ offset, limit }` only those; without, a RangeError (nothing read) when
+   * they would not fit the V8 heap.
+   */
+  snapshot(options?: SnapshotOptions): readonly SpanRecord[] {
+    return boundedSnapshot(this.b.freeze(), options);
+  }
+
+  /** The committed records of one moment in batches of `batch` records (default 65536). */
+  snapshotBatches(options?: SnapshotBatchOptions): IterableIterator<readonly SpanRecord[]> {
+    const batch = batchSize(options);
+    return snapshotBatches(this.b.freeze(), batch);
+  }
+
+  /** Committed records (or `{ offset, limit }` of them) as typed-array columns, without a JS object per record. */
+  snapshotColumns(options?: SnapshotOptions): SnapshotColumns {
+    return snapshotColumns(this.b.freeze(), options);
   }
 
   timelines(): readonly TimelineInfo[] {
-    return toTimelines(this.b.snapshot());
+    return toTimelines(this.b.freeze().read(0, 0));
   }
 
   /** Per-name count, total, min, max, mean, p50, p90, p99 (ms) over committed records. */
@@ -496,8 +520,8 @@ export class Tracer {
 
   /** A query over the committed records as of now. */
   query(): Query {
-    const snap = this.b.snapshot();
-    return new Query(toRecords(snap), toTimelines(snap));
+    const view = this.b.freeze();
+    return new Query(new QuerySource(view, toTimelines(view.read(0, 0))));
   }
 
   /**

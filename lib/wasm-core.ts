@@ -1,4 +1,4 @@
-// The core's writers and stats compiled to WebAssembly (native/wasm/,
+// The core's writers, stats and query engine compiled to WebAssembly (native/wasm/,
 // scripts/build-wasm.sh), for the backends that record in JS: they hand
 // their columns (the NativeSnapshot shape) to the same C++ that writes the
 // native backend's files, so each format and statistic has one
@@ -18,11 +18,16 @@ interface Exports {
   memory: { buffer: ArrayBuffer };
   _initialize(): void;
   hs_alloc(bytes: number): number;
+  hs_free(ptr: number): void;
   hs_result_data(): number;
   hs_result_size(): number;
   /** Both take the input buffer over. The bigints are i64 ns: origin, then the clock readings. */
   hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   hs_stats(ptr: number, bytes: number): number;
+  /** Takes the input buffer over; returns a handle (0: malformed columns). */
+  hs_query_open(ptr: number, bytes: number): number;
+  /** One step of native/core/query_call.h; name 0xffffffff bytes: no name. */
+  hs_query(handle: number, argsPtr: number, namePtr: number, nameBytes: number): number;
 }
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
@@ -49,13 +54,16 @@ const MAX_BYTES = 2 ** 32;
 let compiled: object | undefined;
 let kept: Exports | undefined;
 
-function instance(): Exports {
-  if (kept !== undefined) return kept;
+function newInstance(): Exports {
   compiled ??= new WebAssembly.Module(readFileSync(WASM_PATH));
   const { exports } = new WebAssembly.Instance(compiled, {});
   exports._initialize();
-  kept = exports;
   return exports;
+}
+
+function instance(): Exports {
+  kept ??= newInstance();
+  return kept;
 }
 
 const encoder = new TextEncoder();
@@ -142,6 +150,48 @@ export function writeColumns(
   return run(snap, serial, (c, ptr, size) =>
     c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs),
   );
+}
+
+/** One query step: native/core/query_call.h's args, an optional name; its numbers. */
+export type QueryStep = (name: string | undefined, args: Float64Array) => Float64Array;
+
+/** native/core/query_call.h: kQueryArgs. */
+const QUERY_ARGS = 8;
+const NO_NAME = 0xffffffff;
+
+/**
+ * The core's query engine over these columns (records in timeline order, as
+ * snapshot() hands them out). It owns an instance of its own, so its memory
+ * goes when the returned function is dropped.
+ */
+export function queryColumns(snap: NativeSnapshot): QueryStep {
+  const c = newInstance();
+  let handle: number;
+  try {
+    const [ptr, size] = encode(c, snap, new Set());
+    handle = c.hs_query_open(ptr, size);
+  } catch (e) {
+    if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(snap.count, e);
+    throw e;
+  }
+  if (handle === 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[1]})`);
+  const argsPtr = c.hs_alloc(8 * QUERY_ARGS);
+  return (name, args) => {
+    let namePtr = 0;
+    let nameBytes = NO_NAME;
+    if (name !== undefined) {
+      const utf8 = encoder.encode(name);
+      namePtr = c.hs_alloc(utf8.length);
+      new Uint8Array(c.memory.buffer, namePtr, utf8.length).set(utf8);
+      nameBytes = utf8.length;
+    }
+    new Float64Array(c.memory.buffer, argsPtr, QUERY_ARGS).set(args);
+    const status = c.hs_query(handle, argsPtr, namePtr, nameBytes);
+    if (namePtr !== 0) c.hs_free(namePtr);
+    if (status !== 0) throw new RangeError('hotspan: query arguments rejected by the core');
+    const bytes = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size()).slice(); // aligned for f64
+    return new Float64Array(bytes.buffer);
+  };
 }
 
 /** The core's stats rows for these columns, as the addon reports them. */

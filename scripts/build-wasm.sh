@@ -30,7 +30,7 @@ if ! command -v "$cxx" >/dev/null || [ ! -d "$llvm/include/wasm32-wasi/c++/v1" ]
   exit 1
 fi
 
-# The Node-free core sources the entry points reach: writers, stats, histogram.
+# The Node-free core sources the entry points reach: writers, stats, histogram, query engine.
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/exports.cc
@@ -39,6 +39,8 @@ sources=(
   native/core/perfetto_writer.cc
   native/core/json_text.cc
   native/core/stats.cc
+  native/core/snapshot_query.cc
+  native/core/query_call.cc
   native/core/log_linear_histogram.cc
   native/core/huge_pages.cc
 )

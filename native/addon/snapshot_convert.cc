@@ -20,88 +20,122 @@ const char* KindName(hotspan::TimelineKind kind) {
 
 constexpr size_t kFieldsPerRecord = 6;
 
+// Fills the columns of the NativeSnapshot shape, one record at a time.
+class ColumnsOut {
+ public:
+  ColumnsOut(Napi::Env env, FrozenView& view, size_t count)
+      : env_(env),
+        view_(view),
+        count_(count),
+        times_buf_(Napi::ArrayBuffer::New(env, count * 2 * sizeof(double))),
+        fields_buf_(Napi::ArrayBuffer::New(env, count * kFieldsPerRecord * sizeof(uint32_t))),
+        times_(static_cast<double*>(times_buf_.Data())),
+        fields_(static_cast<uint32_t*>(fields_buf_.Data())),
+        attrs_(Napi::Array::New(env)) {}
+
+  // Record i of timeline t, as the next record.
+  void Add(size_t t, uint32_t i) {
+    const hotspan::FrozenTimeline& tl = view_.snapshot.timelines[t];
+    const hotspan::SpanRecord r = tl.records[i];
+    const bool lookup = (r.flags & (hotspan::kFlagParentElsewhere | hotspan::kFlagAttrs)) != 0;
+    const FrozenView::Lookups* l = lookup ? &view_.lookups(t) : nullptr;
+    times_[next_ * 2] = hotspan::clock::to_ms(r.start_ns, view_.origin_ns);
+    times_[next_ * 2 + 1] = hotspan::clock::to_ms(r.end_ns, view_.origin_ns);
+    uint32_t parent_timeline = 0;
+    uint32_t parent_local = 0;
+    if (r.flags & hotspan::kFlagParentElsewhere) {
+      auto it = l->foreign.find(r.local_id);
+      if (it != l->foreign.end()) {
+        parent_timeline = static_cast<uint32_t>(it->second >> 32);
+        parent_local = static_cast<uint32_t>(it->second);
+      }
+    } else if (r.parent_local != 0) {
+      parent_timeline = tl.id;
+      parent_local = r.parent_local;
+    }
+    uint32_t* f = fields_ + next_ * kFieldsPerRecord;
+    f[0] = r.name;
+    f[1] = tl.id;
+    f[2] = r.local_id;
+    f[3] = parent_timeline;
+    f[4] = parent_local;
+    f[5] = (static_cast<uint32_t>(r.depth) << 16) | r.flags;
+    if (r.flags & hotspan::kFlagAttrs) {
+      auto it = l->attrs.find(r.local_id);
+      if (it != l->attrs.end()) {
+        Napi::Array pair = Napi::Array::New(env_, 2);
+        pair.Set(0u, Napi::Number::New(env_, static_cast<double>(next_)));
+        pair.Set(1u, Napi::String::New(env_, *it->second));
+        attrs_.Set(attr_count_++, pair);
+      }
+    }
+    ++next_;
+  }
+
+  Napi::Object Done() {
+    const hotspan::FrozenSnapshot& snapshot = view_.snapshot;
+    Napi::Array names = Napi::Array::New(env_, snapshot.names.size());
+    for (uint32_t i = 0; i < snapshot.names.size(); ++i) {
+      names.Set(i, Napi::String::New(env_, snapshot.names[i]));
+    }
+    Napi::Array timelines = Napi::Array::New(env_, snapshot.timelines.size());
+    for (uint32_t t = 0; t < snapshot.timelines.size(); ++t) {
+      const hotspan::FrozenTimeline& tl = snapshot.timelines[t];
+      Napi::Object info = Napi::Object::New(env_);
+      info.Set("id", Napi::Number::New(env_, tl.id));
+      info.Set("name", Napi::String::New(env_, tl.name));
+      info.Set("kind", Napi::String::New(env_, KindName(tl.kind)));
+      info.Set("exited", Napi::Boolean::New(env_, tl.exited));
+      timelines.Set(t, info);
+    }
+    Napi::Object out = Napi::Object::New(env_);
+    out.Set("names", names);
+    out.Set("timelines", timelines);
+    out.Set("count", Napi::Number::New(env_, static_cast<double>(count_)));
+    out.Set("times", Napi::Float64Array::New(env_, count_ * 2, times_buf_, 0));
+    out.Set("fields", Napi::Uint32Array::New(env_, count_ * kFieldsPerRecord, fields_buf_, 0));
+    out.Set("attrs", attrs_);
+    return out;
+  }
+
+ private:
+  Napi::Env env_;
+  FrozenView& view_;
+  size_t count_;
+  Napi::ArrayBuffer times_buf_, fields_buf_;
+  double* times_;
+  uint32_t* fields_;
+  Napi::Array attrs_;
+  uint32_t attr_count_ = 0;
+  size_t next_ = 0;
+};
+
 }  // namespace
 
-Napi::Object SnapshotToJs(Napi::Env env, const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns) {
-  size_t count = 0;
-  for (const auto& tl : snapshot.timelines) count += tl.records.size();
-
-  Napi::Array names = Napi::Array::New(env, snapshot.names.size());
-  for (uint32_t i = 0; i < snapshot.names.size(); ++i) {
-    names.Set(i, Napi::String::New(env, snapshot.names[i]));
+Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, uint64_t offset, uint64_t count) {
+  ColumnsOut out(env, view, count);
+  if (count == 0) return out.Done();
+  size_t t;
+  uint32_t i;
+  view.query.locate(offset, t, i);
+  for (uint64_t left = count; left > 0;) {
+    const uint32_t size = view.snapshot.timelines[t].records.size();
+    for (; i < size && left > 0; ++i, --left) out.Add(t, i);
+    ++t;
+    i = 0;
   }
+  return out.Done();
+}
 
-  Napi::ArrayBuffer times_buf = Napi::ArrayBuffer::New(env, count * 2 * sizeof(double));
-  Napi::ArrayBuffer fields_buf =
-      Napi::ArrayBuffer::New(env, count * kFieldsPerRecord * sizeof(uint32_t));
-  auto* times = static_cast<double*>(times_buf.Data());
-  auto* fields = static_cast<uint32_t*>(fields_buf.Data());
-
-  Napi::Array timelines = Napi::Array::New(env, snapshot.timelines.size());
-  Napi::Array attrs = Napi::Array::New(env);
-  uint32_t attr_count = 0;
-  size_t index = 0;  // record index across timelines
-  std::unordered_map<uint32_t, uint64_t> foreign;
-  std::unordered_map<uint32_t, size_t> index_of_local;
-
-  for (uint32_t t = 0; t < snapshot.timelines.size(); ++t) {
-    const hotspan::FrozenTimeline& tl = snapshot.timelines[t];
-    Napi::Object info = Napi::Object::New(env);
-    info.Set("id", Napi::Number::New(env, tl.id));
-    info.Set("name", Napi::String::New(env, tl.name));
-    info.Set("kind", Napi::String::New(env, KindName(tl.kind)));
-    info.Set("exited", Napi::Boolean::New(env, tl.exited));
-    timelines.Set(t, info);
-
-    foreign.clear();
-    for (const auto& fp : tl.foreign_parents) foreign.emplace(fp.first, fp.second);
-    index_of_local.clear();
-    const bool has_attrs = !tl.attrs.empty();
-
-    for (const hotspan::SpanRecord& r : tl.records) {
-      times[index * 2] = hotspan::clock::to_ms(r.start_ns, origin_ns);
-      times[index * 2 + 1] = hotspan::clock::to_ms(r.end_ns, origin_ns);
-      uint32_t parent_timeline = 0;
-      uint32_t parent_local = 0;
-      if (r.flags & hotspan::kFlagParentElsewhere) {
-        auto it = foreign.find(r.local_id);
-        if (it != foreign.end()) {
-          parent_timeline = static_cast<uint32_t>(it->second >> 32);
-          parent_local = static_cast<uint32_t>(it->second);
-        }
-      } else if (r.parent_local != 0) {
-        parent_timeline = tl.id;
-        parent_local = r.parent_local;
-      }
-      uint32_t* f = fields + index * kFieldsPerRecord;
-      f[0] = r.name;
-      f[1] = tl.id;
-      f[2] = r.local_id;
-      f[3] = parent_timeline;
-      f[4] = parent_local;
-      f[5] = (static_cast<uint32_t>(r.depth) << 16) | r.flags;
-      if (has_attrs) index_of_local.emplace(r.local_id, index);
-      ++index;
-    }
-
-    for (const auto& a : tl.attrs) {
-      auto it = index_of_local.find(a.first);
-      if (it == index_of_local.end()) continue;  // attrs of a record not committed yet
-      Napi::Array pair = Napi::Array::New(env, 2);
-      pair.Set(0u, Napi::Number::New(env, static_cast<double>(it->second)));
-      pair.Set(1u, Napi::String::New(env, a.second));
-      attrs.Set(attr_count++, pair);
-    }
+Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, const std::vector<uint64_t>& indices) {
+  ColumnsOut out(env, view, indices.size());
+  for (uint64_t index : indices) {
+    size_t t;
+    uint32_t i;
+    view.query.locate(index, t, i);
+    out.Add(t, i);
   }
-
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("names", names);
-  out.Set("timelines", timelines);
-  out.Set("count", Napi::Number::New(env, static_cast<double>(count)));
-  out.Set("times", Napi::Float64Array::New(env, count * 2, times_buf, 0));
-  out.Set("fields", Napi::Uint32Array::New(env, count * kFieldsPerRecord, fields_buf, 0));
-  out.Set("attrs", attrs);
-  return out;
+  return out.Done();
 }
 
 Napi::Array StatsToJs(Napi::Env env, const std::vector<hotspan::StatsRow>& rows,

@@ -7,13 +7,17 @@
 #include <cstdint>
 #include <vector>
 
+#include "frozen_view.h"
 #include "tracer.h"
 
 namespace hotspan_addon {
 
-// Columnar: times in ms on the performance.now() axis given by origin_ns.
-// Reads the records in place (Tracer::freeze): no intermediate copy.
-Napi::Object SnapshotToJs(Napi::Env env, const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns);
+// Columnar: times in ms on the performance.now() axis of the view's origin.
+// Records [offset, offset + count) of the view (global indices, see
+// snapshot_query.h), read in place: no intermediate copy.
+Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, uint64_t offset, uint64_t count);
+// The records at these global indices (each < the view's size), in this order.
+Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, const std::vector<uint64_t>& indices);
 
 Napi::Array StatsToJs(Napi::Env env, const std::vector<hotspan::StatsRow>& rows,
                       const hotspan::Tracer& tracer);

@@ -1,5 +1,6 @@
 #include "tracer_object.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -8,7 +9,9 @@
 #include "clock.h"
 #include "end_slots.h"
 #include "hot_path.h"
+#include "frozen_view.h"
 #include "perfetto_writer.h"
+#include "query_call.h"
 #include "shared_tracers.h"
 #include "snapshot_convert.h"
 #include "write_file.h"
@@ -115,7 +118,69 @@ Napi::Value Pending(const Napi::CallbackInfo& info) {
 
 Napi::Value Snapshot(const Napi::CallbackInfo& info) {
   const hotspan::Tracer& tracer = *Self(info).tracer;
-  return SnapshotToJs(info.Env(), tracer.freeze(), tracer.origin_ns());
+  FrozenView view(tracer.freeze(), tracer.origin_ns());
+  return RecordsToJs(info.Env(), view, 0, view.query.size());
+}
+
+Napi::Value Freeze(const Napi::CallbackInfo& info) { return NewFrozenView(info.Env(), *Self(info).tracer); }
+
+// A whole number in [0, max] (the facade checked the user's value; this
+// guards the binding itself).
+uint64_t ArgIndex(const Napi::CallbackInfo& info, size_t index, const char* arg, uint64_t max) {
+  const double d = ARG_NUMBER(index, arg);
+  if (!(d >= 0 && d <= static_cast<double>(max)) || std::floor(d) != d) {
+    throw Napi::RangeError::New(info.Env(), std::string("hotspan: ") + arg + " must be an integer in [0, " +
+                                                std::to_string(max) + "] (got " + std::to_string(d) + ")");
+  }
+  return static_cast<uint64_t>(d);
+}
+
+Napi::Float64Array ArgFloat64Array(const Napi::CallbackInfo& info, size_t index, const char* arg) {
+  Napi::Value v = info[index];
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != napi_float64_array) {
+    ThrowArgTypeCxx(info.Env(), arg, "a Float64Array", v);
+  }
+  return v.As<Napi::Float64Array>();
+}
+
+Napi::Value Read(const Napi::CallbackInfo& info) {
+  FrozenView& view = ArgFrozenView(info, 0, "view");
+  const uint64_t size = view.query.size();
+  const uint64_t offset = ArgIndex(info, 1, "offset", size);
+  const uint64_t limit = ArgIndex(info, 2, "limit", size - offset);
+  return RecordsToJs(info.Env(), view, offset, limit);
+}
+
+Napi::Value ReadAt(const Napi::CallbackInfo& info) {
+  FrozenView& view = ArgFrozenView(info, 0, "view");
+  Napi::Float64Array list = ArgFloat64Array(info, 1, "indices");
+  const uint64_t size = view.query.size();
+  std::vector<uint64_t> indices(list.ElementLength());
+  for (size_t i = 0; i < indices.size(); ++i) {
+    const double d = list[i];
+    if (!(d >= 0 && d < static_cast<double>(size)) || std::floor(d) != d) {
+      throw Napi::RangeError::New(info.Env(), "hotspan: indices[" + std::to_string(i) + "] is not a record index (got " +
+                                                  std::to_string(d) + ")");
+    }
+    indices[i] = static_cast<uint64_t>(d);
+  }
+  return RecordsToJs(info.Env(), view, indices);
+}
+
+Napi::Value Query(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  FrozenView& view = ArgFrozenView(info, 0, "view");
+  const bool has_name = !info[1].IsUndefined();
+  const std::string name = has_name ? ARG_STRING(1, "name") : std::string();
+  Napi::Float64Array args = ArgFloat64Array(info, 2, "args");
+  std::vector<double> out;
+  if (hotspan::query_call(view.query, args.Data(), args.ElementLength(), has_name, name, out) !=
+      hotspan::QueryStatus::kOk) {
+    throw Napi::RangeError::New(env, "hotspan: query arguments rejected by the core");
+  }
+  Napi::Float64Array result = Napi::Float64Array::New(env, out.size());
+  std::copy(out.begin(), out.end(), result.Data());
+  return result;
 }
 
 Napi::Value Stats(const Napi::CallbackInfo& info) {
@@ -196,6 +261,10 @@ const Method kMethods[] = {
     {"flush", nullptr, &ColdVoid<Flush>},
     {"pending", nullptr, &Cold<Pending>},
     {"snapshot", nullptr, &Cold<Snapshot>},
+    {"freeze", nullptr, &Cold<Freeze>},
+    {"read", nullptr, &Cold<Read>},
+    {"readAt", nullptr, &Cold<ReadAt>},
+    {"query", nullptr, &Cold<Query>},
     {"stats", nullptr, &Cold<Stats>},
     {"chromeJson", nullptr, &Cold<ChromeJson>},
     {"perfetto", nullptr, &Cold<Perfetto>},

@@ -1,16 +1,18 @@
 // The WebAssembly module's entry points (native/wasm/hotspan_core.wasm): the
-// core's writers and stats over the js backend's columns. The caller
-// allocates an input buffer (hs_alloc), fills it as snapshot_columns.h lays
-// out, and calls hs_write or hs_stats, which take the buffer over (it is
+// core's writers, stats and query engine over the js backend's columns. The
+// caller allocates an input buffer (hs_alloc), fills it as snapshot_columns.h
+// lays out, and calls hs_write, hs_stats or hs_query_open, which take the buffer over (it is
 // freed once decoded, before the output grows); the result is at
 // hs_result_data() for hs_result_size() bytes until the next call.
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "chrome_json_writer.h"
 #include "perfetto_writer.h"
+#include "query_call.h"
 #include "snapshot_columns.h"
 #include "stats.h"
 
@@ -26,6 +28,12 @@ std::string& result() {
   return *r;
 }
 
+// A query's records: the decoded columns and the engine over them.
+struct QueryColumns {
+  hotspan::Snapshot snapshot;
+  std::unique_ptr<hotspan::SnapshotQuery<hotspan::Snapshot>> query;  // over the decoded snapshot
+};
+
 // Decodes the columns at `input` and frees them.
 bool take_columns(uint8_t* input, uint32_t size, hotspan::Snapshot& out) {
   const bool ok = hotspan::wasm::decode_columns(input, size, out);
@@ -40,6 +48,8 @@ extern "C" {
 __attribute__((export_name("hs_alloc"))) uint8_t* hs_alloc(uint32_t bytes) {
   return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));
 }
+
+__attribute__((export_name("hs_free"))) void hs_free(uint8_t* p) { std::free(p); }
 
 __attribute__((export_name("hs_result_data"))) const char* hs_result_data() {
   return result().data();
@@ -99,6 +109,33 @@ __attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32
     *out++ = r.p90_ns;
     *out++ = r.p99_ns;
   }
+  return kOk;
+}
+
+// Query steps over one set of columns (lib/query.ts): hs_query_open takes
+// the buffer over and returns a handle (0: malformed), hs_query runs one step
+// (native/core/query_call.h: `args` is kQueryArgs f64, the name is UTF-8,
+// name_size 0xFFFFFFFF for none) into the result as f64. The handle lives as
+// long as the instance: lib/wasm-core.ts gives each query an instance of its own.
+__attribute__((export_name("hs_query_open"))) QueryColumns* hs_query_open(uint8_t* input, uint32_t size) {
+  auto* q = new QueryColumns();
+  if (!take_columns(input, size, q->snapshot)) {
+    delete q;
+    return nullptr;
+  }
+  q->query.reset(new hotspan::SnapshotQuery<hotspan::Snapshot>(q->snapshot, 0));
+  return q;
+}
+
+__attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q, const double* args,
+                                                            const char* name, uint32_t name_size) {
+  const bool has_name = name_size != 0xFFFFFFFFu;
+  std::vector<double> out;
+  const hotspan::QueryStatus status = hotspan::query_call(
+      *q->query, args, hotspan::kQueryArgs, has_name, std::string_view(name, has_name ? name_size : 0), out);
+  if (status != hotspan::QueryStatus::kOk) return kBadInput;
+  std::string& bytes = result();
+  bytes.assign(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(double));
   return kOk;
 }
 

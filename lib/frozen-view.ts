@@ -1,0 +1,65 @@
+// A backend's committed records frozen at one moment: what query() and the
+// bounded and columnar snapshot forms read, so that several reads of one
+// query or one batch iteration see the same records. Records are named by
+// their global index: their position in snapshot order (timelines in order,
+// records in commit order within each).
+
+import { FIELDS_PER_RECORD } from './flags';
+import type { NativeSnapshot } from './native-binding';
+import { queryColumns } from './wasm-core';
+
+export interface FrozenView {
+  /** Records in the view. */
+  readonly count: number;
+  /** Columns of the records [offset, offset + limit) (both checked by the caller). */
+  read(offset: number, limit: number): NativeSnapshot;
+  /** Columns of the records at these global indices, in this order. */
+  readAt(indices: Float64Array): NativeSnapshot;
+  /** One step of the core's query engine: native/core/query_call.h. */
+  query(name: string | undefined, args: Float64Array): Float64Array;
+}
+
+/** A copy of the columns of the records at `indices` (global indices of `snap`). */
+function gather(snap: NativeSnapshot, indices: ArrayLike<number>): NativeSnapshot {
+  const n = indices.length;
+  const times = new Float64Array(2 * n);
+  const fields = new Uint32Array(FIELDS_PER_RECORD * n);
+  const where = new Map<number, number>();
+  for (let k = 0; k < n; k++) {
+    const i = indices[k];
+    times[2 * k] = snap.times[2 * i];
+    times[2 * k + 1] = snap.times[2 * i + 1];
+    fields.set(snap.fields.subarray(i * FIELDS_PER_RECORD, (i + 1) * FIELDS_PER_RECORD), k * FIELDS_PER_RECORD);
+    where.set(i, k);
+  }
+  const attrs: Array<[number, string]> = [];
+  for (const [i, text] of snap.attrs) {
+    const k = where.get(i);
+    if (k !== undefined) attrs.push([k, text]);
+  }
+  return { names: snap.names, timelines: snap.timelines, count: n, times, fields, attrs };
+}
+
+/**
+ * A view over columns held in JS (the js and noop backends' snapshot(),
+ * records in snapshot order), queried through the WebAssembly core.
+ */
+export function columnsView(snap: NativeSnapshot): FrozenView {
+  let step: ((name: string | undefined, args: Float64Array) => Float64Array) | undefined;
+  return {
+    count: snap.count,
+    read(offset, limit) {
+      if (offset === 0 && limit === snap.count) return snap;
+      const indices = new Float64Array(limit);
+      for (let k = 0; k < limit; k++) indices[k] = offset + k;
+      return gather(snap, indices);
+    },
+    readAt(indices) {
+      return gather(snap, indices);
+    },
+    query(name, args) {
+      step ??= queryColumns(snap);
+      return step(name, args);
+    },
+  };
+}

@@ -1,0 +1,47 @@
+// A frozen snapshot held for JS (NativeTracer.freeze()): the records a query
+// or a bounded read goes back to, read in place and consistent across calls.
+// It keeps the timelines it froze alive (FrozenRecords pins them) until JS
+// drops the object. A type-tagged JS object wraps it.
+#pragma once
+
+#include <napi.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "snapshot_query.h"
+#include "tracer.h"
+
+namespace hotspan_addon {
+
+struct FrozenView {
+  FrozenView(hotspan::FrozenSnapshot frozen, int64_t origin);
+  FrozenView(const FrozenView&) = delete;
+  FrozenView& operator=(const FrozenView&) = delete;
+
+  // What a record's columns need from its timeline beyond the record.
+  struct Lookups {
+    std::unordered_map<uint32_t, uint64_t> foreign;            // local id -> parent span id
+    std::unordered_map<uint32_t, const std::string*> attrs;    // local id -> JSON text
+  };
+  // Timeline t's lookups, built on first use.
+  const Lookups& lookups(size_t t);
+
+  const hotspan::FrozenSnapshot snapshot;
+  const int64_t origin_ns;
+  const hotspan::SnapshotQuery<hotspan::FrozenSnapshot> query;
+
+ private:
+  std::vector<std::unique_ptr<Lookups>> lookups_;
+};
+
+// A new JS object holding a view of `tracer`'s committed records now; its
+// `count` property is the number of records.
+Napi::Object NewFrozenView(Napi::Env env, const hotspan::Tracer& tracer);
+// The view argument `index` of a method, or a TypeError naming it.
+FrozenView& ArgFrozenView(const Napi::CallbackInfo& info, size_t index, const char* arg);
+
+}  // namespace hotspan_addon
