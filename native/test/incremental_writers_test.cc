@@ -132,18 +132,7 @@ std::vector<Snapshot> batches(const Snapshot& s, Gen& g) {
   return out;
 }
 
-class StringSink : public BlockSink {
- public:
-  explicit StringSink(size_t block) : BlockSink(block) {}
-  void take(const char* data, size_t n) override {
-    bytes.append(data, n);
-    ++blocks;
-  }
-  std::string bytes;
-  size_t blocks = 0;
-};
-
-// Runs `write` on the batches, taking the output between calls.
+// The batches through one writer, the output taken between calls.
 template <typename Writer>
 std::string streamed(const std::vector<Snapshot>& parts) {
   std::string out, all;
@@ -159,12 +148,12 @@ std::string streamed(const std::vector<Snapshot>& parts) {
 
 template <typename Writer>
 std::string sunk(const std::vector<Snapshot>& parts, size_t block) {
-  StringSink sink(block);
+  hotspan_test::Collect sink(block);
   Writer w(DocumentInfo{kOrigin, kTestClocks, {}}, sink);
   for (const Snapshot& b : parts) w.append(b);
   w.finish();
-  CHECK(sink.blocks >= parts.size());
-  return sink.bytes;
+  CHECK(sink.blocks.size() >= parts.size());
+  return sink.joined();
 }
 
 void test_batches_equal_whole() {
