@@ -4,7 +4,7 @@
 // stays flat as the input grows (max RSS of the converting process), and the
 // progress bar shows on a terminal only.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -96,6 +96,27 @@ describe('convert round trips', () => {
       roundTrip(await richTrace(backend), backend);
     });
   }
+
+  it('converts a trace without hotspan ids, nesting by time, and counts the counter samples it leaves out', () => {
+    const file = path.join(tmp, 'foreign.json');
+    const events = [
+      { name: 'outer', ph: 'B', ts: 1, pid: 7, tid: 3 },
+      { name: 'inner', ph: 'X', ts: 2, dur: 3, pid: 7, tid: 3, args: { a: 1 } },
+      { name: 'outer', ph: 'E', ts: 10, pid: 7, tid: 3 },
+      { name: 'c', ph: 'C', ts: 4, pid: 7, args: { value: 5 } },
+    ];
+    writeFileSync(file, JSON.stringify({ traceEvents: events }));
+    const out = path.join(tmp, 'foreign.pftrace');
+    const r = cli(['convert', file, out]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/1 counter samples of .*foreign\.json are not in/);
+    const spans = readSpans(out).spans;
+    expect(spans.map((s) => [s.timeline, s.name, s.start, s.end, s.args.a])).toEqual([
+      ['thread 3', 'outer', 1000, 10000, undefined],
+      ['thread 3', 'inner', 2000, 5000, 1],
+    ]);
+    expect(spans[1].args.parent_id).toBe(spans[0].args.span_id);
+  });
 
   it('refuses an output extension it cannot tell, and a missing input', () => {
     const k = path.join(tmp, 'known.json');

@@ -29,11 +29,12 @@ interface Timeline {
   nextLocal: number;
 }
 
-/** A span's id split as hotspan makes it: timeline << 32 | local. */
-function idOf(v: unknown): { timeline: number; local: number } | undefined {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v <= 0) return undefined;
-  return { timeline: Math.floor(v / TWO32), local: v % TWO32 };
+/** A span id as hotspan makes it (timeline << 32 | local), else undefined. */
+function spanId(v: unknown): number | undefined {
+  return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;
 }
+const timelineOf = (id: number): number => Math.floor(id / TWO32);
+const localOf = (id: number): number => id % TWO32;
 
 /** The number in a reader's timeline key (a Perfetto uuid, or "pid:tid"), when it can be a timeline id. */
 function idInKey(key: string): number | undefined {
@@ -79,16 +80,15 @@ export class SpanBatches implements TraceSink {
   span(s: TraceSpan): void {
     const tl = this.timelines.get(s.timeline);
     if (tl === undefined) return;
+    const id = spanId(s.args?.span_id);
     if (!tl.stack) {
-      const id = idOf(s.args?.span_id);
-      this.record(tl, s, id?.timeline === tl.id ? id.local : tl.nextLocal++, 0, undefined);
+      this.record(tl, s, id !== undefined && timelineOf(id) === tl.id ? localOf(id) : tl.nextLocal++, 0, undefined);
       return;
     }
     tl.pending.push(s);
-    const id = idOf(s.args?.span_id);
     if (id === undefined) return;
-    const parent = idOf(s.args?.parent_id);
-    if (parent === undefined || parent.timeline !== id.timeline) this.tree(tl);
+    const parent = spanId(s.args?.parent_id);
+    if (parent === undefined || timelineOf(parent) !== timelineOf(id)) this.tree(tl);
   }
 
   counter(): void {
@@ -110,8 +110,8 @@ export class SpanBatches implements TraceSink {
     const spans = tl.pending;
     tl.pending = [];
     const locals = spans.map((s) => {
-      const id = idOf(s.args?.span_id);
-      return id?.timeline === tl.id ? id.local : undefined;
+      const id = spanId(s.args?.span_id);
+      return id !== undefined && timelineOf(id) === tl.id ? localOf(id) : undefined;
     });
     const order = [...spans.keys()];
     if (locals.every((l) => l !== undefined)) {
@@ -130,11 +130,12 @@ export class SpanBatches implements TraceSink {
     const open: number[] = []; // indexes of spans enclosing the current one
     for (const k of order) {
       const s = spans[k];
-      const parent = idOf(s.args?.parent_id);
-      if (parent !== undefined) {
+      const parent = spanId(s.args?.parent_id);
+      if (parent !== undefined && timelineOf(parent) === tl.id) {
         // hotspan's ids: the parent is the innermost open span with its id, if any.
-        while (open.length > 0 && locals[open[open.length - 1]] !== parent.local) open.pop();
+        while (open.length > 0 && locals[open[open.length - 1]] !== localOf(parent)) open.pop();
       } else {
+        // No parent here (a root, or its parent is on another timeline): nesting by time.
         while (open.length > 0 && (spans[open[open.length - 1]].endNs <= s.startNs || spans[open[open.length - 1]].endNs < s.endNs)) open.pop();
         if (s.args?.span_id === undefined && open.length > 0) parentLocal[k] = locals[open[open.length - 1]];
       }
@@ -150,13 +151,17 @@ export class SpanBatches implements TraceSink {
     let parentTimeline = parentLocal === undefined ? 0 : tl.id;
     let parent = parentLocal ?? 0;
     let attrs: Args | undefined;
-    for (const [k, v] of Object.entries(s.args ?? {})) {
-      if (k === 'span_id' && idOf(v) !== undefined) continue;
-      if (k === 'parent_id' && idOf(v) !== undefined) {
-        const p = idOf(v) as { timeline: number; local: number };
-        parentTimeline = p.timeline;
-        parent = p.local;
-        continue;
+    const args = s.args;
+    for (const k in args) {
+      const v = args[k];
+      if (k === 'span_id' && spanId(v) !== undefined) continue;
+      if (k === 'parent_id') {
+        const p = spanId(v);
+        if (p !== undefined) {
+          parentTimeline = timelineOf(p);
+          parent = localOf(p);
+          continue;
+        }
       }
       if (k === 'error' && v === true) flags |= FLAG_ERROR;
       else if (k === 'abandoned' && v === true) flags |= FLAG_ABANDONED;
@@ -172,7 +177,14 @@ export class SpanBatches implements TraceSink {
     // Columns' times: ms from the origin, as the readers' ns are (TraceClocks).
     this.times[2 * i] = s.startNs / 1e6;
     this.times[2 * i + 1] = s.endNs / 1e6;
-    this.fields.set([name, tl.id, local, parentTimeline, parent, (Math.min(depth, 0xffff) << 16) | flags], 6 * i);
+    const f = this.fields;
+    const at = 6 * i;
+    f[at] = name;
+    f[at + 1] = tl.id;
+    f[at + 2] = local;
+    f[at + 3] = parentTimeline;
+    f[at + 4] = parent;
+    f[at + 5] = (Math.min(depth, 0xffff) << 16) | flags;
     if (attrs !== undefined) this.attrs.push([i, JSON.stringify(attrs)]);
     this.inBatch.add(tl);
     if (this.count === BATCH_RECORDS) this.flush();
