@@ -54,26 +54,12 @@ Snapshot sample(uint32_t pairs) {
   return s;
 }
 
-class Collect : public BlockSink {
- public:
-  explicit Collect(size_t block) : BlockSink(block) {}
-  void take(const char* data, size_t n) override {
-    blocks.emplace_back(data, n);
-  }
-  std::string joined() const {
-    std::string all;
-    for (const auto& b : blocks) all += b;
-    return all;
-  }
-  std::vector<std::string> blocks;
-};
-
 template <typename WriteWhole, typename WriteStream>
 void streams_same_bytes(const char* what, WriteWhole whole, WriteStream stream) {
   const Snapshot s = sample(3000);
   std::string expected;
   whole(s, expected);
-  Collect sink(4096);
+  hotspan_test::Collect sink(4096);
   stream(s, sink);
   CHECK(sink.blocks.size() > 10);
   for (size_t i = 0; i + 1 < sink.blocks.size(); ++i) CHECK(sink.blocks[i].size() >= 4096);

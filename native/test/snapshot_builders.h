@@ -4,7 +4,9 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "block_sink.h"
 #include "clock_readings.h"
 #include "tracer.h"
 
@@ -34,5 +36,18 @@ inline hotspan::SnapshotTimeline timeline(uint32_t id, std::string name, hotspan
   t.kind = kind;
   return t;
 }
+
+// A sink that keeps the blocks it is given.
+class Collect : public hotspan::BlockSink {
+ public:
+  explicit Collect(size_t block) : BlockSink(block) {}
+  void take(const char* data, size_t n) override { blocks.emplace_back(data, n); }
+  std::string joined() const {
+    std::string all;
+    for (const auto& b : blocks) all += b;
+    return all;
+  }
+  std::vector<std::string> blocks;
+};
 
 }  // namespace hotspan_test
