@@ -18,6 +18,12 @@ export interface Backend {
   begin(nameId: number): void;
   /** Checks the id: throws RangeError for an unknown one (attrsJson '' = no attributes). */
   beginAttrs(nameId: number, attrsJson: string): void;
+  /**
+   * Attributes as values (the native backend's typed slots): begins the
+   * span and returns true, or returns false having done nothing when `attrs`
+   * has no fast form; the caller then checks it and calls beginAttrs.
+   */
+  beginValues(nameId: number, attrs: unknown): boolean;
   end(): void;
   /** Ends the innermost span with extra flags (FLAG_ERROR, FLAG_ABANDONED). */
   endFlags(flags: number): void;
@@ -41,6 +47,8 @@ export interface Backend {
   track(name: string, serial: boolean): number;
   /** Returns the span token (its span id, never 0). */
   asyncBegin(track: number, nameId: number, attrsJson: string): number;
+  /** asyncBegin with attributes as values (see beginValues): the token, or 0 having done nothing. */
+  asyncBeginValues(track: number, nameId: number, attrs: unknown): number;
   /** Returns a NativeStatus; never throws (called from promise settlement). */
   asyncEnd(token: number, flags: number): number;
   /** [token, name] of async spans still open. */

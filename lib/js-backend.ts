@@ -246,6 +246,10 @@ export class JsBackend implements Backend {
     this.sStart[d] = this.clock === undefined ? perf.now() : this.clock();
   }
 
+  beginValues(_nameId: number, _attrs: unknown): boolean {
+    return false;
+  }
+
   beginAttrs(nameId: number, attrsJson: string): void {
     this.check(nameId);
     this.begin(nameId);
@@ -365,6 +369,10 @@ export class JsBackend implements Backend {
       this.tracks.set(name, tl);
     }
     return tl.id;
+  }
+
+  asyncBeginValues(_track: number, _nameId: number, _attrs: unknown): number {
+    return 0;
   }
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {

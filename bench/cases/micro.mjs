@@ -18,11 +18,13 @@ const opts = { minCpuMs: 400, warmupMs: 300, ...JSON.parse(optsJson) };
 // (a clock read per sample) vanishes, small enough for many samples.
 const K = 1000;
 const NAME = 'db.query';
+const ROUTES = ['/orders/:id', '/cart', '/checkout', '/orders'];
 
 function hotspanCase(backend, shape) {
   const t = makeTracer(backend);
   const id = t.name(NAME);
   const work = () => 0;
+  const asyncOpts = { track: t.track('http') };
   const bodies = {
     // begin(id)/end(): the hot path.
     id: () => {
@@ -45,9 +47,23 @@ function hotspanCase(backend, shape) {
     traceString: () => {
       for (let i = 0; i < K; i++) t.trace(NAME, work);
     },
-    // start(name).end(): a handle registered with the FinalizationRegistry.
+    // start(name).end(): a handle that the GC ends if it is leaked.
     start: () => {
       for (let i = 0; i < K; i++) t.start(NAME).end();
+    },
+    // begin(id, attrs)/end(): two attributes, a string from a few values and a number.
+    attrs: () => {
+      for (let i = 0; i < K; i++) {
+        t.begin(id, { route: ROUTES[i & 3], bytes: i });
+        t.end();
+      }
+    },
+    // traceAsync(id, fn) on a concurrent track: the span ends when fn's
+    // promise settles (all K settle before the awaited last one).
+    async: async () => {
+      let p;
+      for (let i = 0; i < K; i++) p = t.traceAsync(id, work, asyncOpts);
+      await p;
     },
   };
   return {
@@ -217,6 +233,8 @@ const cases = {
   'hotspan-trace': () => hotspanCase('native', 'trace'),
   'hotspan-trace-string': () => hotspanCase('native', 'traceString'),
   'hotspan-start': () => hotspanCase('native', 'start'),
+  'hotspan-attrs': () => hotspanCase('native', 'attrs'),
+  'hotspan-async': () => hotspanCase('native', 'async'),
   'js-id': () => hotspanCase('js', 'id'),
   'js-trace': () => hotspanCase('js', 'trace'),
   'noop-id': () => hotspanCase('noop', 'id'),

@@ -82,16 +82,6 @@ napi_value EndFlags(napi_env env, napi_callback_info info) {
                                              static_cast<uint16_t>(flags)));
 }
 
-napi_value BeginDepth(napi_env env, napi_callback_info info) {
-  uint32_t name;
-  hotspan::ThreadState* state = NameArg(env, info, &name);
-  if (state == nullptr) return nullptr;
-  const hotspan::Status s = hotspan::fast::begin(*state, name, hotspan::clock::now_ticks());
-  napi_value result;
-  napi_create_uint32(env, s == hotspan::Status::kOk ? state->depth : 0, &result);
-  return result;
-}
-
 napi_value EndAt(napi_env env, napi_callback_info info) {
   const int64_t now = hotspan::clock::now_ticks();
   size_t argc = 2;

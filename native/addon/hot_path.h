@@ -32,9 +32,8 @@ napi_value End(napi_env env, napi_callback_info info);         // () -> status
 napi_value BeginAttrs(napi_env env, napi_callback_info info);  // (nameId, attrsJson) -> status
 napi_value EndFlags(napi_env env, napi_callback_info info);    // (flags) -> status
 
-// trace(): begin returning the new stack depth (0: not opened), and an end
-// that ends the innermost span only while the stack is exactly that deep.
-napi_value BeginDepth(napi_env env, napi_callback_info info);  // (nameId) -> depth | 0
+// trace()'s end when the facade saw another depth than its span's: ends the
+// innermost span only while the stack is exactly `depth` deep.
 napi_value EndAt(napi_env env, napi_callback_info info);       // (depth, flags) -> status
 
 }  // namespace hotspan_addon::hot

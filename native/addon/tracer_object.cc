@@ -10,6 +10,7 @@
 #include "hot_path.h"
 #include "perfetto_writer.h"
 #include "shared_tracers.h"
+#include "slot_calls.h"
 #include "snapshot_convert.h"
 #include "write_file.h"
 
@@ -22,6 +23,9 @@ namespace {
 inline TracerBinding& Self(const Napi::CallbackInfo& info) {
   return *static_cast<TracerBinding*>(info.Data());
 }
+
+// Index of next_local in the state view (depth is index 0).
+constexpr ptrdiff_t kStateLocal = 3;
 
 inline Napi::Number Num(Napi::Env env, double v) { return Napi::Number::New(env, v); }
 
@@ -47,6 +51,35 @@ Napi::Value OpenDepth(const Napi::CallbackInfo& info) {
 
 Napi::Value Innermost(const Napi::CallbackInfo& info) {
   return Num(info.Env(), hotspan::innermost_local(*Self(info).thread));
+}
+
+void ReleaseState(napi_env, void*, void* hint) {
+  delete static_cast<std::shared_ptr<hotspan::ThreadState>*>(hint);
+}
+
+// This thread's open-span depth and last local id, read by the facade with
+// no call: a Uint32Array over ThreadState's depth .. next_local (the buffer
+// holds the state alive). Only this env's thread writes them, and only
+// inside calls, so JS reads them between calls race-free. undefined when
+// external buffers are refused (a V8 sandbox) or the fields moved apart.
+Napi::Value StateView(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  TracerBinding& b = Self(info);
+  uint32_t* depth = &b.thread->depth;
+  const ptrdiff_t local = &b.thread->next_local - depth;
+  if (local != kStateLocal) return info.Env().Undefined();
+  auto* hold = new std::shared_ptr<hotspan::ThreadState>(b.state);
+  napi_value ab, view;
+  if (napi_create_external_arraybuffer(env, depth, (kStateLocal + 1) * sizeof(uint32_t),
+                                       &ReleaseState, hold, &ab) != napi_ok) {
+    delete hold;
+    napi_value pending;
+    napi_get_and_clear_last_exception(env, &pending);
+    return info.Env().Undefined();
+  }
+  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, napi_uint32_array, kStateLocal + 1, ab, 0, &view),
+                       Napi::Value());
+  return Napi::Value(env, view);
 }
 
 void SetThreadName(const Napi::CallbackInfo& info) {
@@ -180,11 +213,14 @@ const Method kMethods[] = {
     {"end", &hot::End, nullptr},
     {"beginAttrs", &hot::BeginAttrs, nullptr},
     {"endFlags", &hot::EndFlags, nullptr},
-    {"beginDepth", &hot::BeginDepth, nullptr},
     {"endAt", &hot::EndAt, nullptr},
+    {"beginSlots", &slots::BeginSlots, nullptr},
+    {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
+    {"defineShape", &slots::DefineShape, nullptr},
     {"intern", nullptr, &Cold<Intern>},
     {"openDepth", nullptr, &Cold<OpenDepth>},
     {"innermost", nullptr, &Cold<Innermost>},
+    {"stateView", nullptr, &Cold<StateView>},
     {"setThreadName", nullptr, &ColdVoid<SetThreadName>},
     {"track", nullptr, &Cold<Track>},
     {"asyncBegin", nullptr, &Cold<AsyncBegin>},
