@@ -40,6 +40,8 @@ export interface Backend {
   openDepth(): number;
   /** Local id of the innermost open span on this thread; 0 when none is open. */
   innermost(): number;
+  /** Local id of the span begun last on this thread (open or not), or -1 when the backend does not say cheaply. */
+  lastBegun(): number;
   /** ms on the performance.now() axis (the backend's clock). */
   now(): number;
 

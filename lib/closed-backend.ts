@@ -50,6 +50,10 @@ export class ClosedBackend implements Backend {
   innermost(): number {
     throw closedError();
   }
+
+  lastBegun(): number {
+    throw closedError();
+  }
   now(): number {
     return this.inner.now();
   }

@@ -359,6 +359,10 @@ export class JsBackend implements Backend {
     return this.depth === 0 ? 0 : this.sLocal[this.depth - 1];
   }
 
+  lastBegun(): number {
+    return -1;
+  }
+
   // ---- async spans and tracks ----
 
   track(name: string, serial: boolean): number {

@@ -101,6 +101,11 @@ export class NativeBackend implements Backend {
     return this.nt.innermost();
   }
 
+  lastBegun(): number {
+    const v = this.state;
+    return v !== undefined ? v[3] : -1;
+  }
+
   now(): number {
     return performance.now();
   }

@@ -43,6 +43,10 @@ export class NoopBackend implements Backend {
   innermost(): number {
     return 0;
   }
+
+  lastBegun(): number {
+    return -1;
+  }
   now(): number {
     return performance.now();
   }

@@ -94,6 +94,8 @@ export class Tracer {
   private readonly handles: HandleTracker;
   private readonly gcHook: GcHook | undefined;
   private readonly tracks = new Map<string, { id: number; serial: boolean }>();
+  /** The default track of traceAsync(), once made. */
+  private asyncTrack: number | undefined;
   private isClosed = false;
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
   private asyncOpen = 0;
@@ -303,7 +305,7 @@ export class Tracer {
   }
 
   private trackId(track: unknown): number {
-    if (track === undefined) return this.track('async');
+    if (track === undefined) return (this.asyncTrack ??= this.track('async'));
     if (typeof track === 'string') {
       const known = this.tracks.get(track);
       return known !== undefined ? known.id : this.track(track);

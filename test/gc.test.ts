@@ -66,7 +66,8 @@ describe('GC hook and abandoned handles', () => {
         const kept = t.start('kept');
         (function drop() { t.start('dropped'); })();
         const before = t.snapshot().length;
-        // The dropped span is innermost only once 'inner' (opened after it) is gone.
+        // Handles are registered for the GC when the job that opened them ends.
+        await ticks(1);
         globalThis.gc();
         let rec;
         for (let i = 0; i < 100 && !rec; i++) { await ticks(1); t.flush(); rec = t.snapshot().find((r) => r.name === 'dropped'); }
@@ -92,6 +93,7 @@ describe('GC hook and abandoned handles', () => {
       const t = new Tracer({ backend: 'js' });
       (function drop() { t.start('dropped'); })();
       const inner = t.start('inner');
+      await ticks(1);
       globalThis.gc();
       await ticks(10);
       const waiting = t[internals]().handles.waiting;

@@ -36,4 +36,7 @@ napi_value EndFlags(napi_env env, napi_callback_info info);    // (flags) -> sta
 // innermost span only while the stack is exactly `depth` deep.
 napi_value EndAt(napi_env env, napi_callback_info info);       // (depth, flags) -> status
 
+napi_value AsyncBegin(napi_env env, napi_callback_info info);  // (track, nameId, attrsJson?) -> token | 0
+napi_value AsyncEnd(napi_env env, napi_callback_info info);    // (token, flags?) -> status
+
 }  // namespace hotspan_addon::hot

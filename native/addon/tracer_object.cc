@@ -1,6 +1,5 @@
 #include "tracer_object.h"
 
-#include <cmath>
 #include <string>
 
 #include "arg_check.h"
@@ -31,13 +30,6 @@ inline Napi::Number Num(Napi::Env env, double v) { return Napi::Number::New(env,
 
 inline Napi::Number StatusNum(Napi::Env env, hotspan::Status s) {
   return Napi::Number::New(env, static_cast<double>(static_cast<int>(s)));
-}
-
-// Async tokens are track id << 32 | local id: exact in a double while the
-// track id is below 2^21. Anything that is not such an integer is no token.
-uint64_t TokenFromNumber(double d) {
-  if (!(d > 0) || d > 9007199254740991.0 || std::floor(d) != d) return 0;
-  return static_cast<uint64_t>(d);
 }
 
 Napi::Value Intern(const Napi::CallbackInfo& info) {
@@ -92,23 +84,6 @@ Napi::Value Track(const Napi::CallbackInfo& info) {
   std::string name = ARG_STRING(0, "name");
   bool serial = ARG_BOOL(1, "serial");
   return Num(info.Env(), Self(info).tracer->track(name, serial));
-}
-
-Napi::Value AsyncBegin(const Napi::CallbackInfo& info) {
-  uint32_t track = ARG_UINT32(0, "track");
-  uint32_t name = ARG_UINT32(1, "nameId");
-  std::string attrs = ARG_OPT_STRING(2, "attrsJson");
-  uint64_t token =
-      Self(info).tracer->async_begin(track, name, hotspan::clock::now_ticks(), std::move(attrs));
-  return Num(info.Env(), static_cast<double>(token));
-}
-
-Napi::Value AsyncEnd(const Napi::CallbackInfo& info) {
-  const int64_t now = hotspan::clock::now_ticks();
-  double token = ARG_NUMBER(0, "token");
-  uint32_t flags = info[1].IsUndefined() ? 0 : ARG_UINT32(1, "flags");
-  return StatusNum(info.Env(), Self(info).tracer->async_end(TokenFromNumber(token), now,
-                                                            static_cast<uint16_t>(flags)));
 }
 
 Napi::Value OpenAsync(const Napi::CallbackInfo& info) {
@@ -223,8 +198,8 @@ const Method kMethods[] = {
     {"stateView", nullptr, &Cold<StateView>},
     {"setThreadName", nullptr, &ColdVoid<SetThreadName>},
     {"track", nullptr, &Cold<Track>},
-    {"asyncBegin", nullptr, &Cold<AsyncBegin>},
-    {"asyncEnd", nullptr, &Cold<AsyncEnd>},
+    {"asyncBegin", &hot::AsyncBegin, nullptr},
+    {"asyncEnd", &hot::AsyncEnd, nullptr},
     {"openAsync", nullptr, &Cold<OpenAsync>},
     {"groupBegin", nullptr, &Cold<GroupBegin>},
     {"groupEnd", nullptr, &Cold<GroupEnd>},
