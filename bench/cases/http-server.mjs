@@ -7,10 +7,9 @@
 // numeric `bytes` attribute). GET /__stats answers the span counts, the
 // request count and the process CPU time (not traced, not part of the load).
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import { makeTracer } from '../lib/hotspan.mjs';
+import { makeOtel } from '../lib/otel.mjs';
 
-const require = createRequire(import.meta.url);
 const mode = process.argv[2] ?? 'none';
 const NAMES = ['request', 'parse', 'auth', 'db.query', 'render', 'render.part'];
 const [REQUEST, PARSE, AUTH, DB, RENDER, PART] = [0, 1, 2, 3, 4, 5];
@@ -59,18 +58,7 @@ function makeRecorder() {
     };
   }
   if (mode === 'otel') {
-    const api = require('@opentelemetry/api');
-    const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
-    let exported = 0;
-    // Counts and forgets; completes at once (see cases/micro.mjs).
-    class CountingExporter extends InMemorySpanExporter {
-      export(spans, resultCallback) {
-        exported += spans.length;
-        resultCallback({ code: 0 });
-      }
-    }
-    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new CountingExporter())] });
-    const tracer = provider.getTracer('hotspan-bench');
+    const { api, tracer, exported } = makeOtel();
     // No context manager is installed: parents are passed as contexts.
     const stack = [];
     let n = 0;
@@ -112,7 +100,7 @@ function makeRecorder() {
         child(k);
       },
       end: done,
-      stats: () => ({ spans: n, exported, dropped: n - exported }),
+      stats: () => ({ spans: n, exported: exported(), dropped: n - exported() }),
     };
   }
   throw new Error(`unknown mode ${mode}`);

@@ -9,6 +9,7 @@ import { measure, do_not_optimize } from 'mitata';
 import { floorPath } from '../lib/build.mjs';
 import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
+import { makeOtel } from '../lib/otel.mjs';
 
 const require = createRequire(import.meta.url);
 const [caseName, optsJson = '{}'] = process.argv.slice(2);
@@ -125,26 +126,12 @@ function naiveCase() {
 }
 
 // OpenTelemetry SDK: BasicTracerProvider + BatchSpanProcessor (default limits:
-// queue 2048, batch 512) + InMemorySpanExporter. `yieldEvery` true: the body is
+// queue 2048, batch 512) + a counting exporter (../lib/otel.mjs). `yieldEvery` true: the body is
 // async and gives the event loop one turn per K spans, as a server would, so
 // the processor can export; false: a synchronous loop, where the processor's
 // queue fills and it drops spans (counted).
 async function otelCase(yieldEvery) {
-  const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
-  let exported = 0;
-  // The stock InMemorySpanExporter keeps every span and completes each export
-  // on a setTimeout(0), which caps the processor at one 512-span batch per
-  // timer tick; this subclass counts, forgets (bounded memory) and completes
-  // at once, so the figure is the SDK's own cost, not the exporter's.
-  class CountingExporter extends InMemorySpanExporter {
-    export(spans, resultCallback) {
-      exported += spans.length;
-      resultCallback({ code: 0 }); // ExportResultCode.SUCCESS
-    }
-  }
-  const bsp = new BatchSpanProcessor(new CountingExporter());
-  const provider = new BasicTracerProvider({ spanProcessors: [bsp] });
-  const tracer = provider.getTracer('hotspan-bench');
+  const { provider, tracer, exported } = makeOtel();
   let ended = 0;
   const turn = () => new Promise((resolve) => setImmediate(resolve));
   const loop = () => {
@@ -160,7 +147,7 @@ async function otelCase(yieldEvery) {
       : loop,
     info: async () => {
       await provider.forceFlush();
-      return { ended, exported, dropped: ended - exported, droppedFraction: (ended - exported) / ended };
+      return { ended, exported: exported(), dropped: ended - exported(), droppedFraction: (ended - exported()) / ended };
     },
   };
 }

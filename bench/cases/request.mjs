@@ -16,11 +16,10 @@
 // awaits its work); its cost is the process's CPU time (every thread) over
 // the batch. Rounds alternate the modes, rotating the first. The figure of a
 // mode is the median over rounds of (mode - none) in the same round.
-import { createRequire } from 'node:module';
 import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
+import { makeOtel } from '../lib/otel.mjs';
 
-const require = createRequire(import.meta.url);
 const opts = { rounds: 40, batch: 300, warmupRounds: 8, ...JSON.parse(process.argv[2] ?? '{}') };
 export const SPANS_PER_REQUEST = 17;
 const ITEMS = 6;
@@ -104,18 +103,7 @@ function hotspan(withAttrs) {
 }
 
 function otel() {
-  const api = require('@opentelemetry/api');
-  const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
-  let exported = 0;
-  // Counts and forgets; completes at once (see cases/micro.mjs).
-  class CountingExporter extends InMemorySpanExporter {
-    export(spans, resultCallback) {
-      exported += spans.length;
-      resultCallback({ code: 0 });
-    }
-  }
-  const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new CountingExporter())] });
-  const tracer = provider.getTracer('hotspan-bench');
+  const { api, provider, tracer, exported } = makeOtel();
   let ended = 0;
   // trace(): a child span of `ctx` around fn, ended (with an error status) however fn leaves.
   const trace = (ctx, name, fn, attributes) => {
@@ -162,7 +150,7 @@ function otel() {
     },
     info: async () => {
       await provider.forceFlush();
-      return { ended, exported, dropped: ended - exported };
+      return { ended, exported: exported(), dropped: ended - exported() };
     },
   };
 }

@@ -105,6 +105,18 @@ napi_value EndAt(napi_env env, napi_callback_info info) {
   return EndResult(env, hotspan::fast::end(state, now, static_cast<uint16_t>(flags)));
 }
 
+bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* name) {
+  if (napi_get_value_uint32(env, argv[0], track) != napi_ok) {
+    ThrowArgType(env, "track", "a number", argv[0]);
+    return false;
+  }
+  if (napi_get_value_uint32(env, argv[1], name) != napi_ok) {
+    ThrowArgType(env, "nameId", "a number", argv[1]);
+    return false;
+  }
+  return true;
+}
+
 // Async spans: raw Node-API as well, since traceAsync() makes one of each
 // per span. Tokens are track id << 32 | local id: exact in a double while
 // the track id is below 2^21; anything else is no token.
@@ -114,12 +126,7 @@ napi_value AsyncBegin(napi_env env, napi_callback_info info) {
   void* data;
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
   uint32_t track, name;
-  if (napi_get_value_uint32(env, argv[0], &track) != napi_ok) {
-    return ThrowArgType(env, "track", "a number", argv[0]);
-  }
-  if (napi_get_value_uint32(env, argv[1], &name) != napi_ok) {
-    return ThrowArgType(env, "nameId", "a number", argv[1]);
-  }
+  if (!TrackAndName(env, argv, &track, &name)) return nullptr;
   std::string attrs;
   napi_valuetype t;
   napi_typeof(env, argv[2], &t);
@@ -134,11 +141,8 @@ napi_value AsyncBegin(napi_env env, napi_callback_info info) {
       attrs.resize(len);
     }
   }
-  const uint64_t token = static_cast<TracerBinding*>(data)->tracer->async_begin(
-      track, name, hotspan::clock::now_ticks(), std::move(attrs));
-  napi_value out;
-  napi_create_double(env, static_cast<double>(token), &out);
-  return out;
+  return TokenValue(env, static_cast<TracerBinding*>(data)->tracer->async_begin(
+                             track, name, hotspan::clock::now_ticks(), std::move(attrs)));
 }
 
 napi_value AsyncEnd(napi_env env, napi_callback_info info) {

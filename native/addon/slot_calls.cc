@@ -123,19 +123,11 @@ napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
   napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
   TracerBinding& b = *static_cast<TracerBinding*>(data);
   uint32_t track, name;
-  if (napi_get_value_uint32(env, argv[0], &track) != napi_ok) {
-    return ThrowArgType(env, "track", "a number", argv[0]);
-  }
-  if (napi_get_value_uint32(env, argv[1], &name) != napi_ok) {
-    return ThrowArgType(env, "nameId", "a number", argv[1]);
-  }
+  if (!hot::TrackAndName(env, argv, &track, &name)) return nullptr;
   std::string attrs;
   bool threw = false;
   if (!ReadSlots(env, b, argv + 2, attrs, &threw)) return threw ? nullptr : Int(env, kRefused);
-  const uint64_t token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), std::move(attrs));
-  napi_value out;
-  napi_create_double(env, static_cast<double>(token), &out);
-  return out;
+  return hot::TokenValue(env, b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), std::move(attrs)));
 }
 
 }  // namespace hotspan_addon::slots
