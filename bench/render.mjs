@@ -116,8 +116,16 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     rows.push([`V8 heap per materialized SpanRecord`, `${fmt(b.heapBytesPerRecord.median)} bytes`, '']);
     out.push(table(['read', 'median', 'min – max'], rows));
   }
+  if (r.request?.modes) {
+    const q = r.request;
+    out.push('', `### Realistic request (${q.spansPerRequest} spans: an async request span with 2 string attributes, trace() closures, begin/end per line item, 4 spans with a numeric attribute; modes alternating in one process, ${q.config.rounds} rounds of ${q.config.batch} requests, ${r.config.runs} processes)`, '');
+    const label = { none: 'no tracing (stubbed handler)', hotspan: 'hotspan', 'hotspan-noattrs': 'hotspan, same spans without attributes', otel: 'OpenTelemetry SDK (BatchSpanProcessor, no-op exporter)', naive: 'naive pure-JS span' };
+    const rows = Object.entries(q.modes).map(([k, m]) => [label[k] ?? k, fmt(m.cpuUsPerRequest.median), k === 'none' ? '' : `${fmt(m.addedUsPerRequest.median)} (${fmt(m.addedUsPerRequest.min)} – ${fmt(m.addedUsPerRequest.max)})`, k === 'none' ? '' : fmt(m.addedUsPerSpan.median)]);
+    out.push(table(['tracer', 'CPU µs/request', 'added µs/request', 'added µs/span'], rows));
+    out.push('', 'CPU is the process CPU time (all threads) over a batch; "added" is paired with the untraced batch of the same round.');
+  }
   if (r.http) {
-    out.push('', `### HTTP workload (node:http on 127.0.0.1, 20 spans per request, autocannon ${r.config.http.connections} connections, ${r.config.http.rounds} rounds of ${r.config.http.seconds} s)`, '');
+    out.push('', `### HTTP workload (node:http on 127.0.0.1, 20 spans per request with attributes and an async request span, autocannon ${r.config.http.connections} connections, ${r.config.http.rounds} rounds of ${r.config.http.seconds} s)`, '');
     const rows = Object.entries(r.http.modes).map(([k, h]) => [
       k === 'none' ? 'no tracing' : k === 'otel' ? 'OpenTelemetry SDK (BatchSpanProcessor)' : 'hotspan',
       fmt(h.rps.median),

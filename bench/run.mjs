@@ -2,7 +2,7 @@
 // within each round, warm-up inside each process, >= 5 measured rounds; prints
 // the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
 //
-//   node bench/run.mjs [--quick] [--only=micro,pairs,native,holder,writers,rss,bigread,http] [--runs=N] [--out=FILE]
+//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,rss,bigread,http] [--runs=N] [--out=FILE]
 //
 // --quick: a short smoke run (< 1 minute) proving the harness works; its
 // results go to bench/results/quick-latest.json, never to a dated file.
@@ -32,8 +32,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -47,6 +47,8 @@ const MICRO = [
   { id: 'hotspan-trace', label: 'hotspan trace(id, fn)', needs: ['hotspan'] },
   { id: 'hotspan-trace-string', label: "hotspan trace('string', fn)", needs: ['hotspan'] },
   { id: 'hotspan-start', label: 'hotspan start(name).end() (GC hook armed)', needs: ['hotspan'] },
+  { id: 'hotspan-attrs', label: "hotspan begin(id, { route, bytes })/end()", needs: ['hotspan'] },
+  { id: 'hotspan-async', label: 'hotspan traceAsync(id, fn) on a concurrent track', needs: ['hotspan'] },
   { id: 'js-id', label: 'hotspan js backend begin(id)/end()', needs: ['hotspan'] },
   { id: 'noop-id', label: 'hotspan noop backend begin(id)/end()', needs: ['hotspan'] },
   { id: 'naive', label: 'naive pure-JS span (object per span)', needs: [] },
@@ -79,7 +81,12 @@ const PAIRS = [
   { id: 'otel/hotspan-id', a: 'otel', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'js-id/naive', a: 'js-id', b: 'naive', needs: ['hotspan'] },
   { id: 'noop-id-empty', a: 'noop-id', b: 'empty', needs: ['hotspan'], diff: true },
+  { id: 'hotspan-attrs/hotspan-id', a: 'hotspan-attrs', b: 'hotspan-id', needs: ['hotspan'] },
+  { id: 'hotspan-async/hotspan-id', a: 'hotspan-async', b: 'hotspan-id', needs: ['hotspan'] },
+  { id: 'hotspan-start/hotspan-id', a: 'hotspan-start', b: 'hotspan-id', needs: ['hotspan'] },
 ];
+// The realistic request (cases/request.mjs): its modes alternate inside one process.
+const REQUEST_MODES = ['none', 'hotspan', 'hotspan-noattrs', 'otel', 'naive'];
 
 function gitInfo() {
   try {
@@ -267,6 +274,27 @@ async function main() {
     for (const p of Object.values(pairs)) Object.assign(p, summarize(p.runs));
     results.pairs = pairs;
   }
+  if (want('request')) {
+    log(`realistic request: ${RUNS} fresh processes, modes alternating inside each`);
+    const skip = available(['hotspan'], have);
+    if (skip) results.request = { skipped: skip };
+    else {
+      const runs = [];
+      for (let r = 0; r < RUNS; r++) {
+        const res = child('request.mjs', [JSON.stringify({ ...cfg.request, modes: REQUEST_MODES })], { expose: true });
+        if (res.error) {
+          errors.push(res.error);
+          log(`  ! ${res.error}`);
+        } else runs.push(res);
+      }
+      const modes = {};
+      for (const m of REQUEST_MODES) {
+        const of = (f) => summarize(runs.map((x) => x.modes[m]?.[f] ?? NaN));
+        modes[m] = { cpuUsPerRequest: of('cpuUsPerRequest'), addedUsPerRequest: of('addedUsPerRequest'), addedUsPerSpan: of('addedUsPerSpan'), info: runs.map((x) => x.modes[m]?.info) };
+      }
+      results.request = { spansPerRequest: runs[0]?.spansPerRequest, config: cfg.request, modes, hotspanOverOtel: summarize(runs.map((x) => x.hotspanOverOtel)), attrsOverNoattrs: summarize(runs.map((x) => x.attrsOverNoattrs)) };
+    }
+  }
   if (want('native')) {
     log(`native-thread cases: ${RUNS} rounds`);
     results.native = rounds(NATIVE, (c) => child('native.mjs', [c.id, JSON.stringify({ spans: cfg.nativeSpans, tsc: clockSource === 'tsc' })]), have, errors);
@@ -406,6 +434,9 @@ async function main() {
     inProc('in-process: OTel SDK / hotspan begin(id)', 'otel/hotspan-id'),
     inProc('in-process: js backend / naive', 'js-id/naive'),
     inProc('in-process: noop - empty loop', 'noop-id-empty', 'ns'),
+    inProc('in-process: begin(id, 2 attributes) / begin(id)', 'hotspan-attrs/hotspan-id'),
+    inProc('in-process: traceAsync(id, fn) / begin(id)', 'hotspan-async/hotspan-id'),
+    inProc('in-process: start(name).end() / begin(id)', 'hotspan-start/hotspan-id'),
     ratio('hotspan begin(id)/end() / floor', m['hotspan-id'], m[SAME_FLOOR]),
     ratio("hotspan begin('string') / floor", m['hotspan-string'], m[SAME_FLOOR]),
     ratio('hotspan trace(id, fn) / floor', m['hotspan-trace'], m[SAME_FLOOR]),
@@ -447,6 +478,10 @@ async function main() {
     const hf = results.http.modes.hotspan.extraCpuUsFixed.runs;
     const of = results.http.modes.otel.extraCpuUsFixed.runs;
     results.ratios.push({ name: 'HTTP added CPU per request at a fixed rate, hotspan / OTel', unit: 'x', ...summarize(paired(hf, of, (x, y) => x / y)) });
+  }
+  if (results.request?.modes) {
+    results.ratios.push({ name: 'realistic request: added CPU, hotspan / OTel SDK', unit: 'x', inProcess: true, ...results.request.hotspanOverOtel });
+    results.ratios.push({ name: 'realistic request: added CPU, with attributes / without', unit: 'x', inProcess: true, ...results.request.attrsOverNoattrs });
   }
   results.targets = evaluateTargets(results);
   results.loadavgEnd = os.loadavg();

@@ -11,6 +11,11 @@ export type Attributes = Readonly<Record<string, AttrValue>>;
 /** The attribute keys the writers use themselves; an attribute may not shadow them. */
 const RESERVED = new Set(['span_id', 'parent_id', 'error', 'abandoned']);
 
+/** Whether an attribute may not use `key` (the writers' own keys). */
+export function isReservedKey(key: string): boolean {
+  return RESERVED.has(key);
+}
+
 function isPlainObject(value: object): boolean {
   const proto: unknown = Object.getPrototypeOf(value);
   return proto === Object.prototype || proto === null;
@@ -26,7 +31,7 @@ export function attrsToJson(attrs: unknown): string {
   for (const key of Object.keys(obj)) {
     const v = obj[key];
     if (wellFormed(key) !== key || (typeof v === 'string' && wellFormed(v) !== v)) clean = false;
-    if (RESERVED.has(key)) {
+    if (isReservedKey(key)) {
       throw new RangeError(`hotspan: attribute name "${key}" is reserved (span_id, parent_id, error, abandoned)`);
     }
     if (typeof v === 'number') {

@@ -19,6 +19,12 @@ export interface Backend {
   begin(nameId: number): void;
   /** Checks the id: throws RangeError for an unknown one (attrsJson '' = no attributes). */
   beginAttrs(nameId: number, attrsJson: string): void;
+  /**
+   * Attributes as values (the native backend's typed slots): begins the
+   * span and returns true, or returns false having done nothing when `attrs`
+   * has no fast form; the caller then checks it and calls beginAttrs.
+   */
+  beginValues(nameId: number, attrs: unknown): boolean;
   end(): void;
   /** Ends the innermost span with extra flags (FLAG_ERROR, FLAG_ABANDONED). */
   endFlags(flags: number): void;
@@ -35,6 +41,8 @@ export interface Backend {
   openDepth(): number;
   /** Local id of the innermost open span on this thread; 0 when none is open. */
   innermost(): number;
+  /** Local id of the span begun last on this thread (open or not), or -1 when the backend does not say cheaply. */
+  lastBegun(): number;
   /** ms on the performance.now() axis (the backend's clock). */
   now(): number;
 
@@ -42,6 +50,8 @@ export interface Backend {
   track(name: string, serial: boolean): number;
   /** Returns the span token (its span id, never 0). */
   asyncBegin(track: number, nameId: number, attrsJson: string): number;
+  /** asyncBegin with attributes as values (see beginValues): the token, or 0 having done nothing. */
+  asyncBeginValues(track: number, nameId: number, attrs: unknown): number;
   /** Returns a NativeStatus; never throws (called from promise settlement). */
   asyncEnd(token: number, flags: number): number;
   /** [token, name] of async spans still open. */

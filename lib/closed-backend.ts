@@ -23,6 +23,10 @@ export class ClosedBackend implements Backend {
   begin(_nameId: number): void {
     throw closedError();
   }
+  beginValues(_nameId: number, _attrs: unknown): boolean {
+    return false;
+  }
+
   beginAttrs(_nameId: number, _attrsJson: string): void {
     throw closedError();
   }
@@ -47,12 +51,20 @@ export class ClosedBackend implements Backend {
   innermost(): number {
     throw closedError();
   }
+
+  lastBegun(): number {
+    throw closedError();
+  }
   now(): number {
     return this.inner.now();
   }
   track(_name: string, _serial: boolean): number {
     throw closedError();
   }
+  asyncBeginValues(_track: number, _nameId: number, _attrs: unknown): number {
+    return 0;
+  }
+
   asyncBegin(_track: number, _nameId: number, _attrsJson: string): number {
     throw closedError();
   }

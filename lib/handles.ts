@@ -1,11 +1,15 @@
 // start() handles. A handle's span is an ordinary span on the thread's
 // open-span stack; the handle remembers the span's local id and the stack
 // depth it opened at, so handle.end() ends its own span and never another
-// one that a plain end()/begin() pair left at the same depth. Handles are
-// registered with a FinalizationRegistry: one collected while still open is
-// ended by the cleanup (flagged abandoned) as soon as it is the innermost
-// open span, so no stack keeps an open span forever. The hot begin()/end()
-// path allocates no handle and knows nothing of this.
+// one that a plain end()/begin() pair left at the same depth. Handles still
+// open when the current job ends (a microtask), or when 1024 handles wait,
+// are registered with a FinalizationRegistry: one collected while still
+// open is ended by the cleanup (flagged abandoned) as soon as it is the
+// innermost open span, so no stack keeps an open span forever. Handles
+// ended within the job they were opened in (most) never touch the registry,
+// whose register and unregister cost several spans each; none is ever
+// unregistered (the cleanup skips ended ones). The hot begin()/end() path
+// allocates no handle and knows nothing of this.
 
 import type { Backend } from './backend';
 import { describe } from './errors';
@@ -46,14 +50,21 @@ export class SpanHandle {
     const o = checkCallOptions(options, 'end()', ['error']);
     const error = o?.error ?? false;
     if (typeof error !== 'boolean') throw new TypeError(`hotspan: end() option error must be a boolean, got ${describe(error)}`);
-    this.tracker.end(this, this.held, error ? FLAG_ERROR : 0);
+    this.tracker.end(this.held, error ? FLAG_ERROR : 0);
   }
 }
+
+/** Young handles that trigger an adopt() before the job ends (bounds what is strongly held). */
+const YOUNG_MAX = 1024;
 
 export class HandleTracker {
   private readonly registry = new FinalizationRegistry<Held>((held) => this.collected(held));
   private zombies: Held[] = [];
   private stopped = false;
+  /** Handles opened since the last adopt(), strongly held until then. */
+  private young: SpanHandle[] = [];
+  private youngHeld: Held[] = [];
+  private readonly adoptYoung = (): void => this.adopt();
 
   /** @param backend the tracer's current backend (it changes when the tracer closes) */
   constructor(private readonly backend: () => Backend) {}
@@ -62,20 +73,36 @@ export class HandleTracker {
   open(name: string, begin: () => void): SpanHandle {
     begin();
     const b = this.backend();
-    const held: Held = { name, depth: b.openDepth(), local: b.innermost(), open: true };
+    const last = b.lastBegun();
+    const held: Held = { name, depth: b.openDepth(), local: last >= 0 ? last : b.innermost(), open: true };
     const handle = new SpanHandle(this, held);
-    this.registry.register(handle, held, handle);
+    this.youngHeld.push(held);
+    if (this.young.push(handle) === 1) queueMicrotask(this.adoptYoung);
+    else if (this.young.length >= YOUNG_MAX) this.adopt();
     return handle;
   }
 
-  end(handle: SpanHandle, held: Held, flags: number): void {
+  /** Registers the young handles still open; the GC may then collect them. */
+  private adopt(): void {
+    const young = this.young;
+    const held = this.youngHeld;
+    this.young = [];
+    this.youngHeld = [];
+    if (this.stopped) return;
+    for (let i = 0; i < young.length; i++) {
+      if (held[i].open) this.registry.register(young[i], held[i]);
+    }
+  }
+
+  end(held: Held, flags: number): void {
     if (!held.open) throw new Error(`hotspan: span "${held.name}" was already ended`);
     const b = this.backend();
     const d = b.openDepth();
-    if (d <= held.depth && b.innermost() !== held.local) {
+    // Its depth, and no span begun since its own: it is the innermost (the checks below need not ask).
+    const innermost = d === held.depth && b.lastBegun() === held.local;
+    if (!innermost && d <= held.depth && b.innermost() !== held.local) {
       // Its depth is gone or holds another span: a plain end() closed it.
       held.open = false;
-      this.registry.unregister(handle);
       throw new Error(`hotspan: span "${held.name}" was already ended by end(); nothing was changed`);
     }
     if (d > held.depth) {
@@ -87,7 +114,6 @@ export class HandleTracker {
     if (flags === 0) b.end();
     else b.endFlags(flags);
     held.open = false;
-    this.registry.unregister(handle);
     this.reap();
   }
 
@@ -128,5 +154,7 @@ export class HandleTracker {
   stop(): void {
     this.stopped = true;
     this.zombies = [];
+    this.young = [];
+    this.youngHeld = [];
   }
 }

@@ -247,6 +247,10 @@ export class JsBackend implements Backend {
     this.sStart[d] = this.clock === undefined ? perf.now() : this.clock();
   }
 
+  beginValues(_nameId: number, _attrs: unknown): boolean {
+    return false;
+  }
+
   beginAttrs(nameId: number, attrsJson: string): void {
     this.check(nameId);
     this.begin(nameId);
@@ -356,6 +360,10 @@ export class JsBackend implements Backend {
     return this.depth === 0 ? 0 : this.sLocal[this.depth - 1];
   }
 
+  lastBegun(): number {
+    return -1;
+  }
+
   // ---- async spans and tracks ----
 
   track(name: string, serial: boolean): number {
@@ -366,6 +374,10 @@ export class JsBackend implements Backend {
       this.tracks.set(name, tl);
     }
     return tl.id;
+  }
+
+  asyncBeginValues(_track: number, _nameId: number, _attrs: unknown): number {
+    return 0;
   }
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {

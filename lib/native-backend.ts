@@ -2,16 +2,23 @@
 // from this env). Hot calls go straight to the native functions; status codes
 // become the facade's errors only on the failure branch.
 
+import { AttrShapes } from './attr-shapes';
 import type { Backend } from './backend';
 import type { FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
-import { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
+import { STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
 import { statsFromNative, type StatsRow } from './stats';
 
+/** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
+const SLOTS_REFUSED = -1;
+
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
+  /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
+  private readonly state: Uint32Array | undefined;
+  private readonly shapes: AttrShapes;
 
   /**
    * @param nt the env's NativeTracer
@@ -23,7 +30,10 @@ export class NativeBackend implements Backend {
     private readonly nt: NativeTracer,
     readonly clockBoundMs: number,
     private readonly owner: boolean,
-  ) {}
+  ) {
+    this.state = nt.stateView();
+    this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
+  }
 
   begin(nameId: number): void {
     const s = this.nt.begin(nameId);
@@ -35,14 +45,26 @@ export class NativeBackend implements Backend {
     if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
 
+  beginValues(nameId: number, attrs: unknown): boolean {
+    const shape = this.shapes.of(attrs);
+    if (shape < 0) return false;
+    const v = this.shapes.values;
+    const s = this.nt.beginSlots(nameId, shape, v[0], v[1], v[2], v[3]);
+    if (s === STATUS_OK) return true;
+    if (s === SLOTS_REFUSED) return false;
+    throw this.beginError(s, nameId);
+  }
+
+  // trace() costs what begin/end cost: the depth is read from the state
+  // view, and the addon's endAt (arguments to read) runs only when the
+  // depth is not the span's, to decide without changing anything.
   beginDepth(nameId: number): number {
-    const d = this.nt.beginDepth(nameId);
-    if (d === 0) throw this.beginError(this.nt.closed() ? STATUS_CLOSED : STATUS_INVALID, nameId);
-    return d;
+    this.begin(nameId);
+    return this.openDepth();
   }
 
   endAt(depth: number, flags: number, name: number | string): void {
-    const s = this.nt.endAt(depth, flags);
+    const s = this.openDepth() !== depth ? this.nt.endAt(depth, flags) : flags === 0 ? this.nt.end() : this.nt.endFlags(flags);
     if (s === undefined) return;
     const open = this.nt.openDepth();
     throw s === STATUS_NO_OPEN_SPAN && open !== depth ? traceNestingError(name, open, depth) : statusError(s, 'end()');
@@ -72,11 +94,17 @@ export class NativeBackend implements Backend {
   }
 
   openDepth(): number {
-    return this.nt.openDepth();
+    const v = this.state;
+    return v !== undefined ? v[0] : this.nt.openDepth();
   }
 
   innermost(): number {
     return this.nt.innermost();
+  }
+
+  lastBegun(): number {
+    const v = this.state;
+    return v !== undefined ? v[3] : -1;
   }
 
   now(): number {
@@ -96,6 +124,15 @@ export class NativeBackend implements Backend {
       throw asyncRejectedError(track, nameId);
     }
     return token;
+  }
+
+  asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
+    const shape = this.shapes.of(attrs);
+    if (shape < 0) return 0;
+    const v = this.shapes.values;
+    const token = this.nt.asyncBeginSlots(track, nameId, shape, v[0], v[1], v[2], v[3]);
+    // 0 (closed, unknown track or name) too: asyncBegin throws the error.
+    return token > 0 ? token : 0;
   }
 
   asyncEnd(token: number, flags: number): number {

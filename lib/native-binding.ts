@@ -56,11 +56,19 @@ export interface NativeTracer {
   /** undefined when the span ended, else a NativeStatus (never Ok). */
   end(): number | undefined;
   beginAttrs(nameId: number, attrsJson: string): number;
+  /**
+   * begin with attribute values for the keys of shape `shape` (defineShape):
+   * a NativeStatus, or -1 (nothing done) when a value is not a finite number,
+   * a string or a boolean.
+   */
+  beginSlots(nameId: number, shape: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  /** asyncBegin with attribute values (see beginSlots): a token, 0 (closed, unknown track or name) or -1. */
+  asyncBeginSlots(track: number, nameId: number, shape: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  /** Names an attribute shape (1 to 4 keys, in order): its id, or -1 when the addon holds its limit. */
+  defineShape(keys: string[]): number;
   /** Ends with extra SpanFlags (error = 4). undefined when the span ended, else a NativeStatus. */
   endFlags(flags: number): number | undefined;
 
-  /** trace(): begin, returning the open-span depth after it (0: not opened; see begin() for why). */
-  beginDepth(nameId: number): number;
   /** Ends the innermost span only while exactly `depth` spans are open; else NoOpenSpan, nothing changed. */
   endAt(depth: number, flags: number): number | undefined;
 
@@ -68,6 +76,12 @@ export interface NativeTracer {
   openDepth(): number;
   /** Local id of the innermost open span on this thread; 0 when none is open. */
   innermost(): number;
+  /**
+   * This thread's live [depth, -, -, last local id] (read without a call;
+   * the addon writes it only inside its own calls), or undefined where
+   * external buffers are refused.
+   */
+  stateView(): Uint32Array | undefined;
   setThreadName(name: string): void;
 
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)

@@ -24,6 +24,10 @@ export class NoopBackend implements Backend {
   readonly clockBoundMs = 0;
 
   begin(_nameId: number): void {}
+  beginValues(_nameId: number, _attrs: unknown): boolean {
+    return false;
+  }
+
   beginAttrs(_nameId: number, _attrsJson: string): void {}
   end(): void {}
   endFlags(_flags: number): void {}
@@ -40,12 +44,20 @@ export class NoopBackend implements Backend {
   innermost(): number {
     return 0;
   }
+
+  lastBegun(): number {
+    return -1;
+  }
   now(): number {
     return performance.now();
   }
   track(_name: string, _serial: boolean): number {
     return 0;
   }
+  asyncBeginValues(_track: number, _nameId: number, _attrs: unknown): number {
+    return 0;
+  }
+
   asyncBegin(_track: number, _nameId: number, _attrsJson: string): number {
     return 0;
   }

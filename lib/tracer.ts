@@ -104,6 +104,8 @@ export class Tracer {
   private readonly handles: HandleTracker;
   private readonly gcHook: GcHook | undefined;
   private readonly tracks = new Map<string, { id: number; serial: boolean }>();
+  /** The default track of traceAsync(), once made. */
+  private asyncTrack: number | undefined;
   private isClosed = false;
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
   private asyncOpen = 0;
@@ -216,11 +218,14 @@ export class Tracer {
 
   /** Opens a span on this thread. Spans nest strictly: end() closes the innermost. */
   begin(name: number | string, attrs?: Attributes): void {
-    if (typeof name === 'number' && attrs === undefined && name >>> 0 === name && name < this.names.limit) {
-      this.b.begin(name);
-      return;
+    if (typeof name === 'number' && name >>> 0 === name && name < this.names.limit) {
+      if (attrs === undefined) {
+        this.b.begin(name);
+        return;
+      }
+      if (this.b.beginValues(name, attrs)) return;
     }
-    this.beginSlow(name, attrs);
+    this.beginId(this.nameId(name), attrs);
   }
 
   /** Closes the innermost open span of this thread. */
@@ -228,11 +233,16 @@ export class Tracer {
     this.b.end();
   }
 
-  private beginSlow(name: unknown, attrs: Attributes | undefined): void {
-    this.beginId(this.nameId(name), this.attrsText(attrs));
-  }
-
-  private beginId(id: number, json: string): void {
+  /** Opens span `id` with `attrs` (validated here unless the backend took them as values). */
+  private beginId(id: number, attrs: unknown): void {
+    if (id < this.names.limit) {
+      if (attrs === undefined) {
+        this.b.begin(id);
+        return;
+      }
+      if (this.b.beginValues(id, attrs)) return;
+    }
+    const json = this.attrsText(attrs);
     if (json === '' && id < this.names.limit) {
       this.b.begin(id);
     } else {
@@ -266,13 +276,12 @@ export class Tracer {
     if (typeof fn !== 'function') throw new TypeError(`hotspan: trace() needs a function, got ${describe(fn)}`);
     const b = this.b;
     const id = this.nameId(name);
-    const json = attrs === undefined ? '' : this.attrsText(attrs);
     let depth: number;
-    if (json === '' && id < this.names.limit) {
+    if (attrs === undefined && id < this.names.limit) {
       depth = b.beginDepth(id);
     } else {
       // Attributes, or an id not known yet (beginAttrs checks it).
-      this.beginId(id, json);
+      this.beginId(id, attrs);
       depth = b.openDepth();
     }
     let value: T;
@@ -293,9 +302,8 @@ export class Tracer {
   /** Opens a span and returns a handle whose end() closes it. A handle collected while open is ended as abandoned. */
   start(name: number | string, attrs?: Attributes): SpanHandle {
     const id = this.nameId(name);
-    const json = this.attrsText(attrs);
     const label = typeof name === 'string' ? name : `name id ${String(id)}`;
-    return this.handles.open(label, () => this.beginId(id, json));
+    return this.handles.open(label, () => this.beginId(id, attrs));
   }
 
   // ---- async spans and tracks ----
@@ -318,7 +326,7 @@ export class Tracer {
   }
 
   private trackId(track: unknown): number {
-    if (track === undefined) return this.track('async');
+    if (track === undefined) return (this.asyncTrack ??= this.track('async'));
     if (typeof track === 'string') {
       const known = this.tracks.get(track);
       return known !== undefined ? known.id : this.track(track);
@@ -341,9 +349,10 @@ export class Tracer {
     }
     const o = checkCallOptions(options, 'traceAsync()', ['track', 'attrs']);
     const id = this.nameId(name);
-    const json = this.attrsText(o?.attrs);
+    const attrs = o?.attrs;
     const track = this.trackId(o?.track);
-    const token = this.b.asyncBegin(track, id, json);
+    let token = attrs !== undefined && id < this.names.limit ? this.b.asyncBeginValues(track, id, attrs) : 0;
+    if (token === 0) token = this.b.asyncBegin(track, id, this.attrsText(attrs));
     this.names.known(id);
     let p: Promise<Awaited<T>>;
     if (typeof work === 'function') {

@@ -9,6 +9,8 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { type SpanRecord } from '../lib/index';
+import { internals } from '../lib/internal';
+import { wellFormed } from '../lib/names';
 import { tracerFactory } from './support/tracers';
 import { loadNativeAddon } from '../lib/native-loader';
 
@@ -280,6 +282,52 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       expect(() => t.begin('x', { span_id: 1 })).toThrow(/reserved/);
       expect(t.snapshot()).toHaveLength(3);
       expect(() => t.end()).toThrow(/without an open span/);
+    });
+
+    it('shows attribute values exactly as given, through the records and Chrome JSON (native: typed slots)', async () => {
+      const t = make();
+      // Count the addon's slot calls: the values below must take the fast path.
+      const nt = t[internals]().native;
+      let slotCalls = 0;
+      if (nt !== undefined) {
+        const begin = nt.beginSlots.bind(nt);
+        const asyncBegin = nt.asyncBeginSlots.bind(nt);
+        nt.beginSlots = (...a: Parameters<typeof begin>) => (slotCalls++, begin(...a));
+        nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (slotCalls++, asyncBegin(...a));
+      }
+      const numbers = [0, -0, 1, -1, 0.1, 1.5e-7, 1e-7, 123e-20, 1e21, 1e20, 2 ** 53 + 2, -(2 ** 31), 5e-324, Number.MAX_VALUE, -123.456e300];
+      const strings = ['', 'GET', '/orders/17?x=1', 'x "quoted"\n\t\\', 'ünï€😀', 'lone \uD800 high', 'lone \uDC00 low', '\u0000\u001f'];
+      const sets: Array<Record<string, string | number | boolean>> = [];
+      for (const n of numbers) sets.push({ bytes: n });
+      for (const s of strings) sets.push({ method: s, url: s, n: 3 });
+      sets.push({ t: true, f: false, s: 'b', n: -0.5 });
+      sets.push({ a: 1, b: 2, c: 3, d: 4, e: 5 }); // five keys: the JSON path
+      for (const a of sets) {
+        t.begin('span', a);
+        t.end();
+      }
+      await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { method: 'POST', url: 'lone \uD800' } });
+      if (nt !== undefined) expect(slotCalls).toBe(sets.length); // every set but the 5-key one, plus the async span
+      // Lone surrogates become U+FFFD (the one rule on both backends); -0 is written 0, as JSON.stringify does.
+      const expected = (a: Record<string, string | number | boolean>): Record<string, string | number | boolean> =>
+        JSON.parse(JSON.stringify(Object.fromEntries(Object.entries(a).map(([k, v]) => [k, typeof v === 'string' ? wellFormed(v) : v])))) as Record<string, string | number | boolean>;
+      t.flush();
+      const recs = byName(t.snapshot(), 'span');
+      expect(recs.map((r) => r.attrs)).toEqual(sets.map(expected));
+      expect(one(t.snapshot(), 'req').attrs).toEqual({ method: 'POST', url: 'lone \uFFFD' });
+      const text = new TextDecoder().decode(await (async () => {
+        const file = path.join(tmp, `${kind}-attrs.json`);
+        await t.write(file);
+        return readFileSync(file);
+      })());
+      // Numbers are written as JavaScript writes them (so both backends give the same text).
+      for (const n of numbers) expect(text).toContain(`"bytes":${JSON.stringify(n)},`);
+      const events = (JSON.parse(text) as { traceEvents: ChromeEvent[] }).traceEvents.filter((e) => e.name === 'span');
+      expect(events).toHaveLength(sets.length);
+      for (let i = 0; i < sets.length; i++) {
+        const e = events.find((x) => x.args?.span_id === recs[i].id);
+        for (const [k, v] of Object.entries(expected(sets[i]))) expect(e?.args?.[k], `${k} of set ${i}`).toStrictEqual(v);
+      }
     });
 
     it('writes Chrome JSON that matches the records event by event', async () => {

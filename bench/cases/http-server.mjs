@@ -1,28 +1,48 @@
 // The HTTP workload's server: node bench/cases/http-server.mjs <none|hotspan|otel>
 // Listens on 127.0.0.1 (ephemeral port, printed as a JSON line), and records
-// 20 spans per request around a little synchronous work: request > parse,
-// auth, 12 x db.query, render > 4 x render.part. GET /__stats answers the
-// span counts, the request count and the process CPU time (not traced, not
-// part of the load).
+// 20 spans per request as a traced service writes them, around a little
+// synchronous work: an async request span with { method, url } attributes
+// (hotspan: traceAsync on a concurrent "http" track) > parse, auth (trace()
+// closures), 12 x db.query (begin/end), render > 4 x render.part (with a
+// numeric `bytes` attribute). GET /__stats answers the span counts, the
+// request count and the process CPU time (not traced, not part of the load).
 import http from 'node:http';
-import { createRequire } from 'node:module';
 import { makeTracer } from '../lib/hotspan.mjs';
+import { makeOtel } from '../lib/otel.mjs';
 
-const require = createRequire(import.meta.url);
 const mode = process.argv[2] ?? 'none';
 const NAMES = ['request', 'parse', 'auth', 'db.query', 'render', 'render.part'];
 const [REQUEST, PARSE, AUTH, DB, RENDER, PART] = [0, 1, 2, 3, 4, 5];
 
-/** begin(k)/end() over the three modes; spans nest strictly (the handler is synchronous). */
+/**
+ * The three modes behind one interface: request(req, fn) runs the handler
+ * inside the async request span; span(k, fn, attrs) a child around fn;
+ * begin(k)/end() a child in a loop. Spans nest strictly.
+ */
 function makeRecorder() {
   if (mode === 'none') {
-    return { begin() {}, end() {}, stats: () => ({ spans: 0 }) };
+    return {
+      request: (req, fn) => fn(),
+      span: (k, fn) => fn(),
+      begin() {},
+      end() {},
+      stats: () => ({ spans: 0 }),
+    };
   }
   if (mode === 'hotspan') {
     const t = makeTracer('native');
     const ids = NAMES.map((n) => t.name(n));
+    const http = t.track('http');
     let n = 0;
     return {
+      request: (req, fn) => {
+        n++;
+        return t.traceAsync(ids[REQUEST], fn, { track: http, attrs: { method: req.method, url: req.url } });
+      },
+      span: (k, fn, attrs) => {
+        n++;
+        return t.trace(ids[k], fn, attrs);
+      },
       begin(k) {
         t.begin(ids[k]);
       },
@@ -38,30 +58,49 @@ function makeRecorder() {
     };
   }
   if (mode === 'otel') {
-    const api = require('@opentelemetry/api');
-    const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
-    let exported = 0;
-    // Counts and forgets; completes at once (see cases/micro.mjs).
-    class CountingExporter extends InMemorySpanExporter {
-      export(spans, resultCallback) {
-        exported += spans.length;
-        resultCallback({ code: 0 });
-      }
-    }
-    const provider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new CountingExporter())] });
-    const tracer = provider.getTracer('hotspan-bench');
+    const { api, tracer, exported } = makeOtel();
+    // No context manager is installed: parents are passed as contexts.
     const stack = [];
     let n = 0;
+    const child = (k, attributes) => {
+      const parent = api.trace.setSpan(api.ROOT_CONTEXT, stack[stack.length - 1]);
+      stack.push(tracer.startSpan(NAMES[k], attributes === undefined ? undefined : { attributes }, parent));
+    };
+    const done = () => {
+      stack.pop().end();
+      n++;
+    };
     return {
+      request: async (req, fn) => {
+        const span = tracer.startSpan(NAMES[REQUEST], { kind: api.SpanKind.SERVER, attributes: { method: req.method, url: req.url } });
+        // Its children are the spans begun while fn runs synchronously.
+        stack.push(span);
+        let p;
+        try {
+          p = fn();
+        } finally {
+          stack.pop();
+        }
+        try {
+          return await p;
+        } finally {
+          span.end();
+          n++;
+        }
+      },
+      span: (k, fn, attrs) => {
+        child(k, attrs);
+        try {
+          return fn();
+        } finally {
+          done();
+        }
+      },
       begin(k) {
-        const parent = stack.length > 0 ? api.trace.setSpan(api.ROOT_CONTEXT, stack[stack.length - 1]) : api.ROOT_CONTEXT;
-        stack.push(tracer.startSpan(NAMES[k], undefined, parent));
+        child(k);
       },
-      end() {
-        stack.pop().end();
-        n++;
-      },
-      stats: () => ({ spans: n, exported, dropped: n - exported }),
+      end: done,
+      stats: () => ({ spans: n, exported: exported(), dropped: n - exported() }),
     };
   }
   throw new Error(`unknown mode ${mode}`);
@@ -101,31 +140,26 @@ function handle(req, res) {
     return;
   }
   requests++;
-  rec.begin(REQUEST);
-  rec.begin(PARSE);
-  const path = req.url.split('?')[0];
-  rec.end();
-  rec.begin(AUTH);
-  const user = work(path.length);
-  rec.end();
-  const rows = [];
-  for (let q = 0; q < 12; q++) {
-    rec.begin(DB);
-    rows.push(work(user + q));
-    rec.end();
-  }
-  rec.begin(RENDER);
-  const parts = [];
-  for (let p = 0; p < 4; p++) {
-    rec.begin(PART);
-    parts.push(rows[p * 3] ^ rows[p * 3 + 1]);
-    rec.end();
-  }
-  const body = JSON.stringify({ path, user, parts });
-  rec.end();
-  res.setHeader('content-type', 'application/json');
-  res.end(body);
-  rec.end();
+  rec.request(req, async () => {
+    const path = rec.span(PARSE, () => req.url.split('?')[0]);
+    const user = rec.span(AUTH, () => work(path.length));
+    const rows = [];
+    for (let q = 0; q < 12; q++) {
+      rec.begin(DB);
+      rows.push(work(user + q));
+      rec.end();
+    }
+    const body = rec.span(RENDER, () => {
+      const parts = [];
+      for (let p = 0; p < 4; p++) {
+        const part = rows[p * 3] ^ rows[p * 3 + 1];
+        parts.push(rec.span(PART, () => part, { bytes: 64 * (p + 1) }));
+      }
+      return JSON.stringify({ path, user, parts });
+    });
+    res.setHeader('content-type', 'application/json');
+    res.end(body);
+  });
 }
 
 const server = http.createServer(handle);

@@ -9,6 +9,7 @@ import { measure, do_not_optimize } from 'mitata';
 import { floorPath } from '../lib/build.mjs';
 import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
+import { makeOtel } from '../lib/otel.mjs';
 
 const require = createRequire(import.meta.url);
 const [caseName, optsJson = '{}'] = process.argv.slice(2);
@@ -18,11 +19,13 @@ const opts = { minCpuMs: 400, warmupMs: 300, ...JSON.parse(optsJson) };
 // (a clock read per sample) vanishes, small enough for many samples.
 const K = 1000;
 const NAME = 'db.query';
+const ROUTES = ['/orders/:id', '/cart', '/checkout', '/orders'];
 
 function hotspanCase(backend, shape) {
   const t = makeTracer(backend);
   const id = t.name(NAME);
   const work = () => 0;
+  const asyncOpts = { track: t.track('http') };
   const bodies = {
     // begin(id)/end(): the hot path.
     id: () => {
@@ -45,9 +48,23 @@ function hotspanCase(backend, shape) {
     traceString: () => {
       for (let i = 0; i < K; i++) t.trace(NAME, work);
     },
-    // start(name).end(): a handle registered with the FinalizationRegistry.
+    // start(name).end(): a handle that the GC ends if it is leaked.
     start: () => {
       for (let i = 0; i < K; i++) t.start(NAME).end();
+    },
+    // begin(id, attrs)/end(): two attributes, a string from a few values and a number.
+    attrs: () => {
+      for (let i = 0; i < K; i++) {
+        t.begin(id, { route: ROUTES[i & 3], bytes: i });
+        t.end();
+      }
+    },
+    // traceAsync(id, fn) on a concurrent track: the span ends when fn's
+    // promise settles (all K settle before the awaited last one).
+    async: async () => {
+      let p;
+      for (let i = 0; i < K; i++) p = t.traceAsync(id, work, asyncOpts);
+      await p;
     },
   };
   return {
@@ -109,26 +126,12 @@ function naiveCase() {
 }
 
 // OpenTelemetry SDK: BasicTracerProvider + BatchSpanProcessor (default limits:
-// queue 2048, batch 512) + InMemorySpanExporter. `yieldEvery` true: the body is
+// queue 2048, batch 512) + a counting exporter (../lib/otel.mjs). `yieldEvery` true: the body is
 // async and gives the event loop one turn per K spans, as a server would, so
 // the processor can export; false: a synchronous loop, where the processor's
 // queue fills and it drops spans (counted).
 async function otelCase(yieldEvery) {
-  const { BasicTracerProvider, BatchSpanProcessor, InMemorySpanExporter } = require('@opentelemetry/sdk-trace-base');
-  let exported = 0;
-  // The stock InMemorySpanExporter keeps every span and completes each export
-  // on a setTimeout(0), which caps the processor at one 512-span batch per
-  // timer tick; this subclass counts, forgets (bounded memory) and completes
-  // at once, so the figure is the SDK's own cost, not the exporter's.
-  class CountingExporter extends InMemorySpanExporter {
-    export(spans, resultCallback) {
-      exported += spans.length;
-      resultCallback({ code: 0 }); // ExportResultCode.SUCCESS
-    }
-  }
-  const bsp = new BatchSpanProcessor(new CountingExporter());
-  const provider = new BasicTracerProvider({ spanProcessors: [bsp] });
-  const tracer = provider.getTracer('hotspan-bench');
+  const { provider, tracer, exported } = makeOtel();
   let ended = 0;
   const turn = () => new Promise((resolve) => setImmediate(resolve));
   const loop = () => {
@@ -144,7 +147,7 @@ async function otelCase(yieldEvery) {
       : loop,
     info: async () => {
       await provider.forceFlush();
-      return { ended, exported, dropped: ended - exported, droppedFraction: (ended - exported) / ended };
+      return { ended, exported: exported(), dropped: ended - exported(), droppedFraction: (ended - exported()) / ended };
     },
   };
 }
@@ -217,6 +220,8 @@ const cases = {
   'hotspan-trace': () => hotspanCase('native', 'trace'),
   'hotspan-trace-string': () => hotspanCase('native', 'traceString'),
   'hotspan-start': () => hotspanCase('native', 'start'),
+  'hotspan-attrs': () => hotspanCase('native', 'attrs'),
+  'hotspan-async': () => hotspanCase('native', 'async'),
   'js-id': () => hotspanCase('js', 'id'),
   'js-trace': () => hotspanCase('js', 'trace'),
   'noop-id': () => hotspanCase('noop', 'id'),

@@ -1,4 +1,4 @@
-// The targets of issue 5, evaluated on the medians of one run's results.
+// The targets of issues 5 and 18, evaluated on the medians of one run's results.
 // Reported (pass / miss / n/a), never asserted.
 import { fmt } from './stats.mjs';
 
@@ -51,6 +51,15 @@ export function evaluateTargets(results) {
   add('scaling', 'C ABI spans/s, 2 threads vs 1', r('C ABI spans/s, 2 threads / 1 thread'), 'min', 1.8, 'x', results.machine && results.machine.cpus <= 2 ? `${results.machine.cpus} cores: the 2-thread run competes with the OS and any other load; the bare loop scaled ${fmt(r('bare loop spans/s, 2 threads / 1 thread'))}x in the same rounds, hotspan/bare scaling ${fmt(r('C ABI 2-thread scaling / bare loop 2-thread scaling'))}x` : null, rr('C ABI spans/s, 2 threads / 1 thread'));
   add('noop', 'noop backend above the empty loop', r('noop - empty loop'), 'max', 2, ' ns', null, rr('noop - empty loop'));
   add('js-naive', 'js backend vs the naive pure-JS span', r('js backend / naive'), 'max', 1, 'x', null, rr('js backend / naive'));
+
+  // Issue 18: spans as real code writes them.
+  const rq = results.request?.modes;
+  const hUs = rq?.hotspan?.addedUsPerRequest;
+  add('request-us', `realistic request (${results.request?.spansPerRequest ?? 17} spans): hotspan's added CPU per request`, hUs?.median, 'max', 3, ' µs', rq?.otel ? `OTel SDK ${fmt(rq.otel.addedUsPerRequest.median)} µs, naive JS span ${fmt(rq.naive?.addedUsPerRequest.median)} µs, hotspan without attributes ${fmt(rq['hotspan-noattrs']?.addedUsPerRequest.median)} µs` : null, hUs ? [hUs.min, hUs.max] : undefined);
+  add('request-otel', 'realistic request: hotspan / OTel SDK added CPU', r('realistic request: added CPU, hotspan / OTel SDK'), 'max', 0.1, 'x', null, rr('realistic request: added CPU, hotspan / OTel SDK'));
+  add('attrs', 'a span with two attributes / the same span without', r('begin(id, 2 attributes) / begin(id)'), 'max', 1.5, 'x', null, rr('begin(id, 2 attributes) / begin(id)'));
+  add('async', 'traceAsync / a plain span', r('traceAsync(id, fn) / begin(id)'), 'max', 3, 'x', null, rr('traceAsync(id, fn) / begin(id)'));
+  add('start', 'a start() handle / a plain span', r('start(name).end() / begin(id)'), 'max', 2, 'x', null, rr('start(name).end() / begin(id)'));
 
   const w = results.writers?.writers ?? {};
   const cj = w['chrome-json'];

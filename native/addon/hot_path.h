@@ -32,9 +32,20 @@ napi_value End(napi_env env, napi_callback_info info);         // () -> status
 napi_value BeginAttrs(napi_env env, napi_callback_info info);  // (nameId, attrsJson) -> status
 napi_value EndFlags(napi_env env, napi_callback_info info);    // (flags) -> status
 
-// trace(): begin returning the new stack depth (0: not opened), and an end
-// that ends the innermost span only while the stack is exactly that deep.
-napi_value BeginDepth(napi_env env, napi_callback_info info);  // (nameId) -> depth | 0
+// trace()'s end when the facade saw another depth than its span's: ends the
+// innermost span only while the stack is exactly `depth` deep.
 napi_value EndAt(napi_env env, napi_callback_info info);       // (depth, flags) -> status
+
+// The async begins' (track, nameId) in argv[0..1]; false with a TypeError pending.
+bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* name);
+// An async span token (0: refused) as a JS number.
+inline napi_value TokenValue(napi_env env, uint64_t token) {
+  napi_value out;
+  napi_create_double(env, static_cast<double>(token), &out);
+  return out;
+}
+
+napi_value AsyncBegin(napi_env env, napi_callback_info info);  // (track, nameId, attrsJson?) -> token | 0
+napi_value AsyncEnd(napi_env env, napi_callback_info info);    // (token, flags?) -> status
 
 }  // namespace hotspan_addon::hot

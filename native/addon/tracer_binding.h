@@ -14,6 +14,7 @@
 #include <memory>
 
 #include "env_data.h"
+#include "slot_calls.h"
 #include "tracer.h"
 #include "wake.h"
 
@@ -37,6 +38,8 @@ struct TracerBinding {
   bool detached = false;
   // The end_slots slot of this binding's end(), if it got one.
   size_t end_slot;
+  // Attribute shapes of this env's facade (slot_calls.h); env thread only.
+  SlotShapes shapes;
 
   // Ends this thread's open spans (abandoned), commits them, marks the
   // timeline exited, drops the wake-up. Idempotent; never throws.

@@ -13,6 +13,7 @@
 #include "perfetto_writer.h"
 #include "query_call.h"
 #include "shared_tracers.h"
+#include "slot_calls.h"
 #include "snapshot_convert.h"
 #include "write_file.h"
 
@@ -26,17 +27,13 @@ inline TracerBinding& Self(const Napi::CallbackInfo& info) {
   return *static_cast<TracerBinding*>(info.Data());
 }
 
+// Index of next_local in the state view (depth is index 0).
+constexpr ptrdiff_t kStateLocal = 3;
+
 inline Napi::Number Num(Napi::Env env, double v) { return Napi::Number::New(env, v); }
 
 inline Napi::Number StatusNum(Napi::Env env, hotspan::Status s) {
   return Napi::Number::New(env, static_cast<double>(static_cast<int>(s)));
-}
-
-// Async tokens are track id << 32 | local id: exact in a double while the
-// track id is below 2^21. Anything that is not such an integer is no token.
-uint64_t TokenFromNumber(double d) {
-  if (!(d > 0) || d > 9007199254740991.0 || std::floor(d) != d) return 0;
-  return static_cast<uint64_t>(d);
 }
 
 Napi::Value Intern(const Napi::CallbackInfo& info) {
@@ -52,6 +49,35 @@ Napi::Value Innermost(const Napi::CallbackInfo& info) {
   return Num(info.Env(), hotspan::innermost_local(*Self(info).thread));
 }
 
+void ReleaseState(napi_env, void*, void* hint) {
+  delete static_cast<std::shared_ptr<hotspan::ThreadState>*>(hint);
+}
+
+// This thread's open-span depth and last local id, read by the facade with
+// no call: a Uint32Array over ThreadState's depth .. next_local (the buffer
+// holds the state alive). Only this env's thread writes them, and only
+// inside calls, so JS reads them between calls race-free. undefined when
+// external buffers are refused (a V8 sandbox) or the fields moved apart.
+Napi::Value StateView(const Napi::CallbackInfo& info) {
+  napi_env env = info.Env();
+  TracerBinding& b = Self(info);
+  uint32_t* depth = &b.thread->depth;
+  const ptrdiff_t local = &b.thread->next_local - depth;
+  if (local != kStateLocal) return info.Env().Undefined();
+  auto* hold = new std::shared_ptr<hotspan::ThreadState>(b.state);
+  napi_value ab, view;
+  if (napi_create_external_arraybuffer(env, depth, (kStateLocal + 1) * sizeof(uint32_t),
+                                       &ReleaseState, hold, &ab) != napi_ok) {
+    delete hold;
+    napi_value pending;
+    napi_get_and_clear_last_exception(env, &pending);
+    return info.Env().Undefined();
+  }
+  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, napi_uint32_array, kStateLocal + 1, ab, 0, &view),
+                       Napi::Value());
+  return Napi::Value(env, view);
+}
+
 void SetThreadName(const Napi::CallbackInfo& info) {
   std::string name = ARG_STRING(0, "name");
   TracerBinding& b = Self(info);
@@ -62,23 +88,6 @@ Napi::Value Track(const Napi::CallbackInfo& info) {
   std::string name = ARG_STRING(0, "name");
   bool serial = ARG_BOOL(1, "serial");
   return Num(info.Env(), Self(info).tracer->track(name, serial));
-}
-
-Napi::Value AsyncBegin(const Napi::CallbackInfo& info) {
-  uint32_t track = ARG_UINT32(0, "track");
-  uint32_t name = ARG_UINT32(1, "nameId");
-  std::string attrs = ARG_OPT_STRING(2, "attrsJson");
-  uint64_t token =
-      Self(info).tracer->async_begin(track, name, hotspan::clock::now_ticks(), std::move(attrs));
-  return Num(info.Env(), static_cast<double>(token));
-}
-
-Napi::Value AsyncEnd(const Napi::CallbackInfo& info) {
-  const int64_t now = hotspan::clock::now_ticks();
-  double token = ARG_NUMBER(0, "token");
-  uint32_t flags = info[1].IsUndefined() ? 0 : ARG_UINT32(1, "flags");
-  return StatusNum(info.Env(), Self(info).tracer->async_end(TokenFromNumber(token), now,
-                                                            static_cast<uint16_t>(flags)));
 }
 
 Napi::Value OpenAsync(const Napi::CallbackInfo& info) {
@@ -245,15 +254,18 @@ const Method kMethods[] = {
     {"end", &hot::End, nullptr},
     {"beginAttrs", &hot::BeginAttrs, nullptr},
     {"endFlags", &hot::EndFlags, nullptr},
-    {"beginDepth", &hot::BeginDepth, nullptr},
     {"endAt", &hot::EndAt, nullptr},
+    {"beginSlots", &slots::BeginSlots, nullptr},
+    {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
+    {"defineShape", &slots::DefineShape, nullptr},
     {"intern", nullptr, &Cold<Intern>},
     {"openDepth", nullptr, &Cold<OpenDepth>},
     {"innermost", nullptr, &Cold<Innermost>},
+    {"stateView", nullptr, &Cold<StateView>},
     {"setThreadName", nullptr, &ColdVoid<SetThreadName>},
     {"track", nullptr, &Cold<Track>},
-    {"asyncBegin", nullptr, &Cold<AsyncBegin>},
-    {"asyncEnd", nullptr, &Cold<AsyncEnd>},
+    {"asyncBegin", &hot::AsyncBegin, nullptr},
+    {"asyncEnd", &hot::AsyncEnd, nullptr},
     {"openAsync", nullptr, &Cold<OpenAsync>},
     {"groupBegin", nullptr, &Cold<GroupBegin>},
     {"groupEnd", nullptr, &Cold<GroupEnd>},

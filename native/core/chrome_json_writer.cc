@@ -33,6 +33,8 @@
 namespace hotspan {
 namespace {
 
+using json_text::append_escaped;
+
 constexpr char kDigitPairs[] =
     "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
@@ -154,46 +156,6 @@ inline char* put_lit(char* p, const char (&s)[N]) {
 // Appends the body of a JSON string (no quotes). Quote, backslash and control
 // characters are escaped (controls as \u00XX); valid UTF-8 passes through;
 // bytes that are not valid UTF-8 become U+FFFD so the document stays valid.
-void append_escaped(std::string& out, const char* s, size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  const unsigned char* b = reinterpret_cast<const unsigned char*>(s);
-  size_t i = 0, run = 0;  // [run, i) is a pending verbatim run
-  auto flush = [&]() {
-    if (i > run) out.append(s + run, i - run);
-  };
-  while (i < n) {
-    unsigned c = b[i];
-    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
-      ++i;
-      continue;
-    }
-    if (c < 0x80) {
-      flush();
-      if (c == '"') {
-        out.append("\\\"", 2);
-      } else if (c == '\\') {
-        out.append("\\\\", 2);
-      } else {
-        char e[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
-        out.append(e, 6);
-      }
-      run = ++i;
-      continue;
-    }
-    size_t bad = 0;
-    const size_t len = utf8_seq(b, n, i, &bad);
-    if (len != 0) {
-      i += len;
-      continue;
-    }
-    flush();
-    out.append("\\ufffd", 6);
-    i += bad;
-    run = i;
-  }
-  flush();
-}
-
 std::string escaped(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 8);

@@ -247,4 +247,45 @@ bool is_object(const char* b, const char* e) {
   return s.p == s.e;
 }
 
+// Moved from the Chrome JSON writer: attribute slots (attr_slots.cc) render their strings with it too.
+void append_escaped(std::string& out, const char* s, size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  const unsigned char* b = reinterpret_cast<const unsigned char*>(s);
+  size_t i = 0, run = 0;  // [run, i) is a pending verbatim run
+  auto flush = [&]() {
+    if (i > run) out.append(s + run, i - run);
+  };
+  while (i < n) {
+    unsigned c = b[i];
+    if (c >= 0x20 && c < 0x80 && c != '"' && c != '\\') {
+      ++i;
+      continue;
+    }
+    if (c < 0x80) {
+      flush();
+      if (c == '"') {
+        out.append("\\\"", 2);
+      } else if (c == '\\') {
+        out.append("\\\\", 2);
+      } else {
+        char e[6] = {'\\', 'u', '0', '0', kHex[c >> 4], kHex[c & 15]};
+        out.append(e, 6);
+      }
+      run = ++i;
+      continue;
+    }
+    size_t bad = 0;
+    const size_t len = utf8_seq(b, n, i, &bad);
+    if (len != 0) {
+      i += len;
+      continue;
+    }
+    flush();
+    out.append("\\ufffd", 6);
+    i += bad;
+    run = i;
+  }
+  flush();
+}
+
 }  // namespace hotspan::json_text

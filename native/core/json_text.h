@@ -9,6 +9,9 @@
 namespace hotspan::json_text {
 
 bool valid_utf8(const std::string& s);
+// Appends [s, s + n) as the inside of a JSON string: '"', '\\' and controls
+// (as \u00XX) escaped, valid UTF-8 as is, each invalid subpart as \ufffd.
+void append_escaped(std::string& out, const char* s, size_t n);
 // s with every invalid subpart replaced by U+FFFD.
 std::string sanitized(const std::string& s);
 

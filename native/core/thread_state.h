@@ -55,6 +55,8 @@ class ThreadState {
   // Set by holder_check::grant / revoke (attach, detach). Atomic only so a
   // misuse from another thread is not undefined behaviour.
   std::atomic<bool> holder{false};
+  // depth .. next_local stay adjacent: the addon lends them to JS as one
+  // Uint32Array (native/addon/tracer_object.cc StateView).
   uint32_t depth = 0;
   uint32_t capacity = 0;
   uint32_t known_names = 0;  // name ids below this exist (they are never removed)

@@ -5,6 +5,7 @@
 #include <new>
 #include <utility>
 
+#include "attr_slots.h"
 #include "chunk_reserve.h"
 #include "clock.h"
 
@@ -151,7 +152,7 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
   out.attrs.clear();
   for (const AttrEntry& a : attrs_) {
     if (a.index >= n) break;
-    out.attrs.emplace_back(a.local, a.json);
+    out.attrs.emplace_back(a.local, attr_slots::as_json(a.json));
   }
   out.foreign_parents.clear();
   for (const ForeignEntry& f : foreign_) {

@@ -1,0 +1,127 @@
+#include "attr_slots.h"
+
+#include <charconv>
+#include <cstring>
+
+#include "json_text.h"
+
+namespace hotspan::attr_slots {
+
+void put_u32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
+
+void put_number(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), 8); }
+
+void put_key(std::string& out, Kind kind, const char* key, uint32_t key_len) {
+  out.push_back(static_cast<char>(kind));
+  put_u32(out, key_len);
+  out.append(key, key_len);
+}
+
+void append_js_number(std::string& out, double v) {
+  if (v == 0) {  // -0 too, as JSON.stringify writes it
+    out.push_back('0');
+    return;
+  }
+  char buf[32];
+  const std::to_chars_result r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  // buf: [-]d[.ddd]e(+|-)xx, the shortest digits that read back as v.
+  const char* p = buf;
+  if (*p == '-') {
+    out.push_back('-');
+    ++p;
+  }
+  char digits[20];
+  int k = 0;
+  for (; *p != 'e'; ++p) {
+    if (*p != '.') digits[k++] = *p;
+  }
+  int e = 0;
+  std::from_chars(p[1] == '+' ? p + 2 : p + 1, r.ptr, e);
+  const int n = e + 1;  // v = 0.digits * 10^n (ECMA-262 Number::toString)
+  if (k <= n && n <= 21) {
+    out.append(digits, k);
+    out.append(static_cast<size_t>(n - k), '0');
+  } else if (0 < n && n <= 21) {
+    out.append(digits, n);
+    out.push_back('.');
+    out.append(digits + n, k - n);
+  } else if (-6 < n && n <= 0) {
+    out.append("0.", 2);
+    out.append(static_cast<size_t>(-n), '0');
+    out.append(digits, k);
+  } else {
+    out.push_back(digits[0]);
+    if (k > 1) {
+      out.push_back('.');
+      out.append(digits + 1, k - 1);
+    }
+    out.push_back('e');
+    out.push_back(n - 1 < 0 ? '-' : '+');
+    char exp[8];
+    const std::to_chars_result x = std::to_chars(exp, exp + sizeof exp, n - 1 < 0 ? 1 - n : n - 1);
+    out.append(exp, x.ptr);
+  }
+}
+
+namespace {
+
+uint32_t get_u32(const char*& p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  p += 4;
+  return v;
+}
+
+void append_string(std::string& out, const char* s, size_t n) {
+  out.push_back('"');
+  json_text::append_escaped(out, s, n);
+  out.push_back('"');
+}
+
+}  // namespace
+
+std::string as_json(const std::string& stored) {
+  if (!is_slots(stored)) return stored;
+  std::string out = "{";
+  const char* p = stored.data() + 1;
+  const char* const e = stored.data() + stored.size();
+  // Slots come from the addon, but text from other producers (the C ABI)
+  // may start with kTag too: anything that does not parse is kept as is.
+  auto take = [&](size_t n) { return static_cast<size_t>(e - p) >= n; };
+  while (p < e) {
+    const char kind = *p++;
+    if (!take(4)) return stored;
+    const uint32_t key_len = get_u32(p);
+    if (!take(key_len)) return stored;
+    if (out.size() > 1) out.push_back(',');
+    append_string(out, p, key_len);
+    p += key_len;
+    out.push_back(':');
+    switch (kind) {
+      case kNumber: {
+        double v;
+        if (!take(8)) return stored;
+        std::memcpy(&v, p, 8);
+        p += 8;
+        if (v - v != 0) return stored;  // not finite: never stored by the addon
+        append_js_number(out, v);
+        break;
+      }
+      case kString: {
+        if (!take(4)) return stored;
+        const uint32_t n = get_u32(p);
+        if (!take(n)) return stored;
+        append_string(out, p, n);
+        p += n;
+        break;
+      }
+      case kTrue: out.append("true", 4); break;
+      case kFalse: out.append("false", 5); break;
+      default: return stored;
+    }
+  }
+  out.push_back('}');
+  return out;
+}
+
+}  // namespace hotspan::attr_slots

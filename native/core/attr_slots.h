@@ -1,0 +1,38 @@
+// Span attributes in the form the addon's fast path stores them: typed
+// slots in one byte string (key text, then the value as given: a double,
+// UTF-8 text or a boolean), no JSON on the recording path. Side tables keep
+// them next to attribute JSON text (async and group spans, the C ABI); a
+// slot string starts with kTag, which JSON text never does, and readers
+// get JSON text from as_json() (Timeline::freeze), the one place slots
+// become text.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hotspan::attr_slots {
+
+constexpr char kTag = '\x01';
+
+// Layout after kTag, per slot: kind (kNumber, kString, kTrue, kFalse),
+// u32 key length, key bytes, then a number's 8 bytes (host order) or a
+// string's u32 length and bytes.
+enum Kind : char { kNumber = 'n', kString = 's', kTrue = 't', kFalse = 'f' };
+
+inline bool is_slots(const std::string& s) { return !s.empty() && s[0] == kTag; }
+
+// Appends a slot's kind and key; a string value's length and bytes, or a
+// number's bytes, follow (put_u32 / put_number).
+void put_key(std::string& out, Kind kind, const char* key, uint32_t key_len);
+void put_u32(std::string& out, uint32_t v);
+void put_number(std::string& out, double v);
+
+// JSON object text of `stored`: slots rendered (numbers as JavaScript's
+// Number#toString writes them, so both backends show the same text),
+// anything else returned as is.
+std::string as_json(const std::string& stored);
+
+// A finite double as JavaScript's Number#toString (JSON.stringify) writes it.
+void append_js_number(std::string& out, double v);
+
+}  // namespace hotspan::attr_slots
