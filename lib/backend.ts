@@ -4,6 +4,7 @@
 
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import type { OutputFormat } from './output';
+import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 
 export type BackendKind = 'native' | 'js' | 'noop';
@@ -56,6 +57,8 @@ export interface Backend {
   lost(): number;
   snapshot(): NativeSnapshot;
   stats(): readonly StatsRow[];
+  /** Per-timeline produced / kept / overwritten / dropped under the memory budget. */
+  counts(): BackendCounts;
   /** Chrome Trace Event JSON, UTF-8: the core's writer (the addon's, or its WebAssembly build). */
   chromeJson(): Uint8Array;
   /** Perfetto protobuf trace (native/core/perfetto_writer.h describes the layout). */

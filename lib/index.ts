@@ -6,6 +6,7 @@ export type { TracerOptions } from './options';
 export type { BackendKind } from './backend';
 export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
 export type { StatsRow } from './stats';
+export type { Counts, TimelineCounts } from './counts';
 export type { Attributes, AttrValue } from './attrs';
 export { SpanHandle } from './handles';
 export type { EndOptions } from './handles';

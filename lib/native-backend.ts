@@ -7,6 +7,7 @@ import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH,
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat } from './output';
+import type { BackendCounts } from './counts';
 import { statsFromNative, type StatsRow } from './stats';
 
 export class NativeBackend implements Backend {
@@ -137,6 +138,10 @@ export class NativeBackend implements Backend {
 
   stats(): readonly StatsRow[] {
     return statsFromNative(this.nt.stats());
+  }
+
+  counts(): BackendCounts {
+    return this.nt.counts();
   }
 
   chromeJson(): Uint8Array {

@@ -6,6 +6,7 @@ import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
 import { writeDocument, type OutputFormat } from './output';
+import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 import { writeColumns } from './wasm-core';
 
@@ -71,6 +72,9 @@ export class NoopBackend implements Backend {
   }
   stats(): readonly StatsRow[] {
     return [];
+  }
+  counts(): BackendCounts {
+    return { lost: false, limit: 0, onFull: 'drop', timelines: [] };
   }
   // The core's documents of no records.
   chromeJson(): Uint8Array {

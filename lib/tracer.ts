@@ -22,6 +22,7 @@ import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
 import { outputFormat } from './output';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
+import { totalCounts, warnLoss, withCounts, type Counts } from './counts';
 import { Query } from './query';
 import { toRecords, toTimelines, type SpanRecord, type TimelineInfo } from './records';
 import type { StatsRow } from './stats';
@@ -63,16 +64,17 @@ function warnFallbackOnce(error: Error): void {
 
 function createBackend(o: ResolvedOptions): Backend {
   if (o.backend === 'noop') return new NoopBackend();
-  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, clock: o.clock });
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
+  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, clock: o.clock, ...budget });
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
     const err = error ?? new Error('hotspan: the native addon could not be loaded (no reason given)');
     if (o.backend === 'native' || o.requireNative) throw err;
     warnFallbackOnce(err);
-    return new JsBackend({ threadName: o.threadName });
+    return new JsBackend({ threadName: o.threadName, ...budget });
   }
   const cal = calibrate();
-  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater });
+  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
   return new NativeBackend(nt, cal.boundMs, true);
 }
 
@@ -95,6 +97,8 @@ export class Tracer {
   private readonly gcHook: GcHook | undefined;
   private readonly tracks = new Map<string, { id: number; serial: boolean }>();
   private isClosed = false;
+  /** The one warning at the first span overwritten or dropped was given. */
+  private lossWarned = false;
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
   private asyncOpen = 0;
   private readonly asyncChange = new ChangeSignal();
@@ -116,7 +120,13 @@ export class Tracer {
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
     // Only the native backend has a pending queue for a GC to drain.
-    this.gcHook = backend.kind === 'native' ? new GcHook(() => backend.flush()) : undefined;
+    this.gcHook =
+      backend.kind === 'native'
+        ? new GcHook(() => {
+            backend.flush();
+            this.checkLoss();
+          })
+        : undefined;
   }
 
   /**
@@ -466,11 +476,33 @@ export class Tracer {
   flush(): void {
     this.handles.reap();
     this.b.flush();
+    this.checkLoss();
   }
 
-  /** Committed records only (does not flush). */
-  snapshot(): readonly SpanRecord[] {
-    return toRecords(this.b.snapshot());
+  /**
+   * Where the spans went under the memory budget, in total and per timeline:
+   * produced = kept + overwritten + dropped, over committed records (flush()
+   * first to count native threads' queued ones).
+   */
+  counts(): Counts {
+    const c = totalCounts(this.b.counts());
+    this.warnIfLost(c);
+    return c;
+  }
+
+  private checkLoss(): void {
+    if (!this.lossWarned && this.b.counts().lost) this.warnIfLost(totalCounts(this.b.counts()));
+  }
+
+  private warnIfLost(c: Counts): void {
+    if (this.lossWarned || (c.overwritten === 0 && c.dropped === 0)) return;
+    this.lossWarned = true;
+    warnLoss(c);
+  }
+
+  /** Committed records only (does not flush); `counts` says what they cover. */
+  snapshot(): readonly SpanRecord[] & { readonly counts: Counts } {
+    return withCounts(toRecords(this.b.snapshot()), this.counts());
   }
 
   timelines(): readonly TimelineInfo[] {
@@ -478,14 +510,14 @@ export class Tracer {
   }
 
   /** Per-name count, total, min, max, mean, p50, p90, p99 (ms) over committed records. */
-  stats(): readonly StatsRow[] {
-    return this.b.stats();
+  stats(): readonly StatsRow[] & { readonly counts: Counts } {
+    return withCounts(this.b.stats(), this.counts());
   }
 
-  /** A query over the committed records as of now. */
-  query(): Query {
+  /** A query over the committed records as of now; `counts` says what they cover. */
+  query(): Query & { readonly counts: Counts } {
     const snap = this.b.snapshot();
-    return new Query(toRecords(snap), toTimelines(snap));
+    return withCounts(new Query(toRecords(snap), toTimelines(snap)), this.counts());
   }
 
   /**

@@ -11,8 +11,9 @@
 //
 // Readers are safe because a chunk is recycled only when no frozen snapshot
 // pins it (ChunkPins, taken by Timeline::freeze under the timeline's lock,
-// which the recycler also takes). A pinned, uncommitted or still-written
-// chunk is skipped; when nothing in the first kScan chunks can be recycled
+// which the recycler also takes). A pinned chunk, or one its writer has not
+// filled yet, is skipped (a filled one whose records wait in the pending
+// queue is committed and recycled: counted as overwritten); when nothing in the first kScan chunks can be recycled
 // the record is dropped and counted rather than the budget exceeded.
 //
 // Live chunks form one list in acquisition order (oldest first), guarded by

@@ -62,10 +62,15 @@ bool Timeline::recycle_front(PoolChunk& c) {
   std::lock_guard<TimelineMutex> lock(mu_);
   if (ring_size_ == 0 || ring_at(0) != &c) return false;
   const uint64_t end = c.first + kChunkRecords;
-  // Committed implies written, so the writer has moved past the chunk.
-  if (committed_.load(std::memory_order_acquire) < end) return false;
+  // The writer has stored the whole chunk and moved on (acquire: its stores
+  // are done). Records it stored but no holder committed yet (a native thread
+  // whose batch waits in the queue) are committed here and overwritten at
+  // once: they are counted, and the JS thread need not drain for a native
+  // thread to record in steady state.
+  if (written_.load(std::memory_order_acquire) < end) return false;
   // Acquire pairs with the last reader's release when it unpinned.
   if (c.pins.load(std::memory_order_acquire) != 0) return false;
+  commit_up_to(end);
   ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
   --ring_size_;
   ++recycled_;

@@ -96,9 +96,9 @@ class Timeline {
   uint64_t committed() const { return committed_.load(std::memory_order_acquire); }
 
   // ---- the pool's side (called under the pool's mutex) ----
-  // Gives up `c` if it is this timeline's oldest chunk, full, committed and
-  // pinned by no reader: its records and their side-table entries count as
-  // overwritten from then on.
+  // Gives up `c` if it is this timeline's oldest chunk, filled by its writer
+  // and pinned by no reader (committing its records if a holder has not):
+  // its records and their side-table entries count as overwritten.
   bool recycle_front(PoolChunk& c);
   // Committed records and drops: produced = kept + overwritten + dropped.
   RecordCounts counts() const;
