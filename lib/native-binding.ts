@@ -110,8 +110,9 @@ export interface NativeAddon {
     originNs: bigint;
     threadName: string;
     wakeHighWater: number;
-    memoryLimit: number;
-    onFull: 'overwrite' | 'drop';
+    /** Absent: the core's default budget. */
+    memoryLimit?: number;
+    onFull?: 'overwrite' | 'drop';
   }): NativeTracer;
   /** Attach this env's thread to a tracer created in another env of the process. */
   join(token: string, options: { threadName: string }): NativeTracer;
