@@ -7,6 +7,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { spawnSync } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { Tracer } from '../lib/index';
 import type { Counts, TracerOptions } from '../lib/index';
@@ -257,4 +258,20 @@ describe('exact counts under native-thread and worker load', () => {
       expect(t.snapshot().length).toBe(c.kept);
     });
   }
+});
+
+describe('the memory bound', () => {
+  it('RSS grows by no more than the budget plus 16 MiB over many times the budget, counts exact (bench/cases/rss.mjs)', () => {
+    // A smaller version of the bench's 100M spans under 64 MiB: 4M spans
+    // (107 MiB of records) under 8 MiB, in a fresh process.
+    const script = path.join(__dirname, '..', 'bench', 'cases', 'rss.mjs');
+    const r = spawnSync(process.execPath, ['--expose-gc', script, JSON.stringify({ spans: 4e6, memoryLimit: 8 * MiB })], {
+      encoding: 'utf8',
+      timeout: 240_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
+    expect(out).toMatchObject({ produced: 4e6, dropped: 0, countsExact: true, withinBound: true });
+    expect(out.overwritten).toBeGreaterThan(3e6);
+  }, 300_000);
 });
