@@ -32,8 +32,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -66,6 +66,7 @@ const NATIVE = [
   { id: 'bare-2t', label: "bare C++ loop, 2 std::threads (hotspan's clock)", needs: ['floor'] },
   { id: 'cabi-1t', label: 'hotspan C ABI, 1 native thread', needs: ['floor', 'hotspan'] },
   { id: 'cabi-2t', label: 'hotspan C ABI, 2 native threads', needs: ['floor', 'hotspan'] },
+  { id: 'cabi-1t-overwrite', label: 'hotspan C ABI, 1 native thread, 4 MiB budget full (overwrite)', needs: ['floor', 'hotspan'] },
 ];
 
 // In-process pairs: both cases in one fresh process, alternating short
@@ -76,6 +77,7 @@ const NATIVE = [
 let SAME_FLOOR = 'floor';
 const PAIRS = [
   { id: 'hotspan-id/floor', a: 'hotspan-id', b: () => SAME_FLOOR, needs: ['hotspan', 'floor'] },
+  { id: 'hotspan-id-overwrite/floor', a: 'hotspan-id-overwrite', b: () => SAME_FLOOR, needs: ['hotspan', 'floor'] },
   { id: 'hotspan-trace/floor', a: 'hotspan-trace', b: () => SAME_FLOOR, needs: ['hotspan', 'floor'] },
   { id: 'naive/hotspan-id', a: 'naive', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'otel/hotspan-id', a: 'otel', b: 'hotspan-id', needs: ['hotspan'] },
@@ -365,6 +367,10 @@ async function main() {
       const res = child('rss.mjs', [JSON.stringify({ spans: cfg.rssSpans })], { expose: true, timeoutMs: 300000 });
       if (res.error) errors.push(res.error);
       results.rss = res;
+      log(`RSS under a 64 MiB overwrite budget (${cfg.budgetSpans} spans, fresh process)`);
+      const b = child('rss.mjs', [JSON.stringify({ spans: cfg.budgetSpans, memoryLimit: 64 * 2 ** 20, onFull: 'overwrite' })], { expose: true, timeoutMs: 600000 });
+      if (b.error) errors.push(b.error);
+      results.rssBudget = b;
     }
   }
   if (want('bigread')) {
@@ -429,6 +435,7 @@ async function main() {
   const inProc = (name, id, unit = 'x') => ({ name, unit, inProcess: true, ...summarize(pr[id] && !pr[id].skipped ? pr[id].runs : []) });
   results.ratios = [
     inProc('in-process: hotspan begin(id)/end() / floor', 'hotspan-id/floor'),
+    inProc('in-process: hotspan begin(id)/end(), overwrite budget full / floor', 'hotspan-id-overwrite/floor'),
     inProc('in-process: hotspan trace(id, fn) / floor', 'hotspan-trace/floor'),
     inProc('in-process: naive / hotspan begin(id)', 'naive/hotspan-id'),
     inProc('in-process: OTel SDK / hotspan begin(id)', 'otel/hotspan-id'),
@@ -453,6 +460,7 @@ async function main() {
     ratio('floor (clock_gettime) / floor (rdtsc)', m.floor, m['floor-tsc']),
     ratio('native thread (C ABI) / bare loop, 1 thread', n['cabi-1t'], n['bare-1t']),
     ratio('native thread (C ABI) / bare loop, 2 threads', n['cabi-2t'], n['bare-2t']),
+    ratio('native thread (C ABI), overwrite budget full / bare loop, 1 thread', n['cabi-1t-overwrite'], n['bare-1t']),
     ratio('bare loop: never-touched memory / ring', n['bare-fresh'], n['bare-inline']),
     ratio('bare loop: never-touched memory with MADV_HUGEPAGE / ring', n['bare-fresh-thp'], n['bare-inline']),
   ];
@@ -549,6 +557,10 @@ function printTables(r) {
     line('snapshotBatches(): first batch', b.firstBatchMs);
     line(`snapshotColumns() of ${b.columnsRecords} records`, b.columnsMs);
     line('snapshot() (plain): its refusal', b.plainSnapshotMs);
+  }
+  const rb = r.rssBudget;
+  if (rb && !rb.error && !rb.skipped) {
+    out.push(`RSS growth under a 64 MiB overwrite budget: ${fmt(rb.rssGrowthMiB)} MiB over ${rb.spans} spans (bound ${rb.boundMiB} MiB: ${rb.withinBound ? 'met' : 'NOT met'}); counts ${rb.countsExact ? 'exact' : 'NOT exact'} (kept ${rb.kept}, overwritten ${rb.overwritten}, dropped ${rb.dropped})`);
   }
   if (r.http) {
     out.push('', 'HTTP workload (20 spans per request)');

@@ -5,6 +5,7 @@
 import type { FrozenView } from './frozen-view';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import type { OutputFormat, WrittenFile } from './output';
+import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 
 export type BackendKind = 'native' | 'js' | 'noop';
@@ -69,6 +70,8 @@ export interface Backend {
   /** The committed records as of now, held for several reads. */
   freeze(): FrozenView;
   stats(): readonly StatsRow[];
+  /** Per-timeline produced / kept / overwritten / dropped under the memory budget. */
+  counts(): BackendCounts;
   /** Chrome Trace Event JSON, UTF-8: the core's writer (the addon's, or its WebAssembly build). */
   chromeJson(): Uint8Array;
   /** Perfetto protobuf trace (native/core/perfetto_writer.h describes the layout). */

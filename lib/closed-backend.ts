@@ -7,6 +7,7 @@ import { closedError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
+import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 import type { FrozenView } from './frozen-view';
 
@@ -98,6 +99,9 @@ export class ClosedBackend implements Backend {
   }
   stats(): readonly StatsRow[] {
     return this.inner.stats();
+  }
+  counts(): BackendCounts {
+    return this.inner.counts();
   }
   chromeJson(): Uint8Array {
     return this.inner.chromeJson();

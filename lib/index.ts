@@ -8,6 +8,7 @@ export type { BackendKind } from './backend';
 export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
 export type { StatsRow } from './stats';
 export type { SnapshotOptions, SnapshotBatchOptions, SnapshotColumns } from './bounded-read';
+export type { Counts, TimelineCounts } from './counts';
 export type { Attributes, AttrValue } from './attrs';
 export { SpanHandle } from './handles';
 export type { EndOptions } from './handles';

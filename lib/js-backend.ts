@@ -29,6 +29,8 @@ import {
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
+import type { BackendCounts } from './counts';
+import type { OnFull } from './options';
 import { statsFromNative, type StatsRow } from './stats';
 import { statsOfColumns, writeColumns } from './wasm-core';
 
@@ -42,6 +44,10 @@ interface Timeline {
   lastEnd: number;
   /** A joined thread's timeline whose thread exited. */
   exited: boolean;
+  /** The budget's counts: records stored, and of those overwritten; records dropped. */
+  stored: number;
+  overwritten: number;
+  dropped: number;
 }
 
 interface OpenAsync {
@@ -74,6 +80,14 @@ const NO_MARK = 0x7fffffff;
 const JOIN_BATCH = 8192;
 const JOIN_INITIAL = 1024;
 
+/** What a record costs the budget: its times and fields. */
+const RECORD_BYTES = 16 + 4 * FIELDS_PER_RECORD;
+/** What an attribute text costs the budget (UTF-16 text and its entry). */
+function attrCost(text: string): number {
+  return 2 * text.length + 48;
+}
+const NO_LIMIT = 2 ** 40;
+
 /** Joined backends of this thread, by token: a second join reuses the timeline (as the addon does). */
 const joinedByToken = new Map<string, JsBackend>();
 
@@ -93,6 +107,9 @@ function joinedReadError(what: string): Error {
 
 export interface JsBackendOptions {
   threadName: string;
+  /** The budget in bytes (records at RECORD_BYTES each, attributes at attrCost) and its policy. */
+  memoryLimit?: number;
+  onFull?: OnFull;
   /** Test hook: the clock, ms on the performance.now() axis. */
   clock?: () => number;
   /** Internal (JsBackend.join): record for the tracer that shared this token. */
@@ -115,12 +132,22 @@ export class JsBackend implements Backend {
   private readonly mainId: number;
   private groupsTl: Timeline | undefined;
 
-  // Committed records, NativeSnapshot layout.
+  // Committed records, NativeSnapshot layout. Under the budget a ring: the
+  // `count` records kept start at slot `head`; `seq` records were stored in
+  // all, so the oldest kept one is number seq - count.
   private times: Float64Array = new Float64Array(2 * 1024);
   private fields: Uint32Array = new Uint32Array(FIELDS_PER_RECORD * 1024);
   private cap = 1024;
   private count = 0;
+  private head = 0;
+  private seq = 0;
+  /** [record number, text], oldest first from attrsHead on. */
   private attrs: Array<[number, string]> = [];
+  private attrsHead = 0;
+  private attrBytes = 0;
+  private readonly limitBytes: number;
+  private readonly onFull: OnFull;
+  private lossSeen = false;
   /** push() calls reachedMark() once it writes this index (joined threads only). */
   private shipMark = NO_MARK;
 
@@ -148,6 +175,8 @@ export class JsBackend implements Backend {
 
   constructor(options: JsBackendOptions) {
     this.clock = options.clock;
+    this.limitBytes = options.memoryLimit ?? NO_LIMIT;
+    this.onFull = options.onFull ?? 'overwrite';
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
     if (options.join !== undefined) {
@@ -191,6 +220,9 @@ export class JsBackend implements Backend {
       nextLocal: 0,
       lastEnd: -Infinity,
       exited: false,
+      stored: 0,
+      overwritten: 0,
+      dropped: 0,
     };
     this.timelineList.push(tl);
     if (serial) this.serialTracks.add(tl.id);
@@ -222,16 +254,72 @@ export class JsBackend implements Backend {
     this.stackCap = cap;
   }
 
-  private grow(): void {
-    const cap = this.cap * 2;
+  /** Grows the buffers to `cap` records, the kept ones from slot 0 in order. */
+  private grow(cap: number): void {
     const shared = this.link !== undefined;
     const t = f64(2 * cap, shared);
-    t.set(this.times);
-    this.times = t;
     const f = u32(FIELDS_PER_RECORD * cap, shared);
-    f.set(this.fields);
+    this.copyKept(t, f);
+    this.times = t;
     this.fields = f;
+    this.head = 0;
     this.cap = cap;
+  }
+
+  /** Copies the kept records, oldest first, to the start of `t` and `f`. */
+  private copyKept(t: Float64Array, f: Uint32Array): void {
+    const first = Math.min(this.count, this.cap - this.head);
+    t.set(this.times.subarray(2 * this.head, 2 * (this.head + first)));
+    f.set(this.fields.subarray(FPR * this.head, FPR * (this.head + first)));
+    const rest = this.count - first;
+    if (rest > 0) {
+      t.set(this.times.subarray(0, 2 * rest), 2 * first);
+      f.set(this.fields.subarray(0, FPR * rest), FPR * first);
+    }
+  }
+
+  /**
+   * push()'s slow path (a full buffer, or attributes): grows, or applies the
+   * budget's policy. False when the record is dropped (and counted).
+   */
+  private makeRoom(timeline: number, attrs: string): boolean {
+    if (this.link !== undefined) {
+      // A joined thread ships its records; the owner's budget applies to them.
+      if (this.count === this.cap) this.grow(this.cap * 2);
+      return true;
+    }
+    const need = attrs === '' ? 0 : attrCost(attrs);
+    while ((this.count + 1) * RECORD_BYTES + this.attrBytes + need > this.limitBytes) {
+      if (this.onFull === 'drop' || this.count === 0) {
+        this.timelineList[timeline - 1].dropped++;
+        this.lossSeen = true;
+        return false;
+      }
+      this.overwriteOldest();
+    }
+    if (this.count === this.cap) {
+      this.grow(Math.min(this.cap * 2, Math.floor((this.limitBytes - this.attrBytes - need) / RECORD_BYTES)));
+    }
+    this.attrBytes += need;
+    return true;
+  }
+
+  private overwriteOldest(): void {
+    const h = this.head;
+    this.timelineList[this.fields[h * FPR + 1] - 1].overwritten++;
+    const oldest = this.seq - this.count;
+    const a = this.attrs;
+    if (this.attrsHead < a.length && a[this.attrsHead][0] === oldest) {
+      this.attrBytes -= attrCost(a[this.attrsHead][1]);
+      this.attrsHead++;
+      if (this.attrsHead >= 1024 && 2 * this.attrsHead >= a.length) {
+        this.attrs = a.slice(this.attrsHead);
+        this.attrsHead = 0;
+      }
+    }
+    this.head = h + 1 === this.cap ? 0 : h + 1;
+    this.count--;
+    this.lossSeen = true;
   }
 
   // ---- hot path ----
@@ -311,8 +399,9 @@ export class JsBackend implements Backend {
     end: number,
     attrs: string,
   ): void {
-    const i = this.count;
-    if (i === this.cap) this.grow();
+    if ((this.count === this.cap || attrs !== '') && !this.makeRoom(timeline, attrs)) return;
+    let i = this.head + this.count;
+    if (i >= this.cap) i -= this.cap;
     const f = i * FPR;
     const fields = this.fields;
     fields[f] = name;
@@ -323,9 +412,11 @@ export class JsBackend implements Backend {
     fields[f + 5] = (depth << 16) | flags;
     this.times[2 * i] = start;
     this.times[2 * i + 1] = end;
-    if (attrs !== '') this.attrs.push([i, attrs]);
-    this.count = i + 1;
-    this.unshipped[0] = i + 1;
+    if (attrs !== '') this.attrs.push([this.seq, attrs]);
+    this.seq++;
+    this.timelineList[timeline - 1].stored++;
+    const n = ++this.count;
+    this.unshipped[0] = n;
     if (i >= this.shipMark) this.reachedMark();
   }
 
@@ -470,26 +561,51 @@ export class JsBackend implements Backend {
     return this.link === undefined ? 0 : this.count;
   }
 
-  /** The recorded columns, not copied and in commit order: what the writers and stats read. */
+  /**
+   * The kept records in commit order: what the writers and stats read. Not
+   * copied until the budget first overwrote (then the ring is laid out in order).
+   */
   private columns(): NativeSnapshot {
     if (this.link !== undefined) throw joinedReadError('reading records (snapshot, stats, query, write)');
+    const n = this.count;
+    if (this.seq === n) {
+      return { names: this.names, timelines: this.timelineList, count: n, times: this.times, fields: this.fields, attrs: this.attrs };
+    }
+    const times = new Float64Array(2 * n);
+    const fields = new Uint32Array(FPR * n);
+    this.copyKept(times, fields);
+    const first = this.seq - n;
+    const attrs: Array<[number, string]> = [];
+    for (let k = this.attrsHead; k < this.attrs.length; k++) attrs.push([this.attrs[k][0] - first, this.attrs[k][1]]);
+    return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs };
+  }
+
+  counts(): BackendCounts {
+    // A joined thread's records are counted where they are shipped: the owner.
+    if (this.link !== undefined) return { lost: false, limit: this.limitBytes, onFull: this.onFull, timelines: [] };
     return {
-      names: this.names,
-      timelines: this.timelineList,
-      count: this.count,
-      times: this.times,
-      fields: this.fields,
-      attrs: this.attrs,
+      lost: this.lossSeen,
+      limit: this.limitBytes,
+      onFull: this.onFull,
+      timelines: this.timelineList.map((t) => ({
+        id: t.id,
+        name: t.name,
+        produced: t.stored + t.dropped,
+        kept: t.stored - t.overwritten,
+        overwritten: t.overwritten,
+        dropped: t.dropped,
+      })),
     };
   }
 
   snapshot(): NativeSnapshot {
     // Records grouped by timeline (id order), commit order within one: the
     // order the core's snapshot has.
-    const n = this.columns().count;
+    const cols = this.columns();
+    const n = cols.count;
     const tls = this.timelineList.length;
     const offsets = new Uint32Array(tls + 2);
-    const src = this.fields;
+    const src = cols.fields;
     for (let i = 0; i < n; i++) offsets[src[i * FIELDS_PER_RECORD + 1] + 1]++;
     for (let k = 1; k < offsets.length; k++) offsets[k] += offsets[k - 1];
     const where = new Uint32Array(n);
@@ -498,11 +614,11 @@ export class JsBackend implements Backend {
     for (let i = 0; i < n; i++) {
       const j = offsets[src[i * FIELDS_PER_RECORD + 1]]++;
       where[i] = j;
-      times[2 * j] = this.times[2 * i];
-      times[2 * j + 1] = this.times[2 * i + 1];
+      times[2 * j] = cols.times[2 * i];
+      times[2 * j + 1] = cols.times[2 * i + 1];
       fields.set(src.subarray(i * FIELDS_PER_RECORD, (i + 1) * FIELDS_PER_RECORD), j * FIELDS_PER_RECORD);
     }
-    const attrs: Array<[number, string]> = this.attrs.map(([i, text]) => [where[i], text]);
+    const attrs: Array<[number, string]> = cols.attrs.map(([i, text]) => [where[i], text]);
     attrs.sort((a, b) => a[0] - b[0]);
     return {
       names: this.names.slice(),
@@ -660,6 +776,7 @@ export class JsBackend implements Backend {
     this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
     this.attrs = [];
     this.count = 0;
+    this.seq = 0;
     this.unshipped[0] = 0;
     this.shipMark = 0;
     return batch;

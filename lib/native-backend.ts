@@ -9,6 +9,7 @@ import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH,
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
+import type { BackendCounts } from './counts';
 import { statsFromNative, type StatsRow } from './stats';
 
 /** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
@@ -186,6 +187,10 @@ export class NativeBackend implements Backend {
 
   stats(): readonly StatsRow[] {
     return statsFromNative(this.nt.stats());
+  }
+
+  counts(): BackendCounts {
+    return this.nt.counts();
   }
 
   chromeJson(): Uint8Array {

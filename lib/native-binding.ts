@@ -2,6 +2,7 @@
 // Hot functions return status codes instead of throwing; the facade turns
 // codes into errors so the native side never builds exception objects.
 
+import type { BackendCounts } from './counts';
 import type { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
 
@@ -106,6 +107,8 @@ export interface NativeTracer {
   /** One step of the core's query engine (native/core/query_call.h). */
   query(view: NativeFrozen, name: string | undefined, args: Float64Array): Float64Array;
   stats(): NativeStatsRow[];
+  /** The budget's counts (native/core/record_counts.h), per timeline. */
+  counts(): BackendCounts;
   // Both return an external Buffer over the writer's output, typed as its base
   // class so the package's declarations do not need @types/node.
   /** Chrome Trace Event JSON, UTF-8 bytes. */
@@ -132,7 +135,14 @@ export interface NativeAddon {
   /** The clock span timestamps read: the invariant TSC, or CLOCK_MONOTONIC (HOTSPAN_CLOCK=monotonic, or no invariant TSC). */
   readonly clockSource: 'tsc' | 'monotonic';
   /** originNs: raw monotonic ns at performance.now() == 0 (BigInt). */
-  create(options: { originNs: bigint; threadName: string; wakeHighWater: number }): NativeTracer;
+  create(options: {
+    originNs: bigint;
+    threadName: string;
+    wakeHighWater: number;
+    /** Absent: the core's default budget. */
+    memoryLimit?: number;
+    onFull?: 'overwrite' | 'drop';
+  }): NativeTracer;
   /** Attach this env's thread to a tracer created in another env of the process. */
   join(token: string, options: { threadName: string }): NativeTracer;
   /** Raw monotonic clock, ns, as a BigInt. */

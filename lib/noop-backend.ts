@@ -6,6 +6,7 @@ import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
+import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 import { columnsView, type FrozenView } from './frozen-view';
 import { writeColumns } from './wasm-core';
@@ -87,6 +88,9 @@ export class NoopBackend implements Backend {
   }
   stats(): readonly StatsRow[] {
     return [];
+  }
+  counts(): BackendCounts {
+    return { lost: false, limit: 0, onFull: 'drop', timelines: [] };
   }
   // The core's documents of no records.
   chromeJson(): Uint8Array {

@@ -45,6 +45,18 @@ export interface TracerOptions {
    */
   dumpOnCrash?: string;
   /**
+   * The budget for recorded spans, their attributes and side tables, in bytes
+   * (1 MiB to 64 GiB). Default: HOTSPAN_MEMORY_LIMIT (bytes, or with a K, M or
+   * G suffix), else 256 MiB.
+   */
+  memoryLimit?: number;
+  /**
+   * When the budget is full: 'overwrite' recycles the oldest spans (a flight
+   * recorder), 'drop' drops new ones. Either way tracer.counts() counts them.
+   * Default: HOTSPAN_ON_FULL, else 'overwrite'.
+   */
+  onFull?: OnFull;
+  /**
    * Test hook, js backend only: the clock (ms on the performance.now() axis)
    * the backend reads instead of performance.now().
    */
@@ -61,6 +73,38 @@ export interface ResolvedOptions {
   /** The signal and the path template its dumps are numbered from. */
   dumpOnSignal: { signal: string; path: string } | undefined;
   dumpOnCrash: string | undefined;
+  memoryLimit: number;
+  onFull: OnFull;
+}
+
+export type OnFull = 'overwrite' | 'drop';
+
+export const MIN_MEMORY_LIMIT = 2 ** 20;
+export const MAX_MEMORY_LIMIT = 2 ** 36;
+const DEFAULT_MEMORY_LIMIT = 2 ** 28;
+const UNITS: Record<string, number> = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30 };
+
+function checkLimit(bytes: number, what: string, shown: unknown): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_MEMORY_LIMIT || bytes > MAX_MEMORY_LIMIT) {
+    throw new RangeError(`hotspan: ${what} must be a byte count from 1M to 64G, got ${describe(shown)}`);
+  }
+  return bytes;
+}
+
+/** HOTSPAN_MEMORY_LIMIT: bytes, or a number with a K, M or G suffix (powers of 1024). */
+export function parseMemoryLimit(text: string, what: string): number {
+  const m = /^\s*(\d+)\s*([KMG]?)\s*$/i.exec(text);
+  if (m === null) {
+    throw new RangeError(`hotspan: ${what} must be bytes or a number with a K, M or G suffix, got ${describe(text)}`);
+  }
+  return checkLimit(Number(m[1]) * UNITS[m[2].toUpperCase()], what, text);
+}
+
+function checkOnFull(v: unknown, what: string): OnFull {
+  if (v !== 'overwrite' && v !== 'drop') {
+    throw new RangeError(`hotspan: ${what} must be 'overwrite' or 'drop', got ${describe(v)}`);
+  }
+  return v;
 }
 
 const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
@@ -73,6 +117,8 @@ const KEYS = new Set([
   'writeOnExit',
   'dumpOnSignal',
   'dumpOnCrash',
+  'memoryLimit',
+  'onFull',
 ]);
 
 /** Signals a dump cannot take: why, by name. */
@@ -153,7 +199,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit, dumpOnSignal, dumpOnCrash } = o;
+  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -177,7 +223,23 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   if (writeOnExit !== undefined) checkTracePath(writeOnExit, 'writeOnExit');
   if (dumpOnCrash !== undefined) checkTracePath(dumpOnCrash, 'dumpOnCrash');
+  const envLimit = process.env.HOTSPAN_MEMORY_LIMIT;
+  const envOnFull = process.env.HOTSPAN_ON_FULL;
+  const limit =
+    memoryLimit !== undefined
+      ? checkLimit(typeof memoryLimit === 'number' ? memoryLimit : NaN, 'memoryLimit', memoryLimit)
+      : envLimit !== undefined && envLimit !== ''
+        ? parseMemoryLimit(envLimit, 'HOTSPAN_MEMORY_LIMIT')
+        : DEFAULT_MEMORY_LIMIT;
+  const policy =
+    onFull !== undefined
+      ? checkOnFull(onFull, 'onFull')
+      : envOnFull !== undefined && envOnFull !== ''
+        ? checkOnFull(envOnFull, 'HOTSPAN_ON_FULL')
+        : 'overwrite';
   return {
+    memoryLimit: limit,
+    onFull: policy,
     backend: backend as BackendKind | undefined,
     requireNative: requireNative === true,
     wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,

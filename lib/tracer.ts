@@ -23,6 +23,7 @@ import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
 import { outputFormat, type OutputFormat } from './output';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
+import { totalCounts, warnLoss, withCounts, type Counts } from './counts';
 import { Query, QuerySource } from './query';
 import { toTimelines, type SpanRecord, type TimelineInfo } from './records';
 import {
@@ -73,16 +74,17 @@ function warnFallbackOnce(error: Error): void {
 
 function createBackend(o: ResolvedOptions): Backend {
   if (o.backend === 'noop') return new NoopBackend();
-  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, clock: o.clock });
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
+  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, clock: o.clock, ...budget });
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
     const err = error ?? new Error('hotspan: the native addon could not be loaded (no reason given)');
     if (o.backend === 'native' || o.requireNative) throw err;
     warnFallbackOnce(err);
-    return new JsBackend({ threadName: o.threadName });
+    return new JsBackend({ threadName: o.threadName, ...budget });
   }
   const cal = calibrate();
-  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater });
+  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
   return new NativeBackend(nt, cal.boundMs, true);
 }
 
@@ -107,6 +109,8 @@ export class Tracer {
   /** The default track of traceAsync(), once made. */
   private asyncTrack: number | undefined;
   private isClosed = false;
+  /** The one warning at the first span overwritten or dropped was given. */
+  private lossWarned = false;
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
   private asyncOpen = 0;
   private readonly asyncChange = new ChangeSignal();
@@ -139,7 +143,13 @@ export class Tracer {
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
     // Only the native backend has a pending queue for a GC to drain.
-    this.gcHook = backend.kind === 'native' ? new GcHook(() => backend.flush()) : undefined;
+    this.gcHook =
+      backend.kind === 'native'
+        ? new GcHook(() => {
+            backend.flush();
+            this.checkLoss();
+          })
+        : undefined;
   }
 
   /**
@@ -496,15 +506,37 @@ export class Tracer {
   flush(): void {
     this.handles.reap();
     this.b.flush();
+    this.checkLoss();
+  }
+
+  /**
+   * Where the spans went under the memory budget, in total and per timeline:
+   * produced = kept + overwritten + dropped, over committed records (flush()
+   * first to count native threads' queued ones).
+   */
+  counts(): Counts {
+    const c = totalCounts(this.b.counts());
+    this.warnIfLost(c);
+    return c;
+  }
+
+  private checkLoss(): void {
+    if (!this.lossWarned && this.b.counts().lost) this.warnIfLost(totalCounts(this.b.counts()));
+  }
+
+  private warnIfLost(c: Counts): void {
+    if (this.lossWarned || (c.overwritten === 0 && c.dropped === 0)) return;
+    this.lossWarned = true;
+    warnLoss(c);
   }
 
   /**
    * Committed records only (does not flush), in snapshot order. With
    * `{ offset, limit }` only those; without, a RangeError (nothing read) when
-   * they would not fit the V8 heap.
+   * they would not fit the V8 heap. `counts` says what they cover.
    */
-  snapshot(options?: SnapshotOptions): readonly SpanRecord[] {
-    return boundedSnapshot(this.b.freeze(), options);
+  snapshot(options?: SnapshotOptions): readonly SpanRecord[] & { readonly counts: Counts } {
+    return withCounts(boundedSnapshot(this.b.freeze(), options), this.counts());
   }
 
   /** The committed records of one moment in batches of `batch` records (default 65536). */
@@ -523,14 +555,14 @@ export class Tracer {
   }
 
   /** Per-name count, total, min, max, mean, p50, p90, p99 (ms) over committed records. */
-  stats(): readonly StatsRow[] {
-    return this.b.stats();
+  stats(): readonly StatsRow[] & { readonly counts: Counts } {
+    return withCounts(this.b.stats(), this.counts());
   }
 
-  /** A query over the committed records as of now. */
-  query(): Query {
+  /** A query over the committed records as of now; `counts` says what they cover. */
+  query(): Query & { readonly counts: Counts } {
     const view = this.b.freeze();
-    return new Query(new QuerySource(view, toTimelines(view.read(0, 0))));
+    return withCounts(new Query(new QuerySource(view, toTimelines(view.read(0, 0)))), this.counts());
   }
 
   /**

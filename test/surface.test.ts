@@ -33,7 +33,7 @@ function surface(obj: object): Record<string, number | 'get'> {
 /** Public methods only: not the private helpers TypeScript leaves on the prototype. */
 const PUBLIC = [
   'name', 'begin', 'end', 'trace', 'start', 'track', 'traceAsync', 'settle', 'group', 'groupBegin',
-  'groupEnd', 'flush', 'snapshot', 'timelines', 'stats', 'query', 'write', 'share', 'nativeApi',
+  'groupEnd', 'flush', 'counts', 'snapshot', 'timelines', 'stats', 'query', 'write', 'share', 'nativeApi',
   'close', 'now', 'backend', 'clockBoundMs', 'closed',
 ];
 

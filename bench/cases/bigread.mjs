@@ -20,7 +20,8 @@ function timed(fn) {
 }
 
 function main() {
-  const t = makeTracer(opts.backend);
+  // Keep every span: the default memory budget (256 MiB, overwrite) holds about 9.5M.
+  const t = makeTracer(opts.backend, { memoryLimit: 2 ** 36, onFull: 'drop' });
   const fwd = t.name('fwd');
   const bwd = t.name('bwd');
   const n = Math.floor(opts.spans);

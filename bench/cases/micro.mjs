@@ -21,8 +21,15 @@ const K = 1000;
 const NAME = 'db.query';
 const ROUTES = ['/orders/:id', '/cart', '/checkout', '/orders'];
 
-function hotspanCase(backend, shape) {
-  const t = makeTracer(backend);
+// The budget of the growing cases: large enough that a run never fills it
+// (every chunk is fresh memory, as before budgets existed).
+const UNBOUNDED = { memoryLimit: 2 ** 36 };
+// The steady-state overwrite case: a small budget, full after the warm-up,
+// so every chunk is a recycled one.
+const OVERWRITE = { memoryLimit: 4 * 2 ** 20, onFull: 'overwrite' };
+
+function hotspanCase(backend, shape, budget = UNBOUNDED) {
+  const t = makeTracer(backend, backend === 'noop' ? {} : budget);
   const id = t.name(NAME);
   const work = () => 0;
   const asyncOpts = { track: t.track('http') };
@@ -72,7 +79,8 @@ function hotspanCase(backend, shape) {
     info: () => {
       t.flush();
       const st = t.stats().find((r) => r.name === NAME);
-      return { backend, committed: st ? st.count : 0 };
+      const c = t.counts();
+      return { backend, committed: st ? st.count : 0, overwritten: c.overwritten, dropped: c.dropped };
     },
   };
 }
@@ -216,6 +224,7 @@ const cases = {
     process.env.HOTSPAN_CHUNK_RESERVE = '0';
     return hotspanCase('native', 'id');
   },
+  'hotspan-id-overwrite': () => hotspanCase('native', 'id', OVERWRITE),
   'hotspan-string': () => hotspanCase('native', 'string'),
   'hotspan-trace': () => hotspanCase('native', 'trace'),
   'hotspan-trace-string': () => hotspanCase('native', 'traceString'),

@@ -34,9 +34,11 @@ function bareInline(tsc, fresh = 0) {
   return { threads: 1, spansPerThread: n, nsPerSpan: f.bareLoop(n, tsc ? 1 : 0, fresh) };
 }
 
-function cabi(threads) {
+// budget: a limit never reached (every chunk fresh), or a 4 MiB overwrite
+// budget full after the warm-up (every chunk recycled: the steady state).
+function cabi(threads, overwrite = false) {
   const c = require(cabiPath);
-  const t = makeTracer('native');
+  const t = makeTracer('native', overwrite ? { memoryLimit: 4 * 2 ** 20, onFull: 'overwrite' } : { memoryLimit: 2 ** 36 });
   const api = t.nativeApi();
   const id = c.intern(api, 'native.work');
   // Warm-up on other threads than the measured ones (new timelines), then
@@ -48,7 +50,9 @@ function cabi(threads) {
   t.flush();
   const drainNs = Number(process.hrtime.bigint() - f0);
   const st = t.stats().find((r) => r.name === 'native.work');
-  const committed = st ? st.count : 0;
+  const counts = t.counts();
+  // Overwrite: what is gone is counted, so "committed" is what was produced.
+  const committed = overwrite ? counts.produced : st ? st.count : 0;
   const expected = (n + Math.floor(n / 10) + 2) * threads;
   t.close();
   return {
@@ -62,6 +66,8 @@ function cabi(threads) {
     committed,
     expected,
     lost: expected - committed,
+    overwritten: counts.overwritten,
+    dropped: counts.dropped,
   };
 }
 
@@ -74,6 +80,7 @@ const cases = {
   'bare-2t': () => bare(2),
   'cabi-1t': () => cabi(1),
   'cabi-2t': () => cabi(2),
+  'cabi-1t-overwrite': () => cabi(1, true),
 };
 
 runCase(() => {

@@ -45,7 +45,8 @@ Napi::Object Wrap(Napi::Env env, TracerBinding* binding) {
   }
 }
 
-// create({ originNs: bigint, threadName?: string, wakeHighWater?: number })
+// create({ originNs: bigint, threadName?: string, wakeHighWater?: number,
+//          memoryLimit?: number (bytes, clamped by the core), onFull?: 'overwrite' | 'drop' })
 Napi::Value Create(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object options = ARG_OBJECT(0, "options");
@@ -68,6 +69,24 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
       throw Napi::RangeError::New(env, "hotspan: options.wakeHighWater must be a positive integer");
     }
     opts.wake_high_water = static_cast<size_t>(d);
+  }
+  Napi::Value limit = options.Get("memoryLimit");
+  if (!limit.IsUndefined()) {
+    if (!limit.IsNumber()) ThrowArgTypeCxx(env, "options.memoryLimit", "a number", limit);
+    const double d = limit.As<Napi::Number>().DoubleValue();
+    if (!(d >= 0) || d > 9007199254740991.0) {
+      throw Napi::RangeError::New(env, "hotspan: options.memoryLimit must be a byte count");
+    }
+    opts.memory_limit = static_cast<size_t>(d);
+  }
+  Napi::Value on_full = options.Get("onFull");
+  if (!on_full.IsUndefined()) {
+    const std::string policy = on_full.IsString() ? on_full.As<Napi::String>().Utf8Value() : "";
+    if (policy == "drop") {
+      opts.on_full = hotspan::FullPolicy::kDrop;
+    } else if (policy != "overwrite") {
+      ThrowArgTypeCxx(env, "options.onFull", "'overwrite' or 'drop'", on_full);
+    }
   }
   std::string thread_name = ThreadNameOption(env, options, "main");
 

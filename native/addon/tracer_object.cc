@@ -197,6 +197,33 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   return StatsToJs(info.Env(), tracer.stats(), tracer);
 }
 
+// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, overwritten, dropped }] }
+Napi::Value Counts(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  const hotspan::Tracer& tracer = *Self(info).tracer;
+  const std::vector<hotspan::TimelineCounts> rows = tracer.counts();
+  Napi::Array list = Napi::Array::New(env, rows.size());
+  for (uint32_t i = 0; i < rows.size(); ++i) {
+    const hotspan::RecordCounts& c = rows[i].counts;
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("id", Num(env, rows[i].id));
+    o.Set("name", Napi::String::New(env, rows[i].name));
+    o.Set("produced", Num(env, static_cast<double>(c.produced)));
+    o.Set("kept", Num(env, static_cast<double>(c.kept)));
+    o.Set("overwritten", Num(env, static_cast<double>(c.overwritten)));
+    o.Set("dropped", Num(env, static_cast<double>(c.dropped)));
+    list.Set(i, o);
+  }
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("lost", Napi::Boolean::New(env, tracer.lost_any()));
+  out.Set("limit", Num(env, static_cast<double>(tracer.memory_limit())));
+  out.Set("used", Num(env, static_cast<double>(tracer.memory_used())));
+  out.Set("onFull", Napi::String::New(
+                        env, tracer.on_full() == hotspan::FullPolicy::kDrop ? "drop" : "overwrite"));
+  out.Set("timelines", list);
+  return out;
+}
+
 Napi::Value ChromeJson(const Napi::CallbackInfo& info) {
   // Handed to JS as an external Buffer over the writer's own bytes: a string
   // would cost a UTF-8 decode here and an encode again in writeFile.
@@ -278,6 +305,7 @@ const Method kMethods[] = {
     {"readAt", nullptr, &Cold<ReadAt>},
     {"query", nullptr, &Cold<Query>},
     {"stats", nullptr, &Cold<Stats>},
+    {"counts", nullptr, &Cold<Counts>},
     {"chromeJson", nullptr, &Cold<ChromeJson>},
     {"perfetto", nullptr, &Cold<Perfetto>},
     {"writeFile", nullptr, &Cold<WriteFileMethod>},

@@ -16,7 +16,7 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string attrs_json,
   return make_span_id(timeline_->id(), local);
 }
 
-Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32_t* written) {
+Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written) {
   if (static_cast<uint32_t>(token >> 32) != timeline_->id()) return Status::kInvalid;
   const auto local = static_cast<uint32_t>(token);
   std::lock_guard<std::mutex> lock(mu_);
@@ -36,8 +36,18 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32
     last_end_ = end_ns;
   }
 
-  const uint32_t index = cursor_.written;
+  const uint64_t index = cursor_.written;
+  const bool has_attrs = !o.attrs.empty();
+  // No chunk or no room for the attributes: dropped whole, and counted.
+  if (!cursor_.ready(*timeline_, &anchor_due_) ||
+      (has_attrs && !timeline_->add_attrs(index, local, std::move(o.attrs)))) {
+    open_.erase(it);
+    timeline_->count_dropped();
+    *written = cursor_.written;
+    return Status::kOk;
+  }
   uint16_t flags = static_cast<uint16_t>(kFlagAsync | (extra_flags & (kFlagError | kFlagAbandoned)));
+  if (has_attrs) flags |= kFlagAttrs;
   uint32_t parent_local = 0;
   if (o.parent_span != 0) {
     parent_local = static_cast<uint32_t>(o.parent_span);
@@ -46,11 +56,7 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint32
       timeline_->add_foreign_parent(index, local, o.parent_span);
     }
   }
-  if (!o.attrs.empty()) {
-    flags |= kFlagAttrs;
-    timeline_->add_attrs(index, local, std::move(o.attrs));
-  }
-  StoredSpan* r = cursor_.next(*timeline_, &anchor_due_);
+  StoredSpan* r = cursor_.slot++;
   // Async spans overlap freely, so they carry no depth.
   if (!store_span(r, start, end_ns, local, parent_local, o.name, 0, flags))
     timeline_->add_long_end(index, end_ns);

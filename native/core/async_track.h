@@ -37,7 +37,7 @@ class AsyncTrack {
   uint64_t begin(uint32_t name, int64_t now, std::string attrs_json, uint64_t parent_span);
   // kInvalid for a token that is not open on this track. On kOk, *written is
   // the timeline's stored count including the new record.
-  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint32_t* written);
+  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written);
 
   size_t open_count() const;
   void append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const;

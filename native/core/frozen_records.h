@@ -1,8 +1,9 @@
-// A timeline's committed records, read where they are stored. Freezing a
-// timeline (Timeline::freeze) copies only what may still change under its
+// A timeline's kept committed records, read where they are stored. Freezing
+// a timeline (Timeline::freeze) copies only what may still change under its
 // lock: the chunk pointers, the long-end entries and the tick anchors. The
-// records themselves are never rewritten once committed, and their chunks
-// live as long as the timeline, which the frozen copy keeps alive. So a
+// records themselves are not rewritten while the frozen copy pins their
+// chunks (chunk_pool.h: the overwrite policy skips pinned chunks), and the
+// pins keep the timeline alive. So a
 // writer reads a trace of any size without first copying it (a snapshot of
 // 10M spans would be 320 MB), and the caller's thread is held only for the
 // pointer copy.
@@ -23,6 +24,8 @@
 #include "tick_anchors.h"
 
 namespace hotspan {
+
+class ChunkPins;  // chunk_pool.h
 
 using SpanRecords = std::vector<SpanRecord, HugePageAllocator<SpanRecord>>;
 
@@ -81,9 +84,9 @@ class FrozenRecords {
   }
   int64_t long_end(const StoredSpan& s, uint32_t i) const;
 
-  std::shared_ptr<const void> owner_;  // the timeline: keeps the chunks alive
+  std::shared_ptr<const ChunkPins> pins_;  // keeps the chunks unrecycled and alive
   std::vector<const StoredSpan*> chunks_;
-  std::vector<LongEnd> long_ends_;  // entries below n_, in index order
+  std::vector<LongEnd> long_ends_;  // entries below n_ (frozen indices), in index order
   TickAnchors anchors_;             // a ticks timeline's, bracketing every record
   bool ticks_ = false;
   uint32_t n_ = 0;

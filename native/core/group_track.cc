@@ -13,20 +13,24 @@ void GroupTrack::begin(uint32_t name, int64_t now, std::string attrs_json) {
   stack_.push_back(Open{now, ++next_local_, name, std::move(attrs_json)});
 }
 
-Status GroupTrack::end(int64_t now, uint32_t* written) {
+Status GroupTrack::end(int64_t now, uint64_t* written) {
   std::lock_guard<std::mutex> lock(mu_);
   if (stack_.empty()) return Status::kNoOpenSpan;
   keep_anchored(now);
   Open o = std::move(stack_.back());
   stack_.pop_back();
-  const uint32_t index = cursor_.written;
-  uint16_t flags = 0;
-  if (!o.attrs.empty()) {
-    flags |= kFlagAttrs;
-    timeline_->add_attrs(index, o.local, std::move(o.attrs));
+  const uint64_t index = cursor_.written;
+  const bool has_attrs = !o.attrs.empty();
+  // No chunk or no room for the attributes: dropped whole, and counted.
+  if (!cursor_.ready(*timeline_, &anchor_due_) ||
+      (has_attrs && !timeline_->add_attrs(index, o.local, std::move(o.attrs)))) {
+    timeline_->count_dropped();
+    *written = cursor_.written;
+    return Status::kOk;
   }
+  const uint16_t flags = has_attrs ? kFlagAttrs : 0;
   const uint32_t parent = stack_.empty() ? 0 : stack_.back().local;
-  StoredSpan* r = cursor_.next(*timeline_, &anchor_due_);
+  StoredSpan* r = cursor_.slot++;
   if (!store_span(r, o.start, now, o.local, parent, o.name, static_cast<uint16_t>(stack_.size()),
                   flags))
     timeline_->add_long_end(index, now);

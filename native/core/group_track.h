@@ -25,7 +25,7 @@ class GroupTrack {
   void begin(uint32_t name, int64_t now, std::string attrs_json);
   // kNoOpenSpan when no group is open. On kOk, *written is the timeline's
   // stored count including the new record; the caller commits or queues it.
-  Status end(int64_t now, uint32_t* written);
+  Status end(int64_t now, uint64_t* written);
   size_t open_count() const;
 
  private:

@@ -12,7 +12,7 @@ PendingQueue::PendingQueue() {
   spare_.reserve(256);
 }
 
-size_t PendingQueue::push(Timeline* timeline, uint32_t written, uint32_t records) {
+size_t PendingQueue::push(Timeline* timeline, uint64_t written, uint32_t records) {
   std::lock_guard<SpinLock> lock(lock_);
   items_.push_back(Item{timeline, written, records});
   return records_.fetch_add(records, std::memory_order_relaxed) + records;

@@ -25,7 +25,7 @@ class PendingQueue {
 
   // `timeline` has `written` records stored, `records` of them new since its
   // previous push. Returns the records pending after this push.
-  size_t push(Timeline* timeline, uint32_t written, uint32_t records);
+  size_t push(Timeline* timeline, uint64_t written, uint32_t records);
   // Commits everything pushed so far. Timelines named by items must be alive
   // (the registry keeps every timeline for the tracer's lifetime).
   void drain();
@@ -35,7 +35,7 @@ class PendingQueue {
  private:
   struct Item {
     Timeline* timeline;
-    uint32_t written;
+    uint64_t written;
     uint32_t records;
   };
 

@@ -10,7 +10,8 @@ std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::
                                                         bool serial) {
   // Ids start at 1 so that 0 can mean "no timeline" (parent columns).
   const auto id = static_cast<uint32_t>(entries_.size() + 1);
-  auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks);
+  auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks,
+                                       shared_->pool);
   entries_.push_back(Entry{tl, {}, nullptr});
   return tl;
 }
@@ -20,7 +21,8 @@ std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string
   // Checked under the lock: close() sets the flag, then takes this lock to
   // close the registered states, so a state is either closed there or here.
   if (shared_->closed.load(std::memory_order_acquire)) {
-    auto tl = std::make_shared<Timeline>(0, kind, std::move(name), false, shared_->ticks);
+    auto tl = std::make_shared<Timeline>(0, kind, std::move(name), false, shared_->ticks,
+                                         shared_->pool);
     auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
     state->status.store(ThreadState::kTracerClosed, std::memory_order_relaxed);
     return state;

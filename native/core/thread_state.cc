@@ -44,26 +44,30 @@ bool ThreadState::grow_stack() {
 
 void ThreadState::refresh_anchor(int64_t now) { anchor_due = timeline->anchor_if_stale(now); }
 
-void ThreadState::refill_chunk() {
-  cursor.slot = timeline->append_chunk(&anchor_due);
-  cursor.end = cursor.slot + Timeline::kChunkRecords;
+bool ThreadState::refill_chunk() { return cursor.ready(*timeline, &anchor_due); }
+
+bool ThreadState::publish_attrs(uint64_t index, uint32_t local) {
+  const bool added = timeline->add_attrs(index, local, std::move(attrs_stack.back()));
+  attrs_stack.pop_back();
+  return added;
 }
 
-void ThreadState::publish_attrs(uint32_t index, uint32_t local) {
-  timeline->add_attrs(index, local, std::move(attrs_stack.back()));
-  attrs_stack.pop_back();
+Status ThreadState::drop_span(bool pop_attrs) {
+  if (pop_attrs) attrs_stack.pop_back();
+  timeline->count_dropped();
+  return Status::kOk;
 }
 
 void ThreadState::publish_batch() {
   // A flush() sweep may have committed part of the batch already; count only
   // the rest, so pending() and the wake see records that really wait.
-  const uint32_t base = std::max(pushed, timeline->committed());
+  const uint64_t base = std::max(pushed, timeline->committed());
   pushed = cursor.written;
   if (cursor.written <= base) return;
-  shared->enqueue(timeline, cursor.written, cursor.written - base);
+  shared->enqueue(timeline, cursor.written, static_cast<uint32_t>(cursor.written - base));
 }
 
-Status ThreadState::end_after_close(uint32_t w) {
+Status ThreadState::end_after_close(uint64_t w) {
   const uint8_t st = status.load(std::memory_order_relaxed);
   // Only close() changes another thread's status; retiring is this thread's own.
   if (st != kTracerClosed) return fast::blocked_status(st);

@@ -61,7 +61,7 @@ class ThreadState {
   uint32_t capacity = 0;
   uint32_t known_names = 0;  // name ids below this exist (they are never removed)
   uint32_t next_local = 0;
-  uint32_t pushed = 0;  // cursor.written at the last queue push
+  uint64_t pushed = 0;  // cursor.written at the last queue push
   // Ticks timeline: the tick past which begin/end add an anchor (one compare
   // on the hot path). INT64_MAX on an ns timeline.
   int64_t anchor_due = INT64_MAX;
@@ -79,9 +79,13 @@ class ThreadState {
   // Out-of-line slow paths of fast::begin / fast::end.
   HOTSPAN_COLD bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
   HOTSPAN_COLD bool grow_stack();
-  HOTSPAN_COLD void refill_chunk();
+  HOTSPAN_COLD bool refill_chunk();  // false: the budget is full (drop)
   HOTSPAN_COLD void refresh_anchor(int64_t now);
-  HOTSPAN_COLD void publish_attrs(uint32_t index, uint32_t local);
+  // false: the attributes did not fit the budget (the span is dropped).
+  HOTSPAN_COLD bool publish_attrs(uint64_t index, uint32_t local);
+  // The span just popped is not stored: counted as dropped, its attribute
+  // blob (if still on attrs_stack) discarded. Returns kOk.
+  HOTSPAN_COLD Status drop_span(bool pop_attrs);
   // The holder decision (holder_check.h): true when this thread commits the
   // records it stored itself, false when it must queue them.
   HOTSPAN_HOT_INLINE bool finalizes_now() { return holder_check::finalize_now(holder, *shared); }
@@ -89,7 +93,7 @@ class ThreadState {
   HOTSPAN_COLD void publish_batch();
   // end() stored record `w`, then found the tracer closed: waits for close()
   // to finish, then kOk if its final commit took the record, else kClosed.
-  HOTSPAN_COLD Status end_after_close(uint32_t w);
+  HOTSPAN_COLD Status end_after_close(uint64_t w);
   // Abandons open spans at `now` (kFlagAbandoned), stores and queues them.
   void abandon_open(int64_t now);
   // Native thread exit: abandon, queue what is left, mark the timeline exited.
@@ -123,7 +127,12 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   if (HOTSPAN_UNLIKELY(now > s.anchor_due)) s.refresh_anchor(now);
   const uint32_t d = --s.depth;
   const OpenSpan& o = s.stack[d];
-  if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end)) s.refill_chunk();
+  // A full budget that gives no chunk, or no room for the attributes: the
+  // span is dropped whole and counted.
+  if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end) && !s.refill_chunk())
+    return s.drop_span(o.flags & kFlagAttrs);
+  if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs) && !s.publish_attrs(s.cursor.written, o.local))
+    return s.drop_span(false);
   StoredSpan* r = s.cursor.slot++;
   const uint32_t parent = d != 0 ? s.stack[d - 1].local : 0;
   // Callers may add error/abandoned; the structural flags are the core's.
@@ -131,8 +140,7 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   if (HOTSPAN_UNLIKELY(
           !store_span(r, o.start, now, o.local, parent, o.name, static_cast<uint16_t>(d), flags)))
     s.timeline->add_long_end(s.cursor.written, now);
-  if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs)) s.publish_attrs(s.cursor.written, o.local);
-  const uint32_t w = ++s.cursor.written;
+  const uint64_t w = ++s.cursor.written;
   s.timeline->publish_written(w);
   // close() may have run since the status check above: OK must mean the
   // record is in the trace (close_barrier.h).

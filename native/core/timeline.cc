@@ -6,42 +6,104 @@
 #include <utility>
 
 #include "attr_slots.h"
-#include "chunk_reserve.h"
 #include "clock.h"
 
 namespace hotspan {
 
-Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial, bool ticks)
+Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial, bool ticks,
+                   std::shared_ptr<ChunkPool> pool)
     : id_(id),
       kind_(kind),
       serial_(serial),
       ticks_(ticks),
       anchor_interval_(ticks ? clock::ticks_for_ms(kAnchorMs) : INT64_MAX),
+      pool_(pool ? std::move(pool)
+                 : std::make_shared<ChunkPool>(ChunkPool::kMaxLimit, FullPolicy::kOverwrite)),
+      ring_(16),
       name_(std::move(name)) {
-  chunks_.reserve(16);
   if (ticks_) anchors_.append(clock::measure_anchor());  // no other thread sees us yet
 }
 
-Timeline::~Timeline() = default;
-
-void Timeline::ChunkFree::operator()(Chunk* chunk) const {
-  chunk->~Chunk();
-  ::operator delete(chunk);
+Timeline::~Timeline() {
+  // No reader is left (frozen records keep the timeline alive).
+  for (size_t k = 0; k < ring_size_; ++k) pool_->free_chunk(ring_at(k));
+  size_t side = 0;
+  for (const AttrEntry& a : attrs_) side += attr_bytes(a);
+  side += foreign_.size() * sizeof(ForeignEntry) + long_ends_.size() * sizeof(LongEntry);
+  pool_->uncharge(side);
 }
 
-StoredSpan* Timeline::append_chunk(int64_t* anchor_due) {
-  // Allocated outside the lock: a reader copying a snapshot waits only for
-  // the push_back.
-  static_assert(sizeof(Chunk) == chunk_reserve::kChunkBytes, "a chunk fills its reserve block");
-  // Default-init: the records are written before anyone reads them.
-  std::unique_ptr<Chunk, ChunkFree> chunk(new (chunk_reserve::take()) Chunk);
-  StoredSpan* first = chunk->records;
+void Timeline::ring_push(PoolChunk* c) {
+  if (ring_size_ == ring_.size()) {
+    // Growth only: a timeline in steady state gives a chunk back for each
+    // one it takes.
+    std::vector<PoolChunk*> bigger(ring_.size() * 2);
+    for (size_t k = 0; k < ring_size_; ++k) bigger[k] = ring_at(k);
+    ring_.swap(bigger);
+    ring_head_ = 0;
+  }
+  ring_[(ring_head_ + ring_size_) & (ring_.size() - 1)] = c;
+  ++ring_size_;
+}
+
+StoredSpan* Timeline::append_chunk(uint64_t first, int64_t* anchor_due) {
+  // Taken outside this timeline's lock: the pool may recycle this very
+  // timeline's oldest chunk, and a reader waits only for the push.
+  PoolChunk* c = pool_->acquire(*this, first);
+  if (c == nullptr) return nullptr;
   std::lock_guard<TimelineMutex> lock(mu_);
-  chunks_.push_back(std::move(chunk));
+  ring_push(c);
   // Anchors are measured under the lock so they are appended in tick order.
   if (ticks_) anchors_.append(clock::measure_anchor());
   if (anchor_due != nullptr) *anchor_due = due_locked();
-  return first;
+  return c->records;
+}
+
+bool Timeline::recycle_front(PoolChunk& c) {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  if (ring_size_ == 0 || ring_at(0) != &c) return false;
+  const uint64_t end = c.first + kChunkRecords;
+  // The writer has stored the whole chunk and moved on (acquire: its stores
+  // are done). Records it stored but no holder committed yet (a native thread
+  // whose batch waits in the queue) are committed here and overwritten at
+  // once: they are counted, and the JS thread need not drain for a native
+  // thread to record in steady state.
+  if (written_.load(std::memory_order_acquire) < end) return false;
+  // Acquire pairs with the last reader's release when it unpinned.
+  if (c.pins.load(std::memory_order_acquire) != 0) return false;
+  commit_up_to(end);
+  ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
+  --ring_size_;
+  ++recycled_;
+  size_t side = 0;
+  while (!attrs_.empty() && attrs_.front().index < end) {
+    side += attr_bytes(attrs_.front());
+    attrs_.pop_front();
+  }
+  while (!foreign_.empty() && foreign_.front().index < end) {
+    side += sizeof(ForeignEntry);
+    foreign_.pop_front();
+  }
+  while (!long_ends_.empty() && long_ends_.front().index < end) {
+    side += sizeof(LongEntry);
+    long_ends_.pop_front();
+  }
+  pool_->uncharge(side);
+  return true;
+}
+
+RecordCounts Timeline::counts_locked(uint64_t committed) const {
+  RecordCounts c;
+  c.overwritten = recycled_ * kChunkRecords;
+  c.kept = committed - c.overwritten;
+  c.dropped = dropped_.load(std::memory_order_relaxed);
+  c.produced = committed + c.dropped;
+  return c;
+}
+
+RecordCounts Timeline::counts() const {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  return counts_locked(committed_.load(std::memory_order_acquire));
 }
 
 int64_t Timeline::due_locked() const {
@@ -65,23 +127,29 @@ int64_t Timeline::anchor_if_stale(int64_t now) {
   return due_locked();
 }
 
-void Timeline::add_attrs(uint32_t index, uint32_t local, std::string json) {
+bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string json) {
+  AttrEntry entry{index, local, std::move(json)};
+  // Charged before the lock: making room may recycle this timeline's chunks.
+  if (!pool_->charge(attr_bytes(entry), true)) return false;
   std::lock_guard<TimelineMutex> lock(mu_);
-  attrs_.push_back(AttrEntry{index, local, std::move(json)});
+  attrs_.push_back(std::move(entry));
+  return true;
 }
 
-void Timeline::add_foreign_parent(uint32_t index, uint32_t local, uint64_t parent_span) {
+void Timeline::add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span) {
+  pool_->charge(sizeof(ForeignEntry), false);
   std::lock_guard<TimelineMutex> lock(mu_);
   foreign_.push_back(ForeignEntry{index, local, parent_span});
 }
 
-void Timeline::add_long_end(uint32_t index, int64_t end) {
+void Timeline::add_long_end(uint64_t index, int64_t end) {
+  pool_->charge(sizeof(LongEntry), false);
   std::lock_guard<TimelineMutex> lock(mu_);
-  long_ends_.push_back(LongEnd{index, end});
+  long_ends_.push_back(LongEntry{index, end});
 }
 
-void Timeline::commit_up_to(uint32_t w) {
-  uint32_t cur = committed_.load(std::memory_order_relaxed);
+void Timeline::commit_up_to(uint64_t w) {
+  uint64_t cur = committed_.load(std::memory_order_relaxed);
   while (cur < w &&
          !committed_.compare_exchange_weak(cur, w, std::memory_order_release,
                                            std::memory_order_relaxed)) {
@@ -93,6 +161,11 @@ void Timeline::set_name(std::string name) {
   name_ = std::move(name);
 }
 
+std::string Timeline::name() const {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  return name_;
+}
+
 void Timeline::mark_exited() {
   std::lock_guard<TimelineMutex> lock(mu_);
   exited_ = true;
@@ -102,39 +175,49 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
   std::lock_guard<TimelineMutex> lock(mu_);
   // Acquire pairs with the committer's release: the records below it (and
   // the side-table entries added before them) are complete.
-  const uint32_t n = committed_.load(std::memory_order_acquire);
+  const uint64_t n = committed_.load(std::memory_order_acquire);
+  const uint64_t base = recycled_ * kChunkRecords;  // n >= base: only committed chunks recycle
   out.id = id_;
   out.kind = kind_;
   out.serial = serial_;
   out.name = name_;
   out.exited = exited_;
+  out.counts = counts_locked(n);
   FrozenRecords& recs = out.records;
-  recs.owner_ = std::move(self);
-  recs.n_ = n;
+  // The kept window is bounded by the budget (ChunkPool::kMaxLimit), so it
+  // fits the frozen records' 32-bit indices.
+  recs.n_ = static_cast<uint32_t>(n - base);
   recs.ticks_ = ticks_;
   recs.hint_ = 0;
-  // Records [0, n) are never rewritten and their chunks never move or go
-  // before this timeline does: only the pointers are copied.
-  const size_t used = (static_cast<size_t>(n) + kChunkRecords - 1) / kChunkRecords;
+  // Records [base, n) are not rewritten while pinned, and the recycler checks
+  // the pins under this lock: only the pointers are copied.
+  const size_t used = (static_cast<size_t>(n - base) + kChunkRecords - 1) / kChunkRecords;
+  std::vector<PoolChunk*> pinned(used);
   recs.chunks_.clear();
   recs.chunks_.reserve(used);
-  for (size_t c = 0; c < used; ++c) recs.chunks_.push_back(chunks_[c]->records);
-  recs.long_ends_.clear();
-  for (const LongEnd& e : long_ends_) {
-    if (e.index >= n) break;  // entries are in index order
-    recs.long_ends_.push_back(e);
+  for (size_t c = 0; c < used; ++c) {
+    pinned[c] = ring_at(c);
+    pinned[c]->pins.fetch_add(1, std::memory_order_relaxed);
+    recs.chunks_.push_back(pinned[c]->records);
   }
-  if (ticks_ && n > 0) {
+  recs.pins_ = std::make_shared<ChunkPins>(std::move(self), std::move(pinned));
+  recs.long_ends_.clear();
+  for (const LongEntry& e : long_ends_) {
+    if (e.index >= n) break;  // entries are in index order, none below base
+    recs.long_ends_.push_back(LongEnd{static_cast<uint32_t>(e.index - base), e.end});
+  }
+  if (ticks_ && n > base) {
     // Bracket every newly visible record: if one lies past the last anchor
     // (it was stored after that anchor), append an anchor taken now. Its
     // ordered tick read comes after the acquire load of `committed`, hence
     // after every visible record's tick on a shared invariant TSC.
     int64_t top = INT64_MIN;
-    for (uint32_t i = bracketed_; i < n; ++i) {
-      const StoredSpan& r = recs.stored(i);
+    for (uint64_t i = std::max(bracketed_, base); i < n; ++i) {
+      const auto k = static_cast<uint32_t>(i - base);
+      const StoredSpan& r = recs.stored(k);
       // By value: a reference to the packed (4-aligned) int64 is undefined.
       const int64_t start = r.start;
-      top = std::max(top, std::max(start, recs.stored_end(r, i)));
+      top = std::max(top, std::max(start, recs.stored_end(r, k)));
     }
     if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
       clock::Anchor a = clock::measure_anchor();

@@ -1,14 +1,17 @@
-// One timeline's records: fixed-size chunks written by a single writer at a
-// time (the owning thread, or whoever holds a track's mutex), and two
-// watermarks. Records [0, written) are stored; [0, committed) are finalized,
-// i.e. visible to readers. A record is never rewritten once stored, so a
-// reader reads [0, committed) in place (freeze) while the writer fills slots
-// past it.
+// One timeline's records: fixed-size chunks from the tracer's ChunkPool,
+// written by a single writer at a time (the owning thread, or whoever holds
+// a track's mutex), and two watermarks. Records [0, written) were stored;
+// [0, committed) are finalized, i.e. visible to readers. Under the overwrite
+// policy the pool may take this timeline's oldest chunk back (recycle_front),
+// so the records kept are [base, committed), base a multiple of
+// kChunkRecords; records [0, base) are counted as overwritten. A committed
+// record is never rewritten while a frozen snapshot pins its chunk, so a
+// reader reads in place (freeze) while the writer fills slots past it.
 //
-// The mutex guards what another thread may touch: the chunk list (grows
-// once per kChunkRecords records), the attribute and foreign-parent side
-// tables, the display name and the exited flag. The owner's per-record path
-// takes no lock.
+// The mutex guards what another thread may touch: the chunk ring (grows
+// once per kChunkRecords records, shrinks at a recycle), the attribute and
+// foreign-parent side tables, the display name and the exited flag. The
+// owner's per-record path takes no lock.
 //
 // A ticks timeline (record times from clock::now_ticks) also keeps its
 // (tick, ns) anchors under the mutex; freeze copies them, and the frozen
@@ -20,10 +23,13 @@
 
 #include <atomic>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "chunk_pool.h"
+#include "record_counts.h"
 #include "span_record.h"
 #include "stored_span.h"
 #include "tick_anchors.h"
@@ -39,9 +45,11 @@ class Timeline {
   static constexpr int64_t kAnchorMs = 5;  // longest anchor segment a writer leaves
 
   // ticks: record times are clock::now_ticks() values (converted when read);
-  // else CLOCK_MONOTONIC ns or any caller-chosen ns (the identity).
+  // else CLOCK_MONOTONIC ns or any caller-chosen ns (the identity). pool:
+  // the tracer's budget; nullptr gives the timeline a pool of its own with
+  // the largest limit (tests).
   Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial = false,
-           bool ticks = false);
+           bool ticks = false, std::shared_ptr<ChunkPool> pool = nullptr);
   ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
@@ -50,9 +58,15 @@ class Timeline {
   TimelineKind kind() const { return kind_; }
 
   // ---- writer side (one writer at a time) ----
-  // Appends a fresh chunk and returns its first slot. On a ticks timeline it
-  // also appends an anchor; *anchor_due (if given) gets the new due tick.
-  StoredSpan* append_chunk(int64_t* anchor_due = nullptr);
+  // Appends a chunk from the pool for records from index `first` on and
+  // returns its first slot; nullptr when the budget has none (the caller
+  // drops its record and calls count_dropped). On a ticks timeline it also
+  // appends an anchor; *anchor_due (if given) gets the new due tick.
+  StoredSpan* append_chunk(uint64_t first, int64_t* anchor_due = nullptr);
+  void count_dropped() {
+    dropped_.fetch_add(1, std::memory_order_relaxed);
+    pool_->note_loss();
+  }
   // Writer-side anchor upkeep: the tick past which the writer should call
   // anchor_if_stale (INT64_MAX for an ns timeline) ...
   int64_t anchor_due() const;
@@ -61,26 +75,37 @@ class Timeline {
   int64_t anchor_if_stale(int64_t now);
   bool ticks() const { return ticks_; }
   // Release: the record stores before it are visible to whoever reads `w`.
-  void publish_written(uint32_t w) { written_.store(w, std::memory_order_release); }
+  void publish_written(uint64_t w) { written_.store(w, std::memory_order_release); }
   // Side tables, keyed by record index so snapshots can cut them at committed.
-  void add_attrs(uint32_t index, uint32_t local, std::string json);
-  void add_foreign_parent(uint32_t index, uint32_t local, uint64_t parent_span);
+  // Charged to the budget; attributes that do not fit are refused (false:
+  // the caller drops the span whole), the small entries are always taken.
+  bool add_attrs(uint64_t index, uint32_t local, std::string json);
+  void add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span);
   // The end of the record at `index` whose duration did not fit (kLongSpan).
-  void add_long_end(uint32_t index, int64_t end);
+  void add_long_end(uint64_t index, int64_t end);
 
   // ---- commit side ----
   // Only the sole writer of an owner-written timeline may store directly: its
   // value is the newest `written`, never below what any other committer saw.
-  void commit_owner(uint32_t w) { committed_.store(w, std::memory_order_release); }
+  void commit_owner(uint64_t w) { committed_.store(w, std::memory_order_release); }
   // Any thread: raise committed to at least w (CAS-max, never lowers it).
-  void commit_up_to(uint32_t w);
+  void commit_up_to(uint64_t w);
   // Commits every stored record (catches partial batches).
   void sweep() { commit_up_to(written_.load(std::memory_order_acquire)); }
-  uint32_t written() const { return written_.load(std::memory_order_acquire); }
-  uint32_t committed() const { return committed_.load(std::memory_order_acquire); }
+  uint64_t written() const { return written_.load(std::memory_order_acquire); }
+  uint64_t committed() const { return committed_.load(std::memory_order_acquire); }
+
+  // ---- the pool's side (called under the pool's mutex) ----
+  // Gives up `c` if it is this timeline's oldest chunk, filled by its writer
+  // and pinned by no reader (committing its records if a holder has not):
+  // its records and their side-table entries count as overwritten.
+  bool recycle_front(PoolChunk& c);
+  // Committed records and drops: produced = kept + overwritten + dropped.
+  RecordCounts counts() const;
 
   // ---- cross-thread state ----
   void set_name(std::string name);
+  std::string name() const;
   void mark_exited();
   // Committed records (read in place through `self`, this timeline, which
   // out keeps alive), their side-table entries, name, kind, exited flag. On a
@@ -90,58 +115,67 @@ class Timeline {
   void freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out) const;
 
  private:
-  struct Chunk {
-    StoredSpan records[kChunkRecords];
-  };
-  // Chunks live in chunk_reserve memory (::operator new), pages pre-touched.
-  struct ChunkFree {
-    void operator()(Chunk* chunk) const;
-  };
   struct AttrEntry {
-    uint32_t index;
+    uint64_t index;
     uint32_t local;
     std::string json;
   };
   struct ForeignEntry {
-    uint32_t index;
+    uint64_t index;
     uint32_t local;
     uint64_t parent;
   };
+  struct LongEntry {
+    uint64_t index;
+    int64_t end;
+  };
+  static size_t attr_bytes(const AttrEntry& a) { return sizeof(AttrEntry) + a.json.capacity(); }
 
   const uint32_t id_;
   const TimelineKind kind_;
   const bool serial_;
   const bool ticks_;
   const int64_t anchor_interval_;  // kAnchorMs in ticks
-  std::atomic<uint32_t> written_{0};
-  std::atomic<uint32_t> committed_{0};
+  const std::shared_ptr<ChunkPool> pool_;
+  std::atomic<uint64_t> written_{0};
+  std::atomic<uint64_t> committed_{0};
+  std::atomic<uint64_t> dropped_{0};
 
   mutable TimelineMutex mu_;
-  std::vector<std::unique_ptr<Chunk, ChunkFree>> chunks_;  // guarded by mu_
-  std::vector<AttrEntry> attrs_;                // guarded by mu_, index order
-  std::vector<ForeignEntry> foreign_;           // guarded by mu_, index order
-  std::vector<LongEnd> long_ends_;              // guarded by mu_, index order
+  // The kept chunks, oldest first: a ring that grows by doubling and so
+  // does not allocate in steady state. Guarded by mu_.
+  std::vector<PoolChunk*> ring_;
+  size_t ring_head_ = 0;
+  size_t ring_size_ = 0;
+  uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
+  std::deque<AttrEntry> attrs_;                 // guarded by mu_, index order
+  std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
+  std::deque<LongEntry> long_ends_;             // guarded by mu_, index order
   std::string name_;                            // guarded by mu_
   bool exited_ = false;                         // guarded by mu_
   // Readers append too, hence mutable. Guarded by mu_.
   mutable TickAnchors anchors_;
-  mutable uint32_t bracketed_ = 0;  // records [0, bracketed_) lie below the last anchor
+  mutable uint64_t bracketed_ = 0;  // records [0, bracketed_) lie below the last anchor
 
   int64_t due_locked() const;
+  PoolChunk* ring_at(size_t k) const { return ring_[(ring_head_ + k) & (ring_.size() - 1)]; }
+  void ring_push(PoolChunk* c);
+  RecordCounts counts_locked(uint64_t committed) const;
 };
 
 // A writer's position in its timeline's current chunk.
 struct ChunkCursor {
   StoredSpan* slot = nullptr;
   StoredSpan* end = nullptr;
-  uint32_t written = 0;  // records stored so far (the writer's own copy)
+  uint64_t written = 0;  // records stored so far (the writer's own copy)
 
-  StoredSpan* next(Timeline& tl, int64_t* anchor_due = nullptr) {
-    if (slot == end) {
-      slot = tl.append_chunk(anchor_due);
-      end = slot + Timeline::kChunkRecords;
-    }
-    return slot++;
+  // Makes `slot` writable: false when the budget gives no chunk (the caller
+  // drops the record; the next call tries again).
+  bool ready(Timeline& tl, int64_t* anchor_due = nullptr) {
+    if (slot != end) return true;
+    slot = tl.append_chunk(written, anchor_due);
+    end = slot == nullptr ? nullptr : slot + Timeline::kChunkRecords;
+    return slot != nullptr;
   }
 };
 

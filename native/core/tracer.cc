@@ -3,6 +3,7 @@
 // operations (threads, tracks, groups, finalization, reading, close).
 #include "tracer.h"
 
+#include <algorithm>
 #include <atomic>
 #include <utility>
 
@@ -32,15 +33,15 @@ struct Tracer::Impl {
       : id(g_next_tracer_id.fetch_add(1, std::memory_order_relaxed)),
         options(opts),
         shared(std::make_shared<TracerShared>(
-            id, opts.wake_high_water,
-            opts.time_unit == TimeUnit::kTicks && clock::tsc_enabled())),
+            id, opts.wake_high_water, opts.time_unit == TimeUnit::kTicks && clock::tsc_enabled(),
+            opts.memory_limit, opts.on_full)),
         registry(shared) {}
 
   bool closed() const { return shared->closed.load(std::memory_order_acquire); }
 
   // A track or group record stored by the calling thread: the holder
   // decision of this thread's state for the tracer, if it has one.
-  void commit_or_enqueue(Timeline& tl, uint32_t written) {
+  void commit_or_enqueue(Timeline& tl, uint64_t written) {
     const auto state = holder_check::holder_for(id);
     if (state && state->finalizes_now()) {
       tl.commit_up_to(written);
@@ -56,6 +57,8 @@ struct Tracer::Impl {
 };
 
 std::shared_ptr<Tracer> Tracer::create(TracerOptions options) {
+  options.memory_limit =
+      std::min(std::max(options.memory_limit, ChunkPool::kMinLimit), ChunkPool::kMaxLimit);
   return std::shared_ptr<Tracer>(new Tracer(options));
 }
 
@@ -141,7 +144,7 @@ Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags) {
   if (impl_->closed()) return Status::kClosed;
   auto t = impl_->registry.find_track(static_cast<uint32_t>(token >> 32));
   if (!t) return Status::kInvalid;
-  uint32_t written = 0;
+  uint64_t written = 0;
   const Status s = t->end(token, now, extra_flags, &written);
   if (s == Status::kOk) impl_->commit_or_enqueue(t->timeline(), written);
   return s;
@@ -174,7 +177,7 @@ Status Tracer::group_end(int64_t now) {
   if (impl_->closed()) return Status::kClosed;
   auto g = impl_->registry.groups(false);
   if (!g) return Status::kNoOpenSpan;
-  uint32_t written = 0;
+  uint64_t written = 0;
   const Status s = g->end(now, &written);
   if (s == Status::kOk) impl_->commit_or_enqueue(g->timeline(), written);
   return s;
@@ -217,6 +220,17 @@ FrozenSnapshot Tracer::freeze() const {
 }
 
 std::vector<StatsRow> Tracer::stats() const { return compute_stats(freeze()); }
+
+std::vector<TimelineCounts> Tracer::counts() const {
+  std::vector<TimelineCounts> out;
+  for (const auto& tl : impl_->registry.timelines()) out.push_back({tl->id(), tl->name(), tl->counts()});
+  return out;
+}
+
+bool Tracer::lost_any() const { return impl_->shared->pool->lost(); }
+size_t Tracer::memory_limit() const { return impl_->shared->pool->limit(); }
+FullPolicy Tracer::on_full() const { return impl_->shared->pool->policy(); }
+size_t Tracer::memory_used() const { return impl_->shared->pool->used(); }
 
 void Tracer::write_chrome_json(std::string& out) const {
   hotspan::write_chrome_json(freeze(), impl_->options.origin_ns, read_clocks(), out);

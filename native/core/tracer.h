@@ -13,6 +13,8 @@
 
 #include "frozen_records.h"
 #include "hotspan.h"
+#include "memory_limit.h"
+#include "record_counts.h"
 #include "span_record.h"
 
 namespace hotspan {
@@ -46,6 +48,10 @@ struct TracerOptions {
   int64_t origin_ns = 0;
   // Pending records past which the wake callback fires (coalesced).
   size_t wake_high_water = 4096;
+  // The budget for records and side tables, in bytes (memory_limit::kMin to
+  // kMax; clamped), and what happens when it is full.
+  size_t memory_limit = memory_limit::kDefault;
+  FullPolicy on_full = FullPolicy::kOverwrite;
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -67,6 +73,8 @@ struct BasicSnapshotTimeline {
   Records records;                             // committed only, in end order
   std::vector<std::pair<uint32_t, std::string>> attrs;   // local id -> JSON object text
   std::vector<std::pair<uint32_t, uint64_t>> foreign_parents;  // local id -> span id
+  // What the timeline produced and what of it `records` holds (kept).
+  RecordCounts counts;
 };
 
 template <typename TimelineCopy>
@@ -79,6 +87,13 @@ using SnapshotTimeline = BasicSnapshotTimeline<SpanRecords>;
 using Snapshot = BasicSnapshot<SnapshotTimeline>;
 using FrozenTimeline = BasicSnapshotTimeline<FrozenRecords>;
 using FrozenSnapshot = BasicSnapshot<FrozenTimeline>;
+
+// One timeline's counts, as Tracer::counts() lists them.
+struct TimelineCounts {
+  uint32_t id = 0;
+  std::string name;
+  RecordCounts counts;
+};
 
 struct StatsRow {
   uint32_t name = 0;
@@ -150,6 +165,14 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // 1024 records.
   FrozenSnapshot freeze() const;
   std::vector<StatsRow> stats() const;
+  // Per timeline: produced = kept + overwritten + dropped, over committed
+  // records (flush first to count what waits in the queue).
+  std::vector<TimelineCounts> counts() const;
+  // True once any record was dropped or overwritten (one relaxed load).
+  bool lost_any() const;
+  size_t memory_limit() const;
+  FullPolicy on_full() const;
+  size_t memory_used() const;
   // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).
   void write_chrome_json(std::string& out) const;
 

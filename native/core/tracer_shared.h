@@ -5,7 +5,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
+#include "chunk_pool.h"
 #include "clock.h"
 #include "name_table.h"
 #include "pending_queue.h"
@@ -16,12 +18,18 @@ namespace hotspan {
 class Timeline;
 
 struct TracerShared {
-  TracerShared(uint64_t id, size_t wake_high_water, bool ticks_clock)
-      : tracer_id(id), ticks(ticks_clock), wake(wake_high_water) {}
+  TracerShared(uint64_t id, size_t wake_high_water, bool ticks_clock, size_t memory_limit,
+               FullPolicy on_full)
+      : tracer_id(id),
+        ticks(ticks_clock),
+        pool(std::make_shared<ChunkPool>(memory_limit, on_full)),
+        wake(wake_high_water) {}
 
   const uint64_t tracer_id;
   // Record times are clock::now_ticks() values (TimeUnit::kTicks), else ns.
   const bool ticks;
+  // The budget every timeline of the tracer draws its chunks from.
+  const std::shared_ptr<ChunkPool> pool;
   std::atomic<bool> closed{false};
   // close() made its final commit: the closed trace is fixed from here on.
   std::atomic<bool> close_done{false};
@@ -36,7 +44,7 @@ struct TracerShared {
 
   // Producer: queue `records` new records of `timeline` (stored up to
   // `written`), then wake a holder if the queue passed its high-water mark.
-  void enqueue(Timeline* timeline, uint32_t written, uint32_t records) {
+  void enqueue(Timeline* timeline, uint64_t written, uint32_t records) {
     wake.maybe_fire(queue.push(timeline, written, records));
   }
   // Holder: finalize everything queued and re-arm the wake.

@@ -51,6 +51,7 @@ inline hotspan::Snapshot materialize(hotspan::FrozenSnapshot frozen) {
     from.records.materialize(to.records);
     to.attrs = std::move(from.attrs);
     to.foreign_parents = std::move(from.foreign_parents);
+    to.counts = from.counts;
   }
   return snap;
 }

@@ -1,0 +1,101 @@
+#include "chunk_pool.h"
+
+#include <new>
+
+#include "chunk_reserve.h"
+#include "timeline.h"
+
+namespace hotspan {
+
+static_assert(ChunkPool::kChunkBytes == chunk_reserve::kChunkBytes, "a chunk fills its reserve block");
+
+ChunkPool::ChunkPool(size_t limit_bytes, FullPolicy policy) : limit_(limit_bytes), policy_(policy) {}
+
+ChunkPool::~ChunkPool() = default;
+
+bool ChunkPool::reserve_bytes(size_t bytes) {
+  size_t cur = used_.load(std::memory_order_relaxed);
+  do {
+    if (cur + bytes > limit_) return false;
+  } while (!used_.compare_exchange_weak(cur, cur + bytes, std::memory_order_relaxed));
+  return true;
+}
+
+void ChunkPool::link_tail_locked(PoolChunk* c) {
+  c->next = nullptr;
+  c->prev = tail_;
+  if (tail_ != nullptr) {
+    tail_->next = c;
+  } else {
+    head_ = c;
+  }
+  tail_ = c;
+}
+
+void ChunkPool::unlink_locked(PoolChunk* c) {
+  (c->prev != nullptr ? c->prev->next : head_) = c->next;
+  (c->next != nullptr ? c->next->prev : tail_) = c->prev;
+  c->prev = c->next = nullptr;
+}
+
+PoolChunk* ChunkPool::recycle_locked() {
+  int looked = 0;
+  for (PoolChunk* c = head_; c != nullptr && looked < kScan; c = c->next, ++looked) {
+    if (c->owner->recycle_front(*c)) {
+      unlink_locked(c);
+      note_loss();
+      return c;
+    }
+  }
+  return nullptr;
+}
+
+PoolChunk* ChunkPool::acquire(Timeline& tl, uint64_t first) {
+  PoolChunk* c = nullptr;
+  if (reserve_bytes(kChunkBytes)) {
+    // Allocated outside the lock; only growth allocates, never a recycle.
+    c = new PoolChunk;
+    // Records are written before anyone reads them: no initialization.
+    c->records = static_cast<StoredSpan*>(chunk_reserve::take());
+  } else if (policy_ == FullPolicy::kDrop) {
+    return nullptr;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  if (c == nullptr && (c = recycle_locked()) == nullptr) return nullptr;
+  c->owner = &tl;
+  c->first = first;
+  link_tail_locked(c);
+  return c;
+}
+
+bool ChunkPool::charge(size_t bytes, bool may_fail) {
+  if (reserve_bytes(bytes)) return true;
+  if (policy_ == FullPolicy::kOverwrite) {
+    // Make room by freeing the oldest records' chunks (not reused: the
+    // bytes go to the side table).
+    std::lock_guard<std::mutex> lock(mu_);
+    while (used_.load(std::memory_order_relaxed) + bytes > limit_) {
+      PoolChunk* c = recycle_locked();
+      if (c == nullptr) break;
+      ::operator delete(c->records);
+      delete c;
+      uncharge(kChunkBytes);
+    }
+  }
+  if (reserve_bytes(bytes)) return true;
+  if (may_fail) return false;
+  used_.fetch_add(bytes, std::memory_order_relaxed);
+  return true;
+}
+
+void ChunkPool::free_chunk(PoolChunk* c) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    unlink_locked(c);
+  }
+  ::operator delete(c->records);
+  delete c;
+  uncharge(kChunkBytes);
+}
+
+}  // namespace hotspan

@@ -1,0 +1,118 @@
+// A tracer's memory budget: every record chunk and every side-table entry
+// (attributes, foreign parents, long ends) of its timelines is charged here.
+// Under the limit a chunk comes fresh (pages pre-touched by chunk_reserve).
+// At the limit the policy decides:
+//   kOverwrite: the oldest committed chunk of any timeline is taken from its
+//     timeline and handed to the writer as it is (no page fault, no
+//     allocation): the flight recorder.
+//   kDrop: no chunk; the writer drops (and counts) its record.
+// Either way nothing is lost uncounted: the timeline counts what it dropped
+// and what was recycled out of it (record_counts.h).
+//
+// Readers are safe because a chunk is recycled only when no frozen snapshot
+// pins it (ChunkPins, taken by Timeline::freeze under the timeline's lock,
+// which the recycler also takes). A pinned chunk, or one its writer has not
+// filled yet, is skipped (a filled one whose records wait in the pending
+// queue is committed and recycled: counted as overwritten); when nothing in the first kScan chunks can be recycled
+// the record is dropped and counted rather than the budget exceeded.
+//
+// Live chunks form one list in acquisition order (oldest first), guarded by
+// mu_. Lock order: a track's mutex, then mu_, then a timeline's mutex (the
+// recycler takes the victim's). A writer calls acquire() without holding
+// its own timeline's lock.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "memory_limit.h"
+#include "stored_span.h"
+
+namespace hotspan {
+
+class Timeline;
+
+struct PoolChunk {
+  StoredSpan* records = nullptr;  // kChunkRecords, chunk_reserve memory
+  // Frozen snapshots reading this chunk. The recycler needs 0 (acquire),
+  // checked under the owner's lock, under which freeze pins.
+  std::atomic<uint32_t> pins{0};
+  // Guarded by the pool's mutex:
+  Timeline* owner = nullptr;
+  uint64_t first = 0;  // the owner's index of records[0]
+  PoolChunk* prev = nullptr;
+  PoolChunk* next = nullptr;
+};
+
+// The chunks one frozen timeline reads, pinned until the last copy of the
+// frozen records goes. Keeps the timeline (hence the chunks) alive.
+class ChunkPins {
+ public:
+  ChunkPins(std::shared_ptr<const void> owner, std::vector<PoolChunk*> chunks)
+      : owner_(std::move(owner)), chunks_(std::move(chunks)) {}
+  ~ChunkPins() {
+    // Release: this reader's loads of the records happen before a recycler
+    // that sees the count drop rewrites them.
+    for (PoolChunk* c : chunks_) c->pins.fetch_sub(1, std::memory_order_release);
+  }
+  ChunkPins(const ChunkPins&) = delete;
+  ChunkPins& operator=(const ChunkPins&) = delete;
+
+ private:
+  std::shared_ptr<const void> owner_;
+  std::vector<PoolChunk*> chunks_;
+};
+
+class ChunkPool {
+ public:
+  static constexpr size_t kChunkBytes = sizeof(StoredSpan) * kChunkRecords;
+  static constexpr size_t kMinLimit = memory_limit::kMin;
+  static constexpr size_t kMaxLimit = memory_limit::kMax;
+  static constexpr int kScan = 32;  // live chunks looked at per recycle attempt
+
+  ChunkPool(size_t limit_bytes, FullPolicy policy);
+  ~ChunkPool();  // every chunk must have been freed by its timeline
+  ChunkPool(const ChunkPool&) = delete;
+  ChunkPool& operator=(const ChunkPool&) = delete;
+
+  size_t limit() const { return limit_; }
+  FullPolicy policy() const { return policy_; }
+  // Chunk bytes held plus side-table bytes charged.
+  size_t used() const { return used_.load(std::memory_order_relaxed); }
+  // Set at the first record dropped or overwritten (the one-time warning).
+  void note_loss() {
+    if (!lost_.load(std::memory_order_relaxed)) lost_.store(true, std::memory_order_relaxed);
+  }
+  bool lost() const { return lost_.load(std::memory_order_relaxed); }
+
+  // A chunk for `tl`, whose record `first` goes to its slot 0; nullptr when
+  // the budget is full and nothing can be recycled (the caller drops).
+  PoolChunk* acquire(Timeline& tl, uint64_t first);
+  // Side-table bytes. may_fail: false (and nothing charged) when they do not
+  // fit even after recycling; else charged regardless (small, rare entries).
+  bool charge(size_t bytes, bool may_fail);
+  void uncharge(size_t bytes) { used_.fetch_sub(bytes, std::memory_order_relaxed); }
+  // A timeline going away frees its chunks.
+  void free_chunk(PoolChunk* c);
+
+ private:
+  bool reserve_bytes(size_t bytes);
+  // Under mu_: takes the oldest recyclable chunk from its timeline, or nullptr.
+  PoolChunk* recycle_locked();
+  void link_tail_locked(PoolChunk* c);
+  void unlink_locked(PoolChunk* c);
+
+  const size_t limit_;
+  const FullPolicy policy_;
+  std::atomic<size_t> used_{0};
+  std::atomic<bool> lost_{false};
+  std::mutex mu_;
+  PoolChunk* head_ = nullptr;  // oldest; guarded by mu_
+  PoolChunk* tail_ = nullptr;  // guarded by mu_
+};
+
+}  // namespace hotspan
