@@ -11,6 +11,7 @@
 
 import type { Backend } from './backend';
 import { calibrate, readClocks } from './clock';
+import { CounterColumns } from './counter-columns';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
 import {
@@ -83,10 +84,10 @@ function u32(n: number, shared: boolean): Uint32Array {
   return shared ? new Uint32Array(new SharedArrayBuffer(4 * n)) : new Uint32Array(n);
 }
 
-function joinedReadError(what: string): Error {
+function joinedReadError(what: string, verb = 'read'): Error {
   return new Error(
     `hotspan: ${what} is not available on a tracer joined with the js backend: its records are shipped to ` +
-      'the tracer that shared the token; read them there',
+      `the tracer that shared the token; ${verb} them there`,
   );
 }
 
@@ -120,6 +121,7 @@ export class JsBackend implements Backend {
   private cap = 1024;
   private count = 0;
   private attrs: Array<[number, string]> = [];
+  private readonly counters = new CounterColumns();
   /** push() calls reachedMark() once it writes this index (joined threads only). */
   private shipMark = NO_MARK;
 
@@ -439,6 +441,15 @@ export class JsBackend implements Backend {
     return this.groups.length;
   }
 
+  // ---- counters ----
+
+  counter(name: string, value: number): void {
+    if (this.closedFlag) throw closedError();
+    // Joined threads ship span batches only; a sample would be lost uncounted.
+    if (this.link !== undefined) throw joinedReadError('counter()', 'record');
+    this.counters.add(name, this.now(), value);
+  }
+
   // ---- finalization and reading ----
 
   flush(): void {
@@ -467,6 +478,7 @@ export class JsBackend implements Backend {
       times: this.times,
       fields: this.fields,
       attrs: this.attrs,
+      counters: this.counters.series(false),
     };
   }
 
@@ -498,6 +510,7 @@ export class JsBackend implements Backend {
       times,
       fields,
       attrs,
+      counters: this.counters.series(true),
     };
   }
 

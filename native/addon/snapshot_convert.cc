@@ -101,6 +101,25 @@ Napi::Object SnapshotToJs(Napi::Env env, const hotspan::FrozenSnapshot& snapshot
   out.Set("times", Napi::Float64Array::New(env, count * 2, times_buf, 0));
   out.Set("fields", Napi::Uint32Array::New(env, count * kFieldsPerRecord, fields_buf, 0));
   out.Set("attrs", attrs);
+
+  Napi::Array counters = Napi::Array::New(env, snapshot.counters.size());
+  for (uint32_t k = 0; k < snapshot.counters.size(); ++k) {
+    const hotspan::CounterSeries& c = snapshot.counters[k];
+    const size_t n = c.samples.size();
+    Napi::Float64Array ms = Napi::Float64Array::New(env, n);
+    Napi::Float64Array values = Napi::Float64Array::New(env, n);
+    for (size_t i = 0; i < n; ++i) {
+      ms[i] = hotspan::clock::to_ms(c.samples[i].ns, origin_ns);
+      values[i] = c.samples[i].value;
+    }
+    Napi::Object series = Napi::Object::New(env);
+    series.Set("name", Napi::String::New(env, c.name));
+    series.Set("times", ms);
+    series.Set("values", values);
+    series.Set("dropped", Napi::Number::New(env, static_cast<double>(c.dropped)));
+    counters.Set(k, series);
+  }
+  out.Set("counters", counters);
   return out;
 }
 

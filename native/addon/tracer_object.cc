@@ -107,6 +107,13 @@ Napi::Value OpenGroups(const Napi::CallbackInfo& info) {
   return Num(info.Env(), static_cast<double>(Self(info).tracer->open_groups()));
 }
 
+Napi::Value Counter(const Napi::CallbackInfo& info) {
+  std::string name = ARG_STRING(0, "name");
+  double value = ARG_NUMBER(1, "value");
+  // Counter samples are stored in ns whatever the tracer's unit (tracer.h).
+  return StatusNum(info.Env(), Self(info).tracer->counter(name, hotspan::clock::now_ns(), value));
+}
+
 void Flush(const Napi::CallbackInfo& info) { Self(info).tracer->flush(); }
 
 Napi::Value Pending(const Napi::CallbackInfo& info) {
@@ -193,6 +200,7 @@ const Method kMethods[] = {
     {"groupBegin", nullptr, &Cold<GroupBegin>},
     {"groupEnd", nullptr, &Cold<GroupEnd>},
     {"openGroups", nullptr, &Cold<OpenGroups>},
+    {"counter", nullptr, &Cold<Counter>},
     {"flush", nullptr, &ColdVoid<Flush>},
     {"pending", nullptr, &Cold<Pending>},
     {"snapshot", nullptr, &Cold<Snapshot>},

@@ -17,9 +17,14 @@
 // - Threads, groups and serial tracks: "X"; concurrent tracks: a "b"/"e" pair
 //   per span with id = the span id as a string. Events of one timeline are in
 //   the snapshot's (end) order; viewers sort by ts.
+// - Counters: a "C" event per sample (pid 1, tid 0, args {"value": v}, v the
+//   shortest text that reads back as the same double), after the spans;
+//   samples a full series dropped are counted in
+//   metadata.hotspan_counters_dropped {name: count}.
 #include "chrome_json_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <utility>
 
@@ -238,6 +243,29 @@ AttrText attr_members(const std::string& raw, std::string& scratch) {
 }
 
 
+// The counter samples as "C" events, each preceded by ",\n"; `boundary`
+// runs after each event (the caller hands over full blocks there).
+template <typename Boundary>
+void append_counter_events(const std::vector<CounterSeries>& counters, int64_t origin_ns,
+                           std::string& out, Boundary boundary) {
+  char buf[128];
+  for (const CounterSeries& c : counters) {
+    const std::string name = escaped(c.name);
+    for (const CounterSample& sample : c.samples) {
+      out.append(",\n{\"name\":\"", 11);
+      out.append(name);
+      char* p = put_lit(buf, "\",\"ph\":\"C\",\"ts\":");
+      p = put_grid(p, grid(sample.ns - origin_ns));
+      p = put_lit(p, ",\"pid\":1,\"tid\":0,\"args\":{\"value\":");
+      // Finite (CounterStore refuses the rest): shortest round-trip text, valid JSON.
+      p = std::to_chars(p, buf + sizeof buf, sample.value).ptr;
+      p = put_lit(p, "}}");
+      out.append(buf, static_cast<size_t>(p - buf));
+      boundary();
+    }
+  }
+}
+
 // The document into `out`; with a sink, `out` is handed over in blocks at
 // event boundaries (and once at the end) and left empty.
 template <typename SnapshotT>
@@ -250,6 +278,7 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
     if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
     for (const auto& a : tl.attrs) estimate += a.second.size();
   }
+  for (const CounterSeries& c : snapshot.counters) estimate += (100 + c.name.size()) * c.samples.size();
   // Streaming: one block plus the largest event that may overshoot it.
   const size_t reserve =
       out.size() + (sink != nullptr ? std::min(estimate, sink->block_bytes() + (64 << 10)) : estimate);
@@ -405,6 +434,7 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
       boundary();
     }
   }
+  append_counter_events(snapshot.counters, origin_ns, out, boundary);
   // Which clock ts is on: performance.now() (us), whose zero is
   // origin_monotonic_ns on CLOCK_MONOTONIC and origin_unix_ns on the Unix
   // epoch (REALTIME then, less the MONOTONIC time since the origin). Strings:
@@ -416,8 +446,22 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
   p = put_i64(p, origin_ns);
   p = put_lit(p, "\",\"origin_unix_ns\":\"");
   p = put_i64(p, clocks.realtime_ns - (clocks.monotonic_ns - origin_ns));
-  p = put_lit(p, "\"}}}\n");
+  p = put_lit(p, "\"}");
   out.append(buf, static_cast<size_t>(p - buf));
+  // Samples a full counter series refused (counter_store.h), by series name.
+  bool any_dropped = false;
+  for (const CounterSeries& c : snapshot.counters) {
+    if (c.dropped == 0) continue;
+    out.append(any_dropped ? "," : ",\"hotspan_counters_dropped\":{");
+    any_dropped = true;
+    out.push_back('"');
+    append_escaped(out, c.name.data(), c.name.size());
+    p = put_lit(buf, "\":");
+    p = put_u64(p, c.dropped);
+    out.append(buf, static_cast<size_t>(p - buf));
+  }
+  if (any_dropped) out.push_back('}');
+  out.append("}}\n");
   if (sink != nullptr) hand_over();
 }
 

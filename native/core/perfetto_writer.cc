@@ -21,6 +21,11 @@
 //    another's child. Lane 0 is the track itself, lane k >= 1 a child track
 //    "<name> #<k+1>" whose descriptor precedes the track's events.
 //
+// 4. Per counter series, a TrackDescriptor with a CounterDescriptor (named
+//    as the series, under the process), then a TYPE_COUNTER event per
+//    sample with double_counter_value. Samples a full series dropped are
+//    counted in the descriptor's description.
+//
 // Every packet has trusted_packet_sequence_id 1; begins carry
 // SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
 // annotations: span_id, parent_id (only when the span has a parent that is
@@ -74,6 +79,8 @@ constexpr uint8_t kSeqCleared = 1;     // SEQ_INCREMENTAL_STATE_CLEARED
 constexpr uint8_t kSeqNeedsState = 2;  // SEQ_NEEDS_INCREMENTAL_STATE
 constexpr uint8_t kSliceBegin = 1;
 constexpr uint8_t kSliceEnd = 2;
+constexpr uint8_t kCounter = 4;                 // TYPE_COUNTER
+constexpr uint32_t kDoubleCounterValue = 44;    // TrackEvent.double_counter_value (fixed64)
 
 // Debug annotation name iids (interned in the first packet).
 constexpr uint8_t kIidSpanId = 1, kIidParentId = 2, kIidError = 3, kIidAbandoned = 4;
@@ -334,6 +341,7 @@ class Writer {
       estimate += 64 + tl.name.size() + 64 * tl.records.size();
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
+    for (const CounterSeries& c : snap_.counters) estimate += 64 + c.name.size() + 32 * c.samples.size();
     if (sink_ != nullptr) {
       // One block plus the largest packet that may overshoot it.
       estimate = std::min(estimate, sink_->block_bytes() + (64 << 10));
@@ -353,6 +361,7 @@ class Writer {
         stack_spans(tl);
       }
     }
+    for (size_t k = 0; k < snap_.counters.size(); ++k) counter_track(snap_.counters[k], perfetto_counter_uuid(k));
     if (sink_ != nullptr) hand_over();
     out_.resize(pos_);
   }
@@ -472,6 +481,34 @@ class Writer {
     td.uint(5, perfetto_track_uuid(tl.id, 0));
     td.str(2, sanitized(tl.name) + " #" + std::to_string(lane + 1));
     descriptor_packet(td);
+  }
+
+  // A counter series: its descriptor, then one TYPE_COUNTER event per sample.
+  void counter_track(const CounterSeries& c, uint64_t uuid) {
+    Pb td;
+    td.uint(1, uuid);
+    td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+    td.str(2, sanitized(c.name));      // name
+    td.msg(8, Pb{});                   // counter: a CounterDescriptor (defaults)
+    if (c.dropped != 0) {
+      td.str(14, std::to_string(c.dropped) + " samples dropped: the series was full");  // description
+    }
+    descriptor_packet(td);
+    for (const CounterSample& sample : c.samples) {
+      Pb ev;
+      ev.uint(9, kCounter);  // type
+      ev.uint(11, uuid);     // track_uuid
+      uint64_t bits;
+      std::memcpy(&bits, &sample.value, 8);
+      ev.key(kDoubleCounterValue, 1);
+      for (int b = 0; b < 8; ++b) ev.s.push_back(static_cast<char>(bits >> (8 * b)));
+      Pb body;
+      body.uint(8, ts(sample.ns));  // timestamp
+      body.uint(10, kPerfettoSequenceId);
+      body.msg(11, ev);  // track_event
+      packet(body);
+      boundary();
+    }
   }
 
   // Writes the length of [len_at + 1, end) at len_at (one byte reserved),

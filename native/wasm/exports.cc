@@ -66,6 +66,9 @@ __attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32
       r.end_ns += origin_ns;
     }
   }
+  for (hotspan::CounterSeries& c : snapshot.counters) {
+    for (hotspan::CounterSample& x : c.samples) x.ns += origin_ns;
+  }
   const hotspan::ClockReadings clocks{monotonic_ns, realtime_ns, boottime_ns};
   std::string& out = result();
   out.clear();
