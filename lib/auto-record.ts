@@ -1,7 +1,9 @@
 // Zero-code instrumentation: spans for HTTP server and client requests, fetch
 // (undici), DNS lookups, TCP/TLS connections and V8 garbage collections,
 // from Node's diagnostics channels, a dns.lookup wrapper and perf_hooks. Each
-// only subscribes: nothing runs until its channel has traffic.
+// only subscribes: nothing runs until its channel has traffic. The event-loop
+// delay is the exception: an unref'd timer that measures its own lateness and
+// records counter samples.
 //
 // These spans begin and end at times known only afterwards (a GC entry
 // arrives after the pause; a status code at the response's end), which the
@@ -17,7 +19,7 @@ import { PerformanceObserver, performance, constants as perfConstants, type Perf
 import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from './flags';
 import type { NativeSnapshot } from './native-binding';
 
-export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc'] as const;
+export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
 
 type Attrs = Record<string, string | number | boolean>;
@@ -36,6 +38,16 @@ interface AutoSpan {
 
 /** Spans kept at most; later ones are counted in `dropped`. */
 const MAX_SPANS = 1_000_000;
+
+/** The event-loop delay counters, and how often a sample of each is recorded. */
+export const EVENT_LOOP_MAX = 'event loop delay max (ms)';
+export const EVENT_LOOP_MEAN = 'event loop delay mean (ms)';
+const EVENT_LOOP_INTERVAL_MS = 500;
+/** The period of the timer whose lateness is the delay. */
+const EVENT_LOOP_RESOLUTION_MS = 20;
+
+/** Records a counter sample at now (Tracer.counter). */
+export type CounterSink = (name: string, value: number) => void;
 
 const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -60,12 +72,13 @@ export class AutoRecorder {
   dropped = 0;
   private readonly stops: Array<() => void> = [];
 
-  constructor(instruments: ReadonlySet<Instrument>) {
+  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink) {
     if (instruments.has('http')) this.http();
     if (instruments.has('fetch')) this.fetch();
     if (instruments.has('dns')) this.dns();
     if (instruments.has('net')) this.net();
     if (instruments.has('gc')) this.gc();
+    if (instruments.has('eventloop') && counter !== undefined) this.eventLoop(counter);
   }
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
@@ -253,6 +266,51 @@ export class AutoRecorder {
     });
   }
 
+  /**
+   * The event-loop delay: how late a EVENT_LOOP_RESOLUTION_MS timer fires.
+   * Each interval's max and mean lateness become two counter samples; at
+   * stop, the last partial interval's, counting the lateness of the tick
+   * still due (a loop blocked right before exit). Not perf_hooks'
+   * monitorEventLoopDelay: its reset() also forgets the time of its last
+   * tick, so a block right after a reset would be lost.
+   */
+  private eventLoop(counter: CounterSink): void {
+    let max = 0;
+    let sum = 0;
+    let ticks = 0;
+    let due = performance.now() + EVENT_LOOP_RESOLUTION_MS;
+    let next = due + EVENT_LOOP_INTERVAL_MS;
+    const take = (now: number): void => {
+      const late = Math.max(0, now - due);
+      if (late > max) max = late;
+      sum += late;
+      ticks++;
+    };
+    const record = (): void => {
+      if (ticks === 0) return;
+      counter(EVENT_LOOP_MAX, max);
+      counter(EVENT_LOOP_MEAN, sum / ticks);
+      max = sum = ticks = 0;
+    };
+    const timer = setTimeout(function tick() {
+      const now = performance.now();
+      take(now);
+      if (now >= next) {
+        record();
+        next = now + EVENT_LOOP_INTERVAL_MS;
+      }
+      due = now + EVENT_LOOP_RESOLUTION_MS;
+      timer.refresh();
+    }, EVENT_LOOP_RESOLUTION_MS);
+    timer.unref();
+    this.stops.push(() => {
+      clearTimeout(timer);
+      const now = performance.now();
+      if (now > due) take(now);
+      record();
+    });
+  }
+
   stop(): void {
     for (const s of this.stops.splice(0)) s();
   }
@@ -313,5 +371,5 @@ export function withAutoSpans(snap: NativeSnapshot, rec: AutoRecorder): NativeSn
     fields[f + 3] = p[0];
     fields[f + 4] = p[1];
   });
-  return { names, timelines, count: n, times, fields, attrs };
+  return { names, timelines, count: n, times, fields, attrs, counters: snap.counters };
 }

@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { readTrace } from '../lib/cli/read-trace';
 import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-auto-'));
@@ -115,6 +116,71 @@ describe('hotspan run', () => {
     expect(bad.stderr).toMatch(/cannot run .*no-such-program/);
     const none = spawnSync(process.execPath, [cliPath, 'run'], { encoding: 'utf8' });
     expect(none.status).toBe(2);
+  }, 120_000);
+});
+
+/** Counter samples by counter name. */
+function readCounters(file: string): Map<string, number[]> {
+  const names = new Map<string, string>();
+  const out = new Map<string, number[]>();
+  readTrace(file, {
+    timeline: (t) => names.set(t.key, t.name),
+    span: () => undefined,
+    counter(timeline, _ts, value) {
+      const name = names.get(timeline) ?? '?';
+      out.set(name, [...(out.get(name) ?? []), value]);
+    },
+  });
+  return out;
+}
+
+describe('event-loop delay', () => {
+  // A 300 ms block: the 20 ms timer that measures the delay fires at least
+  // 280 ms late (more on a loaded machine, never less). Before exit, the
+  // sampler's last sample counts the tick still due.
+  const programs = {
+    'caught by the timer': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); setTimeout(() => {}, 30); }, 50)',
+    'caught at exit': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); process.exit(0); }, 50)',
+  };
+  for (const [what, code] of Object.entries(programs)) {
+    for (const ext of ['json', 'pftrace']) {
+      it(`is recorded as counters (${what}, .${ext})`, () => {
+        const out = path.join(tmp, `loop-${what.replace(/ /g, '-')}.${ext}`);
+        const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'eventloop', '--', process.execPath, '-e', code], {
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/counters\n.*\n.*\nevent loop delay max \(ms\) +\d+/);
+        const counters = readCounters(out);
+        expect([...counters.keys()]).toEqual(['event loop delay max (ms)', 'event loop delay mean (ms)']);
+        const max = counters.get('event loop delay max (ms)') ?? [];
+        const mean = counters.get('event loop delay mean (ms)') ?? [];
+        expect(max.length).toBe(mean.length);
+        expect(Math.max(...max)).toBeGreaterThanOrEqual(280);
+        for (const v of [...max, ...mean]) expect(v).toBeGreaterThanOrEqual(0);
+        expect(readSpans(out).spans).toEqual([]);
+      }, 120_000);
+    }
+  }
+
+  it('is not sampled unless selected, and its timer keeps no program alive', () => {
+    const out = path.join(tmp, 'no-loop.json');
+    const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'gc', '--no-report', '--', process.execPath, '-e', 'setTimeout(() => {}, 600)'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readCounters(out).size).toBe(0);
+    // Default: every instrument; a program with nothing to do ends at once.
+    const idle = path.join(tmp, 'idle.json');
+    const i = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', ''], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: idle },
+      timeout: 60_000,
+    });
+    expect(i.status, i.stderr).toBe(0);
+    expect(i.signal).toBe(null);
   }, 120_000);
 });
 

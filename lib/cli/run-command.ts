@@ -21,8 +21,9 @@ export const runCommand: Command = {
 
 Runs a node program with zero-code tracing (hotspan/auto, preloaded through
 NODE_OPTIONS): HTTP server and client requests, fetch, DNS lookups, TCP/TLS
-connections and GC pauses. When it ends, the trace is written and its report
-printed to stderr. Exit code and signal are the program's.
+connections, GC pauses, and the event-loop delay as counters. When it ends,
+the trace is written and its report printed to stderr. Exit code and signal
+are the program's.
 
 Options:
   -o, --output FILE        the trace (default hotspan-trace.pftrace; .json for Chrome JSON)
