@@ -119,6 +119,70 @@ describe('hotspan run', () => {
   }, 120_000);
 });
 
+// HTTPS and HTTP clients that name their server by host name: each request
+// opens a connection, whose connect() looks the name up.
+const TLS_APP = `
+const fs = require('node:fs');
+const http = require('node:http');
+const https = require('node:https');
+const dir = ${JSON.stringify(path.join(__dirname, 'fixtures', 'tls'))};
+const cert = fs.readFileSync(dir + '/cert.pem');
+const get = (mod, port, extra) => new Promise((resolve, reject) =>
+  mod.get({ host: 'localhost', family: 4, port, agent: false, ...extra }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject));
+const secure = https.createServer({ key: fs.readFileSync(dir + '/key.pem'), cert }, (req, res) => res.end('tls'));
+const plain = http.createServer((req, res) => res.end('tcp'));
+secure.listen(0, '127.0.0.1', () => plain.listen(0, '127.0.0.1', async () => {
+  await get(https, secure.address().port, { path: '/secure', ca: cert });
+  await get(http, plain.address().port, { path: '/plain' });
+  secure.close();
+  plain.close();
+}));
+`;
+const tlsApp = path.join(tmp, 'tls-app.js');
+writeFileSync(tlsApp, TLS_APP);
+
+describe('connections and lookups', () => {
+  function trace(instruments: string): PlainSpan[] {
+    const out = path.join(tmp, `tls-${instruments.replace(/,/g, '-')}.pftrace`);
+    const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', instruments, '--no-report', '--', process.execPath, tlsApp], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return readSpans(out).spans;
+  }
+
+  it('a TLS connection and its DNS lookup are children of the HTTPS request; a TCP one of the HTTP request', () => {
+    const spans = trace('http,dns,net');
+    const secure = one(spans, 'http client', 'GET /secure');
+    const tlsConnect = one(spans, 'net', 'tls.connect');
+    expect(tlsConnect.args).toMatchObject({ servername: 'localhost', address: '127.0.0.1', authorized: true, parent_id: secure.args.span_id });
+    expect(String(tlsConnect.args.protocol)).toMatch(/^TLSv1\.[23]$/);
+    expect(tlsConnect.args.port).toBeGreaterThan(0);
+    expect(tlsConnect.start).toBeGreaterThanOrEqual(secure.start);
+    expect(tlsConnect.end).toBeLessThanOrEqual(secure.end);
+
+    const plainReq = one(spans, 'http client', 'GET /plain');
+    const tcpConnect = one(spans, 'net', 'tcp.connect');
+    expect(tcpConnect.args).toMatchObject({ address: '127.0.0.1', parent_id: plainReq.args.span_id });
+
+    const lookups = spans.filter((s) => s.timeline === 'dns' && s.args.host === 'localhost');
+    expect(lookups.map((s) => s.args.parent_id)).toEqual([tlsConnect.args.span_id, tcpConnect.args.span_id]);
+    for (const l of lookups) expect(l.args.address).toBe('127.0.0.1');
+    expect(lookups[0].start).toBeGreaterThanOrEqual(tlsConnect.start);
+  }, 120_000);
+
+  it('without the net instrument, the parent of a lookup is the request itself', () => {
+    const spans = trace('http,dns');
+    expect(spans.filter((s) => s.timeline === 'net')).toEqual([]);
+    const lookups = spans.filter((s) => s.timeline === 'dns' && s.args.host === 'localhost');
+    expect(lookups.map((s) => s.args.parent_id)).toEqual([
+      one(spans, 'http client', 'GET /secure').args.span_id,
+      one(spans, 'http client', 'GET /plain').args.span_id,
+    ]);
+  }, 120_000);
+});
+
 /** Counter samples by counter name. */
 function readCounters(file: string): Map<string, number[]> {
   const names = new Map<string, string>();
