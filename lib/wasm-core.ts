@@ -23,6 +23,10 @@ interface Exports {
   /** Both take the input buffer over. The bigints are i64 ns: origin, then the clock readings. */
   hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   hs_stats(ptr: number, bytes: number): number;
+  /** An incremental document: begin (0: unknown format), append batches (takes the input over), finish. */
+  hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
+  hs_writer_append(handle: number, ptr: number, bytes: number): number;
+  hs_writer_finish(handle: number): number;
 }
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
@@ -38,7 +42,7 @@ const HEADER_BYTES = 32;
 const KIND_CODES = { js: 0, native: 1, track: 2, groups: 3 } as const;
 // native/wasm/exports.cc: formats, status codes, the stats row width.
 const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
-const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format'];
+const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle'];
 const STATS_ROW_DOUBLES = 9;
 
 /** Memory an instance may keep between calls. */
@@ -186,4 +190,60 @@ export function statsOfColumns(snap: NativeSnapshot): NativeStatsRow[] {
     });
   }
   return rows;
+}
+
+/**
+ * One document written in batches by the core's incremental writers
+ * (PerfettoWriter, ChromeJsonWriter through hs_writer_*), so a document of
+ * any length is made in bounded memory. Each call returns the bytes it
+ * wrote, a view into the module's memory valid until the next call into the
+ * module: write them out (or copy them) first.
+ */
+export class WasmDocumentWriter {
+  /** The instance the document lives in, whatever later calls do with the kept one. */
+  private readonly c: Exports;
+  private handle: number;
+
+  /** `clocks` and `originNs` as for writeColumns. */
+  constructor(format: keyof typeof FORMAT_CODES, clocks: ClockReadings, originNs: bigint) {
+    this.c = instance();
+    const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
+    this.handle = this.c.hs_writer_begin(FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs);
+    if (this.handle === 0) throw new RangeError(`hotspan: unknown document format ${String(format)}`);
+  }
+
+  /**
+   * One batch: the records' timelines (described on first sight), their
+   * records in end order per timeline, and in `names` only the names new
+   * since the previous batch (their ids follow on from those).
+   */
+  append(batch: NativeSnapshot, serial: ReadonlySet<number>): Uint8Array {
+    return this.call(batch.count, () => {
+      const [ptr, size] = encode(this.c, batch, serial);
+      return this.c.hs_writer_append(this.handle, ptr, size);
+    });
+  }
+
+  /** The document's last bytes; the writer is done. */
+  finish(): Uint8Array {
+    const bytes = this.call(0, () => this.c.hs_writer_finish(this.handle));
+    this.handle = 0;
+    if (kept === this.c && this.c.memory.buffer.byteLength > KEEP_BYTES) kept = undefined;
+    return bytes;
+  }
+
+  private call(records: number, op: () => number): Uint8Array {
+    if (this.handle === 0) throw new Error('hotspan: the document is already finished');
+    let status: number;
+    try {
+      status = op();
+    } catch (e) {
+      if (kept === this.c) kept = undefined; // its heap may be half updated
+      this.handle = 0;
+      if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(records, e);
+      throw e;
+    }
+    if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
+    return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size());
+  }
 }

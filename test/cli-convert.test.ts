@@ -11,7 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/native-loader';
-import { cli, knownTrace, protobufjsSpans, protoPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
+import { cli, knownTrace, protobufjsSpans, protoPath, readSpans, relative, repoRoot, writeGeneratedPerfetto, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-convert-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -60,7 +60,8 @@ function roundTrip(source: { json: string; pftrace: string }, tag: string): void
   expect(b.status, b.stderr).toBe(0);
   const fromJson = readSpans(source.json).spans;
   expect(readSpans(toPf).spans).toEqual(fromJson);
-  expect(protobufjsSpans(readFileSync(toPf))).toEqual(fromJson);
+  // protobufjs reads raw timestamps: hotspan's clock (the origin + 1 s) that the reader puts on MONOTONIC.
+  expect(relative(protobufjsSpans(readFileSync(toPf)))).toEqual(relative(fromJson));
   const text = execFileSync('protoc', ['--decode=perfetto.protos.Trace', '-I', path.dirname(protoPath), protoPath], {
     input: readFileSync(toPf),
     encoding: 'utf8',
@@ -107,23 +108,28 @@ describe('convert round trips', () => {
   });
 });
 
-/** Writes a Perfetto file of n root spans with two children each (ids as hotspan writes them). */
+/**
+ * Writes a Perfetto file of n root spans with two children each (ids as
+ * hotspan writes them), with clock readings taken at the origin, which is
+ * all a Chrome JSON file can say: so it converts to JSON and back exactly.
+ */
 function generate(file: string, roots: number): void {
-  const script = `
-    const { OutFile, PerfettoSink } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'cli', 'trace-writers.js'))});
-    const out = new OutFile(process.argv[1]);
-    const s = new PerfettoSink(out);
-    s.timeline({ key: 'a', name: 'main', kind: 'thread', concurrent: false });
-    const T = 4294967296;
-    for (let i = 0, t = 0; i < Number(process.argv[2]); i++, t += 1000) {
-      const root = T + 3 * i + 1;
-      s.span({ timeline: 'a', name: 'child', startNs: t + 10, endNs: t + 100, args: { span_id: root + 1, parent_id: root, k: i } });
-      s.span({ timeline: 'a', name: 'child2', startNs: t + 200, endNs: t + 300, args: { span_id: root + 2, parent_id: root } });
-      s.span({ timeline: 'a', name: 'root', startNs: t, endNs: t + 1000, args: { span_id: root } });
-    }
-    s.finish();
-    out.close();`;
-  execFileSync(process.execPath, ['-e', script, file, String(roots)]);
+  writeGeneratedPerfetto(file, {
+    names: ['child', 'child2', 'root'],
+    threads: ['main'],
+    trees: roots,
+    originNs: 5_000_000_000n,
+    clocks: { monotonicNs: 5_000_000_000n, realtimeNs: 1_800_000_000_000_000_000n, boottimeNs: -1n },
+    records: (_, i) => {
+      const t = 1000 * i;
+      const root = 3 * i + 1;
+      return [
+        { name: 0, start: t + 10, end: t + 100, local: root + 1, parent: root, depth: 1, attrs: `{"k":${String(i)}}` },
+        { name: 1, start: t + 200, end: t + 300, local: root + 2, parent: root, depth: 1 },
+        { name: 2, start: t, end: t + 1000, local: root, parent: 0, depth: 0 },
+      ];
+    },
+  });
 }
 
 /** Max RSS (MiB) of a process that runs `hotspan convert in out` with its JS heap capped at `heapMiB`. */

@@ -2,14 +2,13 @@
 // file offline with a fresh profile; the page makes no request, logs no error,
 // and reports the rows and spans it drew, which match the trace; search,
 // tooltip and zoom work; 1M spans load and draw; a screenshot is taken.
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CHROMIUM, openOffline } from './support/browser';
-import { cli, knownTrace, repoRoot } from './support/trace-files';
+import { cli, knownTrace, writeGeneratedPerfetto } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-view-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -95,21 +94,20 @@ describe.runIf(haveChromium)('hotspan view', () => {
   it('loads and draws 1M spans', async () => {
     // 4 threads x 250k spans: 125k roots with one child each.
     const file = path.join(tmp, 'million.pftrace');
-    const script = `
-      const { OutFile, PerfettoSink } = require(${JSON.stringify(path.join(repoRoot, 'dist', 'cli', 'trace-writers.js'))});
-      const out = new OutFile(process.argv[1]);
-      const s = new PerfettoSink(out);
-      for (let t = 0; t < 4; t++) s.timeline({ key: 't' + t, name: 'worker ' + t, kind: 'thread', concurrent: false });
-      for (let t = 0; t < 4; t++) {
-        for (let i = 0; i < 125000; i++) {
-          const at = i * 1000 + t * 100;
-          s.span({ timeline: 't' + t, name: 'child', startNs: at + 10, endNs: at + 400, args: undefined });
-          s.span({ timeline: 't' + t, name: 'root', startNs: at, endNs: at + 900, args: undefined });
-        }
-      }
-      s.finish();
-      out.close();`;
-    execFileSync(process.execPath, ['-e', script, file]);
+    writeGeneratedPerfetto(file, {
+      names: ['child', 'root'],
+      threads: [0, 1, 2, 3].map((t) => `worker ${String(t)}`),
+      trees: 125000,
+      originNs: 0n,
+      clocks: { monotonicNs: 0n, realtimeNs: 1_800_000_000_000_000_000n },
+      records: (t, i) => {
+        const at = i * 1000 + t * 100;
+        return [
+          { name: 0, start: at + 10, end: at + 400, local: 2 * i + 2, parent: 2 * i + 1, depth: 1 },
+          { name: 1, start: at, end: at + 900, local: 2 * i + 1, parent: 0, depth: 0 },
+        ];
+      },
+    });
     const html = path.join(tmp, 'million.html');
     const r = cli(['view', file, '-o', html]);
     expect(r.status, r.stderr).toBe(0);

@@ -16,7 +16,7 @@ import { Tracer } from '../lib/index';
 import { internals } from '../lib/internal';
 import type { NativeSnapshot, NativeTracer } from '../lib/native-binding';
 import { loadNativeAddon } from '../lib/native-loader';
-import { statsOfColumns, writeColumns } from '../lib/wasm-core';
+import { statsOfColumns, WasmDocumentWriter, writeColumns } from '../lib/wasm-core';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const wasmPath = path.join(__dirname, '..', 'native', 'wasm', 'hotspan_core.wasm');
@@ -168,6 +168,57 @@ describe('the WebAssembly core', () => {
         );
       }
       t.end();
+    } finally {
+      t.close();
+    }
+  });
+
+  it('writes a document in batches with the bytes of the whole-snapshot writer', async () => {
+    const t = new Tracer({ backend: 'js', threadName: 'm' });
+    try {
+      for (let i = 0; i < 40; i++) {
+        t.trace(`req${String(i % 3)}`, () => {
+          t.trace('db', () => undefined, { i });
+          t.trace('render', () => t.trace('leaf "q"', () => undefined));
+        });
+      }
+      const serial = t.track('gpu', { serial: true });
+      await Promise.all([1, 2, 3].map((i) => t.traceAsync(`op${String(i)}`, Promise.resolve(i), { track: 'io', attrs: { i } })));
+      await t.traceAsync('kernel', Promise.resolve(0), { track: serial });
+      t.flush();
+      const snap = t[internals]().backend.snapshot();
+      const tlIndex = new Map(snap.timelines.map((tl, k) => [tl.id, k]));
+      const tracks = new Set(snap.timelines.filter((tl) => tl.kind === 'track').map((tl) => tl.id));
+      // Records in the order the writer takes them (timeline by timeline), cut
+      // into batches anywhere but inside a track.
+      const order = [...Array(snap.count).keys()].sort(
+        (x, y) => (tlIndex.get(snap.fields[6 * x + 1]) ?? 0) - (tlIndex.get(snap.fields[6 * y + 1]) ?? 0) || x - y,
+      );
+      const cuts = [0, 7, 20, 21, 55, 90].filter((c) => c === 0 || !tracks.has(snap.fields[6 * order[c] + 1]));
+      cuts.push(snap.count);
+      const attrOf = new Map(snap.attrs);
+      const batch = (from: number, to: number, first: boolean): NativeSnapshot => {
+        const idx = order.slice(from, to);
+        const times = new Float64Array(2 * idx.length);
+        const fields = new Uint32Array(6 * idx.length);
+        const attrs: Array<[number, string]> = [];
+        idx.forEach((i, k) => {
+          times.set(snap.times.subarray(2 * i, 2 * i + 2), 2 * k);
+          fields.set(snap.fields.subarray(6 * i, 6 * i + 6), 6 * k);
+          const a = attrOf.get(i);
+          if (a !== undefined) attrs.push([k, a]);
+        });
+        return { names: first ? snap.names : [], timelines: snap.timelines, count: idx.length, times, fields, attrs };
+      };
+      for (const format of ['json', 'perfetto'] as const) {
+        const w = new WasmDocumentWriter(format, FIXED_CLOCKS, 3_000_000n);
+        const parts: Buffer[] = [];
+        for (let k = 0; k + 1 < cuts.length; k++) parts.push(Buffer.from(w.append(batch(cuts[k], cuts[k + 1], k === 0), new Set([serial]))));
+        parts.push(Buffer.from(w.finish()));
+        expect(parts.filter((p) => p.length > 0).length).toBeGreaterThan(3);
+        expect(Buffer.concat(parts)).toEqual(Buffer.from(writeColumns(snap, new Set([serial]), format, FIXED_CLOCKS, 3_000_000n)));
+        expect(() => w.finish()).toThrow(/already finished/);
+      }
     } finally {
       t.close();
     }

@@ -1,6 +1,7 @@
 // Reads Chrome Trace Event JSON line by line: hotspan (like most writers)
 // puts one event per line, so a file of any size is read in bounded memory
-// and a file cut off mid-event reads up to its last whole event. Complete
+// and a file cut off mid-event reads up to its last whole event. Times are ts
+// as written, in ns: for hotspan's files, ns on the performance.now() axis. Complete
 // (X), begin/end (B/E), async (b/e), counter (C) and metadata (M) events.
 
 import type { Args, AttrValue, TraceSink } from './trace-model';
@@ -44,6 +45,7 @@ export class ChromeJsonDecoder {
   private readonly async = new Map<string, Open>();
   /** Members of the top-level object other than traceEvents (metadata). */
   trailer: Record<string, unknown> = {};
+
   events = 0;
 
   constructor(private readonly sink: TraceSink) {}
@@ -71,8 +73,10 @@ export class ChromeJsonDecoder {
         return;
       case 'X': {
         const tl = this.timeline(e, e.cat === 'span' || e.cat === undefined ? 'thread' : 'track', false);
-        const dur = typeof e.dur === 'number' ? nsOf(e.dur) : 0;
-        this.sink.span({ timeline: tl, name, startNs: ts, endNs: ts + dur, args: argsOf(e.args) });
+        // The end is ts + dur in us, then ns (hotspan writes both on a grid
+        // where that sum is exact); rounding each apart could be 1 ns off.
+        const endNs = typeof e.dur === 'number' && typeof e.ts === 'number' ? nsOf(e.ts + e.dur) : ts;
+        this.sink.span({ timeline: tl, name, startNs: ts, endNs, args: argsOf(e.args) });
         return;
       }
       case 'B': {

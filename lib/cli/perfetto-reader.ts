@@ -23,6 +23,14 @@ const P_TRACK_DESCRIPTOR = 60;
 const SEQ_INCREMENTAL_STATE_CLEARED = 1;
 /** The clock of packets that name none (Perfetto's default trace clock). */
 const CLOCK_BOOTTIME = 6;
+const CLOCK_REALTIME = 1;
+const CLOCK_MONOTONIC = 3;
+/**
+ * hotspan's own clock (native/core/perfetto_writer.h): the first
+ * sequence-scoped id, reading performance.now() ns plus this offset.
+ */
+const HOTSPAN_CLOCK = 64;
+const HOTSPAN_CLOCK_OFFSET_NS = 1_000_000_000n;
 /** Clock ids from here on are scoped to their sequence. */
 const FIRST_SEQUENCE_CLOCK = 64;
 
@@ -78,6 +86,11 @@ class Sequence {
   }
 }
 
+/** hotspan's clock: id 64 in ns (not incremental), snapshotted with MONOTONIC. */
+function isHotspanClock(id: number, def: ClockDef | undefined): boolean {
+  return id === HOTSPAN_CLOCK && def !== undefined && !def.incremental && def.multiplier === 1;
+}
+
 /** Builtin clocks are global; ids from 64 belong to their sequence. */
 function clockKey(seq: Sequence, id: number): string {
   return id >= FIRST_SEQUENCE_CLOCK ? `${String(seq.id)}/${String(id)}` : String(id);
@@ -98,8 +111,17 @@ export class PerfettoDecoder {
   private readonly sequences = new Map<number, Sequence>();
   private readonly tracks = new Map<bigint, Track>();
   private readonly snapshots: Snapshot[] = [];
-  /** The clock every emitted time is on: the first builtin clock a timestamp used, or snapshotted. */
+  /**
+   * The clock every emitted time is on: hotspan's own clock (its files' times
+   * then read on the performance.now() axis, as their JSON has them), else
+   * the first builtin clock a timestamp used, or snapshotted.
+   */
   private refClock: string | undefined;
+  /** Subtracted from times on the reference clock: hotspan's clock offset, or 0. */
+  private refOffset = 0;
+  /** The first clock snapshot's readings (clock id -> ns), exact, for TraceClocks. */
+  private firstReadings: Map<number, bigint> | undefined;
+  private clocksTold = false;
   packets = 0;
 
   constructor(private readonly sink: TraceSink) {}
@@ -202,6 +224,7 @@ export class PerfettoDecoder {
 
   private clockSnapshot(seq: Sequence, r: ProtoReader): void {
     const snap: Snapshot = new Map();
+    const exact = this.firstReadings === undefined ? new Map<number, bigint>() : undefined;
     while (r.next()) {
       if (r.field !== 1 || r.wire !== WIRE_LEN) {
         r.skip();
@@ -214,16 +237,42 @@ export class PerfettoDecoder {
       let multiplier = 1;
       while (c.next()) {
         if (c.field === 1) id = c.varint();
-        else if (c.field === 2) value = c.varint();
+        else if (c.field === 2) {
+          const v = c.varintBig();
+          value = Number(v);
+          exact?.set(id, v);
+        }
         else if (c.field === 3) incremental = c.varint() !== 0;
         else if (c.field === 4) multiplier = c.varint();
         else c.skip();
       }
       if (id >= FIRST_SEQUENCE_CLOCK) seq.clocks.set(id, { multiplier, incremental, last: value });
+      if (multiplier !== 1) exact?.delete(id);
       snap.set(clockKey(seq, id), value * multiplier);
     }
     this.snapshots.push(snap);
     if (this.snapshots.length > SNAPSHOTS_KEPT) this.snapshots.shift();
+    this.firstReadings ??= exact;
+  }
+
+  /**
+   * The clocks, once the reference clock is known: on hotspan's clock the
+   * times are ns from its origin (where that clock puts the performance.now()
+   * zero), on MONOTONIC ns from 0; the first snapshot must have MONOTONIC and
+   * REALTIME.
+   */
+  private tellClocks(): void {
+    this.clocksTold = true;
+    const first = this.firstReadings;
+    const mono = first?.get(CLOCK_MONOTONIC);
+    const real = first?.get(CLOCK_REALTIME);
+    if (mono === undefined || real === undefined) return;
+    const ours = first?.get(HOTSPAN_CLOCK);
+    let originNs: bigint;
+    if (this.refOffset !== 0 && ours !== undefined) originNs = mono - (ours - HOTSPAN_CLOCK_OFFSET_NS);
+    else if (this.refClock === String(CLOCK_MONOTONIC)) originNs = 0n;
+    else return;
+    this.sink.clocks?.({ originNs, monotonicNs: mono, realtimeNs: real, boottimeNs: first?.get(CLOCK_BOOTTIME) ?? -1n });
   }
 
   private newestSnapshot(ok: (s: Snapshot) => boolean): Snapshot | undefined {
@@ -241,15 +290,20 @@ export class PerfettoDecoder {
     }
     const key = clockKey(seq, id);
     if (this.refClock === undefined) {
-      // A sequence's own clock is a unit, not a time base: refer to a builtin clock it was snapshotted with.
       const withIt = this.newestSnapshot((s) => s.has(key));
-      this.refClock = def === undefined ? key : [...(withIt?.keys() ?? [])].find((k) => !k.includes('/')) ?? key;
+      if (isHotspanClock(id, def) && withIt?.has(String(CLOCK_MONOTONIC)) === true) {
+        this.refClock = key;
+        this.refOffset = Number(HOTSPAN_CLOCK_OFFSET_NS);
+      } else {
+        // A sequence's own clock is a unit, not a time base: refer to a builtin clock it was snapshotted with.
+        this.refClock = def === undefined ? key : [...(withIt?.keys() ?? [])].find((k) => !k.includes('/')) ?? key;
+      }
     }
-    if (key === this.refClock) return ns;
+    if (key === this.refClock) return ns - this.refOffset;
     const ref = this.refClock;
     const snap = this.newestSnapshot((s) => s.has(key) && s.has(ref));
     if (snap === undefined) return ns;
-    return ns - (snap.get(key) as number) + (snap.get(ref) as number);
+    return ns - (snap.get(key) as number) + (snap.get(ref) as number) - this.refOffset;
   }
 
   private descriptor(r: ProtoReader): void {
@@ -324,6 +378,7 @@ export class PerfettoDecoder {
     const tl = t.owner ?? t;
     if (!tl.emitted) {
       tl.emitted = true;
+      if (!this.clocksTold) this.tellClocks();
       const kind = tl.kind === 'process' ? 'track' : tl.kind;
       this.sink.timeline({ key: tl.timeline, name: tl.name, kind, concurrent: kind === 'track' });
     }

@@ -6,7 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ChromeJsonDecoder } from './chrome-reader';
 import { PerfettoDecoder } from './perfetto-reader';
 import { ProtoError } from './proto';
-import { TraceFileError, type ReadSummary, type TraceSink } from './trace-model';
+import { TraceFileError, type ReadSummary, type TraceClocks, type TraceSink } from './trace-model';
 
 export interface ReadOptions {
   /** Called after each chunk with bytes read so far and the file size. */
@@ -146,9 +146,31 @@ export function readTrace(path: string, sink: TraceSink, opts: ReadOptions = {})
   }
 }
 
+/** How much of a JSON file's end is searched for hotspan's clock metadata. */
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * hotspan's clock metadata ("hotspan_clock" in the closing "metadata",
+ * chrome_json_writer.cc), read from the file's end before its events, so a
+ * converter has it before it writes anything.
+ */
+function jsonClocks(file: Chunks): TraceClocks | undefined {
+  const n = Math.min(file.size, TAIL_BYTES);
+  const buf = new Uint8Array(n);
+  const got = readSync(file.fd, buf, 0, n, file.size - n);
+  const text = new TextDecoder('utf-8').decode(buf.subarray(0, got));
+  const m = /"hotspan_clock":\{[^{}]*"origin_monotonic_ns":"(-?\d+)","origin_unix_ns":"(-?\d+)"\}/.exec(text);
+  if (m === null) return undefined;
+  const origin = BigInt(m[1]);
+  // The metadata relates the origin to the epoch: readings taken at it.
+  return { originNs: origin, monotonicNs: origin, realtimeNs: BigInt(m[2]), boottimeNs: -1n };
+}
+
 function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number): ReadSummary {
   const path = file.path;
   const dec = new ChromeJsonDecoder(sink);
+  const clocks = jsonClocks(file);
+  if (clocks !== undefined) sink.clocks?.(clocks);
   const text = new TextDecoder('utf-8');
   let carry = '';
   let lineNo = 0;

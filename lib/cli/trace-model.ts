@@ -24,7 +24,24 @@ export interface TraceSpan {
   readonly args: Args | undefined;
 }
 
+/**
+ * How a trace's times line up with the system clocks, when it says so
+ * (hotspan's files do): the spans' times are then ns from originNs on
+ * CLOCK_MONOTONIC (hotspan's performance.now() axis), and the readings were
+ * taken together. A converter writes them into its output.
+ */
+export interface TraceClocks {
+  /** Where the times' zero is on CLOCK_MONOTONIC: the writing process's performance.now() origin, or 0. */
+  readonly originNs: bigint;
+  readonly monotonicNs: bigint;
+  readonly realtimeNs: bigint;
+  /** -1n when the trace has no BOOTTIME reading. */
+  readonly boottimeNs: bigint;
+}
+
 export interface TraceSink {
+  /** Called once, before the first timeline, when the trace says which clock its times are on. */
+  clocks?(c: TraceClocks): void;
   timeline(t: TraceTimeline): void;
   span(s: TraceSpan): void;
   counter?(timeline: string, tsNs: number, value: number): void;

@@ -18,15 +18,19 @@
 //   per span with id = the span id as a string. Events of one timeline are in
 //   the snapshot's (end) order; viewers sort by ts.
 // - Counters: a "C" event per sample (pid 1, tid 0, args {"value": v}, v the
-//   shortest text that reads back as the same double), after the spans;
-//   samples a full series dropped are counted in
+//   shortest text that reads back as the same double), after the batch's
+//   spans; samples a full series dropped are counted in
 //   metadata.hotspan_counters_dropped {name: count}.
 #include "chrome_json_writer.h"
 
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <map>
+#include <memory>
+#include <set>
 #include <utility>
+#include <vector>
 
 #include "json_text.h"
 #include "local_index.h"
@@ -243,96 +247,134 @@ AttrText attr_members(const std::string& raw, std::string& scratch) {
 }
 
 
-// The counter samples as "C" events, each preceded by ",\n"; `boundary`
-// runs after each event (the caller hands over full blocks there).
-template <typename Boundary>
-void append_counter_events(const std::vector<CounterSeries>& counters, int64_t origin_ns,
-                           std::string& out, Boundary boundary) {
-  char buf[128];
-  for (const CounterSeries& c : counters) {
-    const std::string name = escaped(c.name);
-    for (const CounterSample& sample : c.samples) {
-      out.append(",\n{\"name\":\"", 11);
-      out.append(name);
-      char* p = put_lit(buf, "\",\"ph\":\"C\",\"ts\":");
-      p = put_grid(p, grid(sample.ns - origin_ns));
-      p = put_lit(p, ",\"pid\":1,\"tid\":0,\"args\":{\"value\":");
-      // Finite (CounterStore refuses the rest): shortest round-trip text, valid JSON.
-      p = std::to_chars(p, buf + sizeof buf, sample.value).ptr;
-      p = put_lit(p, "}}");
-      out.append(buf, static_cast<size_t>(p - buf));
-      boundary();
-    }
-  }
-}
+}  // namespace
 
-// The document into `out`; with a sink, `out` is handed over in blocks at
-// event boundaries (and once at the end) and left empty.
-template <typename SnapshotT>
-void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks,
-                    std::string& out, BlockSink* sink) {
-  // Size estimate: ~200 bytes per complete event plus attribute text.
-  size_t estimate = 128;
-  for (const auto& tl : snapshot.timelines) {
-    estimate += 200 + 2 * tl.name.size() + 220 * tl.records.size();
-    if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
-    for (const auto& a : tl.attrs) estimate += a.second.size();
+// The state behind ChromeJsonWriter: what is already written (the opening,
+// which timelines' metadata events, the escaped names) and the buffer.
+class ChromeJsonWriter::Impl {
+ public:
+  // Without `out`, the output goes to `sink` through a scratch block.
+  Impl(const DocumentInfo& doc, std::string* out, BlockSink* sink)
+      : doc_(doc), out_(out != nullptr ? *out : block_), sink_(sink) {}
+
+  template <typename SnapshotT>
+  void append(const SnapshotT& snapshot, bool last) {
+    // Size estimate: ~200 bytes per complete event plus attribute text.
+    size_t estimate = 128;
+    for (const auto& tl : snapshot.timelines) {
+      estimate += 200 + 2 * tl.name.size() + 220 * tl.records.size();
+      if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
+      for (const auto& a : tl.attrs) estimate += a.second.size();
+    }
+    for (const CounterSeries& c : snapshot.counters) estimate += (100 + c.name.size()) * c.samples.size();
+    // Streaming: one block plus the largest event that may overshoot it.
+    reserve_ = sink_ != nullptr ? std::min(estimate, sink_->block_bytes() + (64 << 10)) : out_.size() + estimate;
+    out_.reserve(reserve_);
+
+    for (size_t i = names_.size(); i < snapshot.names.size(); ++i) names_.push_back(escaped(snapshot.names[i]));
+    if (!started_) opening();
+    for (const auto& tl : snapshot.timelines) {
+      if (described_.insert(tl.id).second) timeline_metadata(tl.id, tl.name);
+    }
+    for (const auto& tl : snapshot.timelines) events(tl);
+    counter_events(snapshot.counters);
+    // A streamed batch reaches the sink whole; the last one goes with the end.
+    if (sink_ != nullptr && !last) hand_over();
   }
-  for (const CounterSeries& c : snapshot.counters) estimate += (100 + c.name.size()) * c.samples.size();
-  // Streaming: one block plus the largest event that may overshoot it.
-  const size_t reserve =
-      out.size() + (sink != nullptr ? std::min(estimate, sink->block_bytes() + (64 << 10)) : estimate);
-  out.reserve(reserve);
-  auto hand_over = [&]() {
-    sink->take_block(out, out.size());
+
+  void finish() {
+    if (!started_) opening();
+    // Which clock ts is on: performance.now() (us), whose zero is
+    // origin_monotonic_ns on CLOCK_MONOTONIC and origin_unix_ns on the Unix
+    // epoch (REALTIME then, less the MONOTONIC time since the origin). Strings:
+    // ns past 2^53 are not exact as JSON numbers.
+    char buf[1280];
+    char* p = put_lit(buf, "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{"
+                           "\"ts_axis\":\"performance.now() in us\",\"ts_grid\":\"1/1024 us: "
+                           "ts and dur are round(ns*1024/1000)/1024, exact doubles; ns = round(us*1000)\","
+                           "\"origin_monotonic_ns\":\"");
+    p = put_i64(p, doc_.origin_ns);
+    p = put_lit(p, "\",\"origin_unix_ns\":\"");
+    p = put_i64(p, doc_.clocks.realtime_ns - (doc_.clocks.monotonic_ns - doc_.origin_ns));
+    p = put_lit(p, "\"}");
+    out_.append(buf, static_cast<size_t>(p - buf));
+    if (!doc_.metadata_members.empty()) {
+      out_.push_back(',');
+      out_.append(doc_.metadata_members);
+    }
+    // Samples full counter series refused (counter_store.h), by series name.
+    if (!counters_dropped_.empty()) {
+      out_.append(",\"hotspan_counters_dropped\":{");
+      bool first = true;
+      for (const auto& [name, n] : counters_dropped_) {
+        if (!first) out_.push_back(',');
+        first = false;
+        out_.push_back('"');
+        append_escaped(out_, name.data(), name.size());
+        p = put_lit(buf, "\":");
+        p = put_u64(p, n);
+        out_.append(buf, static_cast<size_t>(p - buf));
+      }
+      out_.push_back('}');
+    }
+    out_.append("}}\n", 3);
+    if (sink_ != nullptr) hand_over();
+  }
+
+  void restart() {
+    started_ = false;
+    first_ = true;
+    described_.clear();
+    counters_dropped_.clear();
+  }
+
+ private:
+  void hand_over() {
+    sink_->take_block(out_, out_.size());
     // The buffer handed back (maybe another one) keeps its capacity: the
     // next block reuses its pages.
-    out.clear();
-    out.reserve(reserve);
-  };
-  auto boundary = [&]() {
-    if (sink != nullptr && out.size() >= sink->block_bytes()) hand_over();
-  };
-
-  std::vector<std::string> names;
-  names.reserve(snapshot.names.size());
-  std::string attr_scratch;  // a repaired attribute text, reused
-  for (const std::string& n : snapshot.names) names.push_back(escaped(n));
-
-  // Room for an event's fixed text (< 400 bytes) and its name twice.
-  constexpr size_t kInlineName = 256;
-  char buf[1280];
-  char* p;
-  bool first = true;
-  auto sep = [&]() {
-    if (!first) out.append(",\n", 2);
-    first = false;
-  };
-
-  out.append("{\"traceEvents\":[\n");
-  sep();
-  out.append(
-      "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-      "\"args\":{\"name\":\"hotspan\"}}");
-  for (const auto& tl : snapshot.timelines) {
-    sep();
-    p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
-    p = put_u64(p, tl.id);
-    p = put_lit(p, ",\"args\":{\"name\":\"");
-    out.append(buf, static_cast<size_t>(p - buf));
-    append_escaped(out, tl.name.data(), tl.name.size());
-    out.append("\"}}", 3);
-    sep();
-    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":");
-    p = put_u64(p, tl.id);
-    p = put_lit(p, ",\"args\":{\"sort_index\":");
-    p = put_u64(p, tl.id);
-    p = put_lit(p, "}}");
-    out.append(buf, static_cast<size_t>(p - buf));
+    out_.clear();
+    out_.reserve(reserve_);
+  }
+  void boundary() {
+    if (sink_ != nullptr && out_.size() >= sink_->block_bytes()) hand_over();
+  }
+  void sep() {
+    if (!first_) out_.append(",\n", 2);
+    first_ = false;
   }
 
-  const std::string unknown_name = "?";
-  for (const auto& tl : snapshot.timelines) {
+  void opening() {
+    started_ = true;
+    out_.append("{\"traceEvents\":[\n");
+    sep();
+    out_.append(
+        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
+        "\"args\":{\"name\":\"hotspan\"}}");
+  }
+
+  void timeline_metadata(uint32_t id, const std::string& name) {
+    char buf[160];
+    sep();
+    char* p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+    p = put_u64(p, id);
+    p = put_lit(p, ",\"args\":{\"name\":\"");
+    out_.append(buf, static_cast<size_t>(p - buf));
+    append_escaped(out_, name.data(), name.size());
+    out_.append("\"}}", 3);
+    sep();
+    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+    p = put_u64(p, id);
+    p = put_lit(p, ",\"args\":{\"sort_index\":");
+    p = put_u64(p, id);
+    p = put_lit(p, "}}");
+    out_.append(buf, static_cast<size_t>(p - buf));
+  }
+
+  template <typename TimelineT>
+  void events(const TimelineT& tl) {
+    std::string& out = out_;
+    const int64_t origin_ns = doc_.origin_ns;
     const bool track = tl.kind == TimelineKind::kTrack;
     const bool complete = !track || tl.serial;  // serial tracks never overlap: X
     const char* cat = tl.kind == TimelineKind::kGroups ? "group" : track ? "async" : "span";
@@ -347,8 +389,12 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
     LocalIndex<std::string> attrs(tl.attrs, tl.records.size());
     LocalIndex<uint64_t> foreign(tl.foreign_parents, tl.records.size());
 
+    // Room for an event's fixed text (< 400 bytes) and its name twice.
+    constexpr size_t kInlineName = 256;
+    char buf[1280];
+    char* p;
     for (const SpanRecord& r : tl.records) {
-      const std::string& name = r.name < names.size() ? names[r.name] : unknown_name;
+      const std::string& name = r.name < names_.size() ? names_[r.name] : unknown_name_;
       const uint64_t span_id = make_span_id(tl.id, r.local_id);
       uint64_t parent_id = 0;
       if (r.flags & kFlagParentElsewhere) {
@@ -357,7 +403,6 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
       } else if (r.parent_local != 0) {
         parent_id = make_span_id(tl.id, r.parent_local);
       }
-
       // One event (two for a b/e pair) is formatted into `buf` and appended
       // at once; only attribute text and long names go to `out` directly.
       auto put_name = [&](char* q) {
@@ -396,7 +441,7 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
 
       // "args": the attribute object's members, then ours.
       if (const std::string* a = attrs.find(r.local_id)) {
-        AttrText t = attr_members(*a, attr_scratch);
+        AttrText t = attr_members(*a, attr_scratch_);
         if (t.n != 0) {
           out.append(buf, static_cast<size_t>(p - buf));
           p = buf;
@@ -434,59 +479,81 @@ void write_document(const SnapshotT& snapshot, int64_t origin_ns, const ClockRea
       boundary();
     }
   }
-  append_counter_events(snapshot.counters, origin_ns, out, boundary);
-  // Which clock ts is on: performance.now() (us), whose zero is
-  // origin_monotonic_ns on CLOCK_MONOTONIC and origin_unix_ns on the Unix
-  // epoch (REALTIME then, less the MONOTONIC time since the origin). Strings:
-  // ns past 2^53 are not exact as JSON numbers.
-  p = put_lit(buf, "\n],\"displayTimeUnit\":\"ms\",\"metadata\":{\"hotspan_clock\":{"
-                   "\"ts_axis\":\"performance.now() in us\",\"ts_grid\":\"1/1024 us: "
-                   "ts and dur are round(ns*1024/1000)/1024, exact doubles; ns = round(us*1000)\","
-                   "\"origin_monotonic_ns\":\"");
-  p = put_i64(p, origin_ns);
-  p = put_lit(p, "\",\"origin_unix_ns\":\"");
-  p = put_i64(p, clocks.realtime_ns - (clocks.monotonic_ns - origin_ns));
-  p = put_lit(p, "\"}");
-  out.append(buf, static_cast<size_t>(p - buf));
-  // Samples a full counter series refused (counter_store.h), by series name.
-  bool any_dropped = false;
-  for (const CounterSeries& c : snapshot.counters) {
-    if (c.dropped == 0) continue;
-    out.append(any_dropped ? "," : ",\"hotspan_counters_dropped\":{");
-    any_dropped = true;
-    out.push_back('"');
-    append_escaped(out, c.name.data(), c.name.size());
-    p = put_lit(buf, "\":");
-    p = put_u64(p, c.dropped);
-    out.append(buf, static_cast<size_t>(p - buf));
-  }
-  if (any_dropped) out.push_back('}');
-  out.append("}}\n");
-  if (sink != nullptr) hand_over();
-}
 
+  // A batch's counter samples as "C" events, each preceded by ",\n".
+  void counter_events(const std::vector<CounterSeries>& counters) {
+    char buf[128];
+    for (const CounterSeries& c : counters) {
+      if (c.dropped != 0) counters_dropped_[c.name] += c.dropped;
+      if (c.samples.empty()) continue;
+      const std::string name = escaped(c.name);
+      for (const CounterSample& sample : c.samples) {
+        sep();
+        out_.append("{\"name\":\"", 9);
+        out_.append(name);
+        char* p = put_lit(buf, "\",\"ph\":\"C\",\"ts\":");
+        p = put_grid(p, grid(sample.ns - doc_.origin_ns));
+        p = put_lit(p, ",\"pid\":1,\"tid\":0,\"args\":{\"value\":");
+        // Finite (CounterStore refuses the rest): shortest round-trip text, valid JSON.
+        p = std::to_chars(p, buf + sizeof buf, sample.value).ptr;
+        p = put_lit(p, "}}");
+        out_.append(buf, static_cast<size_t>(p - buf));
+        boundary();
+      }
+    }
+  }
+
+  const DocumentInfo doc_;
+  std::string block_;  // the scratch block, with a sink
+  std::string& out_;
+  BlockSink* const sink_;
+  size_t reserve_ = 0;
+  bool started_ = false;
+  bool first_ = true;  // no event written yet: no separator before the next
+  std::set<uint32_t> described_;  // timelines whose metadata events are written
+  std::vector<std::string> names_;  // escaped, by name id
+  std::string attr_scratch_;        // a repaired attribute text, reused
+  std::map<std::string, uint64_t> counters_dropped_;  // per series, summed over batches
+  const std::string unknown_name_ = "?";
+};
+
+ChromeJsonWriter::ChromeJsonWriter(const DocumentInfo& doc, std::string& out)
+    : impl_(std::make_unique<Impl>(doc, &out, nullptr)) {}
+ChromeJsonWriter::ChromeJsonWriter(const DocumentInfo& doc, BlockSink& sink)
+    : impl_(std::make_unique<Impl>(doc, nullptr, &sink)) {}
+ChromeJsonWriter::~ChromeJsonWriter() = default;
+void ChromeJsonWriter::append(const Snapshot& batch, bool last) { impl_->append(batch, last); }
+void ChromeJsonWriter::append(const FrozenSnapshot& batch, bool last) { impl_->append(batch, last); }
+void ChromeJsonWriter::finish() { impl_->finish(); }
+void ChromeJsonWriter::restart() { impl_->restart(); }
+
+namespace {
+template <typename SnapshotT, typename Out>
+void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {
+  ChromeJsonWriter w(DocumentInfo{origin_ns, clocks, {}}, out);
+  w.append(snapshot, true);
+  w.finish();
+}
 }  // namespace
 
 void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        std::string& out) {
-  write_document(snapshot, origin_ns, clocks, out, nullptr);
+  write_whole(snapshot, origin_ns, clocks, out);
 }
 
 void write_chrome_json(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        BlockSink& sink) {
-  std::string block;
-  write_document(snapshot, origin_ns, clocks, block, &sink);
+  write_whole(snapshot, origin_ns, clocks, sink);
 }
 
 void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        std::string& out) {
-  write_document(snapshot, origin_ns, clocks, out, nullptr);
+  write_whole(snapshot, origin_ns, clocks, out);
 }
 
 void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        BlockSink& sink) {
-  std::string block;
-  write_document(snapshot, origin_ns, clocks, block, &sink);
+  write_whole(snapshot, origin_ns, clocks, sink);
 }
 
 }  // namespace hotspan

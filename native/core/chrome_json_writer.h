@@ -2,13 +2,48 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "block_sink.h"
 #include "clock_readings.h"
+#include "document_info.h"
 #include "tracer.h"
 
 namespace hotspan {
+
+// An incremental writer of one document: given the document's inputs once,
+// then fed batches, then finished. A batch is a Snapshot (or FrozenSnapshot)
+// of what is new: `names` the whole name table so far (ids stable, only
+// growing), `timelines` those with new records (their metadata events are
+// written on first sight), each record written as its event(s) at once. The
+// closing (clock metadata and DocumentInfo::metadata_members) is written by
+// finish(). The document equals the whole-snapshot writer's (below) when the
+// batches are the snapshot's timelines in order, cut anywhere, with every
+// timeline in the first batch. After finish(), restart() begins a new
+// document with the same inputs. A counter series would be one more member
+// of a batch.
+class ChromeJsonWriter {
+ public:
+  // Appends to `out` (the caller may take and clear it between calls).
+  ChromeJsonWriter(const DocumentInfo& doc, std::string& out);
+  // Hands the output to `sink` in blocks, at event boundaries and at the end
+  // of every batch but the last.
+  ChromeJsonWriter(const DocumentInfo& doc, BlockSink& sink);
+  ~ChromeJsonWriter();
+  ChromeJsonWriter(const ChromeJsonWriter&) = delete;
+  ChromeJsonWriter& operator=(const ChromeJsonWriter&) = delete;
+
+  // `last`: no batch follows (the output is handed over with the end).
+  void append(const Snapshot& batch, bool last = false);
+  void append(const FrozenSnapshot& batch, bool last = false);
+  void finish();
+  void restart();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Appends the whole document to `out`. Times are converted to microseconds on
 // the performance.now() axis with origin_ns. `clocks` (readings taken

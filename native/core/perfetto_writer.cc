@@ -21,10 +21,11 @@
 //    another's child. Lane 0 is the track itself, lane k >= 1 a child track
 //    "<name> #<k+1>" whose descriptor precedes the track's events.
 //
-// 4. Per counter series, a TrackDescriptor with a CounterDescriptor (named
-//    as the series, under the process), then a TYPE_COUNTER event per
-//    sample with double_counter_value. Samples a full series dropped are
-//    counted in the descriptor's description.
+// 4. Per counter series (after the batch's spans), a TrackDescriptor with a
+//    CounterDescriptor (named as the series, under the process) on first
+//    sight, then a TYPE_COUNTER event per sample with double_counter_value.
+//    Samples a full series dropped are counted in the descriptor's
+//    description (the descriptor is written again when the count grows).
 //
 // Every packet has trusted_packet_sequence_id 1; begins carry
 // SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
@@ -47,6 +48,8 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
+#include <memory>
 #include <queue>
 #include <utility>
 #include <vector>
@@ -79,8 +82,8 @@ constexpr uint8_t kSeqCleared = 1;     // SEQ_INCREMENTAL_STATE_CLEARED
 constexpr uint8_t kSeqNeedsState = 2;  // SEQ_NEEDS_INCREMENTAL_STATE
 constexpr uint8_t kSliceBegin = 1;
 constexpr uint8_t kSliceEnd = 2;
-constexpr uint8_t kCounter = 4;                 // TYPE_COUNTER
-constexpr uint32_t kDoubleCounterValue = 44;    // TrackEvent.double_counter_value (fixed64)
+constexpr uint8_t kCounter = 4;                // TYPE_COUNTER
+constexpr uint32_t kDoubleCounterValue = 44;   // TrackEvent.double_counter_value (fixed64)
 
 // Debug annotation name iids (interned in the first packet).
 constexpr uint8_t kIidSpanId = 1, kIidParentId = 2, kIidError = 3, kIidAbandoned = 4;
@@ -285,10 +288,9 @@ inline const SpanRecords& track_records(const FrozenRecords& recs, SpanRecords& 
   return copy;
 }
 
-// Record indexes of a timeline in local id (= begin) order.
+// Record indexes of recs[0, n) in local id (= begin) order.
 template <typename Records>
-std::vector<uint32_t> begin_order(const Records& recs) {
-  const size_t n = recs.size();
+std::vector<uint32_t> begin_order(const Records& recs, size_t n) {
   {
     // Dense ids (the normal case): a counting placement, O(n), compacted in
     // place, in one pass over the records (they are the large part: 28 or
@@ -323,50 +325,131 @@ std::vector<uint32_t> begin_order(const Records& recs) {
   return order;
 }
 
-template <typename SnapshotT>
-class Writer {
-  using TimelineT = typename decltype(SnapshotT::timelines)::value_type;
+}  // namespace
 
+// The state behind PerfettoWriter. Per timeline it keeps what spans arriving
+// in later batches need: thread and group timelines the records waiting for
+// their tree's root (and the slices still open), tracks their lanes.
+class PerfettoWriter::Impl {
  public:
-  // With a sink, `out` is an empty scratch block handed over at packet
-  // boundaries.
-  Writer(const SnapshotT& snap, int64_t origin_ns, const ClockReadings& clocks, std::string& out,
-         BlockSink* sink = nullptr)
-      : snap_(snap), origin_(origin_ns), clocks_(clocks), out_(out), base_(out.size()), sink_(sink) {}
+  // Without `out`, the output goes to `sink` through a scratch block.
+  Impl(const DocumentInfo& doc, std::string* out, BlockSink* sink)
+      : origin_(doc.origin_ns), clocks_(doc.clocks), out_(out != nullptr ? *out : block_), sink_(sink) {}
 
-  void run() {
+  template <typename SnapshotT>
+  void append(const SnapshotT& batch, bool last) {
     size_t estimate = 256;
-    for (const std::string& n : snap_.names) estimate += n.size() + 8;
-    for (const TimelineT& tl : snap_.timelines) {
+    for (size_t i = names_sent_; i < batch.names.size(); ++i) estimate += batch.names[i].size() + 8;
+    for (const auto& tl : batch.timelines) {
       estimate += 64 + tl.name.size() + 64 * tl.records.size();
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
-    for (const CounterSeries& c : snap_.counters) estimate += 64 + c.name.size() + 32 * c.samples.size();
+    for (const CounterSeries& c : batch.counters) estimate += 96 + c.name.size() + 32 * c.samples.size();
+    open_output(estimate);
+    names_known_ = batch.names.size();
+    if (!header_sent_) {
+      header(batch.names);
+    } else if (names_sent_ < batch.names.size()) {
+      more_names(batch.names);
+    }
+    for (const auto& tl : batch.timelines) {
+      TimelineState& st = state(tl);
+      if (!st.described) {
+        descriptor(st);
+        st.described = true;
+      }
+    }
+    for (const auto& tl : batch.timelines) {
+      TimelineState& st = state(tl);
+      if (tl.kind == TimelineKind::kTrack) {
+        if (!tl.records.empty()) track_spans(st, tl.records, tl.records.size(), tl.attrs, tl.foreign_parents);
+      } else {
+        stack_append(st, tl, last);
+      }
+    }
+    for (const CounterSeries& c : batch.counters) counter_series(c);
+    close_output();
+  }
+
+  // Writes what still waits (trees whose root never came); a document
+  // without a batch still gets its header.
+  void finish() {
+    bool waiting = false;
+    for (const auto& entry : timelines_) waiting |= !entry.second.pending.empty();
+    if (header_sent_ && !waiting) return;
+    open_output(256);
+    if (!header_sent_) header({});
+    for (auto& entry : timelines_) {
+      TimelineState& st = entry.second;
+      if (st.pending.empty()) continue;
+      stack_spans(st, st.pending, st.pending.size(), st.pending_attrs, st.pending_foreign);
+      clear_pending(st);
+    }
+    close_output();
+  }
+
+  void restart() {
+    header_sent_ = false;
+    names_sent_ = 0;
+    timelines_.clear();
+    counters_.clear();
+  }
+
+ private:
+  // What a slice still open on a stack timeline needs for its end.
+  struct Open {
+    int64_t end_ns;
+    uint32_t local_id;
+    uint16_t depth;
+  };
+  struct TimelineState {
+    uint32_t id = 0;
+    TimelineKind kind = TimelineKind::kJs;
+    std::string name;
+    bool described = false;
+    // Stack timelines: records (and their side entries) whose tree's root
+    // has not arrived, and the slices begun and not yet ended.
+    SpanRecords pending;
+    std::vector<std::pair<uint32_t, std::string>> pending_attrs;
+    std::vector<std::pair<uint32_t, uint64_t>> pending_foreign;
+    std::vector<Open> open;
+    // Tracks: per lane, the end of its last bottom span (see track_spans),
+    // and how many lanes have descriptors.
+    std::vector<int64_t> lane_end;
+    uint32_t described_lanes = 1;  // lane 0 is the track's own descriptor
+  };
+
+  template <typename TimelineT>
+  TimelineState& state(const TimelineT& tl) {
+    TimelineState& st = timelines_[tl.id];
+    if (st.id == 0) {
+      st.id = tl.id;
+      st.kind = tl.kind;
+      st.name = tl.name;
+    }
+    return st;
+  }
+
+  // Sizes the buffer for about `estimate` more bytes.
+  void open_output(size_t estimate) {
     if (sink_ != nullptr) {
       // One block plus the largest packet that may overshoot it.
       estimate = std::min(estimate, sink_->block_bytes() + (64 << 10));
+      pos_ = 0;
+    } else {
+      pos_ = out_.size();
     }
-    block_size_ = base_ + estimate;
+    block_size_ = pos_ + estimate;
     out_.reserve(block_size_);
     out_.resize(block_size_);
-    pos_ = base_;
-
-    header();
-    for (const TimelineT& tl : snap_.timelines) descriptor(tl);
-    for (const TimelineT& tl : snap_.timelines) {
-      if (tl.records.empty()) continue;
-      if (tl.kind == TimelineKind::kTrack) {
-        track_spans(tl);
-      } else {
-        stack_spans(tl);
-      }
-    }
-    for (size_t k = 0; k < snap_.counters.size(); ++k) counter_track(snap_.counters[k], perfetto_counter_uuid(k));
+  }
+  // Hands what was written to the sink (at the end of every call, so the
+  // file holds each batch whole), or trims `out` to it.
+  void close_output() {
     if (sink_ != nullptr) hand_over();
     out_.resize(pos_);
   }
 
- private:
   uint8_t* at() { return reinterpret_cast<uint8_t*>(&out_[0]) + pos_; }
   // After each span event: hand a full block to the sink.
   void boundary() {
@@ -400,12 +483,12 @@ class Writer {
     return v < 0 ? 0 : static_cast<uint64_t>(v);
   }
 
-  void header() {
+  void header(const std::vector<std::string>& names) {
     Pb interned;
-    for (size_t i = 0; i < snap_.names.size(); ++i) {
+    for (size_t i = 0; i < names.size(); ++i) {
       Pb en;
       en.uint(1, i + 1);
-      en.str(2, sanitized(snap_.names[i]));
+      en.str(2, sanitized(names[i]));
       interned.msg(2, en);  // event_names
     }
     for (uint32_t k = 0; k < 4; ++k) {
@@ -423,6 +506,8 @@ class Writer {
     body.msg(59, defaults);             // trace_packet_defaults
     body.msg(6, clock_snapshot());      // clock_snapshot
     packet(body);
+    header_sent_ = true;
+    names_sent_ = names.size();
 
     Pb proc;
     proc.uint(1, 1);            // pid
@@ -431,6 +516,24 @@ class Writer {
     td.uint(1, kPerfettoProcessUuid);
     td.msg(3, proc);  // process
     descriptor_packet(td);
+  }
+
+  // Names added to the table since the last batch, interned in a packet of
+  // their own before any event uses them.
+  void more_names(const std::vector<std::string>& names) {
+    Pb interned;
+    for (size_t i = names_sent_; i < names.size(); ++i) {
+      Pb en;
+      en.uint(1, i + 1);
+      en.str(2, sanitized(names[i]));
+      interned.msg(2, en);  // event_names
+    }
+    Pb body;
+    body.uint(10, kPerfettoSequenceId);
+    body.uint(13, kSeqNeedsState);
+    body.msg(kInternedDataField, interned);
+    packet(body);
+    names_sent_ = names.size();
   }
 
   // Our clock and the system clocks at one instant. Without a BOOTTIME
@@ -459,7 +562,7 @@ class Writer {
     packet(body);
   }
 
-  void descriptor(const TimelineT& tl) {
+  void descriptor(const TimelineState& tl) {
     Pb td;
     td.uint(1, perfetto_track_uuid(tl.id, 0));
     if (tl.kind == TimelineKind::kJs || tl.kind == TimelineKind::kNative) {
@@ -475,29 +578,28 @@ class Writer {
     descriptor_packet(td);
   }
 
-  void lane_descriptor(const TimelineT& tl, uint32_t lane) {
-    Pb td;
-    td.uint(1, perfetto_track_uuid(tl.id, lane));
-    td.uint(5, perfetto_track_uuid(tl.id, 0));
-    td.str(2, sanitized(tl.name) + " #" + std::to_string(lane + 1));
-    descriptor_packet(td);
-  }
-
-  // A counter series: its descriptor, then one TYPE_COUNTER event per sample.
-  void counter_track(const CounterSeries& c, uint64_t uuid) {
-    Pb td;
-    td.uint(1, uuid);
-    td.uint(5, kPerfettoProcessUuid);  // parent_uuid
-    td.str(2, sanitized(c.name));      // name
-    td.msg(8, Pb{});                   // counter: a CounterDescriptor (defaults)
-    if (c.dropped != 0) {
-      td.str(14, std::to_string(c.dropped) + " samples dropped: the series was full");  // description
+  // A counter series of a batch: its descriptor on first sight (again when
+  // its drop count grows), then one TYPE_COUNTER event per sample.
+  void counter_series(const CounterSeries& c) {
+    auto [it, fresh] = counters_.try_emplace(c.name);
+    CounterState& st = it->second;
+    if (fresh) st.uuid = perfetto_counter_uuid(counters_.size() - 1);
+    st.dropped += c.dropped;
+    if (fresh || c.dropped != 0) {
+      Pb td;
+      td.uint(1, st.uuid);
+      td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+      td.str(2, sanitized(c.name));      // name
+      td.msg(8, Pb{});                   // counter: a CounterDescriptor (defaults)
+      if (st.dropped != 0) {
+        td.str(14, std::to_string(st.dropped) + " samples dropped: the series was full");  // description
+      }
+      descriptor_packet(td);
     }
-    descriptor_packet(td);
     for (const CounterSample& sample : c.samples) {
       Pb ev;
-      ev.uint(9, kCounter);  // type
-      ev.uint(11, uuid);     // track_uuid
+      ev.uint(9, kCounter);   // type
+      ev.uint(11, st.uuid);   // track_uuid
       uint64_t bits;
       std::memcpy(&bits, &sample.value, 8);
       ev.key(kDoubleCounterValue, 1);
@@ -509,6 +611,14 @@ class Writer {
       packet(body);
       boundary();
     }
+  }
+
+  void lane_descriptor(const TimelineState& tl, uint32_t lane) {
+    Pb td;
+    td.uint(1, perfetto_track_uuid(tl.id, lane));
+    td.uint(5, perfetto_track_uuid(tl.id, 0));
+    td.str(2, sanitized(tl.name) + " #" + std::to_string(lane + 1));
+    descriptor_packet(td);
   }
 
   // Writes the length of [len_at + 1, end) at len_at (one byte reserved),
@@ -548,7 +658,7 @@ class Writer {
     *p++ = kSliceBegin;
     *p++ = kEventTrackUuid;
     p = put_varint(p, uuid);
-    if (r.name < snap_.names.size()) {
+    if (r.name < names_known_) {
       *p++ = kEventNameIid;
       p = put_varint(p, static_cast<uint64_t>(r.name) + 1);
     } else {
@@ -617,20 +727,95 @@ class Writer {
     boundary();
   }
 
-  // Thread and group timelines: begin order with depth closing siblings.
-  void stack_spans(const TimelineT& tl) {
+  // Thread and group timelines: slices nest by begin order and depth, and
+  // records arrive in end order, so a tree is written once its root (depth
+  // 0) has arrived: the records up to the last root are whole trees, the
+  // rest wait in `pending`. `last` (a whole snapshot): all are written now.
+  template <typename TimelineT>
+  void stack_append(TimelineState& st, const TimelineT& tl, bool last) {
     const auto& recs = tl.records;
-    const std::vector<uint32_t> order = begin_order(recs);
-    LocalIndex<std::string> attrs(tl.attrs, recs.size());
-    LocalIndex<uint64_t> foreign(tl.foreign_parents, recs.size());
-    const uint64_t uuid = perfetto_track_uuid(tl.id, 0);
+    const size_t n = recs.size();
+    if (st.pending.empty()) {
+      const size_t k = last ? n : whole_trees(recs, n);
+      if (k > 0) stack_spans(st, recs, k, tl.attrs, tl.foreign_parents);
+      if (k < n) keep_pending(st, recs, k, tl.attrs, tl.foreign_parents);
+      return;
+    }
+    keep_pending(st, recs, 0, tl.attrs, tl.foreign_parents);
+    const size_t k = last ? st.pending.size() : whole_trees(st.pending, st.pending.size());
+    if (k == 0) return;
+    stack_spans(st, st.pending, k, st.pending_attrs, st.pending_foreign);
+    drop_pending(st, k);
+  }
+
+  // How many of recs[0, n) are whole trees that may be written now: those up
+  // to the last root, if every one of them began before every later record
+  // (so their begin order is not changed by what follows).
+  template <typename Records>
+  static size_t whole_trees(const Records& recs, size_t n) {
+    size_t k = n;
+    while (k > 0 && recs[static_cast<uint32_t>(k - 1)].depth != 0) --k;
+    if (k == 0 || k == n) return k;
+    uint32_t max_before = 0, min_after = 0xFFFFFFFFu;
+    for (size_t i = 0; i < k; ++i) max_before = std::max(max_before, local_at(recs, static_cast<uint32_t>(i)));
+    for (size_t i = k; i < n; ++i) min_after = std::min(min_after, local_at(recs, static_cast<uint32_t>(i)));
+    return max_before < min_after ? k : 0;
+  }
+
+  // Keeps recs[from, n) (and their attributes and foreign parents: those of
+  // local ids from the smallest kept one on, as the earlier ones are
+  // smaller) for a later batch.
+  template <typename Records>
+  static void keep_pending(TimelineState& st, const Records& recs, size_t from,
+                           const std::vector<std::pair<uint32_t, std::string>>& attrs,
+                           const std::vector<std::pair<uint32_t, uint64_t>>& foreign) {
+    uint32_t min_kept = 0xFFFFFFFFu;
+    for (size_t i = from; i < recs.size(); ++i) {
+      const SpanRecord r = recs[static_cast<uint32_t>(i)];
+      min_kept = std::min(min_kept, r.local_id);
+      st.pending.push_back(r);
+    }
+    const uint32_t low = from == 0 ? 0 : min_kept;
+    for (const auto& a : attrs)
+      if (a.first >= low) st.pending_attrs.push_back(a);
+    for (const auto& f : foreign)
+      if (f.first >= low) st.pending_foreign.push_back(f);
+  }
+
+  static void drop_pending(TimelineState& st, size_t k) {
+    st.pending.erase(st.pending.begin(), st.pending.begin() + static_cast<ptrdiff_t>(k));
+    if (st.pending.empty()) {
+      clear_pending(st);
+      return;
+    }
+    uint32_t low = 0xFFFFFFFFu;
+    for (const SpanRecord& r : st.pending) low = std::min(low, r.local_id);
+    auto below = [low](const auto& e) { return e.first < low; };
+    st.pending_attrs.erase(std::remove_if(st.pending_attrs.begin(), st.pending_attrs.end(), below),
+                           st.pending_attrs.end());
+    st.pending_foreign.erase(std::remove_if(st.pending_foreign.begin(), st.pending_foreign.end(), below),
+                             st.pending_foreign.end());
+  }
+
+  static void clear_pending(TimelineState& st) {
+    st.pending.clear();
+    st.pending_attrs.clear();
+    st.pending_foreign.clear();
+  }
+
+  // recs[0, n) of a thread or group timeline: begin order with depth
+  // closing siblings; every slice is ended by the return.
+  template <typename Records>
+  void stack_spans(const TimelineState& st, const Records& recs, size_t n,
+                   const std::vector<std::pair<uint32_t, std::string>>& attr_list,
+                   const std::vector<std::pair<uint32_t, uint64_t>>& foreign_list) {
+    const std::vector<uint32_t> order = begin_order(recs, n);
+    LocalIndex<std::string> attrs(attr_list, n);
+    LocalIndex<uint64_t> foreign(foreign_list, n);
+    const uint64_t uuid = perfetto_track_uuid(st.id, 0);
     // What the open slices' ends need, so each record is read once.
-    struct Open {
-      int64_t end_ns;
-      uint32_t local_id;
-      uint16_t depth;
-    };
-    std::vector<Open> open;
+    std::vector<Open>& open = open_;
+    open.clear();
     for (uint32_t i : order) {
       const SpanRecord r = recs[i];
       while (!open.empty() && open.back().depth >= r.depth) {
@@ -639,7 +824,7 @@ class Writer {
       }
       const bool implicit_parent = !open.empty() && !(r.flags & kFlagParentElsewhere) &&
                                    open.back().local_id == r.parent_local;
-      begin_event(tl.id, r, uuid, attrs.find(r.local_id), foreign, implicit_parent);
+      begin_event(st.id, r, uuid, attrs.find(r.local_id), foreign, implicit_parent);
       open.push_back(Open{r.end_ns, r.local_id, r.depth});
     }
     while (!open.empty()) {
@@ -648,11 +833,18 @@ class Writer {
     }
   }
 
-  // Tracks: greedy lanes (see the top of the file).
-  void track_spans(const TimelineT& tl) {
+  // A batch of a track's records: greedy lanes (see the top of the file).
+  // Each batch's slices are ended within it; each lane's end carries over to
+  // the next batch (whose spans may start earlier than this one's), so a
+  // later span never lands on a lane inside an earlier one it does not
+  // belong to.
+  template <typename Records>
+  void track_spans(TimelineState& st, const Records& records, size_t,
+                   const std::vector<std::pair<uint32_t, std::string>>& attr_list,
+                   const std::vector<std::pair<uint32_t, uint64_t>>& foreign_list) {
     SpanRecords copy;
-    const SpanRecords& recs = track_records(tl.records, copy);
-    const std::vector<uint32_t> by_local = begin_order(recs);
+    const SpanRecords& recs = track_records(records, copy);
+    const std::vector<uint32_t> by_local = begin_order(recs, recs.size());
     std::vector<uint32_t> order = by_local;
     auto before = [&](uint32_t a, uint32_t b) {
       const SpanRecord& x = recs[a];
@@ -663,7 +855,7 @@ class Writer {
     };
     if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
 
-    // Plan: (record index << 1 | is_end, lane) in emission order.
+    // Plan: (record index, lane, is_end) in emission order.
     struct Step {
       uint32_t rec;
       uint32_t lane;
@@ -671,19 +863,20 @@ class Writer {
     };
     std::vector<Step> steps;
     steps.reserve(2 * order.size());
-    std::vector<std::vector<uint32_t>> stacks;  // per lane: open record indexes
+    std::vector<std::vector<uint32_t>> stacks(st.lane_end.size());  // per lane: open record indexes
     using Busy = std::pair<int64_t, uint32_t>;  // (end of the lane's bottom span, lane)
     std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
+    for (uint32_t lane = 0; lane < st.lane_end.size(); ++lane) busy.emplace(st.lane_end[lane], lane);
     std::vector<uint32_t> lane_at(recs.size(), 0);
     auto flush_lane = [&](uint32_t lane) {
-      std::vector<uint32_t>& st = stacks[lane];
-      while (!st.empty()) {
-        steps.push_back({st.back(), lane, true});
-        st.pop_back();
+      std::vector<uint32_t>& stack = stacks[lane];
+      while (!stack.empty()) {
+        steps.push_back({stack.back(), lane, true});
+        stack.pop_back();
       }
     };
-    // The record index of a span of this track by local id (by_local is in
+    // The record index of a span of this batch by local id (by_local is in
     // local id order), or kNoRecord.
     constexpr uint32_t kNoRecord = 0xFFFFFFFFu;
     auto find_local = [&](uint32_t local) {
@@ -708,13 +901,13 @@ class Writer {
       uint32_t lane = 0;
       if (parent != kNoRecord) {
         lane = lane_at[parent];
-        std::vector<uint32_t>& st = stacks[lane];
-        while (!st.empty() && st.back() != parent && recs[st.back()].end_ns <= r.start_ns) {
-          steps.push_back({st.back(), lane, true});
-          st.pop_back();
+        std::vector<uint32_t>& stack = stacks[lane];
+        while (!stack.empty() && stack.back() != parent && recs[stack.back()].end_ns <= r.start_ns) {
+          steps.push_back({stack.back(), lane, true});
+          stack.pop_back();
         }
         const SpanRecord& p = recs[parent];
-        placed = !st.empty() && st.back() == parent && p.start_ns <= r.start_ns && r.end_ns <= p.end_ns;
+        placed = !stack.empty() && stack.back() == parent && p.start_ns <= r.start_ns && r.end_ns <= p.end_ns;
       }
       if (!placed) {
         if (!free_lanes.empty()) {
@@ -723,61 +916,84 @@ class Writer {
         } else {
           lane = static_cast<uint32_t>(stacks.size());
           stacks.emplace_back();
+          st.lane_end.push_back(0);
         }
         busy.emplace(r.end_ns, lane);
+        st.lane_end[lane] = r.end_ns;
       }
       lane_at[i] = lane;
       stacks[lane].push_back(i);
       steps.push_back({i, lane, false});
     }
     for (uint32_t lane = 0; lane < stacks.size(); ++lane) flush_lane(lane);
-
-    for (uint32_t lane = 1; lane < stacks.size(); ++lane) lane_descriptor(tl, lane);
-    LocalIndex<std::string> attrs(tl.attrs, recs.size());
-    LocalIndex<uint64_t> foreign(tl.foreign_parents, recs.size());
+    for (; st.described_lanes < st.lane_end.size(); ++st.described_lanes) lane_descriptor(st, st.described_lanes);
+    LocalIndex<std::string> attrs(attr_list, recs.size());
+    LocalIndex<uint64_t> foreign(foreign_list, recs.size());
     for (const Step& s : steps) {
       const SpanRecord& r = recs[s.rec];
-      const uint64_t uuid = perfetto_track_uuid(tl.id, s.lane);
+      const uint64_t uuid = perfetto_track_uuid(st.id, s.lane);
       if (s.end) {
         end_event(r.end_ns, uuid);
       } else {
-        begin_event(tl.id, r, uuid, attrs.find(r.local_id), foreign, false);
+        begin_event(st.id, r, uuid, attrs.find(r.local_id), foreign, false);
       }
     }
   }
 
-  const SnapshotT& snap_;
   const int64_t origin_;
   const ClockReadings clocks_;
+  std::string block_;  // the scratch block, with a sink
   std::string& out_;
-  const size_t base_;
   BlockSink* const sink_;
   size_t pos_ = 0;
   size_t block_size_ = 0;  // what the buffer is sized to up front
+  bool header_sent_ = false;
+  size_t names_sent_ = 0;   // names interned so far in this file
+  size_t names_known_ = 0;  // the current batch's name table size
+  std::map<uint32_t, TimelineState> timelines_;
+  // Counter series by name: their track uuid (in order of first sight) and drops so far.
+  struct CounterState {
+    uint64_t uuid = 0;
+    uint64_t dropped = 0;
+  };
+  std::map<std::string, CounterState> counters_;
+  std::vector<Open> open_;
   std::string attr_buf_;
   AttrScratch scratch_;
 };
 
+PerfettoWriter::PerfettoWriter(const DocumentInfo& doc, std::string& out)
+    : impl_(std::make_unique<Impl>(doc, &out, nullptr)) {}
+PerfettoWriter::PerfettoWriter(const DocumentInfo& doc, BlockSink& sink)
+    : impl_(std::make_unique<Impl>(doc, nullptr, &sink)) {}
+PerfettoWriter::~PerfettoWriter() = default;
+void PerfettoWriter::append(const Snapshot& batch, bool last) { impl_->append(batch, last); }
+void PerfettoWriter::append(const FrozenSnapshot& batch, bool last) { impl_->append(batch, last); }
+void PerfettoWriter::finish() { impl_->finish(); }
+void PerfettoWriter::restart() { impl_->restart(); }
+
+namespace {
+template <typename SnapshotT, typename Out>
+void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {
+  PerfettoWriter w(DocumentInfo{origin_ns, clocks, {}}, out);
+  w.append(snapshot, true);
+  w.finish();
+}
 }  // namespace
 
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, std::string& out) {
-  Writer<Snapshot>(snapshot, origin_ns, clocks, out).run();
+  write_whole(snapshot, origin_ns, clocks, out);
 }
-
 void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, BlockSink& sink) {
-  std::string block;
-  Writer<Snapshot>(snapshot, origin_ns, clocks, block, &sink).run();
+  write_whole(snapshot, origin_ns, clocks, sink);
 }
-
 void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                     std::string& out) {
-  Writer<FrozenSnapshot>(snapshot, origin_ns, clocks, out).run();
+  write_whole(snapshot, origin_ns, clocks, out);
 }
-
 void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                     BlockSink& sink) {
-  std::string block;
-  Writer<FrozenSnapshot>(snapshot, origin_ns, clocks, block, &sink).run();
+  write_whole(snapshot, origin_ns, clocks, sink);
 }
 
 }  // namespace hotspan

@@ -4,10 +4,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 
 #include "block_sink.h"
 #include "clock_readings.h"
+#include "document_info.h"
 #include "tracer.h"
 
 namespace hotspan {
@@ -42,6 +44,53 @@ inline uint64_t perfetto_counter_uuid(size_t series) { return kPerfettoCounterUu
 // The trusted_packet_sequence_id of every packet (one sequence: the
 // interned event names are scoped to it).
 constexpr uint32_t kPerfettoSequenceId = 1;
+
+// An incremental writer of one Trace (repeated TracePacket, field 1): given
+// the document's inputs once, then fed batches of spans, then finished. Every
+// packet is whole and length-framed as it is written, and a file holds all it
+// needs from its own start (the clock, interned names, track descriptors),
+// so a file cut at any packet boundary decodes up to there.
+//
+// A batch is a Snapshot (or FrozenSnapshot) of what is new: `names` is the
+// whole name table so far (ids stable, only growing: names past the ones
+// already interned are interned before the batch's spans), `timelines` the
+// timelines with new records (described on first sight; their records in
+// end order, as timelines keep them; attributes and foreign parents keyed by
+// local id). Thread and group timelines write a span once its tree's root
+// has come (a root ends after its descendants), so a batch need not end on a
+// tree's boundary; tracks write each batch's spans whole, on lanes that stay
+// busy across batches. A counter series would be one more member of a batch.
+//
+// The document equals the whole-snapshot writer's (write_perfetto below)
+// when the batches are the snapshot's timelines in order, each cut anywhere
+// except inside a track, with every timeline and name in the first batch.
+//
+// After finish(), restart() begins a new, self-contained file with the same
+// document inputs (a rotating stream): names and descriptors are written
+// again on first sight.
+class PerfettoWriter {
+ public:
+  // Appends to `out` (the caller may take and clear it between calls).
+  PerfettoWriter(const DocumentInfo& doc, std::string& out);
+  // Hands the output to `sink` in blocks, at packet boundaries and at the
+  // end of every call.
+  PerfettoWriter(const DocumentInfo& doc, BlockSink& sink);
+  ~PerfettoWriter();
+  PerfettoWriter(const PerfettoWriter&) = delete;
+  PerfettoWriter& operator=(const PerfettoWriter&) = delete;
+
+  // `last`: no batch follows, so nothing waits for a later root (the whole
+  // snapshot writers pass one batch so).
+  void append(const Snapshot& batch, bool last = false);
+  void append(const FrozenSnapshot& batch, bool last = false);
+  // Writes the spans still waiting (their root never came).
+  void finish();
+  void restart();
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 // Appends a whole Trace (repeated TracePacket, field 1) to `out`. `clocks`
 // are readings taken together at about the time of the write (see above).

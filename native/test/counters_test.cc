@@ -100,9 +100,47 @@ static void writers() {
   CHECK(pb.find("2 samples dropped: the series was full") != std::string::npos);
 }
 
+static size_t occurrences(const std::string& hay, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = hay.find(needle); at != std::string::npos; at = hay.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// The incremental writers: a series continued over batches is one track
+// (one descriptor, written again when its drop count grows), its drops summed.
+static void incremental_writers() {
+  Snapshot b1, b2;
+  b1.counters.push_back(CounterSeries{"q", {{1000, 1.5}}, 3});
+  b2.counters.push_back(CounterSeries{"q", {{2000, 2.5}}, 4});
+  b2.counters.push_back(CounterSeries{"r", {{2000, 7}}, 0});
+  const DocumentInfo doc{0, ClockReadings{0, 0, -1}, {}};
+  std::string json;
+  {
+    ChromeJsonWriter w(doc, json);
+    w.append(b1);
+    w.append(b2, true);
+    w.finish();
+  }
+  CHECK_EQ(occurrences(json, "\"ph\":\"C\""), size_t{3});
+  CHECK(json.find("\"hotspan_counters_dropped\":{\"q\":7}}}\n") != std::string::npos);
+  std::string pb;
+  {
+    PerfettoWriter w(doc, pb);
+    w.append(b1);
+    w.append(b2, true);
+    w.finish();
+  }
+  // Descriptors: q (3 dropped), q again (7), r; three counter events.
+  CHECK_EQ(occurrences(pb, std::string("\x42\x00", 2)), size_t{3});
+  CHECK_EQ(occurrences(pb, "3 samples dropped"), size_t{1});
+  CHECK_EQ(occurrences(pb, "7 samples dropped"), size_t{1});
+  CHECK_EQ(occurrences(pb, std::string("\xE1\x02", 2)), size_t{3});
+}
+
 int main() {
   threads_exact();
   refusals_and_bound();
   writers();
+  incremental_writers();
   return check::result("counters_test");
 }

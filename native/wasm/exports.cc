@@ -1,11 +1,13 @@
 // The WebAssembly module's entry points (native/wasm/hotspan_core.wasm): the
 // core's writers and stats over the js backend's columns. The caller
 // allocates an input buffer (hs_alloc), fills it as snapshot_columns.h lays
-// out, and calls hs_write or hs_stats, which take the buffer over (it is
-// freed once decoded, before the output grows); the result is at
-// hs_result_data() for hs_result_size() bytes until the next call.
+// out, and calls hs_write, hs_stats or hs_writer_append, which take the
+// buffer over (it is freed once decoded, before the output grows); the
+// result is at hs_result_data() for hs_result_size() bytes until the next
+// call.
 #include <cstdint>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,7 +19,7 @@
 namespace {
 
 enum Format : uint32_t { kChromeJson = 0, kPerfetto = 1 };
-enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2 };
+enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2, kBadHandle = 3 };
 
 // Allocated on first use: a reactor module runs no constructors before _initialize.
 std::string& result() {
@@ -31,6 +33,40 @@ bool take_columns(uint8_t* input, uint32_t size, hotspan::Snapshot& out) {
   const bool ok = hotspan::wasm::decode_columns(input, size, out);
   std::free(input);
   return ok;
+}
+
+// Columns' times are ns from the performance.now() origin; the writers take
+// CLOCK_MONOTONIC ns.
+void shift_times(hotspan::Snapshot& snapshot, int64_t origin_ns) {
+  for (hotspan::SnapshotTimeline& tl : snapshot.timelines) {
+    for (hotspan::SpanRecord& r : tl.records) {
+      r.start_ns += origin_ns;
+      r.end_ns += origin_ns;
+    }
+  }
+  for (hotspan::CounterSeries& c : snapshot.counters) {
+    for (hotspan::CounterSample& x : c.samples) x.ns += origin_ns;
+  }
+}
+
+// An incremental document (hs_writer_*): one of the core's writer objects,
+// writing into the result, and the name table its batches extend.
+struct Stream {
+  int64_t origin_ns = 0;
+  std::vector<std::string> names;
+  std::unique_ptr<hotspan::PerfettoWriter> perfetto;
+  std::unique_ptr<hotspan::ChromeJsonWriter> json;
+};
+
+std::vector<Stream*>& streams() {
+  static std::vector<Stream*>* s = nullptr;
+  if (s == nullptr) s = new std::vector<Stream*>();
+  return *s;
+}
+
+Stream* stream_at(uint32_t handle) {
+  std::vector<Stream*>& all = streams();
+  return handle >= 1 && handle <= all.size() ? all[handle - 1] : nullptr;
 }
 
 }  // namespace
@@ -60,15 +96,7 @@ __attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32
                                                             int64_t boottime_ns) {
   hotspan::Snapshot snapshot;
   if (!take_columns(input, size, snapshot)) return kBadInput;
-  for (hotspan::SnapshotTimeline& tl : snapshot.timelines) {
-    for (hotspan::SpanRecord& r : tl.records) {
-      r.start_ns += origin_ns;
-      r.end_ns += origin_ns;
-    }
-  }
-  for (hotspan::CounterSeries& c : snapshot.counters) {
-    for (hotspan::CounterSample& x : c.samples) x.ns += origin_ns;
-  }
+  shift_times(snapshot, origin_ns);
   const hotspan::ClockReadings clocks{monotonic_ns, realtime_ns, boottime_ns};
   std::string& out = result();
   out.clear();
@@ -79,6 +107,71 @@ __attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32
   } else {
     return kBadFormat;
   }
+  return kOk;
+}
+
+// Begins an incremental document of `format` (inputs as hs_write's); returns
+// its handle (> 0), or 0 for an unknown format. The result is left empty.
+__attribute__((export_name("hs_writer_begin"))) uint32_t hs_writer_begin(uint32_t format, int64_t origin_ns,
+                                                                          int64_t monotonic_ns,
+                                                                          int64_t realtime_ns,
+                                                                          int64_t boottime_ns) {
+  if (format != kChromeJson && format != kPerfetto) return 0;
+  result().clear();
+  const hotspan::DocumentInfo doc{origin_ns, {monotonic_ns, realtime_ns, boottime_ns}, {}};
+  auto* s = new Stream();
+  s->origin_ns = origin_ns;
+  if (format == kChromeJson) {
+    s->json = std::make_unique<hotspan::ChromeJsonWriter>(doc, result());
+  } else {
+    s->perfetto = std::make_unique<hotspan::PerfettoWriter>(doc, result());
+  }
+  std::vector<Stream*>& all = streams();
+  for (size_t i = 0; i < all.size(); ++i) {
+    if (all[i] == nullptr) {
+      all[i] = s;
+      return static_cast<uint32_t>(i + 1);
+    }
+  }
+  all.push_back(s);
+  return static_cast<uint32_t>(all.size());
+}
+
+// One batch (columns as hs_write's; its names are the ones new since the
+// previous batch, their ids following on) into the document; the bytes it
+// gives are the result.
+__attribute__((export_name("hs_writer_append"))) int32_t hs_writer_append(uint32_t handle, uint8_t* input,
+                                                                            uint32_t size) {
+  Stream* s = stream_at(handle);
+  hotspan::Snapshot batch;
+  const bool ok = take_columns(input, size, batch);
+  result().clear();
+  if (s == nullptr) return kBadHandle;
+  if (!ok) return kBadInput;
+  shift_times(batch, s->origin_ns);
+  s->names.insert(s->names.end(), batch.names.begin(), batch.names.end());
+  batch.names.swap(s->names);
+  if (s->json) {
+    s->json->append(batch);
+  } else {
+    s->perfetto->append(batch);
+  }
+  batch.names.swap(s->names);
+  return kOk;
+}
+
+// Finishes the document (its last bytes are the result) and frees the handle.
+__attribute__((export_name("hs_writer_finish"))) int32_t hs_writer_finish(uint32_t handle) {
+  Stream* s = stream_at(handle);
+  result().clear();
+  if (s == nullptr) return kBadHandle;
+  if (s->json) {
+    s->json->finish();
+  } else {
+    s->perfetto->finish();
+  }
+  delete s;
+  streams()[handle - 1] = nullptr;
   return kOk;
 }
 

@@ -2,12 +2,15 @@
 // give them, and an independent Perfetto decoding with protobufjs and the
 // upstream schema (vendor/perfetto).
 import { execFileSync, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 
 import { Tracer } from '../../lib/index';
 import { readTrace } from '../../lib/cli/read-trace';
 import type { Args, ReadSummary, TraceTimeline } from '../../lib/cli/trace-model';
+import type { ClockReadings } from '../../lib/clock';
+import { WasmDocumentWriter } from '../../lib/wasm-core';
 
 export const repoRoot = path.join(__dirname, '..', '..');
 export const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
@@ -185,4 +188,52 @@ export function cli(args: string[], opts: { input?: string; env?: NodeJS.Process
 
 export function cliOk(args: string[]): string {
   return execFileSync(process.execPath, [cliPath, ...args], { encoding: 'utf8' });
+}
+
+/** A record of a generated trace: times in ns from the origin; ids local to its thread. */
+export interface GenRecord {
+  name: number;
+  start: number;
+  end: number;
+  local: number;
+  parent: number;
+  depth: number;
+  attrs?: string;
+}
+
+/**
+ * Writes a Perfetto trace of generated thread records through the core's
+ * incremental writer (lib/wasm-core.ts), in batches: thread k (timeline id
+ * k + 1) gets records(k, i) for each tree i < trees, in end order.
+ */
+export function writeGeneratedPerfetto(
+  file: string,
+  gen: { names: string[]; threads: string[]; trees: number; records: (thread: number, i: number) => GenRecord[]; originNs: bigint; clocks: ClockReadings },
+): void {
+  const fd = openSync(file, 'w');
+  const w = new WasmDocumentWriter('perfetto', gen.clocks, gen.originNs);
+  const put = (b: Uint8Array): void => {
+    for (let off = 0; off < b.length; ) off += writeSync(fd, b, off);
+  };
+  let names = gen.names;
+  const timelines = gen.threads.map((name, k) => ({ id: k + 1, name, kind: 'js' as const, exited: false }));
+  for (let k = 0; k < gen.threads.length; k++) {
+    for (let i = 0; i < gen.trees; ) {
+      const recs: GenRecord[] = [];
+      for (; i < gen.trees && recs.length < 30000; i++) recs.push(...gen.records(k, i));
+      const times = new Float64Array(2 * recs.length);
+      const fields = new Uint32Array(6 * recs.length);
+      const attrs: Array<[number, string]> = [];
+      recs.forEach((r, j) => {
+        times[2 * j] = r.start / 1e6;
+        times[2 * j + 1] = r.end / 1e6;
+        fields.set([r.name, k + 1, r.local, r.parent === 0 ? 0 : k + 1, r.parent, r.depth << 16], 6 * j);
+        if (r.attrs !== undefined) attrs.push([j, r.attrs]);
+      });
+      put(w.append({ names, timelines, count: recs.length, times, fields, attrs }, new Set()));
+      names = [];
+    }
+  }
+  put(w.finish());
+  closeSync(fd);
 }
