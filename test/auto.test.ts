@@ -3,7 +3,7 @@
 // trace holds the spans with their attributes and parents, and the program's
 // exit code and signal pass through. `node --import hotspan/auto` with the
 // program's own Tracer beside it; HOTSPAN_INSTRUMENT selects.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -105,6 +105,25 @@ describe('hotspan run', () => {
     expect(r.stderr).toBe('');
     expect(readSpans(out).spans.some((s) => s.timeline === 'http client')).toBe(true);
   }, 120_000);
+
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${sig} sent to hotspan run reaches the program, which writes its trace and dies of it; so does hotspan run`, async () => {
+      const out = path.join(tmp, `forward-${sig}.json`);
+      // The program's own work: a span in the automatic tracer, then it waits
+      // (30 s at most: a signal not passed on fails the test, leaving nothing behind).
+      const code = `require(${JSON.stringify(path.join(repoRoot, 'dist', 'auto.js'))}).tracer.trace('waiting', () => 1); setTimeout(() => process.exit(9), 30000); console.log('ready');`;
+      // Pipes, no terminal: hotspan run is the only one to pass a SIGINT on.
+      const c = spawn(process.execPath, [cliPath, 'run', '-o', out, '--no-report', '--', process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      c.stdout.on('data', (d: Buffer) => {
+        if (d.toString().includes('ready')) c.kill(sig);
+      });
+      const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => c.on('close', (s, g) => resolve([s, g])));
+      expect([status, signal], stderr).toEqual([null, sig]);
+      expect(readSpans(out).spans.map((s) => s.name)).toContain('waiting');
+    }, 120_000);
+  }
 
   it('--instrument selects; a command that cannot start is an error', () => {
     const out = path.join(tmp, 'gc-only.json');
@@ -276,6 +295,29 @@ describe('node --import hotspan/auto', () => {
     one(auto, 'http client', 'GET /esm');
     expect(auto.some((s) => s.name === 'handler')).toBe(false);
     expect(readSpans(mine).spans.map((s) => s.name)).toEqual(['handler']);
+  }, 120_000);
+
+  it('HOTSPAN_REPORT=1 prints a one-screen report to stderr after the trace is written', () => {
+    const out = path.join(tmp, 'report.json');
+    // 40 span names and as many slow spans: the report keeps to the top 10 of each.
+    const code = `const t = require(${JSON.stringify(path.join(repoRoot, 'dist', 'auto.js'))}).tracer;
+      for (let i = 0; i < 40; i++) t.trace('name ' + i, () => { const e = Date.now() + 1; while (Date.now() < e); });`;
+    const r = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', code], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_REPORT: '1', HOTSPAN_INSTRUMENT: 'gc' },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.startsWith(`${out}: Chrome JSON, 40 spans`), r.stderr).toBe(true);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines.length, r.stderr).toBeLessThanOrEqual(45);
+    expect(lines.filter((l) => /^name \d+ /.test(l))).toHaveLength(20); // 10 in the per-name table, 10 slowest
+    expect(readSpans(out).spans).toHaveLength(40);
+    // Without it, nothing is printed.
+    const quiet = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', code], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_INSTRUMENT: 'gc' },
+    });
+    expect(quiet.stderr).toBe('');
   }, 120_000);
 
   it('warns about an unknown HOTSPAN_INSTRUMENT name and keeps the others', () => {
