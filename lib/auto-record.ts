@@ -43,9 +43,13 @@ const MAX_SPANS = 1_000_000;
 /** The event-loop delay counters, and how often a sample of each is recorded. */
 export const EVENT_LOOP_MAX = 'event loop delay max (ms)';
 export const EVENT_LOOP_MEAN = 'event loop delay mean (ms)';
-const EVENT_LOOP_INTERVAL_MS = 500;
-/** The period of the timer whose lateness is the delay. */
-const EVENT_LOOP_RESOLUTION_MS = 20;
+const EVENT_LOOP_INTERVAL_MS = 1000;
+/**
+ * The period of the timer whose lateness is the delay. Each tick wakes the
+ * process (this instrument's whole cost), so it is no shorter: a stall of
+ * B ms shows as at least B - 100 ms.
+ */
+const EVENT_LOOP_RESOLUTION_MS = 100;
 
 /** Records a counter sample at now (Tracer.counter). */
 export type CounterSink = (name: string, value: number) => void;

@@ -218,8 +218,8 @@ function readCounters(file: string): Map<string, number[]> {
 }
 
 describe('event-loop delay', () => {
-  // A 300 ms block: the 20 ms timer that measures the delay fires at least
-  // 280 ms late (more on a loaded machine, never less). Before exit, the
+  // A 300 ms block: the 100 ms timer that measures the delay fires at least
+  // 200 ms late (more on a loaded machine, never less). Before exit, the
   // sampler's last sample counts the tick still due.
   const programs = {
     'caught by the timer': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); setTimeout(() => {}, 30); }, 50)',
@@ -240,7 +240,7 @@ describe('event-loop delay', () => {
         const max = counters.get('event loop delay max (ms)') ?? [];
         const mean = counters.get('event loop delay mean (ms)') ?? [];
         expect(max.length).toBe(mean.length);
-        expect(Math.max(...max)).toBeGreaterThanOrEqual(280);
+        expect(Math.max(...max)).toBeGreaterThanOrEqual(200);
         for (const v of [...max, ...mean]) expect(v).toBeGreaterThanOrEqual(0);
         expect(readSpans(out).spans).toEqual([]);
       }, 120_000);
