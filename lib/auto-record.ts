@@ -1,7 +1,9 @@
 // Zero-code instrumentation: spans for HTTP server and client requests, fetch
 // (undici), DNS lookups, TCP/TLS connections and V8 garbage collections,
 // from Node's diagnostics channels, a dns.lookup wrapper and perf_hooks. Each
-// only subscribes: nothing runs until its channel has traffic.
+// only subscribes: nothing runs until its channel has traffic. The event-loop
+// delay is the exception: an unref'd timer that measures its own lateness and
+// records counter samples.
 //
 // These spans begin and end at times known only afterwards (a GC entry
 // arrives after the pause; a status code at the response's end), which the
@@ -12,12 +14,13 @@
 import * as dc from 'node:diagnostics_channel';
 // The module object itself (an ES namespace's properties cannot be replaced).
 import dns = require('node:dns');
+import tls = require('node:tls');
 import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
 
 import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from './flags';
 import type { NativeSnapshot } from './native-binding';
 
-export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc'] as const;
+export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
 
 type Attrs = Record<string, string | number | boolean>;
@@ -36,6 +39,20 @@ interface AutoSpan {
 
 /** Spans kept at most; later ones are counted in `dropped`. */
 const MAX_SPANS = 1_000_000;
+
+/** The event-loop delay counters, and how often a sample of each is recorded. */
+export const EVENT_LOOP_MAX = 'event loop delay max (ms)';
+export const EVENT_LOOP_MEAN = 'event loop delay mean (ms)';
+const EVENT_LOOP_INTERVAL_MS = 1000;
+/**
+ * The period of the timer whose lateness is the delay. Each tick wakes the
+ * process (this instrument's whole cost), so it is no shorter: a stall of
+ * B ms shows as at least B - 100 ms.
+ */
+const EVENT_LOOP_RESOLUTION_MS = 100;
+
+/** Records a counter sample at now (Tracer.counter). */
+export type CounterSink = (name: string, value: number) => void;
 
 const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -60,12 +77,13 @@ export class AutoRecorder {
   dropped = 0;
   private readonly stops: Array<() => void> = [];
 
-  constructor(instruments: ReadonlySet<Instrument>) {
+  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink) {
     if (instruments.has('http')) this.http();
     if (instruments.has('fetch')) this.fetch();
     if (instruments.has('dns')) this.dns();
-    if (instruments.has('net')) this.net();
+    if (instruments.has('net') || instruments.has('dns')) this.connections(instruments.has('net'));
     if (instruments.has('gc')) this.gc();
+    if (instruments.has('eventloop') && counter !== undefined) this.eventLoop(counter);
   }
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
@@ -180,7 +198,8 @@ export class AutoRecorder {
     const wrapped = function lookup(this: unknown, hostname: string, ...rest: unknown[]): unknown {
       const cb = rest[rest.length - 1];
       if (typeof cb !== 'function') return Reflect.apply(original, this, [hostname, ...rest]);
-      const s = recorder.open('dns', 'dns.lookup', { host: String(hostname) });
+      // A connection being opened now called it (synchronously): its child.
+      const s = recorder.open('dns', 'dns.lookup', { host: String(hostname) }, recorder.connectingNow);
       rest[rest.length - 1] = (err: Error | null, address: unknown, family: unknown): void => {
         if (err) {
           s.error = true;
@@ -189,7 +208,10 @@ export class AutoRecorder {
           s.attrs.address = address;
           s.attrs.family = Number(family);
         } else if (Array.isArray(address)) {
+          // { all: true } (net.connect's autoSelectFamily asks so): the count and the first.
           s.attrs.addresses = address.length;
+          const first = address[0] as { address?: unknown } | undefined;
+          if (typeof first?.address === 'string') s.attrs.address = first.address;
         }
         recorder.close(s);
         Reflect.apply(cb as (...a: unknown[]) => void, undefined, [err, address, family]);
@@ -204,36 +226,97 @@ export class AutoRecorder {
 
   /** Sockets connecting now, for the HTTP client request that opened them. */
   private readonly connecting = new WeakMap<object, AutoSpan>();
+  /**
+   * The connection whose connect() is running on the stack now: net.connect
+   * and tls.connect look the host up synchronously inside it, so a DNS span
+   * begun meanwhile is that connection's child.
+   */
+  private connectingNow: AutoSpan | undefined;
+  /** Connection spans are kept (the net instrument), or only parent DNS spans. */
+  private keepConnections = false;
 
-  private net(): void {
+  /**
+   * TCP connections (net.connect publishes net.client.socket) and TLS
+   * connections (tls.connect publishes nothing in Node 20: it is wrapped, as
+   * dns.lookup is). Also installed for the dns instrument alone, then
+   * without keeping the connection spans, so a lookup still gets the request
+   * that opened its connection as its parent.
+   */
+  private connections(keep: boolean): void {
+    this.keepConnections = keep;
     type Sock = {
-      encrypted?: boolean;
       remoteAddress?: string;
       remotePort?: number;
+      authorized?: boolean;
+      alpnProtocol?: string | false;
+      getProtocol?(): string | null;
       once(e: string, f: (...a: unknown[]) => void): void;
       removeListener(e: string, f: (...a: unknown[]) => void): void;
     };
-    this.on('net.client.socket', (m) => {
-      const socket = (m as { socket: Sock }).socket;
-      const s = this.open('net', 'connect', {});
-      this.connecting.set(socket, s);
-      const ready = socket.encrypted === true ? 'secureConnect' : 'connect';
-      const done = (): void => {
+    // Closes `s` when `socket` is ready (or fails).
+    const follow = (socket: Sock, s: AutoSpan, ready: 'connect' | 'secureConnect', done: () => void): void => {
+      const ok = (): void => {
         socket.removeListener('error', fail);
-        s.name = socket.encrypted === true ? 'tls.connect' : 'tcp.connect';
         s.attrs.address = socket.remoteAddress ?? '';
         s.attrs.port = socket.remotePort ?? 0;
-        this.close(s);
+        done();
+        this.finishConnection(s);
       };
       const fail = (e: unknown): void => {
-        socket.removeListener(ready, done);
+        socket.removeListener(ready, ok);
         s.error = true;
         s.attrs.error = String((e as Error)?.message ?? e);
-        this.close(s);
+        this.finishConnection(s);
       };
-      socket.once(ready, done);
+      socket.once(ready, ok);
       socket.once('error', fail);
+    };
+    const onSocket = (m: unknown): void => {
+      const socket = (m as { socket: Sock }).socket;
+      const s = this.open('net', 'tcp.connect', {});
+      this.connecting.set(socket, s);
+      follow(socket, s, 'connect', () => undefined);
+      // net.connect() calls socket.connect() right after publishing.
+      this.connectingNow = s;
+      queueMicrotask(() => {
+        if (this.connectingNow === s) this.connectingNow = undefined;
+      });
+    };
+    this.on('net.client.socket', onSocket);
+    // Looked up at call time (https.Agent calls tls.connect), so replacing the export is seen.
+    const original = tls.connect;
+    const recorder = this;
+    const wrapped = function connect(this: unknown, ...args: unknown[]): unknown {
+      const opts = args.find((a): a is { servername?: string; host?: string } => a !== null && typeof a === 'object');
+      const s = recorder.open('net', 'tls.connect', {});
+      const servername = opts?.servername ?? opts?.host;
+      if (typeof servername === 'string' && servername !== '') s.attrs.servername = servername;
+      const outer = recorder.connectingNow;
+      recorder.connectingNow = s;
+      let socket: Sock;
+      try {
+        socket = Reflect.apply(original, this, args) as Sock;
+      } finally {
+        recorder.connectingNow = outer;
+      }
+      recorder.connecting.set(socket, s);
+      follow(socket, s, 'secureConnect', () => {
+        s.attrs.protocol = socket.getProtocol?.() ?? '';
+        s.attrs.authorized = socket.authorized === true;
+        if (typeof socket.alpnProtocol === 'string') s.attrs.alpn = socket.alpnProtocol;
+      });
+      return socket;
+    };
+    (tls as { connect: unknown }).connect = wrapped;
+    this.stops.push(() => {
+      (tls as { connect: unknown }).connect = original;
     });
+  }
+
+  /** A connection span ends: kept with the net instrument, else only a DNS span's link to its request. */
+  private finishConnection(s: AutoSpan): void {
+    if (this.keepConnections) this.close(s);
+    else s.end = performance.now();
   }
 
   private gc(): void {
@@ -250,6 +333,51 @@ export class AutoRecorder {
       // Entries not delivered yet (the observer is called asynchronously, and exit is not).
       take(obs.takeRecords());
       obs.disconnect();
+    });
+  }
+
+  /**
+   * The event-loop delay: how late a EVENT_LOOP_RESOLUTION_MS timer fires.
+   * Each interval's max and mean lateness become two counter samples; at
+   * stop, the last partial interval's, counting the lateness of the tick
+   * still due (a loop blocked right before exit). Not perf_hooks'
+   * monitorEventLoopDelay: its reset() also forgets the time of its last
+   * tick, so a block right after a reset would be lost.
+   */
+  private eventLoop(counter: CounterSink): void {
+    let max = 0;
+    let sum = 0;
+    let ticks = 0;
+    let due = performance.now() + EVENT_LOOP_RESOLUTION_MS;
+    let next = due + EVENT_LOOP_INTERVAL_MS;
+    const take = (now: number): void => {
+      const late = Math.max(0, now - due);
+      if (late > max) max = late;
+      sum += late;
+      ticks++;
+    };
+    const record = (): void => {
+      if (ticks === 0) return;
+      counter(EVENT_LOOP_MAX, max);
+      counter(EVENT_LOOP_MEAN, sum / ticks);
+      max = sum = ticks = 0;
+    };
+    const timer = setTimeout(function tick() {
+      const now = performance.now();
+      take(now);
+      if (now >= next) {
+        record();
+        next = now + EVENT_LOOP_INTERVAL_MS;
+      }
+      due = now + EVENT_LOOP_RESOLUTION_MS;
+      timer.refresh();
+    }, EVENT_LOOP_RESOLUTION_MS);
+    timer.unref();
+    this.stops.push(() => {
+      clearTimeout(timer);
+      const now = performance.now();
+      if (now > due) take(now);
+      record();
     });
   }
 
@@ -305,13 +433,17 @@ export function withAutoSpans(snap: NativeSnapshot, rec: AutoRecorder): NativeSn
     fields[f + 5] = FLAG_ASYNC | (s.error ? FLAG_ERROR : 0) | (hasAttrs ? FLAG_ATTRS : 0);
     if (hasAttrs) attrs.push([i, JSON.stringify(s.attrs)]);
   });
-  // Parents began earlier, so they are placed already.
+  // Parents began earlier, so they are placed already. A parent that is not
+  // in the trace (a connection without the net instrument, a span past the
+  // limit) gives way to its own parent.
   spans.forEach((s, k) => {
-    const p = s.parent === undefined ? undefined : where.get(s.parent);
+    let up = s.parent;
+    while (up !== undefined && !where.has(up)) up = up.parent;
+    const p = up === undefined ? undefined : where.get(up);
     if (p === undefined) return;
     const f = (snap.count + k) * FIELDS_PER_RECORD;
     fields[f + 3] = p[0];
     fields[f + 4] = p[1];
   });
-  return { names, timelines, count: n, times, fields, attrs };
+  return { names, timelines, count: n, times, fields, attrs, counters: snap.counters };
 }

@@ -1,10 +1,12 @@
 // hotspan/auto: zero-code tracing. `node --require hotspan/auto app.js` or
 // `node --import hotspan/auto app.mjs` records HTTP, fetch, DNS, TCP/TLS and
-// GC spans (lib/auto-record.ts) from the program's first line and writes the
-// trace when the process ends (lib/exit-write.ts). Configured by environment:
+// GC spans and the event-loop delay as counters (lib/auto-record.ts) from the
+// program's first line and writes the trace when the process ends
+// (lib/exit-write.ts). Configured by environment:
 //   HOTSPAN_OUT         the file written at exit (default hotspan-<pid>.pftrace);
 //                       its extension picks the format (.pftrace, .json)
-//   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc (default: all)
+//   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc, eventloop
+//                       (default: all)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
 // Runs on the main thread only (workers inherit --require). The program's own
 // Tracer instances work beside it; this one is `require('hotspan/auto').tracer`.
@@ -42,7 +44,7 @@ function start(): { tracer: Tracer; out: string } | undefined {
     return undefined;
   }
   const tracer = new Tracer({ threadName: 'main' });
-  const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT));
+  const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value));
   writeAtExit(out, () => {
     rec.stop();
     tracer.flush();

@@ -61,6 +61,10 @@ export interface Backend {
   groupEnd(): void;
   openGroups(): number;
 
+  // ---- counters ----
+  /** A sample of counter `name` at now; the caller checked both (finite value). */
+  counter(name: string, value: number): void;
+
   // ---- finalization and reading (committed records only) ----
   flush(): void;
   pending(): number;

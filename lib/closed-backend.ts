@@ -78,6 +78,9 @@ export class ClosedBackend implements Backend {
   groupBegin(_nameId: number, _attrsJson: string): void {
     throw closedError();
   }
+  counter(_name: string, _value: number): void {
+    throw closedError();
+  }
   groupEnd(): void {
     throw closedError();
   }

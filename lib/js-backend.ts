@@ -12,6 +12,7 @@
 import type { Backend } from './backend';
 import { calibrate, readClocks } from './clock';
 import { columnsView, type FrozenView } from './frozen-view';
+import { CounterColumns } from './counter-columns';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from './errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
 import {
@@ -98,10 +99,10 @@ function u32(n: number, shared: boolean): Uint32Array {
   return shared ? new Uint32Array(new SharedArrayBuffer(4 * n)) : new Uint32Array(n);
 }
 
-function joinedReadError(what: string): Error {
+function joinedReadError(what: string, verb = 'read'): Error {
   return new Error(
     `hotspan: ${what} is not available on a tracer joined with the js backend: its records are shipped to ` +
-      'the tracer that shared the token; read them there',
+      `the tracer that shared the token; ${verb} them there`,
   );
 }
 
@@ -148,6 +149,7 @@ export class JsBackend implements Backend {
   private readonly limitBytes: number;
   private readonly onFull: OnFull;
   private lossSeen = false;
+  private readonly counters = new CounterColumns();
   /** push() calls reachedMark() once it writes this index (joined threads only). */
   private shipMark = NO_MARK;
 
@@ -543,6 +545,15 @@ export class JsBackend implements Backend {
     return this.groups.length;
   }
 
+  // ---- counters ----
+
+  counter(name: string, value: number): void {
+    if (this.closedFlag) throw closedError();
+    // Joined threads ship span batches only; a sample would be lost uncounted.
+    if (this.link !== undefined) throw joinedReadError('counter()', 'record');
+    this.counters.add(name, this.now(), value);
+  }
+
   // ---- finalization and reading ----
 
   flush(): void {
@@ -569,7 +580,7 @@ export class JsBackend implements Backend {
     if (this.link !== undefined) throw joinedReadError('reading records (snapshot, stats, query, write)');
     const n = this.count;
     if (this.seq === n) {
-      return { names: this.names, timelines: this.timelineList, count: n, times: this.times, fields: this.fields, attrs: this.attrs };
+      return { names: this.names, timelines: this.timelineList, count: n, times: this.times, fields: this.fields, attrs: this.attrs, counters: this.counters.series(false) };
     }
     const times = new Float64Array(2 * n);
     const fields = new Uint32Array(FPR * n);
@@ -577,7 +588,7 @@ export class JsBackend implements Backend {
     const first = this.seq - n;
     const attrs: Array<[number, string]> = [];
     for (let k = this.attrsHead; k < this.attrs.length; k++) attrs.push([this.attrs[k][0] - first, this.attrs[k][1]]);
-    return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs };
+    return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs, counters: this.counters.series(false) };
   }
 
   counts(): BackendCounts {
@@ -627,6 +638,7 @@ export class JsBackend implements Backend {
       times,
       fields,
       attrs,
+      counters: this.counters.series(true),
     };
   }
 

@@ -144,6 +144,11 @@ export class NativeBackend implements Backend {
     return this.nt.openAsync();
   }
 
+  counter(name: string, value: number): void {
+    const s = this.nt.counter(name, value);
+    if (s !== STATUS_OK) throw statusError(s, `counter("${name}")`);
+  }
+
   groupBegin(nameId: number, attrsJson: string): void {
     const s = this.nt.groupBegin(nameId, attrsJson);
     if (s !== STATUS_OK) throw s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'groupBegin()');

@@ -29,6 +29,17 @@ export interface NativeSnapshot {
   fields: Uint32Array;
   /** [record index, attributes JSON object text] for records that have attributes. */
   attrs: Array<[number, string]>;
+  /** Counter series (tracer.counter()), in order of first use; absent: none. */
+  counters?: CounterSeries[];
+}
+
+/** One counter's samples: times[i] (ms, the performance.now() axis) and values[i]. */
+export interface CounterSeries {
+  name: string;
+  times: Float64Array;
+  values: Float64Array;
+  /** Samples refused because the series held its maximum (1,048,576). */
+  dropped: number;
 }
 
 /** The committed records frozen at one moment (type-tagged; `NativeTracer.freeze()`). */
@@ -95,6 +106,8 @@ export interface NativeTracer {
   groupEnd(): number;
   openGroups(): number;
 
+  /** A sample of counter `name` at now: Ok, Invalid (value not finite) or Closed. */
+  counter(name: string, value: number): number;
   flush(): void;
   pending(): number;
   snapshot(): NativeSnapshot;

@@ -69,6 +69,7 @@ export class NoopBackend implements Backend {
     return [];
   }
   groupBegin(_nameId: number, _attrsJson: string): void {}
+  counter(_name: string, _value: number): void {}
   groupEnd(): void {}
   openGroups(): number {
     return 0;

@@ -500,6 +500,22 @@ export class Tracer {
     this.b.groupEnd();
   }
 
+  // ---- counters ----
+
+  /**
+   * Records a sample of the counter `name` (created on first use) at now:
+   * a counter track in both output formats ("C" events in Chrome JSON), read
+   * by `hotspan report`. For values sampled now and then (a queue length, the
+   * event-loop delay), not per span: each sample takes a lock in the core. A
+   * series keeps 1,048,576 samples; later ones are counted as dropped.
+   */
+  counter(name: string, value: number): void {
+    name = wellFormed(checkNonEmptyName(name, 'counter name'));
+    if (typeof value !== 'number') throw new TypeError(`hotspan: counter("${name}") value must be a number, got ${describe(value)}`);
+    if (!Number.isFinite(value)) throw new RangeError(`hotspan: counter("${name}") value must be finite, got ${String(value)}`);
+    this.b.counter(name, value);
+  }
+
   // ---- finalization and reading ----
 
   /** Commits pending records (native threads' batches) so reads see them. */

@@ -80,20 +80,39 @@ const encoder = new TextEncoder();
 function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): [number, number] {
   const n = snap.count;
   const tls = snap.timelines;
+  const counters = snap.counters ?? [];
+  let samples = 0;
+  for (const s of counters) samples += s.times.length;
   const strings: string[] = [...snap.names];
   for (const t of tls) strings.push(t.name);
   for (const [, text] of snap.attrs) strings.push(text);
+  for (const s of counters) strings.push(s.name);
   let bound = 0;
   for (const s of strings) bound += 3 * s.length; // UTF-8 of a UTF-16 unit: at most 3 bytes
   const fixed =
-    HEADER_BYTES + 16 * n + 4 * FIELDS_PER_RECORD * n + 8 * tls.length + 4 * snap.attrs.length + 4 * strings.length;
+    HEADER_BYTES +
+    16 * n +
+    16 * samples +
+    4 * FIELDS_PER_RECORD * n +
+    8 * tls.length +
+    4 * snap.attrs.length +
+    8 * counters.length +
+    4 * strings.length;
   const ptr = fixed + bound < MAX_BYTES ? c.hs_alloc(fixed + bound) : 0;
   if (ptr === 0) throw tooLarge(n);
   const buf = c.memory.buffer; // after the allocation: it may have grown the memory
   const words = new Uint32Array(buf, ptr, fixed / 4);
-  words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, 0, 0, 0]);
+  words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, counters.length, samples, 0]);
   new Float64Array(buf, ptr + HEADER_BYTES, 2 * n).set(snap.times.subarray(0, 2 * n));
-  let w = (HEADER_BYTES + 16 * n) / 4;
+  const pairs = new Float64Array(buf, ptr + HEADER_BYTES + 16 * n, 2 * samples);
+  let d = 0;
+  for (const s of counters) {
+    for (let i = 0; i < s.times.length; i++) {
+      pairs[d++] = s.times[i];
+      pairs[d++] = s.values[i];
+    }
+  }
+  let w = (HEADER_BYTES + 16 * n + 16 * samples) / 4;
   words.set(snap.fields.subarray(0, FIELDS_PER_RECORD * n), w);
   w += FIELDS_PER_RECORD * n;
   for (const t of tls) {
@@ -101,6 +120,10 @@ function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): 
     words[w++] = KIND_CODES[t.kind] | (serial.has(t.id) ? 1 << 8 : 0) | (t.exited ? 1 << 9 : 0);
   }
   for (const [index] of snap.attrs) words[w++] = index;
+  for (const s of counters) {
+    words[w++] = s.times.length;
+    words[w++] = Math.min(s.dropped, 0xffffffff);
+  }
   const bytes = new Uint8Array(buf, ptr + fixed, bound);
   let end = 0;
   for (const s of strings) {

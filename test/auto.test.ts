@@ -3,13 +3,14 @@
 // trace holds the spans with their attributes and parents, and the program's
 // exit code and signal pass through. `node --import hotspan/auto` with the
 // program's own Tracer beside it; HOTSPAN_INSTRUMENT selects.
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
+import { readTrace } from '../lib/cli/read-trace';
 import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-auto-'));
@@ -105,6 +106,25 @@ describe('hotspan run', () => {
     expect(readSpans(out).spans.some((s) => s.timeline === 'http client')).toBe(true);
   }, 120_000);
 
+  for (const sig of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${sig} sent to hotspan run reaches the program, which writes its trace and dies of it; so does hotspan run`, async () => {
+      const out = path.join(tmp, `forward-${sig}.json`);
+      // The program's own work: a span in the automatic tracer, then it waits
+      // (30 s at most: a signal not passed on fails the test, leaving nothing behind).
+      const code = `require(${JSON.stringify(path.join(repoRoot, 'dist', 'auto.js'))}).tracer.trace('waiting', () => 1); setTimeout(() => process.exit(9), 30000); console.log('ready');`;
+      // Pipes, no terminal: hotspan run is the only one to pass a SIGINT on.
+      const c = spawn(process.execPath, [cliPath, 'run', '-o', out, '--no-report', '--', process.execPath, '-e', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stderr = '';
+      c.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      c.stdout.on('data', (d: Buffer) => {
+        if (d.toString().includes('ready')) c.kill(sig);
+      });
+      const [status, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => c.on('close', (s, g) => resolve([s, g])));
+      expect([status, signal], stderr).toEqual([null, sig]);
+      expect(readSpans(out).spans.map((s) => s.name)).toContain('waiting');
+    }, 120_000);
+  }
+
   it('--instrument selects; a command that cannot start is an error', () => {
     const out = path.join(tmp, 'gc-only.json');
     const r = run(out, {}, ['--instrument', 'gc', '--no-report']);
@@ -115,6 +135,135 @@ describe('hotspan run', () => {
     expect(bad.stderr).toMatch(/cannot run .*no-such-program/);
     const none = spawnSync(process.execPath, [cliPath, 'run'], { encoding: 'utf8' });
     expect(none.status).toBe(2);
+  }, 120_000);
+});
+
+// HTTPS and HTTP clients that name their server by host name: each request
+// opens a connection, whose connect() looks the name up.
+const TLS_APP = `
+const fs = require('node:fs');
+const http = require('node:http');
+const https = require('node:https');
+const dir = ${JSON.stringify(path.join(__dirname, 'fixtures', 'tls'))};
+const cert = fs.readFileSync(dir + '/cert.pem');
+const get = (mod, port, extra) => new Promise((resolve, reject) =>
+  mod.get({ host: 'localhost', family: 4, port, agent: false, ...extra }, (res) => { res.resume(); res.on('end', resolve); }).on('error', reject));
+const secure = https.createServer({ key: fs.readFileSync(dir + '/key.pem'), cert }, (req, res) => res.end('tls'));
+const plain = http.createServer((req, res) => res.end('tcp'));
+secure.listen(0, '127.0.0.1', () => plain.listen(0, '127.0.0.1', async () => {
+  await get(https, secure.address().port, { path: '/secure', ca: cert });
+  await get(http, plain.address().port, { path: '/plain' });
+  secure.close();
+  plain.close();
+}));
+`;
+const tlsApp = path.join(tmp, 'tls-app.js');
+writeFileSync(tlsApp, TLS_APP);
+
+describe('connections and lookups', () => {
+  function trace(instruments: string): PlainSpan[] {
+    const out = path.join(tmp, `tls-${instruments.replace(/,/g, '-')}.pftrace`);
+    const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', instruments, '--no-report', '--', process.execPath, tlsApp], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    return readSpans(out).spans;
+  }
+
+  it('a TLS connection and its DNS lookup are children of the HTTPS request; a TCP one of the HTTP request', () => {
+    const spans = trace('http,dns,net');
+    const secure = one(spans, 'http client', 'GET /secure');
+    const tlsConnect = one(spans, 'net', 'tls.connect');
+    expect(tlsConnect.args).toMatchObject({ servername: 'localhost', address: '127.0.0.1', authorized: true, parent_id: secure.args.span_id });
+    expect(String(tlsConnect.args.protocol)).toMatch(/^TLSv1\.[23]$/);
+    expect(tlsConnect.args.port).toBeGreaterThan(0);
+    expect(tlsConnect.start).toBeGreaterThanOrEqual(secure.start);
+    expect(tlsConnect.end).toBeLessThanOrEqual(secure.end);
+
+    const plainReq = one(spans, 'http client', 'GET /plain');
+    const tcpConnect = one(spans, 'net', 'tcp.connect');
+    expect(tcpConnect.args).toMatchObject({ address: '127.0.0.1', parent_id: plainReq.args.span_id });
+
+    const lookups = spans.filter((s) => s.timeline === 'dns' && s.args.host === 'localhost');
+    expect(lookups.map((s) => s.args.parent_id)).toEqual([tlsConnect.args.span_id, tcpConnect.args.span_id]);
+    for (const l of lookups) expect(l.args.address).toBe('127.0.0.1');
+    expect(lookups[0].start).toBeGreaterThanOrEqual(tlsConnect.start);
+  }, 120_000);
+
+  it('without the net instrument, the parent of a lookup is the request itself', () => {
+    const spans = trace('http,dns');
+    expect(spans.filter((s) => s.timeline === 'net')).toEqual([]);
+    const lookups = spans.filter((s) => s.timeline === 'dns' && s.args.host === 'localhost');
+    expect(lookups.map((s) => s.args.parent_id)).toEqual([
+      one(spans, 'http client', 'GET /secure').args.span_id,
+      one(spans, 'http client', 'GET /plain').args.span_id,
+    ]);
+  }, 120_000);
+});
+
+/** Counter samples by counter name. */
+function readCounters(file: string): Map<string, number[]> {
+  const names = new Map<string, string>();
+  const out = new Map<string, number[]>();
+  readTrace(file, {
+    timeline: (t) => names.set(t.key, t.name),
+    span: () => undefined,
+    counter(timeline, _ts, value) {
+      const name = names.get(timeline) ?? '?';
+      out.set(name, [...(out.get(name) ?? []), value]);
+    },
+  });
+  return out;
+}
+
+describe('event-loop delay', () => {
+  // A 300 ms block: the 100 ms timer that measures the delay fires at least
+  // 200 ms late (more on a loaded machine, never less). Before exit, the
+  // sampler's last sample counts the tick still due.
+  const programs = {
+    'caught by the timer': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); setTimeout(() => {}, 30); }, 50)',
+    'caught at exit': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); process.exit(0); }, 50)',
+  };
+  for (const [what, code] of Object.entries(programs)) {
+    for (const ext of ['json', 'pftrace']) {
+      it(`is recorded as counters (${what}, .${ext})`, () => {
+        const out = path.join(tmp, `loop-${what.replace(/ /g, '-')}.${ext}`);
+        const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'eventloop', '--', process.execPath, '-e', code], {
+          encoding: 'utf8',
+          timeout: 120_000,
+        });
+        expect(r.status, r.stderr).toBe(0);
+        expect(r.stderr).toMatch(/counters\n.*\n.*\nevent loop delay max \(ms\) +\d+/);
+        const counters = readCounters(out);
+        expect([...counters.keys()]).toEqual(['event loop delay max (ms)', 'event loop delay mean (ms)']);
+        const max = counters.get('event loop delay max (ms)') ?? [];
+        const mean = counters.get('event loop delay mean (ms)') ?? [];
+        expect(max.length).toBe(mean.length);
+        expect(Math.max(...max)).toBeGreaterThanOrEqual(200);
+        for (const v of [...max, ...mean]) expect(v).toBeGreaterThanOrEqual(0);
+        expect(readSpans(out).spans).toEqual([]);
+      }, 120_000);
+    }
+  }
+
+  it('is not sampled unless selected, and its timer keeps no program alive', () => {
+    const out = path.join(tmp, 'no-loop.json');
+    const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'gc', '--no-report', '--', process.execPath, '-e', 'setTimeout(() => {}, 600)'], {
+      encoding: 'utf8',
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(readCounters(out).size).toBe(0);
+    // Default: every instrument; a program with nothing to do ends at once.
+    const idle = path.join(tmp, 'idle.json');
+    const i = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', ''], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: idle },
+      timeout: 60_000,
+    });
+    expect(i.status, i.stderr).toBe(0);
+    expect(i.signal).toBe(null);
   }, 120_000);
 });
 
@@ -146,6 +295,29 @@ describe('node --import hotspan/auto', () => {
     one(auto, 'http client', 'GET /esm');
     expect(auto.some((s) => s.name === 'handler')).toBe(false);
     expect(readSpans(mine).spans.map((s) => s.name)).toEqual(['handler']);
+  }, 120_000);
+
+  it('HOTSPAN_REPORT=1 prints a one-screen report to stderr after the trace is written', () => {
+    const out = path.join(tmp, 'report.json');
+    // 40 span names and as many slow spans: the report keeps to the top 10 of each.
+    const code = `const t = require(${JSON.stringify(path.join(repoRoot, 'dist', 'auto.js'))}).tracer;
+      for (let i = 0; i < 40; i++) t.trace('name ' + i, () => { const e = Date.now() + 1; while (Date.now() < e); });`;
+    const r = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', code], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_REPORT: '1', HOTSPAN_INSTRUMENT: 'gc' },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr.startsWith(`${out}: Chrome JSON, 40 spans`), r.stderr).toBe(true);
+    const lines = r.stderr.trimEnd().split('\n');
+    expect(lines.length, r.stderr).toBeLessThanOrEqual(45);
+    expect(lines.filter((l) => /^name \d+ /.test(l))).toHaveLength(20); // 10 in the per-name table, 10 slowest
+    expect(readSpans(out).spans).toHaveLength(40);
+    // Without it, nothing is printed.
+    const quiet = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', code], {
+      encoding: 'utf8',
+      env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_INSTRUMENT: 'gc' },
+    });
+    expect(quiet.stderr).toBe('');
   }, 120_000);
 
   it('warns about an unknown HOTSPAN_INSTRUMENT name and keeps the others', () => {

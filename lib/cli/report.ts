@@ -128,15 +128,16 @@ export function buildReport(path: string, top: number, sort: SortKey, opts?: Rea
     if (end[i] > last) last = end[i];
   }
   const counters = [...c.counters.values()].map((k) => {
+    // A loop, not Math.min(...values): a long series would overflow the call stack.
     let sum = 0;
-    for (const v of k.values) sum += v;
-    return {
-      name: c.timelines[k.timeline]?.name ?? '?',
-      samples: k.values.length,
-      min: Math.min(...k.values),
-      max: Math.max(...k.values),
-      mean: sum / k.values.length,
-    };
+    let min = Infinity;
+    let max = -Infinity;
+    for (const v of k.values) {
+      sum += v;
+      if (v < min) min = v;
+      if (v > max) max = v;
+    }
+    return { name: c.timelines[k.timeline]?.name ?? '?', samples: k.values.length, min, max, mean: sum / k.values.length };
   });
   return {
     file: path,
@@ -163,6 +164,11 @@ export function buildReport(path: string, top: number, sort: SortKey, opts?: Rea
 /** ns as ms with three decimals (µs resolution). */
 export function ms(ns: number): string {
   return (ns / 1e6).toFixed(3);
+}
+
+/** A counter value: six significant digits, no exponent for everyday magnitudes. */
+function value(v: number): string {
+  return String(Number(v.toPrecision(6)));
 }
 
 /** Columns before `leftCols`, and a last column of free text, are left-aligned. */
@@ -216,7 +222,7 @@ export function formatReport(r: Report): string {
     out.push(
       table(
         ['counter', 'samples', 'min', 'mean', 'max'],
-        r.counters.map((k) => [k.name, String(k.samples), String(k.min), k.mean.toFixed(3), String(k.max)]),
+        r.counters.map((k) => [k.name, String(k.samples), value(k.min), value(k.mean), value(k.max)]),
       ),
     );
   }

@@ -1,7 +1,9 @@
 // `hotspan run [options] -- node app.js ...`: runs the program with
 // hotspan/auto preloaded (NODE_OPTIONS --require), then prints the report of
 // the trace it wrote. The program's exit code is hotspan's; a program killed
-// by a signal makes hotspan die of the same signal.
+// by a signal makes hotspan die of the same signal. SIGTERM and SIGHUP sent
+// to hotspan run are passed on to the program; so is SIGINT, unless hotspan
+// run is on a terminal, whose Ctrl-C reaches the program directly.
 
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -21,8 +23,9 @@ export const runCommand: Command = {
 
 Runs a node program with zero-code tracing (hotspan/auto, preloaded through
 NODE_OPTIONS): HTTP server and client requests, fetch, DNS lookups, TCP/TLS
-connections and GC pauses. When it ends, the trace is written and its report
-printed to stderr. Exit code and signal are the program's.
+connections, GC pauses, and the event-loop delay as counters. When it ends,
+the trace is written and its report printed to stderr. Exit code and signal
+are the program's.
 
 Options:
   -o, --output FILE        the trace (default hotspan-trace.pftrace; .json for Chrome JSON)
@@ -57,9 +60,12 @@ Options:
     if (values.instrument !== undefined) env.HOTSPAN_INSTRUMENT = values.instrument;
     return new Promise<number>((resolve, reject) => {
       const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env });
-      // A terminal's Ctrl-C reaches the child too (same process group): wait for it instead of dying first.
+      // A terminal's Ctrl-C reaches the child too (same process group): then
+      // wait for it instead of passing a second SIGINT on. Without a terminal
+      // (a supervisor's kill) only hotspan run got it: pass it on.
+      const onTerminal = process.stdin.isTTY === true || process.stdout.isTTY === true || process.stderr.isTTY === true;
       const forward = (sig: NodeJS.Signals): void => {
-        if (sig !== 'SIGINT') child.kill(sig);
+        if (sig !== 'SIGINT' || !onTerminal) child.kill(sig);
       };
       const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
       for (const s of signals) process.on(s, forward);

@@ -138,6 +138,28 @@ Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, const std::vector<uint
   return out.Done();
 }
 
+Napi::Array CountersToJs(Napi::Env env, const FrozenView& view) {
+  const auto& all = view.snapshot.counters;
+  Napi::Array counters = Napi::Array::New(env, all.size());
+  for (uint32_t k = 0; k < all.size(); ++k) {
+    const hotspan::CounterSeries& c = all[k];
+    const size_t n = c.samples.size();
+    Napi::Float64Array ms = Napi::Float64Array::New(env, n);
+    Napi::Float64Array values = Napi::Float64Array::New(env, n);
+    for (size_t i = 0; i < n; ++i) {
+      ms[i] = hotspan::clock::to_ms(c.samples[i].ns, view.origin_ns);
+      values[i] = c.samples[i].value;
+    }
+    Napi::Object series = Napi::Object::New(env);
+    series.Set("name", Napi::String::New(env, c.name));
+    series.Set("times", ms);
+    series.Set("values", values);
+    series.Set("dropped", Napi::Number::New(env, static_cast<double>(c.dropped)));
+    counters.Set(k, series);
+  }
+  return counters;
+}
+
 Napi::Array StatsToJs(Napi::Env env, const std::vector<hotspan::StatsRow>& rows,
                       const hotspan::Tracer& tracer) {
   Napi::Array out = Napi::Array::New(env, rows.size());

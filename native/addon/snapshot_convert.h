@@ -18,6 +18,8 @@ namespace hotspan_addon {
 Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, uint64_t offset, uint64_t count);
 // The records at these global indices (each < the view's size), in this order.
 Napi::Object RecordsToJs(Napi::Env env, FrozenView& view, const std::vector<uint64_t>& indices);
+// The view's counter series (NativeSnapshot.counters), sample times in ms as above.
+Napi::Array CountersToJs(Napi::Env env, const FrozenView& view);
 
 Napi::Array StatsToJs(Napi::Env env, const std::vector<hotspan::StatsRow>& rows,
                       const hotspan::Tracer& tracer);

@@ -119,6 +119,13 @@ Napi::Value OpenGroups(const Napi::CallbackInfo& info) {
   return Num(info.Env(), static_cast<double>(Self(info).tracer->open_groups()));
 }
 
+Napi::Value Counter(const Napi::CallbackInfo& info) {
+  std::string name = ARG_STRING(0, "name");
+  double value = ARG_NUMBER(1, "value");
+  // Counter samples are stored in ns whatever the tracer's unit (tracer.h).
+  return StatusNum(info.Env(), Self(info).tracer->counter(name, hotspan::clock::now_ns(), value));
+}
+
 void Flush(const Napi::CallbackInfo& info) { Self(info).tracer->flush(); }
 
 Napi::Value Pending(const Napi::CallbackInfo& info) {
@@ -128,7 +135,9 @@ Napi::Value Pending(const Napi::CallbackInfo& info) {
 Napi::Value Snapshot(const Napi::CallbackInfo& info) {
   const hotspan::Tracer& tracer = *Self(info).tracer;
   FrozenView view(tracer.freeze(), tracer.origin_ns());
-  return RecordsToJs(info.Env(), view, 0, view.query.size());
+  Napi::Object out = RecordsToJs(info.Env(), view, 0, view.query.size());
+  out.Set("counters", CountersToJs(info.Env(), view));
+  return out;
 }
 
 Napi::Value Freeze(const Napi::CallbackInfo& info) { return NewFrozenView(info.Env(), *Self(info).tracer); }
@@ -297,6 +306,7 @@ const Method kMethods[] = {
     {"groupBegin", nullptr, &Cold<GroupBegin>},
     {"groupEnd", nullptr, &Cold<GroupEnd>},
     {"openGroups", nullptr, &Cold<OpenGroups>},
+    {"counter", nullptr, &Cold<Counter>},
     {"flush", nullptr, &ColdVoid<Flush>},
     {"pending", nullptr, &Cold<Pending>},
     {"snapshot", nullptr, &Cold<Snapshot>},

@@ -17,10 +17,16 @@
 // - Threads, groups and serial tracks: "X"; concurrent tracks: a "b"/"e" pair
 //   per span with id = the span id as a string. Events of one timeline are in
 //   the snapshot's (end) order; viewers sort by ts.
+// - Counters: a "C" event per sample (pid 1, tid 0, args {"value": v}, v the
+//   shortest text that reads back as the same double), after the batch's
+//   spans; samples a full series dropped are counted in
+//   metadata.hotspan_counters_dropped {name: count}.
 #include "chrome_json_writer.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <set>
 #include <utility>
@@ -222,6 +228,7 @@ class ChromeJsonWriter::Impl {
       if (tl.kind == TimelineKind::kTrack) estimate += 120 * tl.records.size();
       for (const auto& a : tl.attrs) estimate += a.second.size();
     }
+    for (const CounterSeries& c : snapshot.counters) estimate += (100 + c.name.size()) * c.samples.size();
     // Streaming: one block plus the largest event that may overshoot it.
     reserve_ = sink_ != nullptr ? std::min(estimate, sink_->block_bytes() + (64 << 10)) : out_.size() + estimate;
     out_.reserve(reserve_);
@@ -232,6 +239,7 @@ class ChromeJsonWriter::Impl {
       if (described_.insert(tl.id).second) timeline_metadata(tl.id, tl.name);
     }
     for (const auto& tl : snapshot.timelines) events(tl);
+    counter_events(snapshot.counters);
     // A streamed batch reaches the sink whole; the last one goes with the end.
     if (sink_ != nullptr && !last) hand_over();
   }
@@ -256,6 +264,21 @@ class ChromeJsonWriter::Impl {
       out_.push_back(',');
       out_.append(doc_.metadata_members);
     }
+    // Samples full counter series refused (counter_store.h), by series name.
+    if (!counters_dropped_.empty()) {
+      out_.append(",\"hotspan_counters_dropped\":{");
+      bool first = true;
+      for (const auto& [name, n] : counters_dropped_) {
+        if (!first) out_.push_back(',');
+        first = false;
+        out_.push_back('"');
+        append_escaped(out_, name.data(), name.size());
+        p = put_lit(buf, "\":");
+        p = put_u64(p, n);
+        out_.append(buf, static_cast<size_t>(p - buf));
+      }
+      out_.push_back('}');
+    }
     out_.append("}}\n", 3);
     if (sink_ != nullptr) hand_over();
   }
@@ -264,6 +287,7 @@ class ChromeJsonWriter::Impl {
     started_ = false;
     first_ = true;
     described_.clear();
+    counters_dropped_.clear();
   }
 
  private:
@@ -418,6 +442,29 @@ class ChromeJsonWriter::Impl {
     }
   }
 
+  // A batch's counter samples as "C" events, each preceded by ",\n".
+  void counter_events(const std::vector<CounterSeries>& counters) {
+    char buf[128];
+    for (const CounterSeries& c : counters) {
+      if (c.dropped != 0) counters_dropped_[c.name] += c.dropped;
+      if (c.samples.empty()) continue;
+      const std::string name = escaped(c.name);
+      for (const CounterSample& sample : c.samples) {
+        sep();
+        out_.append("{\"name\":\"", 9);
+        out_.append(name);
+        char* p = put_lit(buf, "\",\"ph\":\"C\",\"ts\":");
+        p = put_grid(p, grid(sample.ns - doc_.origin_ns));
+        p = put_lit(p, ",\"pid\":1,\"tid\":0,\"args\":{\"value\":");
+        // Finite (CounterStore refuses the rest): shortest round-trip text, valid JSON.
+        p = std::to_chars(p, buf + sizeof buf, sample.value).ptr;
+        p = put_lit(p, "}}");
+        out_.append(buf, static_cast<size_t>(p - buf));
+        boundary();
+      }
+    }
+  }
+
   const DocumentInfo doc_;
   std::string block_;  // the scratch block, with a sink
   std::string& out_;
@@ -428,6 +475,7 @@ class ChromeJsonWriter::Impl {
   std::set<uint32_t> described_;  // timelines whose metadata events are written
   std::vector<std::string> names_;  // escaped, by name id
   std::string attr_scratch_;        // a repaired attribute text, reused
+  std::map<std::string, uint64_t> counters_dropped_;  // per series, summed over batches
   const std::string unknown_name_ = "?";
 };
 

@@ -21,6 +21,12 @@
 //    another's child. Lane 0 is the track itself, lane k >= 1 a child track
 //    "<name> #<k+1>" whose descriptor precedes the track's events.
 //
+// 4. Per counter series (after the batch's spans), a TrackDescriptor with a
+//    CounterDescriptor (named as the series, under the process) on first
+//    sight, then a TYPE_COUNTER event per sample with double_counter_value.
+//    Samples a full series dropped are counted in the descriptor's
+//    description (the descriptor is written again when the count grows).
+//
 // Every packet has trusted_packet_sequence_id 1; begins carry
 // SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
 // annotations: span_id, parent_id (only when the span has a parent that is
@@ -76,6 +82,8 @@ constexpr uint8_t kSeqCleared = 1;     // SEQ_INCREMENTAL_STATE_CLEARED
 constexpr uint8_t kSeqNeedsState = 2;  // SEQ_NEEDS_INCREMENTAL_STATE
 constexpr uint8_t kSliceBegin = 1;
 constexpr uint8_t kSliceEnd = 2;
+constexpr uint8_t kCounter = 4;                // TYPE_COUNTER
+constexpr uint32_t kDoubleCounterValue = 44;   // TrackEvent.double_counter_value (fixed64)
 
 // Debug annotation name iids (interned in the first packet).
 constexpr uint8_t kIidSpanId = 1, kIidParentId = 2, kIidError = 3, kIidAbandoned = 4;
@@ -336,6 +344,7 @@ class PerfettoWriter::Impl {
       estimate += 64 + tl.name.size() + 64 * tl.records.size();
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
+    for (const CounterSeries& c : batch.counters) estimate += 96 + c.name.size() + 32 * c.samples.size();
     open_output(estimate);
     names_known_ = batch.names.size();
     if (!header_sent_) {
@@ -358,6 +367,7 @@ class PerfettoWriter::Impl {
         stack_append(st, tl, last);
       }
     }
+    for (const CounterSeries& c : batch.counters) counter_series(c);
     close_output();
   }
 
@@ -382,6 +392,7 @@ class PerfettoWriter::Impl {
     header_sent_ = false;
     names_sent_ = 0;
     timelines_.clear();
+    counters_.clear();
   }
 
  private:
@@ -565,6 +576,41 @@ class PerfettoWriter::Impl {
       td.str(2, sanitized(tl.name));     // name
     }
     descriptor_packet(td);
+  }
+
+  // A counter series of a batch: its descriptor on first sight (again when
+  // its drop count grows), then one TYPE_COUNTER event per sample.
+  void counter_series(const CounterSeries& c) {
+    auto [it, fresh] = counters_.try_emplace(c.name);
+    CounterState& st = it->second;
+    if (fresh) st.uuid = perfetto_counter_uuid(counters_.size() - 1);
+    st.dropped += c.dropped;
+    if (fresh || c.dropped != 0) {
+      Pb td;
+      td.uint(1, st.uuid);
+      td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+      td.str(2, sanitized(c.name));      // name
+      td.msg(8, Pb{});                   // counter: a CounterDescriptor (defaults)
+      if (st.dropped != 0) {
+        td.str(14, std::to_string(st.dropped) + " samples dropped: the series was full");  // description
+      }
+      descriptor_packet(td);
+    }
+    for (const CounterSample& sample : c.samples) {
+      Pb ev;
+      ev.uint(9, kCounter);   // type
+      ev.uint(11, st.uuid);   // track_uuid
+      uint64_t bits;
+      std::memcpy(&bits, &sample.value, 8);
+      ev.key(kDoubleCounterValue, 1);
+      for (int b = 0; b < 8; ++b) ev.s.push_back(static_cast<char>(bits >> (8 * b)));
+      Pb body;
+      body.uint(8, ts(sample.ns));  // timestamp
+      body.uint(10, kPerfettoSequenceId);
+      body.msg(11, ev);  // track_event
+      packet(body);
+      boundary();
+    }
   }
 
   void lane_descriptor(const TimelineState& tl, uint32_t lane) {
@@ -905,6 +951,12 @@ class PerfettoWriter::Impl {
   size_t names_sent_ = 0;   // names interned so far in this file
   size_t names_known_ = 0;  // the current batch's name table size
   std::map<uint32_t, TimelineState> timelines_;
+  // Counter series by name: their track uuid (in order of first sight) and drops so far.
+  struct CounterState {
+    uint64_t uuid = 0;
+    uint64_t dropped = 0;
+  };
+  std::map<std::string, CounterState> counters_;
   std::vector<Open> open_;
   std::string attr_buf_;
   AttrScratch scratch_;

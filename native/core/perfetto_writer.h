@@ -37,6 +37,9 @@ constexpr uint64_t kPerfettoProcessUuid = 0xFFFFFFFF00000000ull;
 inline uint64_t perfetto_track_uuid(uint32_t timeline, uint32_t lane) {
   return (static_cast<uint64_t>(lane) << 32) | timeline;
 }
+// Counter series k (snapshot order) is a counter track under the process.
+constexpr uint64_t kPerfettoCounterUuidBase = 0xFFFFFFFE00000000ull;
+inline uint64_t perfetto_counter_uuid(size_t series) { return kPerfettoCounterUuidBase + series + 1; }
 
 // The trusted_packet_sequence_id of every packet (one sequence: the
 // interned event names are scoped to it).

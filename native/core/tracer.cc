@@ -11,6 +11,7 @@
 #include "chrome_json_writer.h"
 #include "clock_readings.h"
 #include "close_barrier.h"
+#include "counter_store.h"
 #include "clock.h"
 #include "group_track.h"
 #include "holder_check.h"
@@ -54,6 +55,7 @@ struct Tracer::Impl {
   const TracerOptions options;
   const std::shared_ptr<TracerShared> shared;
   Registry registry;
+  CounterStore counters;
 };
 
 std::shared_ptr<Tracer> Tracer::create(TracerOptions options) {
@@ -188,6 +190,13 @@ size_t Tracer::open_groups() const {
   return g ? g->open_count() : 0;
 }
 
+// ---- counters ----
+
+Status Tracer::counter(std::string_view name, int64_t now_ns, double value) {
+  if (impl_->closed()) return Status::kClosed;
+  return impl_->counters.add(name, now_ns, value) ? Status::kOk : Status::kInvalid;
+}
+
 // ---- finalization ----
 
 void Tracer::flush() {
@@ -216,6 +225,7 @@ FrozenSnapshot Tracer::freeze() const {
   // Names last: every name id in the frozen records was interned before the
   // record was stored, hence before this copy.
   snap.names = impl_->shared->names.all();
+  snap.counters = impl_->counters.copy();
   return snap;
 }
 

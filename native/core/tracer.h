@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "counter_series.h"
 #include "frozen_records.h"
 #include "hotspan.h"
 #include "memory_limit.h"
@@ -81,6 +82,7 @@ template <typename TimelineCopy>
 struct BasicSnapshot {
   std::vector<std::string> names;  // index = name id
   std::vector<TimelineCopy> timelines;
+  std::vector<CounterSeries> counters;  // counter tracks (Tracer::counter)
 };
 
 using SnapshotTimeline = BasicSnapshotTimeline<SpanRecords>;
@@ -149,6 +151,13 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   Status group_begin(uint32_t name, int64_t now, std::string attrs_json = {});
   Status group_end(int64_t now);  // kNoOpenSpan when no group is open
   size_t open_groups() const;
+
+  // ---- counters (thread-safe) ----
+  // A sample of the counter `name` (created on first use) at `now_ns`, in
+  // CLOCK_MONOTONIC ns (clock::now_ns()) whatever the tracer's time unit.
+  // kInvalid for a value that is not finite; kClosed once closed. A series
+  // keeps CounterStore::kMaxSamples samples and counts the rest as dropped.
+  Status counter(std::string_view name, int64_t now_ns, double value);
 
   // ---- finalization ----
   // Drains the pending queue and commits every timeline's written records.

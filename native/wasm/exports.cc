@@ -51,6 +51,9 @@ void shift_times(hotspan::Snapshot& snapshot, int64_t origin_ns) {
       r.end_ns += origin_ns;
     }
   }
+  for (hotspan::CounterSeries& c : snapshot.counters) {
+    for (hotspan::CounterSample& x : c.samples) x.ns += origin_ns;
+  }
 }
 
 // An incremental document (hs_writer_*): one of the core's writer objects,

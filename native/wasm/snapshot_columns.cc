@@ -45,18 +45,20 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
   Reader in{data, size};
   const uint8_t* header = in.take(4 * kHeaderWords);
   if (header == nullptr || u32_at(header, 0) != kColumnsVersion) return false;
-  for (size_t w = 5; w < kHeaderWords; ++w) {
+  for (size_t w = 7; w < kHeaderWords; ++w) {
     if (u32_at(header, w) != 0) return false;
   }
   const uint64_t n = u32_at(header, 1), names = u32_at(header, 2), timelines = u32_at(header, 3),
-                 attrs = u32_at(header, 4);
+                 attrs = u32_at(header, 4), series = u32_at(header, 5), samples = u32_at(header, 6);
   const uint8_t* times = in.take(16 * n);
+  const uint8_t* sample_data = in.take(16 * samples);
   const uint8_t* fields = in.take(4 * kFields * n);
   const uint8_t* tls = in.take(8 * timelines);
   const uint8_t* attr_index = in.take(4 * attrs);
-  const uint8_t* ends = in.take(4 * (names + timelines + attrs));
-  if (times == nullptr || fields == nullptr || tls == nullptr || attr_index == nullptr ||
-      ends == nullptr) {
+  const uint8_t* series_sizes = in.take(8 * series);
+  const uint8_t* ends = in.take(4 * (names + timelines + attrs + series));
+  if (times == nullptr || sample_data == nullptr || fields == nullptr || tls == nullptr ||
+      attr_index == nullptr || series_sizes == nullptr || ends == nullptr) {
     return false;
   }
   const char* bytes = reinterpret_cast<const char*>(in.p);
@@ -134,7 +136,22 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
     tl.attrs.emplace_back(u32_at(fields, kFields * i + 2), std::string());
     if (!string(tl.attrs.back().second)) return false;
   }
-  return true;
+  out.counters.resize(series);
+  uint64_t sample = 0;
+  for (size_t k = 0; k < series; ++k) {
+    CounterSeries& c = out.counters[k];
+    const uint64_t count = u32_at(series_sizes, 2 * k);
+    c.dropped = u32_at(series_sizes, 2 * k + 1);
+    if (count > samples - sample || !string(c.name)) return false;
+    c.samples.resize(count);
+    for (CounterSample& x : c.samples) {
+      double pair[2];
+      std::memcpy(pair, sample_data + 16 * sample++, 16);
+      x.ns = ms_to_ns(pair[0]);
+      x.value = pair[1];
+    }
+  }
+  return sample == samples;
 }
 
 }  // namespace hotspan::wasm

@@ -3,16 +3,20 @@
 //
 // Input layout, little-endian, one buffer:
 //   u32 header[8]: version (kColumnsVersion), record count n, name count N,
-//                  timeline count T, attribute count A, reserved (0) x 3:
-//                  a later section (the clock readings a Perfetto clock
-//                  snapshot needs) is announced there, after the bytes
+//                  timeline count T, attribute count A, counter series count
+//                  C, counter sample count S, reserved (0): a later section
+//                  (the clock readings a Perfetto clock snapshot needs) is
+//                  announced there, after the bytes
 //   f64 times[2n]:  start ms, end ms per record (performance.now() axis)
+//   f64 samples[2S]: ms, value per counter sample, series after series
 //   u32 fields[6n]: name id, timeline id, local id, parent timeline id,
 //                   parent local id, depth << 16 | flags (NativeSnapshot's)
 //   u32 timelines[2T]: id, kind | serial << 8 | exited << 9
 //   u32 attrs[A]:   record index of each attribute text
-//   u32 ends[N + T + A]: end offset of each string in the bytes below, in
-//                   order: names, timeline names, attribute texts
+//   u32 series[2C]: sample count, dropped count of each counter series
+//   u32 ends[N + T + A + C]: end offset of each string in the bytes below,
+//                   in order: names, timeline names, attribute texts,
+//                   counter names
 //   u8  bytes[]:    UTF-8
 // Records may come in any timeline order; each timeline keeps their order.
 // Times become ns as Math.round(ms * 1e6), with origin_ns 0.
