@@ -30,11 +30,12 @@ const ALLOWED: RegExp[] = [
   /^native\/wasm\/hotspan_core\.wasm$/,
   /^prebuilds\/linux-x64\/hotspan\.(glibc|musl)\.node$/,
 ];
-/** Unpacked size of everything but the prebuilt binaries (0.43 MB when this was written, before the wasm build). */
-const MAX_SOURCE_BYTES = 1_000_000;
+/** Unpacked size of everything but the prebuilt binaries (0.43 MB when this was written, before the wasm build; 1.13 MB with the 0.29 MB wasm core of the counters/query merge). */
+const MAX_SOURCE_BYTES = 1_500_000;
 /** Each prebuilt binary (stripped; 0.41 MB when this was written). */
 const MAX_PREBUILD_BYTES = 1_000_000;
-const MAX_FILES = 200;
+/** dist (a .js and a .d.ts per module), esm, the core and binding sources: 218 files at the budget/reads/counters merge. */
+const MAX_FILES = 260;
 
 interface PackFile {
   path: string;

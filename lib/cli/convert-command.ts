@@ -15,10 +15,7 @@ import { readTrace } from './read-trace';
 import { SpanBatches } from './span-batches';
 import { TraceFileError, type ReadSummary } from './trace-model';
 
-export interface ConvertSummary extends ReadSummary {
-  /** Counter samples in the input that the output does not have (no counter tracks yet). */
-  readonly countersDropped: number;
-}
+export type ConvertSummary = ReadSummary;
 
 function openOut(path: string): number {
   try {
@@ -61,7 +58,7 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
     batches.end();
     writer ??= begin();
     writeAll(fd, writer.finish());
-    return { ...summary, countersDropped: batches.counterSamples };
+    return summary;
   } finally {
     closeSync(fd);
   }
@@ -94,11 +91,6 @@ Options:
     }
     if (summary.truncated) {
       process.stderr.write(`hotspan convert: ${input} is cut off; converted up to its last whole record\n`);
-    }
-    if (summary.countersDropped > 0) {
-      process.stderr.write(
-        `hotspan convert: ${String(summary.countersDropped)} counter samples of ${input} are not in ${output} (counter tracks are not converted yet)\n`,
-      );
     }
     return EXIT_OK;
   },

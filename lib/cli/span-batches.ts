@@ -5,9 +5,10 @@
 // parent_id, or a parent on another timeline, as hotspan's span ids tell),
 // then given begin order and depth; so memory is bounded by the largest tree
 // and one batch, not by the file. Spans without hotspan's ids are held to
-// the end. Track spans pass straight through.
+// the end. Track spans pass straight through, and so do counter samples
+// (held at most a batch's worth, like records).
 
-import type { NativeSnapshot } from '../native-binding';
+import type { CounterSeries, NativeSnapshot } from '../native-binding';
 import type { Args, TraceClocks, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
 
 /** Records per batch. */
@@ -46,8 +47,11 @@ function idInKey(key: string): number | undefined {
 export class SpanBatches implements TraceSink {
   /** The input's clocks, when it says them. */
   inputClocks: TraceClocks | undefined;
-  /** Counter samples read and not converted (the writers have no counter tracks yet). */
-  counterSamples = 0;
+  /** Counter tracks by the reader's key: their names. */
+  private readonly counterNames = new Map<string, string>();
+  /** Samples since the last batch, per counter name: [ms, value] pairs. */
+  private samples = new Map<string, number[]>();
+  private sampleCount = 0;
   private readonly timelines = new Map<string, Timeline>();
   private readonly usedIds = new Set<number>();
   private nextId = 1;
@@ -67,7 +71,10 @@ export class SpanBatches implements TraceSink {
   }
 
   timeline(t: TraceTimeline): void {
-    if (t.kind === 'counter') return;
+    if (t.kind === 'counter') {
+      this.counterNames.set(t.key, t.name);
+      return;
+    }
     let id = idInKey(t.key);
     if (id === undefined || this.usedIds.has(id)) {
       while (this.usedIds.has(this.nextId)) this.nextId++;
@@ -91,8 +98,30 @@ export class SpanBatches implements TraceSink {
     if (parent === undefined || timelineOf(parent) !== timelineOf(id)) this.tree(tl);
   }
 
-  counter(): void {
-    this.counterSamples++;
+  counter(timeline: string, tsNs: number, value: number): void {
+    const name = this.counterNames.get(timeline) ?? timeline;
+    let list = this.samples.get(name);
+    if (list === undefined) this.samples.set(name, (list = []));
+    list.push(tsNs / 1e6, value);
+    if (++this.sampleCount === BATCH_RECORDS) this.flush();
+  }
+
+  /** The samples since the last batch as the writers' counter series. */
+  private takeCounters(): CounterSeries[] {
+    const out: CounterSeries[] = [];
+    for (const [name, list] of this.samples) {
+      const n = list.length / 2;
+      const times = new Float64Array(n);
+      const values = new Float64Array(n);
+      for (let k = 0; k < n; k++) {
+        times[k] = list[2 * k];
+        values[k] = list[2 * k + 1];
+      }
+      out.push({ name, times, values, dropped: 0 });
+    }
+    this.samples = new Map();
+    this.sampleCount = 0;
+    return out;
   }
 
   /** Writes what is still held and the last batch. */
@@ -200,6 +229,7 @@ export class SpanBatches implements TraceSink {
         times: this.times.subarray(0, 2 * this.count),
         fields: this.fields.subarray(0, 6 * this.count),
         attrs: this.attrs,
+        counters: this.takeCounters(),
       },
       new Set(tls.filter((t) => !t.stack && t.serial).map((t) => t.id)),
     );
