@@ -232,13 +232,20 @@ export class AutoRecorder {
    * begun meanwhile is that connection's child.
    */
   private connectingNow: AutoSpan | undefined;
+  /**
+   * The TLS connection whose wrapped tls.connect() is running now. From Node
+   * 22 on, Socket.prototype.connect publishes net.client.socket for the
+   * TLSSocket too: that socket is this connection's, not a second one.
+   */
+  private tlsOpening: AutoSpan | undefined;
   /** Connection spans are kept (the net instrument), or only parent DNS spans. */
   private keepConnections = false;
 
   /**
    * TCP connections (net.connect publishes net.client.socket) and TLS
-   * connections (tls.connect publishes nothing in Node 20: it is wrapped, as
-   * dns.lookup is). Also installed for the dns instrument alone, then
+   * connections (tls.connect publishes nothing of its own in Node 20: it is
+   * wrapped, as dns.lookup is; in Node 22 and later its socket also reaches
+   * net.client.socket, and is given to the TLS span). Also installed for the dns instrument alone, then
    * without keeping the connection spans, so a lookup still gets the request
    * that opened its connection as its parent.
    */
@@ -273,6 +280,10 @@ export class AutoRecorder {
     };
     const onSocket = (m: unknown): void => {
       const socket = (m as { socket: Sock }).socket;
+      if (this.tlsOpening !== undefined) {
+        this.connecting.set(socket, this.tlsOpening);
+        return;
+      }
       const s = this.open('net', 'tcp.connect', {});
       this.connecting.set(socket, s);
       follow(socket, s, 'connect', () => undefined);
@@ -292,12 +303,14 @@ export class AutoRecorder {
       const servername = opts?.servername ?? opts?.host;
       if (typeof servername === 'string' && servername !== '') s.attrs.servername = servername;
       const outer = recorder.connectingNow;
-      recorder.connectingNow = s;
+      const outerTls = recorder.tlsOpening;
+      recorder.connectingNow = recorder.tlsOpening = s;
       let socket: Sock;
       try {
         socket = Reflect.apply(original, this, args) as Sock;
       } finally {
         recorder.connectingNow = outer;
+        recorder.tlsOpening = outerTls;
       }
       recorder.connecting.set(socket, s);
       follow(socket, s, 'secureConnect', () => {

@@ -160,26 +160,27 @@ secure.listen(0, '127.0.0.1', () => plain.listen(0, '127.0.0.1', async () => {
 const tlsApp = path.join(tmp, 'tls-app.js');
 writeFileSync(tlsApp, TLS_APP);
 
-// Node 20 only for now: under Node 22 (and later) the TLS socket also
-// reaches net.client.socket, so a TLS connection gets an extra tcp.connect
-// span, and a lookup can start outside the wrapped connect, so it has no
-// parent. Both are open defects of lib/auto-record.ts on those versions,
-// found by the Node 22 run of this suite; the tests say what Node 20 does.
-const NODE_MAJOR = Number(process.versions.node.split('.')[0]);
-
-describe.runIf(NODE_MAJOR === 20)('connections and lookups', () => {
-  function trace(instruments: string): PlainSpan[] {
+// On Node 22 and later a TLS socket also reaches net.client.socket from
+// inside tls.connect(): it stays one tls.connect span (no extra tcp.connect),
+// and the lookup its connect() makes is that span's child. CI runs this
+// suite under Node 20, 22 and 24 (.ci/run).
+describe('connections and lookups', () => {
+  function traceWithTimelines(instruments: string): ReturnType<typeof readSpans> {
     const out = path.join(tmp, `tls-${instruments.replace(/,/g, '-')}.pftrace`);
     const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', instruments, '--no-report', '--', process.execPath, tlsApp], {
       encoding: 'utf8',
       timeout: 120_000,
     });
     expect(r.status, r.stderr).toBe(0);
-    return readSpans(out).spans;
+    return readSpans(out);
   }
+  const trace = (instruments: string): PlainSpan[] => traceWithTimelines(instruments).spans;
 
   it('a TLS connection and its DNS lookup are children of the HTTPS request; a TCP one of the HTTP request', () => {
-    const spans = trace('http,dns,net');
+    const { spans, timelines } = traceWithTimelines('http,dns,net');
+    // One span per connection, each on the async track of its kind in the main process.
+    expect(spans.filter((s) => s.timeline === 'net').map((s) => s.name).sort()).toEqual(['tcp.connect', 'tls.connect']);
+    for (const name of ['net', 'dns']) expect(timelines.filter((t) => t.name === name).map((t) => t.kind)).toEqual(['track']);
     const secure = one(spans, 'http client', 'GET /secure');
     const tlsConnect = one(spans, 'net', 'tls.connect');
     expect(tlsConnect.args).toMatchObject({ servername: 'localhost', address: '127.0.0.1', authorized: true, parent_id: secure.args.span_id });
