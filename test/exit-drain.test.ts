@@ -32,6 +32,34 @@ beforeAll(() => {
   consumerPath = buildConsumer();
 }, 180_000);
 
+const indexPath = JSON.stringify(path.join(repoRoot, 'dist', 'index.js'));
+
+/**
+ * Program lines: a worker joined to the program's `tracer` records
+ * WORKER_SPANS spans, ships them (flush) and says so, then stays alive until
+ * the process ends (its teardown, a holder leaving, drains nothing before
+ * the exit path does). `onDone` runs when it has said so.
+ */
+function joinedWorker(onDone: string): string {
+  const code = `
+const { Tracer } = require(${indexPath});
+const { parentPort, workerData } = require('node:worker_threads');
+const t = Tracer.join(workerData, { threadName: 'joined worker' });
+for (let i = 0; i < ${WORKER_SPANS}; i++) t.trace('worker.span', () => i);
+t.flush();
+parentPort.postMessage('done');
+parentPort.on('message', () => {});
+`;
+  return `
+const worker = new (require('node:worker_threads').Worker)(${JSON.stringify(code)}, { eval: true, workerData: tracer.share() });
+worker.on('message', () => {
+  // Here, not before: attaching the 'message' listener refs the worker again.
+  worker.unref();
+  ${onDone}
+});
+`;
+}
+
 /**
  * The program: `tracerExpr` is the tracer to record into. A joined worker
  * records and says so; then native threads record (run() returns once they
@@ -41,10 +69,8 @@ beforeAll(() => {
  * too: all of those must be there.
  */
 function program(tracerExpr: string, end: 'exit' | 'natural'): string {
-  const index = JSON.stringify(path.join(repoRoot, 'dist', 'index.js'));
   return `
-const { Worker } = require('node:worker_threads');
-const { Tracer } = require(${index});
+const { Tracer } = require(${indexPath});
 const consumer = require(${JSON.stringify(consumerPath)});
 const tracer = ${tracerExpr};
 const api = tracer.nativeApi();
@@ -52,25 +78,12 @@ consumer.startBackground(api, { threads: 1, depth: 1, threadNamePrefix: 'bg', pa
 // After the trace is written ('exit' listeners run in order): the background
 // thread still records while it is written.
 process.on('exit', () => consumer.stopBackground());
-const worker = new Worker(\`
-  const { Tracer } = require(${JSON.stringify(JSON.stringify(path.join(repoRoot, 'dist', 'index.js')).slice(1, -1))});
-  const { parentPort, workerData } = require('node:worker_threads');
-  const t = Tracer.join(workerData, { threadName: 'joined worker' });
-  for (let i = 0; i < ${WORKER_SPANS}; i++) t.trace('worker.span', () => i);
-  t.flush();
-  parentPort.postMessage('done');
-  // Alive until the process ends: its teardown (a holder leaving) drains nothing before the exit path does.
-  parentPort.on('message', () => {});
-\`, { eval: true, workerData: tracer.share() });
-worker.on('message', () => {
-  // Here, not before: attaching the 'message' listener refs the worker again.
-  worker.unref();
+${joinedWorker(`
   // Right before the end, with no event-loop turn after it.
   const tallies = consumer.run(api, { threads: ${THREADS}, spansPerThread: ${SPANS_PER_THREAD}, depth: 2, threadNamePrefix: 'nt' });
   const background = consumer.backgroundRecorded();
   process.stdout.write(JSON.stringify({ native: tallies.reduce((n, t) => n + t.recorded, 0), background }) + '\\n');
-  ${end === 'exit' ? 'process.exit(0);' : ''}
-});
+  ${end === 'exit' ? 'process.exit(0);' : ''}`)}
 `;
 }
 
@@ -114,29 +127,14 @@ describe('the js backend: a joined worker', () => {
   for (const end of ['exit', 'natural'] as const) {
     it(`its shipped records are merged into the trace written at exit (${end === 'exit' ? 'process.exit()' : 'natural end'})`, () => {
       const out = path.join(tmp, `js-${end}.json`);
-      const index = JSON.stringify(path.join(repoRoot, 'dist', 'index.js'));
       const app = path.join(tmp, `js-${end}.js`);
-      // The worker ships its batch (flush) and stays alive: only the owner's
-      // exit path merges the batch (the hub drains at flush).
+      // Only the owner's exit path merges the worker's shipped batch (the hub drains at flush).
       writeFileSync(
         app,
-        `const { Worker } = require('node:worker_threads');
-         const { Tracer } = require(${index});
+        `const { Tracer } = require(${indexPath});
          const tracer = new Tracer({ backend: 'js', writeOnExit: ${JSON.stringify(out)} });
          tracer.trace('main.span', () => 1);
-         const worker = new Worker(\`
-           const { Tracer } = require(\${JSON.stringify(${index})});
-           const { parentPort, workerData } = require('node:worker_threads');
-           const t = Tracer.join(workerData, { threadName: 'joined worker' });
-           for (let i = 0; i < ${WORKER_SPANS}; i++) t.trace('worker.span', () => i);
-           t.flush();
-           parentPort.postMessage('done');
-           parentPort.on('message', () => {});
-         \`, { eval: true, workerData: tracer.share() });
-         worker.on('message', () => {
-           worker.unref();
-           ${end === 'exit' ? 'process.exit(0);' : ''}
-         });`,
+         ${joinedWorker(end === 'exit' ? 'process.exit(0);' : '')}`,
       );
       const r = spawnSync(process.execPath, [app], { encoding: 'utf8', timeout: 120_000 });
       expect(r.status, r.stderr).toBe(0);
