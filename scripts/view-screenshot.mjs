@@ -1,5 +1,5 @@
 // Renders docs/view.png: records a small trace (nested spans on the main
-// thread, concurrent async I/O, a serial track, groups), writes it with
+// thread, concurrent async I/O, a serial track, groups, a counter), writes it with
 // `hotspan view`, and screenshots the page in headless Chromium
 // (/usr/bin/chromium, or HOTSPAN_CHROMIUM). Run after `npm run build:ts`:
 //   node scripts/view-screenshot.mjs
@@ -28,6 +28,7 @@ const tracer = new Tracer();
 const disk = tracer.track('disk', { serial: true });
 for (let step = 0; step < 3; step++) {
   await tracer.group('request', async () => {
+    tracer.counter('queue depth', 4 - step);
     tracer.trace('parse', () => spin(2), { bytes: 4096 * (step + 1) });
     const io = [3, 6, 4].map((ms, k) =>
       tracer.traceAsync(`db.query ${String(k)}`, sleep(ms), { track: 'db', attrs: { table: ['users', 'orders', 'items'][k] } }),
@@ -40,6 +41,7 @@ for (let step = 0; step < 3; step++) {
       });
     });
     await Promise.all([...io, tracer.traceAsync('write log', sleep(2), { track: disk })]);
+    tracer.counter('queue depth', 3 - step);
   });
 }
 await tracer.settle();

@@ -10,8 +10,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { readTrace } from '../lib/cli/read-trace';
-import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
+import { cliPath, readCounterSamples, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-auto-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -210,19 +209,9 @@ describe('connections and lookups', () => {
   }, 120_000);
 });
 
-/** Counter samples by counter name. */
+/** Counter values by counter name. */
 function readCounters(file: string): Map<string, number[]> {
-  const names = new Map<string, string>();
-  const out = new Map<string, number[]>();
-  readTrace(file, {
-    timeline: (t) => names.set(t.key, t.name),
-    span: () => undefined,
-    counter(timeline, _ts, value) {
-      const name = names.get(timeline) ?? '?';
-      out.set(name, [...(out.get(name) ?? []), value]);
-    },
-  });
-  return out;
+  return new Map([...readCounterSamples(file)].map(([name, samples]) => [name, samples.map(([, v]) => v)]));
 }
 
 describe('event-loop delay', () => {

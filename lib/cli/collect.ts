@@ -7,8 +7,9 @@ import type { Args, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
 
 export interface Counter {
   readonly timeline: number;
-  readonly ts: number[];
-  readonly values: number[];
+  /** Sample times (ns) and values, in file order. */
+  readonly ts: Column<Float64Array>;
+  readonly values: Column<Float64Array>;
 }
 
 export interface SlowSpan {
@@ -70,7 +71,7 @@ export class Collected implements TraceSink {
   counter(timeline: string, tsNs: number, value: number): void {
     const tl = this.timelineIndex.get(timeline) ?? -1;
     let c = this.counters.get(tl);
-    if (c === undefined) this.counters.set(tl, (c = { timeline: tl, ts: [], values: [] }));
+    if (c === undefined) this.counters.set(tl, (c = { timeline: tl, ts: new Column(new Float64Array(64)), values: new Column(new Float64Array(64)) }));
     c.ts.push(tsNs);
     c.values.push(value);
   }

@@ -132,7 +132,7 @@ export function buildReport(path: string, top: number, sort: SortKey, opts?: Rea
     let sum = 0;
     let min = Infinity;
     let max = -Infinity;
-    for (const v of k.values) {
+    for (const v of k.values.view()) {
       sum += v;
       if (v < min) min = v;
       if (v > max) max = v;

@@ -11,9 +11,11 @@ export const viewCommand: Command = {
   help: `Usage: hotspan view <trace> [-o trace.html]
 
 Writes one self-contained HTML file (no network, nothing fetched) showing the
-trace: a row per thread and per lane of a track, nested spans, zoom (wheel)
-and pan (drag), search by name, a tooltip with times and attributes, and a
-flame graph of where time went. Open it in any browser.
+trace: a row per thread and per lane of a track, nested spans, a row per
+counter track (tracer.counter(), the event-loop delay) drawn as a step chart,
+zoom (wheel) and pan (drag), search by name, a tooltip with times and
+attributes (a counter's: the value at that time), and a flame graph of where
+time went. Open it in any browser.
 
 Options:
   -o, --output FILE   the HTML file (default: the trace's name + .html)
@@ -36,7 +38,8 @@ Options:
       progress.done();
     }
     if (r.summary.truncated) process.stderr.write(`hotspan view: ${input} is cut off; showing up to its last whole record\n`);
-    process.stdout.write(`${output}: ${String(r.spans)} spans on ${String(r.rows)} rows\n`);
+    const counters = r.counters > 0 ? `, ${String(r.counters)} counter track${r.counters === 1 ? '' : 's'}` : '';
+    process.stdout.write(`${output}: ${String(r.spans)} spans on ${String(r.rows)} rows${counters}\n`);
     return EXIT_OK;
   },
 };

@@ -2,8 +2,12 @@
 // /*HOTSPAN_TITLE*/ and /*HOTSPAN_DATA*/ replaced by lib/cli/view.ts. Canvas
 // drawing; per (row, depth) the spans are sorted and disjoint, so a frame
 // binary-searches the first visible one and merges runs narrower than a pixel.
+// Counter tracks are rows of their own below the spans: a step chart (a value
+// holds until the next sample) whose samples within one pixel column become
+// one vertical stroke from their least to their greatest value.
 // The page publishes what it drew on window.hotspanView (rows, spans shown,
-// rectangles drawn, draw time) for tests and for the curious.
+// rectangles drawn, counter samples and points, draw time) for tests and for
+// the curious.
 
 export const VIEW_PAGE = `<!doctype html>
 <html lang="en">
@@ -48,11 +52,17 @@ export const VIEW_PAGE = `<!doctype html>
   var NAME = col(D.name, Int32Array), ROW = col(D.row, Int32Array), DEPTH = col(D.depth, Int32Array);
   var START = col(D.start, Float64Array), DUR = col(D.dur, Float64Array);
   var N = NAME.length, ROWS = D.rows.length;
-  var LANE_H = 18, LABEL_W = 170, TOP = 4;
+  var LANE_H = 18, LABEL_W = 170, TOP = 4, COUNTER_H = 44;
+  var CTS = D.counters.map(function (c) { return col(c.ts, Float64Array); });
+  var CV = D.counters.map(function (c) { return col(c.value, Float64Array); });
+  var NC = D.counters.length;
 
   // Offsets of each (row, depth) run; rowY: top of each row in px.
   var runs = [], rowY = [], y = TOP;
   for (var r = 0; r < ROWS; r++) { rowY.push(y); y += D.rowDepths[r] * LANE_H + 6; runs.push([]); }
+  // counterY: top of each counter row, after the span rows.
+  var counterY = [];
+  for (var c = 0; c < NC; c++) { counterY.push(y); y += COUNTER_H + 6; }
   var totalH = y;
   for (var k = 0; k < N; k++) {
     var rr = runs[ROW[k]], d = DEPTH[k];
@@ -61,6 +71,7 @@ export const VIEW_PAGE = `<!doctype html>
   }
   var tEnd = 0;
   for (k = 0; k < N; k++) tEnd = Math.max(tEnd, START[k] + DUR[k]);
+  for (c = 0; c < NC; c++) if (CTS[c].length) tEnd = Math.max(tEnd, CTS[c][CTS[c].length - 1]);
   if (tEnd <= 0) tEnd = 1;
   var view = { t0: 0, t1: tEnd, scroll: 0 };
   var query = '', matchName = null;
@@ -79,13 +90,66 @@ export const VIEW_PAGE = `<!doctype html>
   var tl = document.getElementById('tl'), main = document.getElementById('main');
   var ctx = tl.getContext('2d');
   var W = 0, H = 0, dpr = window.devicePixelRatio || 1;
-  var stats = { rows: ROWS, spans: N, spansShown: 0, rectsDrawn: 0, drawMs: 0, frames: 0, ready: false };
+  var stats = { rows: ROWS, spans: N, spansShown: 0, rectsDrawn: 0, counters: NC, counterSamples: 0,
+    counterSamplesShown: 0, counterPoints: 0, drawMs: 0, frames: 0, ready: false };
+  for (c = 0; c < NC; c++) stats.counterSamples += CTS[c].length;
   window.hotspanView = stats;
 
   function resize() {
     W = main.clientWidth; H = main.clientHeight;
     tl.width = W * dpr; tl.height = H * dpr; tl.style.width = W + 'px'; tl.style.height = H + 'px';
     draw();
+  }
+
+  // Last i with ts[i] <= t, or -1.
+  function lastAtOrBefore(ts, t) {
+    var a = 0, b = ts.length;
+    while (a < b) { var m = (a + b) >> 1; if (ts[m] <= t) a = m + 1; else b = m; }
+    return a - 1;
+  }
+  function counterScale(c) {
+    var lo = Math.min(0, D.counters[c].min), hi = Math.max(0, D.counters[c].max);
+    return hi > lo ? [lo, hi] : [lo, lo + 1];
+  }
+  function fmtValue(v) { return String(Number(v.toPrecision(6))); }
+
+  // One counter row: the step line and the area under it (down to 0, or the
+  // least value when all are negative). Returns [samples in view, points drawn].
+  function drawCounter(c, top, pxPerNs) {
+    var ts = CTS[c], vs = CV[c], n = ts.length;
+    if (n === 0) return [0, 0];
+    var sc = counterScale(c), lo = sc[0], hi = sc[1];
+    var yOf = function (v) { return top + COUNTER_H - 1 - (v - lo) / (hi - lo) * (COUNTER_H - 4); };
+    var xOf = function (t) { return Math.max(LABEL_W, Math.min(W, LABEL_W + (t - view.t0) * pxPerNs)); };
+    var i = Math.max(0, lastAtOrBefore(ts, view.t0));
+    if (ts[i] > view.t1) return [0, 0];
+    var xStart = xOf(ts[i]), yLast = yOf(vs[i]), colPx = Math.floor(xStart), yMin = yLast, yMax = yLast, many = false;
+    var shown = 1, points = 1;
+    ctx.beginPath();
+    ctx.moveTo(xStart, yLast);
+    for (i++; i < n && ts[i] <= view.t1; i++) {
+      shown++;
+      var yi = yOf(vs[i]), xi = xOf(ts[i]), px = Math.floor(xi);
+      if (px === colPx) {
+        if (yi < yMin) yMin = yi;
+        if (yi > yMax) yMax = yi;
+        yLast = yi; many = true;
+        continue;
+      }
+      if (many) { ctx.lineTo(colPx, yMin); ctx.lineTo(colPx, yMax); ctx.lineTo(colPx, yLast); points += 3; }
+      ctx.lineTo(xi, yLast); ctx.lineTo(xi, yi); points += 2;
+      colPx = px; yLast = yMin = yMax = yi; many = false;
+    }
+    if (many) { ctx.lineTo(colPx, yMin); ctx.lineTo(colPx, yMax); ctx.lineTo(colPx, yLast); points += 3; }
+    // The last value holds to the next sample (out of view) or the end of the trace.
+    var xEnd = i < n ? xOf(ts[i]) : xOf(tEnd);
+    ctx.lineTo(xEnd, yLast); points++;
+    var hue = (c * 67 + 200) % 360;
+    ctx.strokeStyle = 'hsl(' + hue + ',60%,38%)'; ctx.lineWidth = 1.25; ctx.stroke();
+    var base = yOf(Math.max(lo, Math.min(0, hi)));
+    ctx.lineTo(xEnd, base); ctx.lineTo(xStart, base); ctx.closePath();
+    ctx.fillStyle = 'hsla(' + hue + ',60%,55%,.35)'; ctx.fill();
+    return [shown, points];
   }
 
   // First k in [a, b) with START[k] + DUR[k] >= t (ends are sorted too: a run's spans are disjoint).
@@ -141,6 +205,21 @@ export const VIEW_PAGE = `<!doctype html>
       ctx.fillStyle = '#fff'; ctx.fillRect(0, top - 2, LABEL_W, h + 4);
       ctx.fillStyle = '#333'; ctx.fillText(D.rows[r], 6, top + LANE_H / 2 - 1, LABEL_W - 10);
     }
+    var cShown = 0, cPoints = 0;
+    for (var c = 0; c < NC; c++) {
+      var ctop = counterY[c] - view.scroll;
+      if (ctop > H || ctop + COUNTER_H < 0) continue;
+      ctx.fillStyle = (ROWS + c) % 2 ? '#fafafa' : '#f2f4f7';
+      ctx.fillRect(LABEL_W, ctop - 2, plotW, COUNTER_H + 4);
+      ctx.save(); ctx.beginPath(); ctx.rect(LABEL_W, ctop - 2, plotW, COUNTER_H + 4); ctx.clip();
+      var got = drawCounter(c, ctop, pxPerNs);
+      ctx.restore();
+      cShown += got[0]; cPoints += got[1];
+      ctx.fillStyle = '#fff'; ctx.fillRect(0, ctop - 2, LABEL_W, COUNTER_H + 4);
+      ctx.fillStyle = '#333'; ctx.fillText(D.counters[c].name, 6, ctop + LANE_H / 2 - 1, LABEL_W - 10);
+      var sc = counterScale(c);
+      ctx.fillStyle = '#777'; ctx.fillText(fmtValue(sc[0]) + ' .. ' + fmtValue(sc[1]), 6, ctop + LANE_H * 1.5 - 1, LABEL_W - 10);
+    }
     // Time axis.
     ctx.fillStyle = 'rgba(255,255,255,.9)'; ctx.fillRect(LABEL_W, H - 16, plotW, 16);
     ctx.fillStyle = '#555';
@@ -152,6 +231,7 @@ export const VIEW_PAGE = `<!doctype html>
       ctx.fillText(fmt(g), gx + 3, H - 8);
     }
     stats.spansShown = shown; stats.rectsDrawn = rects; stats.frames++;
+    stats.counterSamplesShown = cShown; stats.counterPoints = cPoints;
     stats.drawMs = performance.now() - t;
   }
 
@@ -169,14 +249,30 @@ export const VIEW_PAGE = `<!doctype html>
     return -1;
   }
 
+  // The counter sample in force under (mx, my): its text, or null.
+  function counterTip(mx, my) {
+    var yAbs = my + view.scroll;
+    for (var c = 0; c < NC; c++) {
+      if (yAbs < counterY[c] || yAbs >= counterY[c] + COUNTER_H) continue;
+      var t = view.t0 + (mx - LABEL_W) / (W - LABEL_W) * (view.t1 - view.t0);
+      var i = lastAtOrBefore(CTS[c], t);
+      if (i < 0) return null;
+      return D.counters[c].name + '\\nvalue ' + String(CV[c][i]) + '\\nsince ' + fmt(CTS[c][i]) +
+        (i + 1 < CTS[c].length ? '\\nuntil ' + fmt(CTS[c][i + 1]) : '');
+    }
+    return null;
+  }
+
   var tip = document.getElementById('tip');
   function showTip(e) {
-    var rect = tl.getBoundingClientRect();
-    var k = hit(e.clientX - rect.left, e.clientY - rect.top);
-    if (k < 0) { tip.style.display = 'none'; return; }
-    var text = D.names[NAME[k]] + '\\n' + D.rows[ROW[k]] + '\\nstart ' + fmt(START[k]) + '\\nduration ' + fmt(DUR[k]);
-    var a = D.args[k];
-    if (a) { try { var o = JSON.parse(a); for (var key in o) text += '\\n' + key + ': ' + JSON.stringify(o[key]); } catch (err) { text += '\\n' + a; } }
+    var rect = tl.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
+    var k = hit(mx, my), text = k < 0 && mx >= LABEL_W ? counterTip(mx, my) : null;
+    if (k < 0 && text === null) { tip.style.display = 'none'; return; }
+    if (k >= 0) {
+      text = D.names[NAME[k]] + '\\n' + D.rows[ROW[k]] + '\\nstart ' + fmt(START[k]) + '\\nduration ' + fmt(DUR[k]);
+      var a = D.args[k];
+      if (a) { try { var o = JSON.parse(a); for (var key in o) text += '\\n' + key + ': ' + JSON.stringify(o[key]); } catch (err) { text += '\\n' + a; } }
+    }
     tip.textContent = text;
     tip.style.display = 'block';
     tip.style.left = Math.min(e.clientX + 12, window.innerWidth - 300) + 'px';
@@ -265,7 +361,8 @@ export const VIEW_PAGE = `<!doctype html>
   });
   fg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
 
-  document.getElementById('info').textContent = D.title + ': ' + N + ' spans, ' + ROWS + ' rows, ' + fmt(tEnd) +
+  document.getElementById('info').textContent = D.title + ': ' + N + ' spans, ' + ROWS + ' rows, ' +
+    (NC ? NC + ' counter' + (NC === 1 ? '' : 's') + ', ' : '') + fmt(tEnd) +
     (D.truncated ? ' (file cut off: read up to its last whole record)' : '');
   window.addEventListener('resize', function () { resize(); drawFlame(); });
   resize();

@@ -1,9 +1,11 @@
 // `hotspan view`: one self-contained HTML file (no network) showing a trace:
 // a row per thread and per lane of a track, nested spans drawn on a canvas,
-// zoom and pan, search, tooltips, and a flame graph of where time went. The
-// spans are embedded as base64 typed-array columns (26 bytes a span before
-// base64), sorted by row, depth and start, so the page draws only what falls
-// in view and merges spans narrower than a pixel.
+// a row per counter track (a step chart), zoom and pan, search, tooltips,
+// and a flame graph of where time went. The spans are embedded as base64
+// typed-array columns (26 bytes a span before base64), sorted by row, depth
+// and start, so the page draws only what falls in view and merges spans
+// narrower than a pixel; counter samples likewise (16 bytes a sample), in
+// time order, drawn as at most a few points per pixel column.
 
 import { writeFileSync } from 'node:fs';
 
@@ -30,12 +32,26 @@ export interface ViewData {
   fgName: number[];
   fgParent: number[];
   fgTotal: number[];
+  /** Counter tracks, drawn as rows after the span rows, in the trace's order. */
+  counters: ViewCounter[];
   truncated: boolean;
+}
+
+export interface ViewCounter {
+  name: string;
+  /** base64 Float64 columns in time order: sample times (ns from the same zero as the spans' starts) and values. */
+  ts: string;
+  value: string;
+  min: number;
+  max: number;
 }
 
 const b64 = (a: Int32Array | Float64Array): string => Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
 
-export function buildView(path: string, opts?: ReadOptions): { data: ViewData; summary: ReadSummary; spans: number; rows: number } {
+export function buildView(
+  path: string,
+  opts?: ReadOptions,
+): { data: ViewData; summary: ReadSummary; spans: number; rows: number; counters: number } {
   const c = new Collected('all');
   const summary = readTrace(path, c, opts);
   const n = c.count;
@@ -61,6 +77,9 @@ export function buildView(path: string, opts?: ReadOptions): { data: ViewData; s
     rowDepths[r] = Math.max(rowDepths[r], lay.depth[i] + 1);
     if (start[i] < t0) t0 = start[i];
   }
+  const series = [...c.counters.values()].map((k) => ({ name: c.timelines[k.timeline]?.name ?? '?', ...timeOrdered(k.ts.view(), k.values.view()) }));
+  for (const k of series) if (k.ts.length > 0 && k.ts[0] < t0) t0 = k.ts[0];
+  if (t0 === Infinity) t0 = 0;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => rowOf(a) - rowOf(b) || lay.depth[a] - lay.depth[b] || start[a] - start[b] || a - b,
   );
@@ -116,9 +135,28 @@ export function buildView(path: string, opts?: ReadOptions): { data: ViewData; s
     fgName,
     fgParent,
     fgTotal,
+    counters: series.map((k) => {
+      let min = Infinity;
+      let max = -Infinity;
+      for (let i = 0; i < k.values.length; i++) {
+        k.ts[i] -= t0;
+        if (k.values[i] < min) min = k.values[i];
+        if (k.values[i] > max) max = k.values[i];
+      }
+      return { name: k.name, ts: b64(k.ts), value: b64(k.values), min, max };
+    }),
     truncated: summary.truncated,
   };
-  return { data, summary, spans: n, rows: rows.length };
+  return { data, summary, spans: n, rows: rows.length, counters: series.length };
+}
+
+/** Copies of a series' columns sorted by time (stable: samples at one time keep their file order). */
+function timeOrdered(ts: Float64Array, values: Float64Array): { ts: Float64Array; values: Float64Array } {
+  let sorted = true;
+  for (let i = 1; i < ts.length && sorted; i++) sorted = ts[i - 1] <= ts[i];
+  if (sorted) return { ts: ts.slice(), values: values.slice() };
+  const order = Array.from({ length: ts.length }, (_, i) => i).sort((a, b) => ts[a] - ts[b] || a - b);
+  return { ts: Float64Array.from(order, (i) => ts[i]), values: Float64Array.from(order, (i) => values[i]) };
 }
 
 /** The page with `data` embedded; '<' escaped so no string in the trace can close the script element. */
@@ -131,12 +169,12 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"]/g, (ch) => `&#${String(ch.charCodeAt(0))};`);
 }
 
-export function writeView(input: string, output: string, opts?: ReadOptions): { spans: number; rows: number; summary: ReadSummary } {
+export function writeView(input: string, output: string, opts?: ReadOptions): { spans: number; rows: number; counters: number; summary: ReadSummary } {
   const v = buildView(input, opts);
   try {
     writeFileSync(output, viewHtml(v.data));
   } catch (e) {
     throw new TraceFileError(output, `cannot write: ${(e as Error).message}`);
   }
-  return { spans: v.spans, rows: v.rows, summary: v.summary };
+  return { spans: v.spans, rows: v.rows, counters: v.counters, summary: v.summary };
 }

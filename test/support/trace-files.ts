@@ -10,6 +10,7 @@ import { Tracer } from '../../lib/index';
 import { readTrace } from '../../lib/cli/read-trace';
 import type { Args, ReadSummary, TraceTimeline } from '../../lib/cli/trace-model';
 import type { ClockReadings } from '../../lib/clock';
+import type { CounterSeries } from '../../lib/native-binding';
 import { WasmDocumentWriter } from '../../lib/wasm-core';
 
 export const repoRoot = path.join(__dirname, '..', '..');
@@ -176,6 +177,49 @@ export async function knownTrace(dir: string): Promise<{ json: string; pftrace: 
   return { json, pftrace };
 }
 
+/**
+ * A trace with counter tracks, recorded by the js backend on an injected
+ * clock (ms): main thread: req 0-10; counter "queue": 4 at 1, 10 at 3, 2.5
+ * at 6, 7 at 9; counter "event loop delay max (ms)": 0 at 2, 120 at 8.
+ */
+export async function counterTrace(dir: string): Promise<{ json: string; pftrace: string }> {
+  let now = 0;
+  const t = new Tracer({ backend: 'js', clock: () => now });
+  const at = (ms: number, f: () => void): void => {
+    now = ms;
+    f();
+  };
+  at(0, () => t.begin('req'));
+  at(1, () => t.counter('queue', 4));
+  at(2, () => t.counter('event loop delay max (ms)', 0));
+  at(3, () => t.counter('queue', 10));
+  at(6, () => t.counter('queue', 2.5));
+  at(8, () => t.counter('event loop delay max (ms)', 120));
+  at(9, () => t.counter('queue', 7));
+  at(10, () => t.end());
+  const json = path.join(dir, 'counters.json');
+  const pftrace = path.join(dir, 'counters.pftrace');
+  await t.write(json);
+  await t.write(pftrace);
+  t.close();
+  return { json, pftrace };
+}
+
+/** Counter samples of a file through lib/cli/read-trace: [ns, value] pairs by counter name, in file order. */
+export function readCounterSamples(file: string): Map<string, Array<[number, number]>> {
+  const names = new Map<string, string>();
+  const out = new Map<string, Array<[number, number]>>();
+  readTrace(file, {
+    timeline: (t) => names.set(t.key, t.name),
+    span: () => undefined,
+    counter(timeline, ts, value) {
+      const name = names.get(timeline) ?? '?';
+      out.set(name, [...(out.get(name) ?? []), [ts, value]]);
+    },
+  });
+  return out;
+}
+
 /** Runs the built CLI. */
 export function cli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv } = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [cliPath, ...args], {
@@ -208,7 +252,16 @@ export interface GenRecord {
  */
 export function writeGeneratedPerfetto(
   file: string,
-  gen: { names: string[]; threads: string[]; trees: number; records: (thread: number, i: number) => GenRecord[]; originNs: bigint; clocks: ClockReadings },
+  gen: {
+    names: string[];
+    threads: string[];
+    trees: number;
+    records: (thread: number, i: number) => GenRecord[];
+    originNs: bigint;
+    clocks: ClockReadings;
+    /** Written after the spans, in a batch of their own. */
+    counters?: CounterSeries[];
+  },
 ): void {
   const fd = openSync(file, 'w');
   const w = new WasmDocumentWriter('perfetto', gen.clocks, gen.originNs);
@@ -233,6 +286,9 @@ export function writeGeneratedPerfetto(
       put(w.append({ names, timelines, count: recs.length, times, fields, attrs }, new Set()));
       names = [];
     }
+  }
+  if (gen.counters !== undefined) {
+    put(w.append({ names, timelines: [], count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], counters: gen.counters }, new Set()));
   }
   put(w.finish());
   closeSync(fd);
