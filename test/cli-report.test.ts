@@ -12,8 +12,10 @@ import { Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/native-loader';
 import { buildReport } from '../lib/cli/report';
 import { readTrace } from '../lib/cli/read-trace';
+import { WasmDocumentWriter } from '../lib/wasm-core';
 import {
   cli,
+  cliOk,
   knownTrace,
   perfettoType,
   protobufjsSpans,
@@ -31,6 +33,61 @@ let known: { json: string; pftrace: string };
 beforeAll(async () => {
   known = await knownTrace(tmp);
 });
+
+/** Recording counts as hotspan writes them (docs: coord.md / the stream writer); k varies them. */
+function countsOf(k: number): Record<string, number> {
+  return { produced: 15 + 2 * k, kept: 10, released: 1 + k, overwritten: 2 + k, dropped: 3 + k, ...(k > 0 ? { stream_written: 4 * k + 4, stream_missed: k } : {}) };
+}
+
+/** Offsets after each packet of a Perfetto trace (tag 0x0a, varint length, body). */
+function packetEnds(bytes: Uint8Array): number[] {
+  const ends: number[] = [];
+  for (let p = 0; p < bytes.length; ) {
+    let len = 0;
+    let shift = 1;
+    let q = p + 1;
+    for (;;) {
+      const b = bytes[q++];
+      len += (b & 0x7f) * shift;
+      shift *= 128;
+      if (b < 0x80) break;
+    }
+    p = q + len;
+    ends.push(p);
+  }
+  expect(ends[ends.length - 1]).toBe(bytes.length);
+  return ends;
+}
+
+/**
+ * A streamed file: the core's incremental writer fed three batches, each with
+ * a name new to it (interned in a packet of its own, SEQ_NEEDS_INCREMENTAL_STATE)
+ * and a root span "step k" with a child "inner k" on thread "main". When
+ * `counts` > 0 the file ends with the "hotspan.counts" instant a finished
+ * stream file carries (countsOf(counts)), encoded with the upstream schema.
+ */
+function streamedTrace(file: string, counts: number): string {
+  const w = new WasmDocumentWriter('perfetto', { monotonicNs: 5_000_000n, realtimeNs: 1_800_000_000_000_000_000n }, 0n);
+  const parts: Uint8Array[] = [];
+  const timelines = [{ id: 1, name: 'main', kind: 'js' as const, exited: false }];
+  for (let k = 0; k < 3; k++) {
+    const at = 1 + 10 * k; // ms
+    const times = new Float64Array([at + 1, at + 3, at, at + 5]);
+    // [name, timeline, local, parent timeline, parent local, depth << 16]; end order: the child first.
+    const fields = new Uint32Array([2 * k + 1, 1, 2 * k + 2, 1, 2 * k + 1, 1 << 16, 2 * k, 1, 2 * k + 1, 0, 0, 0]);
+    const names = [`step ${String(k)}`, `inner ${String(k)}`];
+    parts.push(Buffer.from(w.append({ names, timelines, count: 2, times, fields, attrs: [] }, new Set())));
+  }
+  parts.push(Buffer.from(w.finish()));
+  if (counts > 0) {
+    const t = perfettoType();
+    const annotations = Object.entries(countsOf(counts)).map(([name, v]) => ({ name, uintValue: v }));
+    const trackEvent = { type: 'TYPE_INSTANT', trackUuid: '18446744069414584320', name: 'hotspan.counts', debugAnnotations: annotations };
+    parts.push(t.encode(t.fromObject({ packet: [{ trustedPacketSequenceId: 1, timestamp: 1_040_000_000, trackEvent }] })).finish());
+  }
+  writeFileSync(file, Buffer.concat(parts));
+  return file;
+}
 
 describe('report on a trace of known content', () => {
   for (const format of ['json', 'pftrace'] as const) {
@@ -218,42 +275,79 @@ describe('the Perfetto reader follows the schema', () => {
 });
 
 describe('cut-off and non-trace files', () => {
-  it('a Perfetto file cut mid-packet reads up to its last whole packet', () => {
-    const bytes = readFileSync(known.pftrace);
-    const whole = protobufjsSpans(bytes);
-    // Packet boundaries (tag 0x0a, varint length, body).
-    const ends: number[] = [];
-    for (let p = 0; p < bytes.length; ) {
-      let len = 0;
-      let shift = 1;
-      let q = p + 1;
-      for (;;) {
-        const b = bytes[q++];
-        len += (b & 0x7f) * shift;
-        shift *= 128;
-        if (b < 0x80) break;
+  for (const which of ['known', 'streamed'] as const) {
+    it(`a Perfetto file cut at any byte reads up to its last whole packet and says so (${which})`, () => {
+      const file = which === 'known' ? known.pftrace : streamedTrace(path.join(tmp, 'streamed.pftrace'), 0);
+      const bytes = readFileSync(file);
+      const ends = packetEnds(bytes);
+      const cutFile = path.join(tmp, `cut-${which}.pftrace`);
+      for (let cut = 1; cut < bytes.length; cut++) {
+        writeFileSync(cutFile, bytes.subarray(0, cut));
+        if (cut < ends[0]) {
+          expect(() => readSpans(cutFile)).toThrow(`${cutFile}: truncated at byte ${String(cut)}, before its first whole Perfetto packet`);
+          continue;
+        }
+        const lastWhole = Math.max(...ends.filter((e) => e <= cut));
+        const r = readSpans(cutFile);
+        expect(r.summary, `cut at ${String(cut)}`).toMatchObject({ truncated: lastWhole < cut, lastWhole: { unit: 'byte', at: lastWhole }, counts: undefined });
+        expect(relative(r.spans), `cut at ${String(cut)}`).toEqual(relative(protobufjsSpans(bytes.subarray(0, lastWhole))));
+        // Every name interned by then resolves (the streamed file interns new names batch by batch).
+        for (const x of r.spans) expect(x.name).not.toBe('?');
       }
-      p = q + len;
-      ends.push(p);
-    }
-    expect(ends[ends.length - 1]).toBe(bytes.length);
-    // Cut one byte before the end, just after a packet's tag, and in the middle of packets at 1/2 and 3/4.
-    const k2 = Math.floor(ends.length / 2);
-    const k3 = Math.floor((ends.length * 3) / 4);
-    const cuts = [bytes.length - 1, ends[k2 - 1] + 1, (ends[k2 - 1] + ends[k2]) >> 1, (ends[k3 - 1] + ends[k3]) >> 1];
-    for (const cut of cuts) {
-      const file = path.join(tmp, `cut${String(cut)}.pftrace`);
-      writeFileSync(file, bytes.subarray(0, cut));
-      const lastWhole = Math.max(...ends.filter((e) => e <= cut));
-      expect(lastWhole).toBeLessThan(cut);
-      const r = readSpans(file);
-      expect(r.summary.truncated, `cut at ${String(cut)}`).toBe(true);
-      expect(relative(r.spans)).toEqual(relative(protobufjsSpans(bytes.subarray(0, lastWhole))));
-      expect(r.spans.length).toBeLessThanOrEqual(whole.length);
-      const out = cli(['report', file]);
-      expect(out.status).toBe(0);
-      expect(out.stdout).toContain('truncated');
-    }
+      const mid = (ends[ends.length - 3] + ends[ends.length - 2]) >> 1;
+      writeFileSync(cutFile, bytes.subarray(0, mid));
+      const out = cli(['report', cutFile]);
+      expect(out.status, out.stderr).toBe(0);
+      expect(out.stdout).toContain(`truncated: the file ends at byte ${String(mid)} inside a packet; read up to its last whole packet, which ends at byte ${String(ends[ends.length - 3])}`);
+      expect(out.stdout).toContain('recording counts: unknown');
+    });
+  }
+
+  it('a streamed file: its recording counts, its names interned batch by batch', () => {
+    const file = streamedTrace(path.join(tmp, 'streamed-counts.pftrace'), 1);
+    const { spans, summary } = readSpans(file);
+    expect(spans.map((x) => x.name)).toEqual(['step 0', 'inner 0', 'step 1', 'inner 1', 'step 2', 'inner 2']);
+    expect(summary.counts).toEqual(countsOf(1));
+    const out = cli(['report', file]);
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout).toContain('lost while recording: dropped 4, overwritten 3\n');
+    expect(out.stdout).toContain('recorded: produced 17, kept 10, released 2\n');
+    expect(out.stdout).toContain('stream: wrote 8 records in its files, missed 1');
+    const json = JSON.parse(cliOk(['report', file, '--json'])) as { counts: unknown; dropped: number; overwritten: number };
+    expect(json).toMatchObject({ counts: countsOf(1), dropped: 4, overwritten: 3 });
+  });
+
+  it("a rotated stream's files read as one trace; the counts are the newest file's", () => {
+    const first = streamedTrace(path.join(tmp, 'rotated.0.pftrace'), 1);
+    const second = streamedTrace(path.join(tmp, 'rotated.1.pftrace'), 2);
+    const r = buildReport([first, second], 20, 'total');
+    expect(r.spans).toBe(12);
+    expect(r.timelines.map((t) => [t.name, t.spans])).toEqual([['main', 12]]);
+    expect(r.names.find((n) => n.name === 'step 0')?.count).toBe(2);
+    expect(r).toMatchObject({ counts: countsOf(2), countsFrom: second, truncated: false });
+    const out = cli(['report', first, second]);
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout).toContain('(2 files read as one trace), 12 spans');
+    expect(out.stdout).toContain(`lost while recording: dropped 5, overwritten 4 (from ${second})`);
+  });
+
+  it('a file that begins mid-stream: the packets that need names from before its start are skipped and counted', () => {
+    const bytes = readFileSync(streamedTrace(path.join(tmp, 'streamed-front.pftrace'), 0));
+    const ends = packetEnds(bytes);
+    // Without its first packet (the one that clears the state and interns the first names).
+    const rest = bytes.subarray(ends[0]);
+    const file = path.join(tmp, 'front-cut.pftrace');
+    writeFileSync(file, rest);
+    // What needs the state, by protobufjs: every packet flagged SEQ_NEEDS_INCREMENTAL_STATE (2).
+    const t = perfettoType();
+    const packets = (t.toObject(t.decode(rest)) as { packet: Array<{ sequenceFlags?: number }> }).packet;
+    const needing = packets.filter((p) => ((p.sequenceFlags ?? 0) & 2) !== 0).length;
+    expect(needing).toBeGreaterThan(0);
+    const { spans, summary } = readSpans(file);
+    expect(summary.skipped).toBe(needing);
+    expect(spans).toEqual([]);
+    const out = cli(['report', file]);
+    expect(out.stdout).toContain(`${String(needing)} packet(s) skipped: they need interned names from before the file's start`);
   });
 
   it('a JSON file cut mid-event reads up to its last whole event', () => {
@@ -269,6 +363,56 @@ describe('cut-off and non-trace files', () => {
     for (const s of r.spans) expect(full.spans).toContainEqual(s);
   });
 
+  it('a JSON file cut at any byte reads up to its last whole event, or names the byte where it ends', () => {
+    // known.json with recording counts in its metadata, as hotspan writes them.
+    const text = readFileSync(known.json, 'utf8').replace('"metadata":{', `"metadata":{"hotspan":${JSON.stringify(countsOf(0))},`);
+    const bytes = Buffer.from(text);
+    const full = path.join(tmp, 'counted.json');
+    writeFileSync(full, bytes);
+    const all = readSpans(full);
+    expect(all.summary).toMatchObject({ truncated: false, counts: countsOf(0) });
+    expect(all.spans).toHaveLength(7);
+    const cutFile = path.join(tmp, 'cut-any.json');
+    let read = 0;
+    for (let cut = 1; cut <= bytes.length; cut++) {
+      writeFileSync(cutFile, bytes.subarray(0, cut));
+      let r: ReturnType<typeof readSpans>;
+      try {
+        r = readSpans(cutFile);
+      } catch (e) {
+        // Only inside the first line, before the event list opens.
+        expect(String(e), `cut at ${String(cut)}`).toContain(`${cutFile}: truncated: the JSON document ends at byte ${String(cut)}`);
+        expect(cut).toBeLessThan(text.indexOf('\n'));
+        continue;
+      }
+      // Complete once the closing metadata is: only the last newline may be missing.
+      const complete = cut >= bytes.length - 1;
+      expect(r.summary.truncated, `cut at ${String(cut)}`).toBe(!complete);
+      expect(r.summary.counts, `cut at ${String(cut)}`).toEqual(complete ? countsOf(0) : undefined);
+      for (const x of r.spans) expect(all.spans).toContainEqual(x);
+      expect(r.spans.length).toBeGreaterThanOrEqual(read);
+      read = r.spans.length;
+    }
+    expect(read).toBe(7);
+    // Inside the metadata: every event read, the counts lost.
+    const inMeta = text.indexOf('"hotspan":') + 5;
+    writeFileSync(cutFile, bytes.subarray(0, inMeta));
+    const out = cli(['report', cutFile]);
+    expect(out.status, out.stderr).toBe(0);
+    expect(out.stdout).toContain(`truncated: the file ends at byte ${String(inMeta)} inside an event or its closing metadata; read up to its last whole event, on line ${String(text.split('\n').length - 2)}`);
+    expect(out.stdout).toContain('recording counts: unknown');
+    expect(out.stdout).toMatch(/ 7 spans /);
+    // The whole file's counts, printed.
+    const whole = cli(['report', full]);
+    expect(whole.stdout).toContain('lost while recording: dropped 3, overwritten 2\nrecorded: produced 15, kept 10, released 1\n');
+    // A JSON document on one line cannot be read in part: the error names the file and the byte.
+    const oneLine = path.join(tmp, 'one-line.json');
+    writeFileSync(oneLine, JSON.stringify(JSON.parse(text)).slice(0, 200));
+    const bad = cli(['report', oneLine]);
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain(`hotspan report: ${oneLine}: truncated: the JSON document ends at byte 200 before it is complete`);
+  });
+
   it('names the file and what is wrong', () => {
     const cases: Array<[string, string | Uint8Array, RegExp]> = [
       ['empty.pftrace', '', /empty file, not a trace/],
@@ -276,7 +420,8 @@ describe('cut-off and non-trace files', () => {
       ['obj.json', '{"a": 1}', /not a trace: JSON without a traceEvents array/],
       ['bad.pftrace', new Uint8Array([0x0a, 0x02, 0x08, 0x01, 0x12, 0x05]), /not a Perfetto trace: unexpected field tag 0x12 at byte 4/],
       ['garbled.pftrace', new Uint8Array([0x0a, 0x03, 0x08, 0x01, 0x12]), /malformed packet at byte 0: bad varint/],
-      ['short.pftrace', new Uint8Array([0x0a, 0x40, 0x08]), /truncated before its first whole Perfetto packet/],
+      ['short.pftrace', new Uint8Array([0x0a, 0x40, 0x08]), /truncated at byte 3, before its first whole Perfetto packet/],
+      ['bad-end.json', '{"traceEvents":[\n{"ph":"X","ts":1,"dur":1}\n],"metadata":{"a":1} x}\n', /malformed end of document at line 3/],
       ['mid.json', '{"traceEvents":[\n{"ph":"X",\n{"ph":"X","ts":1,"dur":1}\n]}\n', /malformed event at line 2/],
     ];
     for (const [name, content, re] of cases) {

@@ -4,7 +4,7 @@
 // as written, in ns: for hotspan's files, ns on the performance.now() axis. Complete
 // (X), begin/end (B/E), async (b/e), counter (C) and metadata (M) events.
 
-import type { Args, AttrValue, TraceSink } from './trace-model';
+import { recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
 
 interface ChromeEvent {
   name?: string;
@@ -123,12 +123,11 @@ export class ChromeJsonDecoder {
     return n;
   }
 
-  /** A count the trace carries in its metadata (top-level "metadata", or under "hotspan" in it). */
-  count(key: 'dropped' | 'overwritten'): number | undefined {
+  /** The recording counts in the trace's metadata ("hotspan" in the top-level "metadata"). */
+  counts(): RecordingCounts | undefined {
     const meta = this.trailer.metadata as Record<string, unknown> | undefined;
     if (meta === undefined || typeof meta !== 'object' || meta === null) return undefined;
     const inner = meta.hotspan as Record<string, unknown> | undefined;
-    const v = (typeof inner === 'object' && inner !== null ? inner[key] : undefined) ?? meta[key];
-    return typeof v === 'number' ? v : undefined;
+    return typeof inner === 'object' && inner !== null ? recordingCounts(inner) : undefined;
   }
 }

@@ -40,12 +40,23 @@ const COMMANDS: Record<string, { summary: string; load: () => Command }> = {
 };
 
 const reportCommand: Command = {
-  help: `Usage: hotspan report <trace> [--sort KEY] [--top N] [--json]
+  help: `Usage: hotspan report <trace> [<trace>...] [--sort KEY] [--top N] [--json]
 
-Reads a Perfetto (.pftrace) or Chrome JSON trace, also one cut off mid-write,
-and prints per name: count, total, self time, mean, p50, p90, p99, max (ms;
-percentiles exact, nearest rank); busy time per thread and track; the slowest
-spans with their attributes; and the loss the trace reports.
+Reads a Perfetto (.pftrace) or Chrome JSON trace and prints per name: count,
+total, self time, mean, p50, p90, p99, max (ms; percentiles exact, nearest
+rank); busy time per thread and track; the slowest spans with their
+attributes; and the recording counts the file carries (produced, kept,
+released, overwritten, dropped; a stream's written and missed), or that it
+carries none.
+
+Several files are read in the order given as one trace: the files of a
+rotated stream, oldest first (the counts are the newest file's).
+
+A file cut off mid-write (a stream still being written, a killed process) is
+read up to its last whole record and the report says where it was cut:
+Perfetto, its last whole packet; Chrome JSON written one event per line (as
+hotspan writes it), its last whole event. A JSON document on one line that is
+cut off is an error naming the file and the byte where it ends.
 
 Options:
   --sort KEY   order of the per-name table: ${SORT_KEYS.join(', ')} (default total)
@@ -63,12 +74,12 @@ Options:
         json: { type: 'boolean', default: false },
       },
     });
-    if (positionals.length !== 1) throw new UsageError('report needs exactly one trace file');
+    if (positionals.length === 0) throw new UsageError('report needs a trace file');
     const sort = values.sort as SortKey;
     if (!SORT_KEYS.includes(sort)) throw new UsageError(`--sort must be one of ${SORT_KEYS.join(', ')}, got "${String(values.sort)}"`);
     const top = Number(values.top);
     if (!Number.isInteger(top) || top < 1) throw new UsageError(`--top must be a positive integer, got "${String(values.top)}"`);
-    const r = buildReport(positionals[0], top, sort);
+    const r = buildReport(positionals, top, sort);
     process.stdout.write(values.json === true ? JSON.stringify(r, null, 2) + '\n' : formatReport(r));
     return EXIT_OK;
   },

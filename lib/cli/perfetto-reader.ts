@@ -7,7 +7,7 @@
 // lanes as child tracks, counters) and TrackEvent slices matched per track.
 
 import { ProtoReader, WIRE_FIXED64, WIRE_LEN } from './proto';
-import type { Args, AttrValue, TraceSink } from './trace-model';
+import { recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
 
 // TracePacket
 const P_CLOCK_SNAPSHOT = 6;
@@ -21,6 +21,7 @@ const P_CLOCK_ID = 58;
 const P_DEFAULTS = 59;
 const P_TRACK_DESCRIPTOR = 60;
 const SEQ_INCREMENTAL_STATE_CLEARED = 1;
+const SEQ_NEEDS_INCREMENTAL_STATE = 2;
 /** The clock of packets that name none (Perfetto's default trace clock). */
 const CLOCK_BOOTTIME = 6;
 const CLOCK_REALTIME = 1;
@@ -37,7 +38,15 @@ const FIRST_SEQUENCE_CLOCK = 64;
 // TrackEvent.Type
 const SLICE_BEGIN = 1;
 const SLICE_END = 2;
+const INSTANT = 3;
 const COUNTER = 4;
+/**
+ * hotspan's recording counts: an instant of this name on the process track
+ * (uuid 0xFFFFFFFF00000000), debug annotations produced, kept, ..., written
+ * when a file is finished (a file cut off or killed has none).
+ */
+const COUNTS_EVENT = 'hotspan.counts';
+const PROCESS_TRACK = 0xffffffff00000000n;
 
 interface Open {
   name: string;
@@ -76,6 +85,8 @@ class Sequence {
   defaultTrack: bigint | undefined;
   /** Definitions of this sequence's own clocks (ids from 64). */
   clocks = new Map<number, ClockDef>();
+  /** Its incremental state was cleared in this input: packets that need it can be read. */
+  valid = false;
 
   constructor(readonly id: number) {}
 
@@ -123,6 +134,14 @@ export class PerfettoDecoder {
   private firstReadings: Map<number, bigint> | undefined;
   private clocksTold = false;
   packets = 0;
+  /**
+   * Packets that need their sequence's incremental state (interned names)
+   * from before the input's start, skipped as Perfetto's trace processor
+   * does: a file that begins mid-stream.
+   */
+  skipped = 0;
+  /** The last recording counts the trace carried (COUNTS_EVENT). */
+  counts: RecordingCounts | undefined;
 
   constructor(private readonly sink: TraceSink) {}
 
@@ -181,7 +200,13 @@ export class PerfettoDecoder {
       seq = new Sequence(seqId);
       this.sequences.set(seqId, seq);
     }
-    if (cleared || (flags & SEQ_INCREMENTAL_STATE_CLEARED) !== 0) seq.clear();
+    if (cleared || (flags & SEQ_INCREMENTAL_STATE_CLEARED) !== 0) {
+      seq.clear();
+      seq.valid = true;
+    } else if ((flags & SEQ_NEEDS_INCREMENTAL_STATE) !== 0 && !seq.valid) {
+      this.skipped++;
+      return;
+    }
     if (interned !== undefined) this.interned(seq, interned);
     if (defaults !== undefined) this.defaults(seq, defaults);
     if (snapshot !== undefined) this.clockSnapshot(seq, snapshot);
@@ -435,6 +460,8 @@ export class PerfettoDecoder {
       const o = t.open.pop();
       if (o === undefined) return; // an end whose begin was before the file's start
       this.sink.span({ timeline: t.timeline, name: o.name, startNs: o.startNs, endNs: tsNs, args: o.args });
+    } else if (type === INSTANT && name === COUNTS_EVENT && uuid === PROCESS_TRACK) {
+      this.counts = recordingCounts(annotations === undefined ? {} : this.annotations(seq, annotations)) ?? this.counts;
     } else if (type === COUNTER && counter !== undefined) {
       const t = this.track(uuid);
       this.sink.counter?.(t.timeline, tsNs, counter);

@@ -6,7 +6,7 @@ import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import { ChromeJsonDecoder } from './chrome-reader';
 import { PerfettoDecoder } from './perfetto-reader';
 import { ProtoError } from './proto';
-import { TraceFileError, type ReadSummary, type TraceClocks, type TraceSink } from './trace-model';
+import { TraceFileError, type ReadSummary, type RecordingCounts, type TraceClocks, type TraceSink } from './trace-model';
 
 export interface ReadOptions {
   /** Called after each chunk with bytes read so far and the file size. */
@@ -17,6 +17,8 @@ export interface ReadOptions {
 
 /** A whole JSON document on one line is parsed whole, up to this size. */
 const WHOLE_JSON_LIMIT = 512 * 1024 * 1024;
+/** Text after a line-per-event JSON's events (its metadata) read at most. */
+const TRAILER_LIMIT = 64 * 1024 * 1024;
 /** A Perfetto packet longer than this is taken as a sign the file is not a trace. */
 const PACKET_LIMIT = 256 * 1024 * 1024;
 
@@ -79,6 +81,7 @@ export function readTrace(path: string, sink: TraceSink, opts: ReadOptions = {})
     let pos = 0;
     let truncated = false;
     let offset = 0; // file offset of buf[0]
+    let wholeEnd = 0; // file offset after the last whole packet
     for (;;) {
       // One packet: tag 0x0a, varint length, body.
       let p = pos;
@@ -138,12 +141,39 @@ export function readTrace(path: string, sink: TraceSink, opts: ReadOptions = {})
         throw new TraceFileError(path, `malformed packet at byte ${String(offset + pos)}: ${e.message}`);
       }
       pos = p + length;
+      wholeEnd = offset + pos;
     }
-    if (dec.packets === 0) throw new TraceFileError(path, 'truncated before its first whole Perfetto packet');
-    return { format: 'perfetto', bytes: file.size, truncated, unclosed: dec.unclosed(), dropped: undefined, overwritten: undefined };
+    if (dec.packets === 0) {
+      throw new TraceFileError(path, `truncated at byte ${String(file.size)}, before its first whole Perfetto packet`);
+    }
+    return {
+      format: 'perfetto',
+      bytes: file.size,
+      truncated,
+      lastWhole: { unit: 'byte', at: wholeEnd },
+      unclosed: dec.unclosed(),
+      skipped: dec.skipped,
+      ...withCounts(dec.counts),
+    };
   } finally {
     file.close();
   }
+}
+
+function withCounts(counts: RecordingCounts | undefined): Pick<ReadSummary, 'counts' | 'dropped' | 'overwritten'> {
+  return { counts, dropped: counts?.dropped, overwritten: counts?.overwritten };
+}
+
+/**
+ * JSON.parse failed because `text` stops early (a prefix of a document cut
+ * off), not on a wrong character: V8 says "end of JSON input", or names the
+ * text's end as the position.
+ */
+function endsEarly(e: unknown, text: string): boolean {
+  const message = (e as Error).message;
+  if (/end of JSON input/i.test(message)) return true;
+  const m = /at position (\d+)/.exec(message);
+  return m !== null && Number(m[1]) >= text.length;
 }
 
 /** How much of a JSON file's end is searched for hotspan's clock metadata. */
@@ -176,7 +206,13 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
   let lineNo = 0;
   let state = 'start' as 'start' | 'events' | 'done';
   let lastBad: { line: number; text: string } | undefined;
+  let lastGood = 0; // line of the last whole event
   let whole: string | undefined;
+  // The document's rest after the event array's ']' (metadata), from this line.
+  let trailer: string | undefined;
+  let trailerLine = 0;
+  // {"traceEvents":[ ... ]...}: the document ends with the object's '}'.
+  let objectForm = false;
 
   const line = (raw: string): void => {
     lineNo++;
@@ -188,6 +224,7 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
     if (state === 'start') {
       if (s === '[' || /^\{\s*"traceEvents"\s*:\s*\[$/.test(s)) {
         state = 'events';
+        objectForm = s !== '[';
         return;
       }
       whole = s; // not one event per line: the document is parsed whole below
@@ -196,23 +233,19 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
     }
     if (state === 'done') {
       if (whole !== undefined) whole += '\n' + s;
+      else if (trailer !== undefined) trailer += '\n' + s;
       return;
     }
     if (s.startsWith(']')) {
       state = 'done';
-      const rest = s.slice(1).trim();
-      if (rest.startsWith(',')) {
-        try {
-          dec.trailer = JSON.parse(`{${rest.slice(1)}`) as Record<string, unknown>;
-        } catch {
-          throw new TraceFileError(path, `malformed end of document at line ${String(lineNo)}`);
-        }
-      }
+      trailer = s.slice(1);
+      trailerLine = lineNo;
       return;
     }
     if (s.endsWith(',')) s = s.slice(0, -1);
     try {
       dec.event(JSON.parse(s) as Parameters<ChromeJsonDecoder['event']>[0]);
+      lastGood = lineNo;
     } catch (e) {
       if (e instanceof TraceFileError) throw e;
       lastBad = { line: lineNo, text: s }; // fine if it is the file's cut-off last line
@@ -228,6 +261,9 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
       line(s.slice(from, nl));
       if (whole !== undefined && whole.length > WHOLE_JSON_LIMIT) {
         throw new TraceFileError(path, 'a JSON trace that is not one event per line, too large to read whole');
+      }
+      if (trailer !== undefined && trailer.length > TRAILER_LIMIT) {
+        throw new TraceFileError(path, `malformed end of document at line ${String(trailerLine)}: more than ${String(TRAILER_LIMIT)} characters after the events`);
       }
       from = nl + 1;
     }
@@ -248,12 +284,34 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
   feed(new Uint8Array(0), true);
 
   let truncated = lastBad !== undefined || state === 'events';
+  const rest = trailer?.trim() ?? '';
+  if (rest.startsWith(',')) {
+    const text = `{${rest.slice(1)}`;
+    try {
+      dec.trailer = JSON.parse(text) as Record<string, unknown>;
+    } catch (e) {
+      if (!endsEarly(e, text)) throw new TraceFileError(path, `malformed end of document at line ${String(trailerLine)}: ${(e as Error).message}`);
+      // Cut off inside the closing metadata: every event was read, the metadata is lost.
+      truncated = true;
+    }
+  } else if (trailer !== undefined && objectForm && rest === '') {
+    truncated = true; // cut right after the events: the object is not closed
+  } else if (rest !== '' && rest !== (objectForm ? '}' : '')) {
+    throw new TraceFileError(path, `malformed end of document at line ${String(trailerLine)}: ${rest.slice(0, 80)}`);
+  }
   if (whole !== undefined) {
     let doc: unknown;
     try {
       doc = JSON.parse(whole);
     } catch (e) {
-      throw new TraceFileError(path, `not a trace: invalid JSON (${(e as Error).message}); a cut-off trace is only readable when written one event per line`);
+      const message = (e as Error).message;
+      if (endsEarly(e, whole)) {
+        throw new TraceFileError(
+          path,
+          `truncated: the JSON document ends at byte ${String(file.size)} before it is complete; a cut-off trace is only readable when written one event per line (as hotspan writes it)`,
+        );
+      }
+      throw new TraceFileError(path, `not a trace: invalid JSON (${message})`);
     }
     const events = Array.isArray(doc) ? doc : (doc as { traceEvents?: unknown }).traceEvents;
     if (!Array.isArray(events)) throw new TraceFileError(path, 'not a trace: JSON without a traceEvents array');
@@ -263,14 +321,16 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
     }
     for (const e of events) dec.event(e as Parameters<ChromeJsonDecoder['event']>[0]);
     truncated = false;
+    lastGood = lineNo;
   }
   if (state === 'start') throw new TraceFileError(path, 'not a trace: no events');
   return {
     format: 'json',
     bytes: file.size,
     truncated,
+    lastWhole: { unit: 'line', at: lastGood },
     unclosed: dec.unclosed(),
-    dropped: dec.count('dropped'),
-    overwritten: dec.count('overwritten'),
+    skipped: 0,
+    ...withCounts(dec.counts()),
   };
 }

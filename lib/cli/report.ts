@@ -1,10 +1,11 @@
 // `hotspan report`: per-name figures, per-timeline busy time, the slowest
-// spans and what the trace says it lost, from a trace file of either format.
-// Percentiles are exact (nearest rank over every duration in the file).
+// spans and what the trace says it lost, from a trace file of either format,
+// or the files of a rotated stream read as one trace. Percentiles are exact
+// (nearest rank over every duration read).
 
 import { Collected } from './collect';
 import { readTrace, type ReadOptions } from './read-trace';
-import type { Args, ReadSummary } from './trace-model';
+import type { Args, ReadSummary, RecordingCounts } from './trace-model';
 
 export const SORT_KEYS = ['total', 'self', 'count', 'mean', 'p50', 'p90', 'p99', 'max', 'name'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
@@ -30,11 +31,32 @@ export interface TimelineRow {
   busy: number;
 }
 
-export interface Report {
+/** One file read. */
+export interface FileRead {
   file: string;
+  format: ReadSummary['format'];
+  bytes: number;
+  /** Cut off inside a record: read up to `lastWhole` (a byte offset for Perfetto, a line for Chrome JSON). */
+  truncated: boolean;
+  lastWhole: NonNullable<ReadSummary['lastWhole']> | null;
+  unclosed: number;
+  /** Perfetto packets skipped: they need interned data from before the file's start. */
+  skipped: number;
+  /** The recording counts the file carries; null when it has none. */
+  counts: RecordingCounts | null;
+}
+
+export interface Report {
+  /** The file read, or the files joined by ", " (a rotated stream's, oldest first). */
+  file: string;
+  files: FileRead[];
   format: ReadSummary['format'];
   truncated: boolean;
   unclosed: number;
+  /** The newest recording counts among the files (the tracer's totals when that file was finished); null when none has them. */
+  counts: RecordingCounts | null;
+  /** Which file `counts` came from. */
+  countsFrom: string | null;
   dropped: number | null;
   overwritten: number | null;
   spans: number;
@@ -51,9 +73,19 @@ function rank(sorted: Float64Array, p: number): number {
   return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-export function buildReport(path: string, top: number, sort: SortKey, opts?: ReadOptions): Report {
+/**
+ * The report of one trace file, or of several read in the order given as one
+ * trace (a rotated stream's files, oldest first: its timelines continue from
+ * file to file).
+ */
+export function buildReport(paths: string | readonly string[], top: number, sort: SortKey, opts?: ReadOptions): Report {
   const c = new Collected(top);
-  const summary = readTrace(path, c, opts);
+  const list = typeof paths === 'string' ? [paths] : paths;
+  const files: FileRead[] = list.map((file) => {
+    const r = readTrace(file, c, opts);
+    return { file, format: r.format, bytes: r.bytes, truncated: r.truncated, lastWhole: r.lastWhole ?? null, unclosed: r.unclosed, skipped: r.skipped, counts: r.counts ?? null };
+  });
+  const newest = [...files].reverse().find((f) => f.counts !== null);
   const n = c.count;
   const start = c.startNs.view();
   const end = c.endNs.view();
@@ -140,12 +172,15 @@ export function buildReport(path: string, top: number, sort: SortKey, opts?: Rea
     return { name: c.timelines[k.timeline]?.name ?? '?', samples: k.values.length, min, max, mean: sum / k.values.length };
   });
   return {
-    file: path,
-    format: summary.format,
-    truncated: summary.truncated,
-    unclosed: summary.unclosed,
-    dropped: summary.dropped ?? null,
-    overwritten: summary.overwritten ?? null,
+    file: list.join(', '),
+    files,
+    format: files[0].format,
+    truncated: files.some((f) => f.truncated),
+    unclosed: files.reduce((sum, f) => sum + f.unclosed, 0),
+    counts: newest?.counts ?? null,
+    countsFrom: newest?.file ?? null,
+    dropped: newest?.counts?.dropped ?? null,
+    overwritten: newest?.counts?.overwritten ?? null,
     spans: n,
     duration: n === 0 ? 0 : last - first,
     names,
@@ -171,6 +206,33 @@ function value(v: number): string {
   return String(Number(v.toPrecision(6)));
 }
 
+/** Where a cut-off file ends and what was read of it. */
+function cutText(f: FileRead): string {
+  const at = f.lastWhole;
+  if (f.format === 'perfetto') {
+    return `truncated: the file ends at byte ${String(f.bytes)} inside a packet; read up to its last whole packet${at === null ? '' : `, which ends at byte ${String(at.at)}`}`;
+  }
+  return `truncated: the file ends at byte ${String(f.bytes)} inside an event or its closing metadata; read up to its last whole event${at === null || at.at === 0 ? '' : `, on line ${String(at.at)}`}`;
+}
+
+/** The loss the trace reports about itself, or that it reports none. */
+function countsText(r: Report): string[] {
+  const k = r.counts;
+  if (k === null) {
+    return ['recording counts: unknown (the file carries none: cut off or killed before it was finished, or not written by hotspan)'];
+  }
+  const from = r.files.length > 1 ? ` (from ${r.countsFrom ?? '?'})` : '';
+  const n = (v: number | undefined): string => (v === undefined ? '?' : String(v));
+  const out = [
+    `lost while recording: dropped ${n(k.dropped)}, overwritten ${n(k.overwritten)}${from}`,
+    `recorded: produced ${n(k.produced)}, kept ${n(k.kept)}, released ${n(k.released)}`,
+  ];
+  if (k.stream_written !== undefined || k.stream_missed !== undefined) {
+    out.push(`stream: wrote ${n(k.stream_written)} records in its files, missed ${n(k.stream_missed)} (lost to the memory budget before it wrote them)`);
+  }
+  return out;
+}
+
 /** Columns before `leftCols`, and a last column of free text, are left-aligned. */
 function table(head: string[], rows: string[][], leftCols = 1, textLast = false): string {
   const w = head.map((h, k) => Math.max(h.length, ...rows.map((r) => r[k].length)));
@@ -188,14 +250,18 @@ function shownArgs(args: Args): string {
 
 export function formatReport(r: Report): string {
   const out: string[] = [];
-  out.push(
-    `${r.file}: ${r.format === 'perfetto' ? 'Perfetto protobuf' : 'Chrome JSON'}, ${String(r.spans)} spans over ${ms(r.duration)} ms`,
-  );
-  if (r.truncated) out.push('truncated: the file ends inside a record; read up to its last whole one');
-  if (r.unclosed > 0) out.push(`${String(r.unclosed)} span(s) begun and never ended in the file (not counted)`);
-  if (r.dropped !== null || r.overwritten !== null) {
-    out.push(`lost while recording: dropped ${String(r.dropped ?? 0)}, overwritten ${String(r.overwritten ?? 0)}`);
+  const formats = [...new Set(r.files.map((f) => (f.format === 'perfetto' ? 'Perfetto protobuf' : 'Chrome JSON')))].join(' and ');
+  const several = r.files.length > 1 ? ` (${String(r.files.length)} files read as one trace)` : '';
+  out.push(`${r.file}: ${formats}${several}, ${String(r.spans)} spans over ${ms(r.duration)} ms`);
+  for (const f of r.files) {
+    const who = r.files.length > 1 ? `${f.file}: ` : '';
+    if (f.truncated) out.push(`${who}${cutText(f)}`);
+    if (f.unclosed > 0) out.push(`${who}${String(f.unclosed)} span(s) begun and never ended in the file (not counted)`);
+    if (f.skipped > 0) {
+      out.push(`${who}${String(f.skipped)} packet(s) skipped: they need interned names from before the file's start (it begins mid-stream)`);
+    }
   }
+  out.push(...countsText(r));
   out.push('', 'per name (ms)');
   out.push(
     table(

@@ -47,13 +47,45 @@ export interface TraceSink {
   counter?(timeline: string, tsNs: number, value: number): void;
 }
 
+/**
+ * hotspan's recording counts, as a file carries them (the tracer's totals
+ * when the file was finished): Chrome JSON's metadata.hotspan, Perfetto's
+ * "hotspan.counts" instant on the process track. A stream's files add what
+ * the stream wrote in all its files so far and what it lost to the budget.
+ */
+export const COUNT_KEYS = ['produced', 'kept', 'released', 'overwritten', 'dropped', 'stream_written', 'stream_missed'] as const;
+export type RecordingCounts = Partial<Record<(typeof COUNT_KEYS)[number], number>>;
+
+/** Picks the counts out of an object of members (metadata.hotspan, or the annotations). */
+export function recordingCounts(members: Record<string, unknown>): RecordingCounts | undefined {
+  const out: RecordingCounts = {};
+  let any = false;
+  for (const k of COUNT_KEYS) {
+    const v = members[k];
+    if (typeof v === 'number' && Number.isFinite(v)) {
+      out[k] = v;
+      any = true;
+    }
+  }
+  return any ? out : undefined;
+}
+
 export interface ReadSummary {
   readonly format: 'perfetto' | 'json';
   readonly bytes: number;
   /** The file ended inside a packet / event: everything before it was read. */
   readonly truncated: boolean;
+  /**
+   * Where the last whole record read ends: Perfetto, the byte offset after
+   * the last whole packet; Chrome JSON, the line of the last whole event.
+   */
+  readonly lastWhole: { readonly unit: 'byte' | 'line'; readonly at: number } | undefined;
   /** Spans begun and never ended in the file (cut off, or unmatched). */
   readonly unclosed: number;
+  /** Perfetto packets skipped because they need interned data from before the file's start (0 for JSON). */
+  readonly skipped: number;
+  /** The recording counts the file carries; undefined when it has none (cut off, killed, or not hotspan's). */
+  readonly counts: RecordingCounts | undefined;
   /** Loss the trace reports about itself, when it carries the counts. */
   readonly dropped: number | undefined;
   readonly overwritten: number | undefined;
