@@ -4,7 +4,7 @@
 // stays flat as the input grows (max RSS of the converting process), and the
 // progress bar shows on a terminal only.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -135,6 +135,28 @@ describe('convert round trips', () => {
     const missing = cli(['convert', path.join(tmp, 'nope.pftrace'), path.join(tmp, 'o.json')]);
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/nope\.pftrace: cannot open/);
+  });
+
+  it('a write that fails names the output file (a full device)', async () => {
+    const k = await knownTrace(tmp);
+    const full = path.join(tmp, 'full.json');
+    symlinkSync('/dev/full', full);
+    const r = cli(['convert', k.pftrace, full]);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toBe(`hotspan convert: ${full}: cannot write: ENOSPC: no space left on device, write\n`);
+  });
+
+  it('a cut-off input converts up to its last whole record and says where it was cut', async () => {
+    const bytes = readFileSync((await knownTrace(tmp)).pftrace);
+    const cut = path.join(tmp, 'cut.pftrace');
+    writeFileSync(cut, bytes.subarray(0, bytes.length - 3));
+    const out = path.join(tmp, 'cut-out.json');
+    const r = cli(['convert', cut, out]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      new RegExp(`^hotspan convert: ${cut.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} is cut off: the file ends at byte ${String(bytes.length - 3)} inside a packet; read up to its last whole packet, which ends at byte \\d+, and converted that\n$`),
+    );
+    expect(relative(readSpans(out).spans)).toEqual(relative(readSpans(cut).spans));
   });
 });
 

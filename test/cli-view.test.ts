@@ -4,7 +4,7 @@
 // tooltip and zoom work; counter tracks are drawn as rows whose chart and
 // tooltips show the trace's values; 1M spans (and 200k counter samples) load
 // and draw; a screenshot is taken.
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,6 +35,18 @@ if (!haveChromium) console.warn(`cli-view.test.ts: skipped, no Chromium at ${CHR
 describe.runIf(process.env.CI === 'true')('Chromium for the view tests', () => {
   it(`is at ${CHROMIUM}`, () => {
     expect(haveChromium).toBe(true);
+  });
+});
+
+describe('hotspan view of a cut-off file', () => {
+  it('says where the file was cut and shows what was read', async () => {
+    const bytes = readFileSync((await knownTrace(tmp)).pftrace);
+    const cut = path.join(tmp, 'cut.pftrace');
+    writeFileSync(cut, bytes.subarray(0, bytes.length - 2));
+    const r = cli(['view', cut, '-o', path.join(tmp, 'cut.html')]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`hotspan view: ${cut} is cut off: the file ends at byte ${String(bytes.length - 2)} inside a packet; read up to its last whole packet, which ends at byte `);
+    expect(r.stdout).toMatch(/: [1-6] spans on \d+ rows\n$/);
   });
 });
 

@@ -13,7 +13,7 @@ import { EXIT_OK, UsageError } from './main';
 import { Progress } from './progress';
 import { readTrace } from './read-trace';
 import { SpanBatches } from './span-batches';
-import { TraceFileError, type ReadSummary } from './trace-model';
+import { describeCut, TraceFileError, type ReadSummary } from './trace-model';
 
 export type ConvertSummary = ReadSummary;
 
@@ -25,8 +25,12 @@ function openOut(path: string): number {
   }
 }
 
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+function writeAll(fd: number, bytes: Uint8Array, path: string): void {
+  try {
+    for (let off = 0; off < bytes.length; ) off += writeSync(fd, bytes, off);
+  } catch (e) {
+    throw new TraceFileError(path, `cannot write: ${(e as Error).message}`);
+  }
 }
 
 export function convert(input: string, output: string, onProgress?: (done: number, total: number) => void): ConvertSummary {
@@ -52,12 +56,12 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
     };
     const batches = new SpanBatches((batch, serial) => {
       writer ??= begin();
-      writeAll(fd, writer.append(batch, serial));
+      writeAll(fd, writer.append(batch, serial), output);
     });
     const summary = readTrace(input, batches, { onProgress });
     batches.end();
     writer ??= begin();
-    writeAll(fd, writer.finish());
+    writeAll(fd, writer.finish(), output);
     return summary;
   } finally {
     closeSync(fd);
@@ -70,9 +74,9 @@ export const convertCommand: Command = {
 Converts a trace between Perfetto protobuf and Chrome JSON. The input's
 format is read from its content; the output's from its extension (.json,
 .pftrace, .perfetto-trace). Streamed: memory stays bounded for any input size.
-A cut-off input converts up to its last whole record, with a warning.
-The input's clock metadata (hotspan's origin and clock readings) is carried
-over. Counter samples are not converted yet (a warning counts them).
+A cut-off input converts up to its last whole record, with a warning saying
+where it was cut. The input's clock metadata (hotspan's origin and clock
+readings) and its counter tracks are carried over.
 On a terminal, a progress bar shows for conversions that take over a second.
 
 Options:
@@ -90,7 +94,7 @@ Options:
       progress.done();
     }
     if (summary.truncated) {
-      process.stderr.write(`hotspan convert: ${input} is cut off; converted up to its last whole record\n`);
+      process.stderr.write(`hotspan convert: ${input} is cut off: ${describeCut(summary)}, and converted that\n`);
     }
     return EXIT_OK;
   },

@@ -5,7 +5,7 @@
 
 import { Collected } from './collect';
 import { readTrace, type ReadOptions } from './read-trace';
-import type { Args, ReadSummary, RecordingCounts } from './trace-model';
+import { describeCut, type Args, type ReadSummary, type RecordingCounts } from './trace-model';
 
 export const SORT_KEYS = ['total', 'self', 'count', 'mean', 'p50', 'p90', 'p99', 'max', 'name'] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
@@ -206,15 +206,6 @@ function value(v: number): string {
   return String(Number(v.toPrecision(6)));
 }
 
-/** Where a cut-off file ends and what was read of it. */
-function cutText(f: FileRead): string {
-  const at = f.lastWhole;
-  if (f.format === 'perfetto') {
-    return `truncated: the file ends at byte ${String(f.bytes)} inside a packet; read up to its last whole packet${at === null ? '' : `, which ends at byte ${String(at.at)}`}`;
-  }
-  return `truncated: the file ends at byte ${String(f.bytes)} inside an event or its closing metadata; read up to its last whole event${at === null || at.at === 0 ? '' : `, on line ${String(at.at)}`}`;
-}
-
 /** The loss the trace reports about itself, or that it reports none. */
 function countsText(r: Report): string[] {
   const k = r.counts;
@@ -255,7 +246,7 @@ export function formatReport(r: Report): string {
   out.push(`${r.file}: ${formats}${several}, ${String(r.spans)} spans over ${ms(r.duration)} ms`);
   for (const f of r.files) {
     const who = r.files.length > 1 ? `${f.file}: ` : '';
-    if (f.truncated) out.push(`${who}${cutText(f)}`);
+    if (f.truncated) out.push(`${who}truncated: ${describeCut({ ...f, lastWhole: f.lastWhole ?? undefined })}`);
     if (f.unclosed > 0) out.push(`${who}${String(f.unclosed)} span(s) begun and never ended in the file (not counted)`);
     if (f.skipped > 0) {
       out.push(`${who}${String(f.skipped)} packet(s) skipped: they need interned names from before the file's start (it begins mid-stream)`);

@@ -91,6 +91,15 @@ export interface ReadSummary {
   readonly overwritten: number | undefined;
 }
 
+/** Where a cut-off file ends and how much of it was read ("the file ends at byte N inside a packet; ..."). */
+export function describeCut(s: Pick<ReadSummary, 'format' | 'bytes' | 'lastWhole'>): string {
+  const at = s.lastWhole?.at;
+  if (s.format === 'perfetto') {
+    return `the file ends at byte ${String(s.bytes)} inside a packet; read up to its last whole packet${at === undefined ? '' : `, which ends at byte ${String(at)}`}`;
+  }
+  return `the file ends at byte ${String(s.bytes)} inside an event or its closing metadata; read up to its last whole event${at === undefined || at === 0 ? '' : `, on line ${String(at)}`}`;
+}
+
 /** A file that is not a readable trace; the message names the file and what is wrong. */
 export class TraceFileError extends Error {
   constructor(

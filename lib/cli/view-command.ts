@@ -5,6 +5,7 @@ import { parseArgs } from 'node:util';
 import type { Command } from './main';
 import { EXIT_OK, UsageError } from './main';
 import { Progress } from './progress';
+import { describeCut } from './trace-model';
 import { writeView } from './view';
 
 export const viewCommand: Command = {
@@ -37,7 +38,7 @@ Options:
     } finally {
       progress.done();
     }
-    if (r.summary.truncated) process.stderr.write(`hotspan view: ${input} is cut off; showing up to its last whole record\n`);
+    if (r.summary.truncated) process.stderr.write(`hotspan view: ${input} is cut off: ${describeCut(r.summary)}, and shows that\n`);
     const counters = r.counters > 0 ? `, ${String(r.counters)} counter track${r.counters === 1 ? '' : 's'}` : '';
     process.stdout.write(`${output}: ${String(r.spans)} spans on ${String(r.rows)} rows${counters}\n`);
     return EXIT_OK;
