@@ -135,18 +135,36 @@ export function protobufjsSpans(bytes: Uint8Array): PlainSpan[] {
   return sortSpans(spans);
 }
 
+/** A js-backend tracer on a scripted clock: at(ms, f) runs f at that time. */
+function scripted(): { t: Tracer; at: (ms: number, f?: () => void) => void } {
+  let now = 0;
+  const t = new Tracer({ backend: 'js', clock: () => now });
+  return {
+    t,
+    at(ms, f) {
+      now = ms;
+      f?.();
+    },
+  };
+}
+
+/** Writes the tracer's trace as <dir>/<base>.json and .pftrace, then closes it. */
+async function writeBoth(t: Tracer, dir: string, base: string): Promise<{ json: string; pftrace: string }> {
+  const json = path.join(dir, `${base}.json`);
+  const pftrace = path.join(dir, `${base}.pftrace`);
+  await t.write(json);
+  await t.write(pftrace);
+  t.close();
+  return { json, pftrace };
+}
+
 /**
  * A trace of known content, recorded by the js backend on an injected clock
  * (ms): main thread: req 0-10 (db 1-4, db 5-6), req 20-32 {route: "/a"}
  * (db 21-29); track "net": fetch 2-13 and fetch2 3-7, overlapping.
  */
 export async function knownTrace(dir: string): Promise<{ json: string; pftrace: string }> {
-  let now = 0;
-  const t = new Tracer({ backend: 'js', clock: () => now });
-  const at = (ms: number, f: () => void): void => {
-    now = ms;
-    f();
-  };
+  const { t, at } = scripted();
   at(0, () => t.begin('req'));
   at(1, () => t.begin('db'));
   at(4, () => t.end());
@@ -159,22 +177,17 @@ export async function knownTrace(dir: string): Promise<{ json: string; pftrace: 
   at(32, () => t.end());
   let r1!: () => void;
   let r2!: () => void;
-  now = 2;
+  at(2);
   const f1 = t.traceAsync('fetch', new Promise<void>((r) => (r1 = r)), { track: 'net' });
-  now = 3;
+  at(3);
   const f2 = t.traceAsync('fetch2', new Promise<void>((r) => (r2 = r)), { track: 'net' });
-  now = 7;
+  at(7);
   r2();
   await f2;
-  now = 13;
+  at(13);
   r1();
   await f1;
-  const json = path.join(dir, 'known.json');
-  const pftrace = path.join(dir, 'known.pftrace');
-  await t.write(json);
-  await t.write(pftrace);
-  t.close();
-  return { json, pftrace };
+  return writeBoth(t, dir, 'known');
 }
 
 /**
@@ -183,12 +196,7 @@ export async function knownTrace(dir: string): Promise<{ json: string; pftrace: 
  * at 6, 7 at 9; counter "event loop delay max (ms)": 0 at 2, 120 at 8.
  */
 export async function counterTrace(dir: string): Promise<{ json: string; pftrace: string }> {
-  let now = 0;
-  const t = new Tracer({ backend: 'js', clock: () => now });
-  const at = (ms: number, f: () => void): void => {
-    now = ms;
-    f();
-  };
+  const { t, at } = scripted();
   at(0, () => t.begin('req'));
   at(1, () => t.counter('queue', 4));
   at(2, () => t.counter('event loop delay max (ms)', 0));
@@ -197,12 +205,7 @@ export async function counterTrace(dir: string): Promise<{ json: string; pftrace
   at(8, () => t.counter('event loop delay max (ms)', 120));
   at(9, () => t.counter('queue', 7));
   at(10, () => t.end());
-  const json = path.join(dir, 'counters.json');
-  const pftrace = path.join(dir, 'counters.pftrace');
-  await t.write(json);
-  await t.write(pftrace);
-  t.close();
-  return { json, pftrace };
+  return writeBoth(t, dir, 'counters');
 }
 
 /** Counter samples of a file through lib/cli/read-trace: [ns, value] pairs by counter name, in file order. */
