@@ -63,8 +63,9 @@ function packetEnds(bytes: Uint8Array): number[] {
  * A streamed file: the core's incremental writer fed three batches, each with
  * a name new to it (interned in a packet of its own, SEQ_NEEDS_INCREMENTAL_STATE)
  * and a root span "step k" with a child "inner k" on thread "main". When
- * `counts` > 0 the file ends with the "hotspan.counts" instant a finished
- * stream file carries (countsOf(counts)), encoded with the upstream schema.
+ * `counts` > 0 the file ends with the "hotspan.counts" track descriptor a
+ * finished stream file carries (countsOf(counts) as its description),
+ * encoded with the upstream schema.
  */
 function streamedTrace(file: string, counts: number): string {
   const w = new WasmDocumentWriter('perfetto', { monotonicNs: 5_000_000n, realtimeNs: 1_800_000_000_000_000_000n }, 0n);
@@ -81,9 +82,13 @@ function streamedTrace(file: string, counts: number): string {
   parts.push(Buffer.from(w.finish()));
   if (counts > 0) {
     const t = perfettoType();
-    const annotations = Object.entries(countsOf(counts)).map(([name, v]) => ({ name, uintValue: v }));
-    const trackEvent = { type: 'TYPE_INSTANT', trackUuid: '18446744069414584320', name: 'hotspan.counts', debugAnnotations: annotations };
-    parts.push(t.encode(t.fromObject({ packet: [{ trustedPacketSequenceId: 1, timestamp: 1_040_000_000, trackEvent }] })).finish());
+    const trackDescriptor = {
+      uuid: (0xfffffffd00000000n).toString(),
+      parentUuid: (0xffffffff00000000n).toString(), // the process track
+      name: 'hotspan.counts',
+      description: JSON.stringify(countsOf(counts)),
+    };
+    parts.push(t.encode(t.fromObject({ packet: [{ trustedPacketSequenceId: 1, trackDescriptor }] })).finish());
   }
   writeFileSync(file, Buffer.concat(parts));
   return file;
@@ -325,7 +330,8 @@ describe('cut-off and non-trace files', () => {
     expect(r.timelines.map((t) => [t.name, t.spans])).toEqual([['main', 12]]);
     expect(r.names.find((n) => n.name === 'step 0')?.count).toBe(2);
     expect(r).toMatchObject({ counts: countsOf(2), countsFrom: second, truncated: false });
-    const out = cli(['report', first, second]);
+    // In any order (a shell's glob sorts trace-10 before trace-2).
+    const out = cli(['report', second, first]);
     expect(out.status, out.stderr).toBe(0);
     expect(out.stdout).toContain('(2 files read as one trace), 12 spans');
     expect(out.stdout).toContain(`lost while recording: dropped 5, overwritten 4 (from ${second})`);

@@ -49,8 +49,8 @@ attributes; and the recording counts the file carries (produced, kept,
 released, overwritten, dropped; a stream's written and missed), or that it
 carries none.
 
-Several files are read in the order given as one trace: the files of a
-rotated stream, oldest first (the counts are the newest file's).
+Several files are read as one trace: the files of a rotated stream
+(trace-1.pftrace, trace-2.pftrace, ...); the counts are the newest file's.
 
 A file cut off mid-write (a stream still being written, a killed process) is
 read up to its last whole record and the report says where it was cut:

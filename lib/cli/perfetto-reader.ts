@@ -38,15 +38,15 @@ const FIRST_SEQUENCE_CLOCK = 64;
 // TrackEvent.Type
 const SLICE_BEGIN = 1;
 const SLICE_END = 2;
-const INSTANT = 3;
 const COUNTER = 4;
 /**
- * hotspan's recording counts: an instant of this name on the process track
- * (uuid 0xFFFFFFFF00000000), debug annotations produced, kept, ..., written
- * when a file is finished (a file cut off or killed has none).
+ * hotspan's recording counts: a track descriptor of this name and uuid
+ * (under the process track, no events) whose description is a JSON object
+ * {"produced": n, "kept": n, ...}, written when a file is finished (a file
+ * cut off or killed has none).
  */
-const COUNTS_EVENT = 'hotspan.counts';
-const PROCESS_TRACK = 0xffffffff00000000n;
+const COUNTS_TRACK_NAME = 'hotspan.counts';
+const COUNTS_TRACK_UUID = 0xfffffffd00000000n;
 
 interface Open {
   name: string;
@@ -140,7 +140,7 @@ export class PerfettoDecoder {
    * does: a file that begins mid-stream.
    */
   skipped = 0;
-  /** The last recording counts the trace carried (COUNTS_EVENT). */
+  /** The last recording counts the trace carried (COUNTS_TRACK_NAME). */
   counts: RecordingCounts | undefined;
 
   constructor(private readonly sink: TraceSink) {}
@@ -339,8 +339,12 @@ export class PerfettoDecoder {
     let tid: number | undefined;
     let kind: Track['kind'] = 'track';
     let processName: string | undefined;
+    let description: string | undefined;
     while (r.next()) {
       switch (r.field) {
+        case 14:
+          description = r.string();
+          break;
         case 1:
           uuid = r.varintBig();
           break;
@@ -379,6 +383,7 @@ export class PerfettoDecoder {
           r.skip();
       }
     }
+    if (uuid === COUNTS_TRACK_UUID && name === COUNTS_TRACK_NAME && description !== undefined) this.readCounts(description);
     const known = this.tracks.get(uuid);
     if (known !== undefined) return; // a repeated descriptor (for example after an incremental-state reset)
     const parentTrack = parent === undefined ? undefined : this.tracks.get(parent);
@@ -392,6 +397,16 @@ export class PerfettoDecoder {
           ? processName ?? name ?? `process ${uuid.toString()}`
           : name ?? `track ${uuid.toString()}`;
     this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, emitted: false, open: [] });
+  }
+
+  private readCounts(description: string): void {
+    let members: unknown;
+    try {
+      members = JSON.parse(description);
+    } catch {
+      return; // not hotspan's: no counts
+    }
+    if (typeof members === 'object' && members !== null) this.counts = recordingCounts(members as Record<string, unknown>) ?? this.counts;
   }
 
   private track(uuid: bigint): Track {
@@ -460,8 +475,6 @@ export class PerfettoDecoder {
       const o = t.open.pop();
       if (o === undefined) return; // an end whose begin was before the file's start
       this.sink.span({ timeline: t.timeline, name: o.name, startNs: o.startNs, endNs: tsNs, args: o.args });
-    } else if (type === INSTANT && name === COUNTS_EVENT && uuid === PROCESS_TRACK) {
-      this.counts = recordingCounts(annotations === undefined ? {} : this.annotations(seq, annotations)) ?? this.counts;
     } else if (type === COUNTER && counter !== undefined) {
       const t = this.track(uuid);
       this.sink.counter?.(t.timeline, tsNs, counter);

@@ -74,9 +74,9 @@ function rank(sorted: Float64Array, p: number): number {
 }
 
 /**
- * The report of one trace file, or of several read in the order given as one
- * trace (a rotated stream's files, oldest first: its timelines continue from
- * file to file).
+ * The report of one trace file, or of several read as one trace (a rotated
+ * stream's files: its timelines continue from file to file; the counts are
+ * the newest file's, the one whose totals have produced the most).
  */
 export function buildReport(paths: string | readonly string[], top: number, sort: SortKey, opts?: ReadOptions): Report {
   const c = new Collected(top);
@@ -85,7 +85,11 @@ export function buildReport(paths: string | readonly string[], top: number, sort
     const r = readTrace(file, c, opts);
     return { file, format: r.format, bytes: r.bytes, truncated: r.truncated, lastWhole: r.lastWhole ?? null, unclosed: r.unclosed, skipped: r.skipped, counts: r.counts ?? null };
   });
-  const newest = [...files].reverse().find((f) => f.counts !== null);
+  // The counts are totals when each file was finished: the newest have produced the most.
+  let newest: FileRead | undefined;
+  for (const f of files) {
+    if (f.counts !== null && (f.counts.produced ?? 0) >= (newest?.counts?.produced ?? -1)) newest = f;
+  }
   const n = c.count;
   const start = c.startNs.view();
   const end = c.endNs.view();

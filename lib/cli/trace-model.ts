@@ -50,7 +50,7 @@ export interface TraceSink {
 /**
  * hotspan's recording counts, as a file carries them (the tracer's totals
  * when the file was finished): Chrome JSON's metadata.hotspan, Perfetto's
- * "hotspan.counts" instant on the process track. A stream's files add what
+ * "hotspan.counts" track descriptor's description. A stream's files add what
  * the stream wrote in all its files so far and what it lost to the budget.
  */
 export const COUNT_KEYS = ['produced', 'kept', 'released', 'overwritten', 'dropped', 'stream_written', 'stream_missed'] as const;
