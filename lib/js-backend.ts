@@ -603,6 +603,7 @@ export class JsBackend implements Backend {
         name: t.name,
         produced: t.stored + t.dropped,
         kept: t.stored - t.overwritten,
+        released: 0,
         overwritten: t.overwritten,
         dropped: t.dropped,
       })),

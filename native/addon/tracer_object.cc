@@ -206,7 +206,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   return StatsToJs(info.Env(), tracer.stats(), tracer);
 }
 
-// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, overwritten, dropped }] }
+// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, released, overwritten, dropped }] }
 Napi::Value Counts(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const hotspan::Tracer& tracer = *Self(info).tracer;
@@ -219,6 +219,7 @@ Napi::Value Counts(const Napi::CallbackInfo& info) {
     o.Set("name", Napi::String::New(env, rows[i].name));
     o.Set("produced", Num(env, static_cast<double>(c.produced)));
     o.Set("kept", Num(env, static_cast<double>(c.kept)));
+    o.Set("released", Num(env, static_cast<double>(c.released)));
     o.Set("overwritten", Num(env, static_cast<double>(c.overwritten)));
     o.Set("dropped", Num(env, static_cast<double>(c.dropped)));
     list.Set(i, o);
