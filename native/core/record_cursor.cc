@@ -26,19 +26,25 @@ RecordCursor::RecordCursor(std::shared_ptr<const Tracer> tracer, int slot)
 
 RecordCursor::~RecordCursor() { tracer_->pool().remove_consumer(slot_); }
 
-bool RecordCursor::next(FrozenSnapshot& batch) {
+bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
   // Drop the previous batch's pins first: its chunks may be released now.
   batch.timelines.clear();
   batch.counters.clear();
   const auto timelines = tracer_->timelines();
   if (next_.size() < timelines.size()) next_.resize(timelines.size(), 0);
-  for (size_t i = 0; i < timelines.size(); ++i) {
+  uint64_t room = max_records;
+  // Starting where the last batch stopped: a limited batch does not starve
+  // the timelines after the first.
+  for (size_t k = 0; k < timelines.size() && room != 0; ++k) {
+    const size_t i = (start_ + k) % timelines.size();
     uint64_t& next = next_[i];
     FrozenTimeline tl;
-    const uint64_t first = timelines[i]->freeze(timelines[i], tl, next, slot_);
+    const uint64_t first = timelines[i]->freeze(timelines[i], tl, next, slot_, room);
     missed_ += first - next;
     next = first + tl.records.size();
     if (tl.records.empty()) continue;
+    room -= tl.records.size();
+    if (room == 0) start_ = i;  // this one may have more
     delivered_ += tl.records.size();
     batch.timelines.push_back(std::move(tl));
   }

@@ -37,8 +37,9 @@ class RecordCursor {
   // Replaces `batch` with the records committed since the last call:
   // timelines with new records only (records in commit order; their
   // attributes and foreign parents), `names` the whole name table, no
-  // counter series. False (and an empty batch) when nothing is new.
-  bool next(FrozenSnapshot& batch);
+  // counter series. At most max_records records (the rest come next time).
+  // False (and an empty batch) when nothing is new.
+  bool next(FrozenSnapshot& batch, uint64_t max_records = UINT64_MAX);
 
   // Records handed out in batches, and records recycled before this cursor
   // read them, over every timeline.
@@ -52,6 +53,7 @@ class RecordCursor {
   const int slot_;
   // Per timeline (index = id - 1): the index of the next record to read.
   std::vector<uint64_t> next_;
+  size_t start_ = 0;  // the timeline a batch starts at
   uint64_t delivered_ = 0;
   uint64_t missed_ = 0;
 };

@@ -186,14 +186,15 @@ void Timeline::mark_exited() {
 }
 
 uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
-                          uint64_t from, int consumer) const {
+                          uint64_t from, int consumer, uint64_t limit) const {
   std::lock_guard<TimelineMutex> lock(mu_);
   // Acquire pairs with the committer's release: the records below it (and
   // the side-table entries added before them) are complete.
-  const uint64_t n = committed_.load(std::memory_order_acquire);
-  const uint64_t kept_base = recycled_ * kChunkRecords;  // n >= it: only committed chunks recycle
+  const uint64_t committed = committed_.load(std::memory_order_acquire);
+  const uint64_t kept_base = recycled_ * kChunkRecords;  // committed >= it: only committed chunks recycle
   // The first record copied; records [kept_base, base) stay unpinned.
-  const uint64_t base = std::min(std::max(from, kept_base), n);
+  const uint64_t base = std::min(std::max(from, kept_base), committed);
+  const uint64_t n = committed - base > limit ? base + limit : committed;
   const size_t skip = static_cast<size_t>((base - kept_base) / kChunkRecords);
   if (consumer >= 0) consumed_[consumer] = n;
   out.id = id_;
@@ -201,7 +202,7 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
   out.serial = serial_;
   out.name = name_;
   out.exited = exited_;
-  out.counts = counts_locked(n);
+  out.counts = counts_locked(committed);
   FrozenRecords& recs = out.records;
   // The kept window is bounded by the budget (ChunkPool::kMaxLimit), so it
   // fits the frozen records' 32-bit indices.
@@ -249,7 +250,7 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
       if (a.tick <= top && top - a.tick < anchor_interval_) a.tick = top + 1;
       anchors_.append(a);
     }
-    bracketed_ = n;
+    bracketed_ = std::max(bracketed_, n);
   }
   // After the bracket: the copy converts every record it can reach.
   recs.anchors_ = ticks_ ? anchors_ : TickAnchors();

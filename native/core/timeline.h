@@ -123,8 +123,9 @@ class Timeline {
   // above `from` when records in between were recycled.
   // consumer >= 0: that consumer slot has now read up to the copy's end
   // (its chunks are released once the copy unpins them).
+  // `limit`: at most that many records.
   uint64_t freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from = 0,
-                  int consumer = -1) const;
+                  int consumer = -1, uint64_t limit = UINT64_MAX) const;
 
  private:
   struct AttrEntry {

@@ -247,7 +247,8 @@ ChunkPool& Tracer::pool() const { return *impl_->shared->pool; }
 std::vector<std::string> Tracer::names() const { return impl_->shared->names.all(); }
 
 void Tracer::write_chrome_json(std::string& out) const {
-  hotspan::write_chrome_json(freeze(), impl_->options.origin_ns, read_clocks(), out);
+  const FrozenSnapshot snap = freeze();
+  hotspan::write_chrome_json(snap, document_of(snap, impl_->options.origin_ns, read_clocks()), out);
 }
 
 // ---- close ----
