@@ -14,32 +14,17 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCase } from '../lib/case-main.mjs';
-import { makeTracer } from '../lib/hotspan.mjs';
+import { makeTracer, recordRequests } from '../lib/hotspan.mjs';
 import { median } from '../lib/stats.mjs';
 
 const opts = { spans: 4e6, stretches: 12, stretchSpans: 1e6, ...JSON.parse(process.argv[2] ?? '{}') };
 
-function record(t, spans) {
-  const parent = t.name('request');
-  const child = t.name('db.query');
-  const groups = Math.floor(spans / 4);
-  for (let g = 0; g < groups; g++) {
-    t.begin(parent);
-    for (let c = 0; c < 3; c++) {
-      t.begin(child);
-      t.end();
-    }
-    t.end();
-  }
-  t.flush();
-  return groups * 4;
-}
 
 function throughput(dir) {
   // The whole trace stays in memory until the stream has it: budget above it.
   const t = makeTracer('native', { memoryLimit: Math.max(64 * 2 ** 20, opts.spans * 40) });
   try {
-    const spans = record(t, opts.spans);
+    const spans = recordRequests(t, opts.spans);
     const file = path.join(dir, 'drain.pftrace');
     const t0 = process.hrtime.bigint();
     const s = t.stream(file);

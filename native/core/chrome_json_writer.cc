@@ -260,40 +260,35 @@ class ChromeJsonWriter::Impl {
     p = put_i64(p, doc_.clocks.realtime_ns - (doc_.clocks.monotonic_ns - doc_.origin_ns));
     p = put_lit(p, "\"}");
     out_.append(buf, static_cast<size_t>(p - buf));
-    if (!doc_.counts.empty()) {
-      out_.append(",\"hotspan\":{");
-      bool first = true;
-      for (const auto& [name, n] : doc_.counts.values) {
-        if (!first) out_.push_back(',');
-        first = false;
-        out_.push_back('"');
-        append_escaped(out_, name.data(), name.size());
-        p = put_lit(buf, "\":");
-        p = put_u64(p, n);
-        out_.append(buf, static_cast<size_t>(p - buf));
-      }
-      out_.push_back('}');
-    }
+    // The recording's counts (document_info.h).
+    if (!doc_.counts.empty()) counts_member("hotspan", doc_.counts.values);
     // Samples full counter series refused (counter_store.h), by series name.
-    if (!counters_dropped_.empty()) {
-      out_.append(",\"hotspan_counters_dropped\":{");
-      bool first = true;
-      for (const auto& [name, n] : counters_dropped_) {
-        if (!first) out_.push_back(',');
-        first = false;
-        out_.push_back('"');
-        append_escaped(out_, name.data(), name.size());
-        p = put_lit(buf, "\":");
-        p = put_u64(p, n);
-        out_.append(buf, static_cast<size_t>(p - buf));
-      }
-      out_.push_back('}');
-    }
+    if (!counters_dropped_.empty()) counts_member("hotspan_counters_dropped", counters_dropped_);
     out_.append("}}\n", 3);
     if (sink_ != nullptr) hand_over();
   }
 
   void set_counts(DocumentCounts counts) { doc_.counts = std::move(counts); }
+
+  // ,"key":{"name":n,...} into the metadata.
+  template <typename Pairs>
+  void counts_member(const char* key, const Pairs& pairs) {
+    char buf[32];
+    out_.append(",\"");
+    out_.append(key);
+    out_.append("\":{");
+    bool first = true;
+    for (const auto& [name, n] : pairs) {
+      if (!first) out_.push_back(',');
+      first = false;
+      out_.push_back('"');
+      append_escaped(out_, name.data(), name.size());
+      char* p = put_lit(buf, "\":");
+      p = put_u64(p, n);
+      out_.append(buf, static_cast<size_t>(p - buf));
+    }
+    out_.push_back('}');
+  }
 
   void restart() {
     started_ = false;

@@ -42,13 +42,6 @@ void record(ThreadState& st, uint32_t name, uint64_t count, uint64_t& made) {
   }
 }
 
-RecordCounts counts_of(const Tracer& t, uint32_t id) {
-  for (const TimelineCounts& c : t.counts()) {
-    if (c.id == id) return c.counts;
-  }
-  return {};
-}
-
 void check_sum(const RecordCounts& c) {
   CHECK_EQ(c.produced, c.kept + c.released + c.overwritten + c.dropped);
 }
@@ -141,7 +134,7 @@ static void drop_with_a_consumer_keeps_recording() {
     record(*main, n, kPerChunk, made);
     read += read_all(*cur, expect, gaps);
   }
-  const RecordCounts c = counts_of(*t, timeline_id(*main));
+  const RecordCounts c = test_util::counts_of(*t, timeline_id(*main));
   check_sum(c);
   CHECK_EQ(c.produced, total);
   CHECK_EQ(c.dropped, uint64_t{0});
@@ -154,7 +147,7 @@ static void drop_with_a_consumer_keeps_recording() {
   // Without a consumer the same tracer drops again.
   cur.reset();
   record(*main, n, 2 * kChunksInLimit * kPerChunk, made);
-  CHECK(counts_of(*t, timeline_id(*main)).dropped > 0);
+  CHECK(test_util::counts_of(*t, timeline_id(*main)).dropped > 0);
 }
 
 // Drop policy, a consumer that never reads: its unread chunks are not
@@ -166,7 +159,7 @@ static void drop_with_a_stalled_consumer_drops() {
   uint64_t made = 0;
   auto cur = RecordCursor::open(t);
   record(*main, n, 3 * kChunksInLimit * kPerChunk, made);
-  const RecordCounts c = counts_of(*t, timeline_id(*main));
+  const RecordCounts c = test_util::counts_of(*t, timeline_id(*main));
   check_sum(c);
   CHECK_EQ(c.released, uint64_t{0});
   CHECK_EQ(c.kept, kChunksInLimit * kPerChunk);
@@ -190,7 +183,7 @@ static void overwrite_lagging_cursor_counts_misses() {
   read += read_all(*cur, expect, gaps);
   record(*main, n, 4 * kChunksInLimit * kPerChunk, made);
   read += read_all(*cur, expect, gaps);
-  const RecordCounts c = counts_of(*t, timeline_id(*main));
+  const RecordCounts c = test_util::counts_of(*t, timeline_id(*main));
   check_sum(c);
   CHECK(c.overwritten > 0);
   CHECK_EQ(cur->missed(), gaps);
