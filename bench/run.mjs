@@ -378,6 +378,7 @@ async function main() {
         offNsPerSpan: summarize(runs.map((x) => x.jsCost.offNsPerSpan)),
         ratio: summarize(runs.map((x) => x.jsCost.ratio)),
         pairRatio: summarize(runs.map((x) => x.jsCost.pairRatio)),
+        cpuRatio: summarize(runs.map((x) => x.jsCost.cpuRatio)),
         missed: runs.map((x) => x.jsCost.streamMissed),
       };
     }
@@ -570,7 +571,7 @@ function printTables(r) {
   if (st && !st.error && !st.skipped) {
     out.push('', `stream (tracer.stream(), native backend; medians of ${st.spansPerSec.runs.length} runs)`);
     out.push(`  writer thread: ${fmt(st.spansPerSec.median / 1e6)} M spans/s into a file (${st.spans} spans, ${fmt(st.bytesPerSpan.median)} B/span; goal >= 20 M/s)`);
-    out.push(`  JS begin(id)/end(): ${fmt(st.onNsPerSpan.median)} ns streaming vs ${fmt(st.offNsPerSpan.median)} ns not: ${fmt(st.ratio.median)}x (per-pair ${fmt(st.pairRatio.median)}x; goal <= 1.1x); stream missed ${st.missed.join(', ')}`);
+    out.push(`  JS begin(id)/end(): ${fmt(st.onNsPerSpan.median)} ns streaming vs ${fmt(st.offNsPerSpan.median)} ns not: ${fmt(st.ratio.median)}x (per-pair ${fmt(st.pairRatio.median)}x; goal <= 1.1x); the JS thread's CPU time alone: ${fmt(st.cpuRatio.median)}x; stream missed ${st.missed.join(', ')}`);
   }
   if (r.rss && !r.rss.error && !r.rss.skipped) out.push('', `RSS per committed span: ${fmt(r.rss.bytesPerSpan)} bytes over ${r.rss.committed} spans`);
   if (r.bigread && !r.bigread.error && !r.bigread.skipped) {

@@ -7,10 +7,11 @@
 // 2. The JS thread's cost per span, streaming on vs off, side by side in
 //    this one process: two native tracers (the same 64 MiB overwrite budget),
 //    one streaming to a file; alternating stretches of begin(id)/end() on
-//    each; ns per span per stretch, the ratio of the medians and the median
-//    of the per-pair ratios.
+//    each; ns per span per stretch (wall, and the JS thread's own CPU time,
+//    which leaves out the waits for a CPU the stream's thread had), the
+//    ratio of the medians and the median of the per-pair ratios.
 // Prints one JSON line.
-import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCase } from '../lib/case-main.mjs';
@@ -38,13 +39,28 @@ function throughput(dir) {
   }
 }
 
+// The JS thread's own CPU time (ns; Linux schedstat of the main thread, whose
+// tid is the pid): what the thread spent, without the time it waited for a
+// CPU that another thread (the stream's, or another process) had.
+const SCHEDSTAT = `/proc/self/task/${process.pid}/schedstat`;
+const cpuNs = () => {
+  try {
+    return Number(readFileSync(SCHEDSTAT, 'utf8').split(' ')[0]);
+  } catch {
+    return NaN;
+  }
+};
+
+/** [wall ns per span, JS-thread CPU ns per span]. */
 function stretch(t, id, n) {
+  const c0 = cpuNs();
   const t0 = process.hrtime.bigint();
   for (let i = 0; i < n; i++) {
     t.begin(id);
     t.end();
   }
-  return Number(process.hrtime.bigint() - t0) / n;
+  const wall = Number(process.hrtime.bigint() - t0) / n;
+  return [wall, (cpuNs() - c0) / n];
 }
 
 function jsCost(dir) {
@@ -56,18 +72,27 @@ function jsCost(dir) {
     const idOff = off.name('span');
     const idOn = on.name('span');
     // Warm-up: both budgets full, both in steady state (the stream's chunks released).
-    stretch(off, idOff, 3e6);
-    stretch(on, idOn, 3e6);
+    for (let w = 0; w < 3; w++) {
+      stretch(off, idOff, 1e6);
+      stretch(on, idOn, 1e6);
+    }
     const a = [];
     const b = [];
+    const ac = [];
+    const bc = [];
+    const run = (t, id, wall, cpu) => {
+      const [w, c] = stretch(t, id, opts.stretchSpans);
+      wall.push(w);
+      cpu.push(c);
+    };
     for (let k = 0; k < opts.stretches; k++) {
       // Alternating which goes first, so neither always follows the other.
       if (k % 2 === 0) {
-        a.push(stretch(on, idOn, opts.stretchSpans));
-        b.push(stretch(off, idOff, opts.stretchSpans));
+        run(on, idOn, a, ac);
+        run(off, idOff, b, bc);
       } else {
-        b.push(stretch(off, idOff, opts.stretchSpans));
-        a.push(stretch(on, idOn, opts.stretchSpans));
+        run(off, idOff, b, bc);
+        run(on, idOn, a, ac);
       }
     }
     s.close();
@@ -78,6 +103,9 @@ function jsCost(dir) {
       offNsPerSpan: median(b),
       ratio: median(a) / median(b),
       pairRatio: median(a.map((x, i) => x / b[i])),
+      onCpuNsPerSpan: median(ac),
+      offCpuNsPerSpan: median(bc),
+      cpuRatio: median(ac) / median(bc),
       streamWritten: st.written,
       streamMissed: st.missed,
       produced: c.produced,
