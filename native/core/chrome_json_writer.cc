@@ -500,9 +500,7 @@ void ChromeJsonWriter::set_counts(DocumentCounts counts) { impl_->set_counts(std
 namespace {
 template <typename SnapshotT, typename Out>
 void write_whole(const SnapshotT& snapshot, const DocumentInfo& doc, Out& out) {
-  ChromeJsonWriter w(doc, out);
-  w.append(snapshot, true);
-  w.finish();
+  write_document<ChromeJsonWriter>(snapshot, doc, out);
 }
 template <typename SnapshotT, typename Out>
 void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {

@@ -8,6 +8,7 @@
 #include "block_sink.h"
 #include "clock_readings.h"
 #include "document_info.h"
+#include "document_writer.h"
 #include "tracer.h"
 
 namespace hotspan {
@@ -18,29 +19,29 @@ namespace hotspan {
 // growing), `timelines` those with new records (their metadata events are
 // written on first sight), each record written as its event(s) at once. The
 // closing (clock metadata and the document's counts, "metadata":{"hotspan":
-// {...}}, see document_info.h) is written by finish(). The document equals the whole-snapshot writer's (below) when the
-// batches are the snapshot's timelines in order, cut anywhere, with every
+// {...}}, see document_info.h) is written by finish(). The document equals
+// the whole-snapshot writer's (below) when the batches are the snapshot's
+// timelines in order, cut anywhere, with every
 // timeline in the first batch. After finish(), restart() begins a new
 // document with the same inputs. A batch's counter series (`counters`) are
 // written as counter events after its spans.
-class ChromeJsonWriter {
+class ChromeJsonWriter final : public DocumentWriter {
  public:
   // Appends to `out` (the caller may take and clear it between calls).
   ChromeJsonWriter(const DocumentInfo& doc, std::string& out);
   // Hands the output to `sink` in blocks, at event boundaries and at the end
   // of every batch but the last.
   ChromeJsonWriter(const DocumentInfo& doc, BlockSink& sink);
-  ~ChromeJsonWriter();
+  ~ChromeJsonWriter() override;
   ChromeJsonWriter(const ChromeJsonWriter&) = delete;
   ChromeJsonWriter& operator=(const ChromeJsonWriter&) = delete;
 
-  // `last`: no batch follows (the output is handed over with the end).
-  void append(const Snapshot& batch, bool last = false);
-  void append(const FrozenSnapshot& batch, bool last = false);
-  // The counts finish() writes (document_info.h), replacing the document's.
-  void set_counts(DocumentCounts counts);
-  void finish();
-  void restart();
+  using DocumentWriter::append;
+  void append(const Snapshot& batch, bool last) override;
+  void append(const FrozenSnapshot& batch, bool last) override;
+  void set_counts(DocumentCounts counts) override;
+  void finish() override;
+  void restart() override;
 
  private:
   class Impl;

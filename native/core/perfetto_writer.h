@@ -10,6 +10,7 @@
 #include "block_sink.h"
 #include "clock_readings.h"
 #include "document_info.h"
+#include "document_writer.h"
 #include "tracer.h"
 
 namespace hotspan {
@@ -73,26 +74,24 @@ constexpr uint32_t kPerfettoSequenceId = 1;
 // After finish(), restart() begins a new, self-contained file with the same
 // document inputs (a rotating stream): names and descriptors are written
 // again on first sight.
-class PerfettoWriter {
+class PerfettoWriter final : public DocumentWriter {
  public:
   // Appends to `out` (the caller may take and clear it between calls).
   PerfettoWriter(const DocumentInfo& doc, std::string& out);
   // Hands the output to `sink` in blocks, at packet boundaries and at the
   // end of every call.
   PerfettoWriter(const DocumentInfo& doc, BlockSink& sink);
-  ~PerfettoWriter();
+  ~PerfettoWriter() override;
   PerfettoWriter(const PerfettoWriter&) = delete;
   PerfettoWriter& operator=(const PerfettoWriter&) = delete;
 
-  // `last`: no batch follows, so nothing waits for a later root (the whole
-  // snapshot writers pass one batch so).
-  void append(const Snapshot& batch, bool last = false);
-  void append(const FrozenSnapshot& batch, bool last = false);
-  // Writes the spans still waiting (their root never came).
-  // The counts finish() writes (document_info.h), replacing the document's.
-  void set_counts(DocumentCounts counts);
-  void finish();
-  void restart();
+  using DocumentWriter::append;
+  void append(const Snapshot& batch, bool last) override;
+  void append(const FrozenSnapshot& batch, bool last) override;
+  void set_counts(DocumentCounts counts) override;
+  // Also writes the spans still waiting (their root never came).
+  void finish() override;
+  void restart() override;
 
  private:
   class Impl;

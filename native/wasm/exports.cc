@@ -61,8 +61,7 @@ void shift_times(hotspan::Snapshot& snapshot, int64_t origin_ns) {
 struct Stream {
   int64_t origin_ns = 0;
   std::vector<std::string> names;
-  std::unique_ptr<hotspan::PerfettoWriter> perfetto;
-  std::unique_ptr<hotspan::ChromeJsonWriter> json;
+  std::unique_ptr<hotspan::DocumentWriter> writer;
 };
 
 std::vector<Stream*>& streams() {
@@ -142,9 +141,9 @@ __attribute__((export_name("hs_writer_begin"))) uint32_t hs_writer_begin(uint32_
   auto* s = new Stream();
   s->origin_ns = origin_ns;
   if (format == kChromeJson) {
-    s->json = std::make_unique<hotspan::ChromeJsonWriter>(doc, result());
+    s->writer = std::make_unique<hotspan::ChromeJsonWriter>(doc, result());
   } else {
-    s->perfetto = std::make_unique<hotspan::PerfettoWriter>(doc, result());
+    s->writer = std::make_unique<hotspan::PerfettoWriter>(doc, result());
   }
   std::vector<Stream*>& all = streams();
   for (size_t i = 0; i < all.size(); ++i) {
@@ -171,11 +170,7 @@ __attribute__((export_name("hs_writer_append"))) int32_t hs_writer_append(uint32
   shift_times(batch, s->origin_ns);
   s->names.insert(s->names.end(), batch.names.begin(), batch.names.end());
   batch.names.swap(s->names);
-  if (s->json) {
-    s->json->append(batch);
-  } else {
-    s->perfetto->append(batch);
-  }
+  s->writer->append(batch);
   batch.names.swap(s->names);
   return kOk;
 }
@@ -185,11 +180,7 @@ __attribute__((export_name("hs_writer_finish"))) int32_t hs_writer_finish(uint32
   Stream* s = stream_at(handle);
   result().clear();
   if (s == nullptr) return kBadHandle;
-  if (s->json) {
-    s->json->finish();
-  } else {
-    s->perfetto->finish();
-  }
+  s->writer->finish();
   delete s;
   streams()[handle - 1] = nullptr;
   return kOk;
