@@ -30,7 +30,8 @@ if ! command -v "$cxx" >/dev/null || [ ! -d "$llvm/include/wasm32-wasi/c++/v1" ]
   exit 1
 fi
 
-# The Node-free core sources the entry points reach: writers, stats, histogram, query engine.
+# The Node-free core sources the entry points reach: writers (their DocumentWriter
+# interface also takes frozen records), stats, histogram, query engine.
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/exports.cc
@@ -43,6 +44,8 @@ sources=(
   native/core/query_call.cc
   native/core/log_linear_histogram.cc
   native/core/huge_pages.cc
+  native/core/frozen_records.cc
+  native/core/tick_anchors.cc
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

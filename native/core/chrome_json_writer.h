@@ -8,6 +8,7 @@
 #include "block_sink.h"
 #include "clock_readings.h"
 #include "document_info.h"
+#include "document_writer.h"
 #include "tracer.h"
 
 namespace hotspan {
@@ -17,28 +18,30 @@ namespace hotspan {
 // of what is new: `names` the whole name table so far (ids stable, only
 // growing), `timelines` those with new records (their metadata events are
 // written on first sight), each record written as its event(s) at once. The
-// closing (clock metadata and DocumentInfo::metadata_members) is written by
-// finish(). The document equals the whole-snapshot writer's (below) when the
-// batches are the snapshot's timelines in order, cut anywhere, with every
+// closing (clock metadata and the document's counts, "metadata":{"hotspan":
+// {...}}, see document_info.h) is written by finish(). The document equals
+// the whole-snapshot writer's (below) when the batches are the snapshot's
+// timelines in order, cut anywhere, with every
 // timeline in the first batch. After finish(), restart() begins a new
-// document with the same inputs. A counter series would be one more member
-// of a batch.
-class ChromeJsonWriter {
+// document with the same inputs. A batch's counter series (`counters`) are
+// written as counter events after its spans.
+class ChromeJsonWriter final : public DocumentWriter {
  public:
   // Appends to `out` (the caller may take and clear it between calls).
   ChromeJsonWriter(const DocumentInfo& doc, std::string& out);
   // Hands the output to `sink` in blocks, at event boundaries and at the end
   // of every batch but the last.
   ChromeJsonWriter(const DocumentInfo& doc, BlockSink& sink);
-  ~ChromeJsonWriter();
+  ~ChromeJsonWriter() override;
   ChromeJsonWriter(const ChromeJsonWriter&) = delete;
   ChromeJsonWriter& operator=(const ChromeJsonWriter&) = delete;
 
-  // `last`: no batch follows (the output is handed over with the end).
-  void append(const Snapshot& batch, bool last = false);
-  void append(const FrozenSnapshot& batch, bool last = false);
-  void finish();
-  void restart();
+  using DocumentWriter::append;
+  void append(const Snapshot& batch, bool last) override;
+  void append(const FrozenSnapshot& batch, bool last) override;
+  void set_counts(DocumentCounts counts) override;
+  void finish() override;
+  void restart() override;
 
  private:
   class Impl;
@@ -59,5 +62,9 @@ void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const 
                        std::string& out);
 void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        BlockSink& sink);
+// With the document's inputs (its counts too).
+void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
 }  // namespace hotspan

@@ -61,8 +61,7 @@ void shift_times(hotspan::Snapshot& snapshot, int64_t origin_ns) {
 struct Stream {
   int64_t origin_ns = 0;
   std::vector<std::string> names;
-  std::unique_ptr<hotspan::PerfettoWriter> perfetto;
-  std::unique_ptr<hotspan::ChromeJsonWriter> json;
+  std::unique_ptr<hotspan::DocumentWriter> writer;
 };
 
 std::vector<Stream*>& streams() {
@@ -102,17 +101,28 @@ __attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
 __attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size,
                                                             uint32_t format, int64_t origin_ns,
                                                             int64_t monotonic_ns, int64_t realtime_ns,
-                                                            int64_t boottime_ns) {
+                                                            int64_t boottime_ns, const double* counts) {
   hotspan::Snapshot snapshot;
   if (!take_columns(input, size, snapshot)) return kBadInput;
   shift_times(snapshot, origin_ns);
-  const hotspan::ClockReadings clocks{monotonic_ns, realtime_ns, boottime_ns};
+  hotspan::DocumentInfo doc{origin_ns, {monotonic_ns, realtime_ns, boottime_ns}, {}};
+  // counts: produced, kept, released, overwritten, dropped (the caller's
+  // tracer.counts()), or null when the document has none.
+  if (counts != nullptr) {
+    hotspan::RecordCounts c;
+    c.produced = static_cast<uint64_t>(counts[0]);
+    c.kept = static_cast<uint64_t>(counts[1]);
+    c.released = static_cast<uint64_t>(counts[2]);
+    c.overwritten = static_cast<uint64_t>(counts[3]);
+    c.dropped = static_cast<uint64_t>(counts[4]);
+    doc.counts = hotspan::document_counts(c);
+  }
   std::string& out = result();
   out.clear();
   if (format == kChromeJson) {
-    hotspan::write_chrome_json(snapshot, origin_ns, clocks, out);
+    hotspan::write_chrome_json(snapshot, doc, out);
   } else if (format == kPerfetto) {
-    hotspan::write_perfetto(snapshot, origin_ns, clocks, out);
+    hotspan::write_perfetto(snapshot, doc, out);
   } else {
     return kBadFormat;
   }
@@ -131,9 +141,9 @@ __attribute__((export_name("hs_writer_begin"))) uint32_t hs_writer_begin(uint32_
   auto* s = new Stream();
   s->origin_ns = origin_ns;
   if (format == kChromeJson) {
-    s->json = std::make_unique<hotspan::ChromeJsonWriter>(doc, result());
+    s->writer = std::make_unique<hotspan::ChromeJsonWriter>(doc, result());
   } else {
-    s->perfetto = std::make_unique<hotspan::PerfettoWriter>(doc, result());
+    s->writer = std::make_unique<hotspan::PerfettoWriter>(doc, result());
   }
   std::vector<Stream*>& all = streams();
   for (size_t i = 0; i < all.size(); ++i) {
@@ -160,11 +170,7 @@ __attribute__((export_name("hs_writer_append"))) int32_t hs_writer_append(uint32
   shift_times(batch, s->origin_ns);
   s->names.insert(s->names.end(), batch.names.begin(), batch.names.end());
   batch.names.swap(s->names);
-  if (s->json) {
-    s->json->append(batch);
-  } else {
-    s->perfetto->append(batch);
-  }
+  s->writer->append(batch);
   batch.names.swap(s->names);
   return kOk;
 }
@@ -174,11 +180,7 @@ __attribute__((export_name("hs_writer_finish"))) int32_t hs_writer_finish(uint32
   Stream* s = stream_at(handle);
   result().clear();
   if (s == nullptr) return kBadHandle;
-  if (s->json) {
-    s->json->finish();
-  } else {
-    s->perfetto->finish();
-  }
+  s->writer->finish();
   delete s;
   streams()[handle - 1] = nullptr;
   return kOk;
