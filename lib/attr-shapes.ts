@@ -39,8 +39,10 @@ function newNode(keys: readonly string[], id: number, poisoned: boolean): ShapeN
 export class AttrShapes {
   private readonly root: ShapeNode = newNode([], -2, false);
   private nodes = 0;
-  /** The values of the last object of(): [0, shape's key count). */
+  /** The values of the last object of(): [0, count). */
   readonly values: unknown[] = [undefined, undefined, undefined, undefined];
+  /** The key count of the last object of() gave a shape id. */
+  count = 0;
 
   /** @param define the addon's defineShape: keys -> shape id, or -1 */
   constructor(private readonly define: (keys: string[]) => number) {}
@@ -71,6 +73,7 @@ export class AttrShapes {
       this.values[n++] = obj[k];
     }
     if (n === 0) return -1;
+    this.count = n;
     return node.id === -1 ? this.make(node) : node.id;
   }
 

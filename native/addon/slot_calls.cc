@@ -51,25 +51,43 @@ bool PutString(napi_env env, napi_value v, std::string& out) {
   return true;
 }
 
-// argv[0] is the shape id, argv[1..] its values, appended to `out` as
-// attr_slots. false: a value of another type (nothing thrown), or a bad
-// shape id (thrown: *threw); the caller cuts `out` back.
+// argv[0] is the shape id, argv[1] the interned-value bits, argv[2..] its
+// values, appended to `out` as attr_slots. false: a value of another type
+// (nothing thrown), or a bad shape or value id (thrown: *threw); the caller
+// cuts `out` back.
 bool WriteSlots(napi_env env, TracerBinding& b, napi_value* argv, std::string& out, bool* threw) {
-  uint32_t shape;
+  uint32_t shape, interned;
   if (napi_get_value_uint32(env, argv[0], &shape) != napi_ok || shape >= b.shapes.keys.size()) {
     ThrowArgType(env, "shape", "a shape id", argv[0]);
+    *threw = true;
+    return false;
+  }
+  if (!hot::U32Arg(env, argv[1], "interned", &interned)) {
     *threw = true;
     return false;
   }
   const std::vector<std::string>& keys = b.shapes.keys[shape];
   out.push_back(as::kTag);
   for (size_t i = 0; i < keys.size(); ++i) {
-    napi_value v = argv[1 + i];
+    napi_value v = argv[2 + i];
     const std::string& key = keys[i];
     const auto key_len = static_cast<uint32_t>(key.size());
     // Each read refuses another type (no exception), so no typeof first.
     double d;
     bool f;
+    uint32_t id;
+    if (interned & (1u << i)) {
+      if (napi_get_value_uint32(env, v, &id) != napi_ok || id >= b.shapes.values.size()) {
+        ThrowArgType(env, "value", "an interned value id", v);
+        *threw = true;
+        return false;
+      }
+      const std::string& text = b.shapes.values[id];
+      put_key(out, as::kString, key.data(), key_len);
+      as::put_u32(out, static_cast<uint32_t>(text.size()));
+      out.append(text);
+      continue;
+    }
     if (napi_get_value_double(env, v, &d) == napi_ok) {
       if (!std::isfinite(d)) return false;
       put_key(out, as::kNumber, key.data(), key_len);
@@ -115,11 +133,21 @@ napi_value DefineShape(napi_env env, napi_callback_info info) {
   return Int(env, static_cast<int32_t>(b.shapes.keys.size() - 1));
 }
 
+napi_value DefineValue(napi_env env, napi_callback_info info) {
+  napi_value argv[1];
+  TracerBinding& b = hot::ReadArgs<1>(env, info, argv);
+  std::string text;
+  if (!PutString(env, argv[0], text)) return ThrowArgType(env, "value", "a string", argv[0]);
+  if (b.shapes.values.size() >= SlotShapes::kMaxValues) return Int(env, -1);
+  b.shapes.values.push_back(text.substr(4));  // without PutString's length
+  return Int(env, static_cast<int32_t>(b.shapes.values.size() - 1));
+}
+
 // The slots go straight into the thread's attribute bytes (thread_state.h):
 // no allocation, no copy but Node-API's.
 napi_value BeginSlots(napi_env env, napi_callback_info info) {
-  napi_value argv[2 + SlotShapes::kMaxSlots];
-  TracerBinding& b = hot::ReadArgs<2 + SlotShapes::kMaxSlots>(env, info, argv);
+  napi_value argv[3 + SlotShapes::kMaxSlots];
+  TracerBinding& b = hot::ReadArgs<3 + SlotShapes::kMaxSlots>(env, info, argv);
   uint32_t name;
   if (!hot::U32Arg(env, argv[0], "nameId", &name)) return nullptr;
   std::string& bytes = b.thread->attr_bytes;
@@ -130,14 +158,14 @@ napi_value BeginSlots(napi_env env, napi_callback_info info) {
     return threw ? nullptr : Int(env, kRefused);
   }
   const int64_t now = hotspan::clock::now_ticks();
-  return hot::StatusValue(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
+  return hot::EndResult(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
 }
 
 // Written past the thread's attribute bytes as scratch, copied by the track
 // (into an open-span slot whose capacity stays), then cut off again.
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
-  napi_value argv[3 + SlotShapes::kMaxSlots];
-  TracerBinding& b = hot::ReadArgs<3 + SlotShapes::kMaxSlots>(env, info, argv);
+  napi_value argv[4 + SlotShapes::kMaxSlots];
+  TracerBinding& b = hot::ReadArgs<4 + SlotShapes::kMaxSlots>(env, info, argv);
   uint32_t track, name;
   if (!hot::TrackAndName(env, argv, &track, &name)) return nullptr;
   std::string& bytes = b.thread->attr_bytes;

@@ -6,27 +6,25 @@
 namespace hotspan {
 
 size_t AttrArea::need(size_t n) const {
-  if (!blocks_.empty() && blocks_.back().size - blocks_.back().used >= kHeader + n) return 0;
+  if (last_ != nullptr && last_->size - last_->used.load(std::memory_order_relaxed) >= kHeader + n) return 0;
   return std::max(kBlockBytes, kHeader + n);
 }
 
 void AttrArea::add_block(size_t size) {
-  Block b;
-  b.data.reset(new char[size]);
-  b.size = size;
-  blocks_.push_back(std::move(b));
+  last_ = &blocks_.emplace_back(size);
   held_ += size;
 }
 
 void AttrArea::append(uint64_t index, uint32_t local, const char* p, size_t n) {
-  Block& b = blocks_.back();
-  char* at = b.data.get() + b.used;
+  Block& b = *last_;
+  const size_t used = b.used.load(std::memory_order_relaxed);
+  char* at = b.data.get() + used;
   const auto len = static_cast<uint32_t>(n);
   std::memcpy(at, &index, 8);
   std::memcpy(at + 8, &local, 4);
   std::memcpy(at + 12, &len, 4);
   if (n != 0) std::memcpy(at + kHeader, p, n);
-  b.used += kHeader + n;
+  b.used.store(used + kHeader + n, std::memory_order_release);
 }
 
 AttrArea::Entry AttrArea::read(const Block& b, size_t off) {
@@ -44,17 +42,13 @@ size_t AttrArea::drop_below(uint64_t end) {
   size_t freed = 0;
   while (!blocks_.empty()) {
     Block& b = blocks_.front();
-    while (head_ < b.used) {
+    for (const size_t used = b.used.load(std::memory_order_acquire); head_ < used;) {
       const Entry e = read(b, head_);
       if (e.index >= end) return freed;
       head_ += kHeader + e.bytes.size();
     }
-    if (blocks_.size() == 1) {
-      // The only block, emptied: reused from its start.
-      b.used = 0;
-      head_ = 0;
-      return freed;
-    }
+    // The writer's block stays (it may be appending now), emptied or not.
+    if (blocks_.size() == 1) return freed;
     freed += b.size;
     held_ -= b.size;
     blocks_.pop_front();

@@ -9,8 +9,8 @@
 // reader reads in place (freeze) while the writer fills slots past it.
 //
 // The mutex guards what another thread may touch: the chunk ring (grows
-// once per kChunkRecords records, shrinks at a recycle), the attribute and
-// foreign-parent side tables, the display name and the exited flag. The
+// once per kChunkRecords records, shrinks at a recycle), the attribute area
+// (but its writer's append into its last block), the foreign-parent table, the display name and the exited flag. The
 // owner's per-record path takes no lock.
 //
 // A ticks timeline (record times from clock::now_ticks) also keeps its
@@ -145,7 +145,7 @@ class Timeline {
   size_t ring_head_ = 0;
   size_t ring_size_ = 0;
   uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
-  AttrArea attrs_;                              // guarded by mu_, index order
+  AttrArea attrs_;  // index order; the writer appends without mu_ (attr_area.h), the rest under it
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
   std::deque<LongEntry> long_ends_;             // guarded by mu_, index order
   std::string name_;                            // guarded by mu_
