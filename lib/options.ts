@@ -7,7 +7,6 @@ import type { BackendKind } from './backend';
 import { describe } from './errors';
 import { wellFormed } from './names';
 import { outputFormat } from './output';
-import { forInIsOwn } from './plain-keys';
 
 export function checkThreadName(threadName: unknown): string {
   if (typeof threadName !== 'string' || threadName.length === 0) {
@@ -181,20 +180,12 @@ export function checkCallOptions<T extends object>(
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(`hotspan: ${what} options must be an object, got ${describe(options)}`);
   }
-  // Per call (traceAsync, end): for-in, no key array, when it sees own keys only.
-  const proto: unknown = Object.getPrototypeOf(options);
-  if ((proto === Object.prototype && forInIsOwn()) || proto === null) {
-    for (const key in options) checkKnown(key, what, known);
-  } else {
-    for (const key of Object.keys(options)) checkKnown(key, what, known);
+  for (const key of Object.keys(options)) {
+    if (!(known as readonly string[]).includes(key)) {
+      throw new RangeError(`hotspan: unknown ${what} option "${key}" (known: ${known.join(', ') || 'none'})`);
+    }
   }
   return options;
-}
-
-function checkKnown(key: string, what: string, known: readonly string[]): void {
-  if (!known.includes(key)) {
-    throw new RangeError(`hotspan: unknown ${what} option "${key}" (known: ${known.join(', ') || 'none'})`);
-  }
 }
 
 export function resolveOptions(options: unknown): ResolvedOptions {
