@@ -10,6 +10,7 @@
 // checks throw the errors of ./attrs.
 
 import { isReservedKey } from './attrs';
+import { forInIsOwn } from './plain-keys';
 
 /** The most values a shape has (SlotShapes::kMaxSlots). */
 export const MAX_SLOTS = 4;
@@ -26,13 +27,22 @@ interface ShapeNode {
   /** A reserved or ill-formed key on the way here: no shape through it has a fast form. */
   readonly poisoned: boolean;
   readonly next: Map<string, ShapeNode>;
+  /** The child found last, and its key: most objects repeat one shape, so the Map is rarely asked. */
+  lastKey: string | undefined;
+  lastNext: ShapeNode | undefined;
+}
+
+function newNode(keys: readonly string[], id: number, poisoned: boolean): ShapeNode {
+  return { keys, id, poisoned, next: new Map(), lastKey: undefined, lastNext: undefined };
 }
 
 export class AttrShapes {
-  private readonly root: ShapeNode = { keys: [], id: -2, poisoned: false, next: new Map() };
+  private readonly root: ShapeNode = newNode([], -2, false);
   private nodes = 0;
-  /** The values of the last object of(): [0, shape's key count). */
+  /** The values of the last object of(): [0, count). */
   readonly values: unknown[] = [undefined, undefined, undefined, undefined];
+  /** The key count of the last object of() gave a shape id. */
+  count = 0;
 
   /** @param define the addon's defineShape: keys -> shape id, or -1 */
   constructor(private readonly define: (keys: string[]) => number) {}
@@ -42,17 +52,28 @@ export class AttrShapes {
     if (typeof attrs !== 'object' || attrs === null) return -1;
     const proto: unknown = Object.getPrototypeOf(attrs);
     if (proto !== Object.prototype && proto !== null) return -1;
-    const keys = Object.keys(attrs);
-    const n = keys.length;
-    if (n === 0 || n > MAX_SLOTS) return -1;
+    if (proto !== null && !forInIsOwn()) return -1;
+    const obj = attrs as Record<string, unknown>;
     let node = this.root;
-    for (let i = 0; i < n; i++) {
-      const k = keys[i];
-      const next = node.next.get(k) ?? this.grow(node, k);
-      if (next === undefined) return -1;
+    let n = 0;
+    // for-in walks the object's enum cache: no key array, and the loads
+    // below are by enum-cache index, not a megamorphic keyed load.
+    // for-in would also walk inherited enumerable keys: an object over an
+    // Object.prototype given one takes the JSON path (own keys only).
+    for (const k in obj) {
+      if (n === MAX_SLOTS) return -1;
+      let next = node.lastKey === k ? node.lastNext : undefined;
+      if (next === undefined) {
+        next = node.next.get(k) ?? this.grow(node, k);
+        if (next === undefined) return -1;
+        node.lastKey = k;
+        node.lastNext = next;
+      }
       node = next;
-      this.values[i] = (attrs as Record<string, unknown>)[k];
+      this.values[n++] = obj[k];
     }
+    if (n === 0) return -1;
+    this.count = n;
     return node.id === -1 ? this.make(node) : node.id;
   }
 
@@ -60,7 +81,7 @@ export class AttrShapes {
     if (this.nodes >= MAX_NODES) return undefined;
     this.nodes++;
     const poisoned = parent.poisoned || isReservedKey(key) || !(key as unknown as { isWellFormed(): boolean }).isWellFormed();
-    const node: ShapeNode = { keys: [...parent.keys, key], id: poisoned ? -2 : -1, poisoned, next: new Map() };
+    const node = newNode([...parent.keys, key], poisoned ? -2 : -1, poisoned);
     parent.next.set(key, node);
     return node;
   }

@@ -9,6 +9,7 @@ export class ChangeSignal {
 
   /** Wakes everyone waiting now. */
   notify(): void {
+    if (this.waiters.length === 0) return;  // the common case: no allocation
     const waiters = this.waiters;
     this.waiters = [];
     for (const w of waiters) w();

@@ -3,6 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import { AttrShapes } from './attr-shapes';
+import { AttrValueIds } from './attr-value-ids';
 import type { Backend } from './backend';
 import type { FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
@@ -20,6 +21,7 @@ export class NativeBackend implements Backend {
   /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
   private readonly state: Uint32Array | undefined;
   private readonly shapes: AttrShapes;
+  private readonly valueIds: AttrValueIds;
 
   /**
    * @param nt the env's NativeTracer
@@ -34,6 +36,7 @@ export class NativeBackend implements Backend {
   ) {
     this.state = nt.stateView();
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
+    this.valueIds = new AttrValueIds((value) => nt.defineValue(value));
   }
 
   begin(nameId: number): void {
@@ -50,8 +53,9 @@ export class NativeBackend implements Backend {
     const shape = this.shapes.of(attrs);
     if (shape < 0) return false;
     const v = this.shapes.values;
-    const s = this.nt.beginSlots(nameId, shape, v[0], v[1], v[2], v[3]);
-    if (s === STATUS_OK) return true;
+    const interned = this.valueIds.encode(v, this.shapes.count);
+    const s = this.nt.beginSlots(nameId, shape, interned, v[0], v[1], v[2], v[3]);
+    if (s === undefined) return true;
     if (s === SLOTS_REFUSED) return false;
     throw this.beginError(s, nameId);
   }
@@ -131,7 +135,8 @@ export class NativeBackend implements Backend {
     const shape = this.shapes.of(attrs);
     if (shape < 0) return 0;
     const v = this.shapes.values;
-    const token = this.nt.asyncBeginSlots(track, nameId, shape, v[0], v[1], v[2], v[3]);
+    const interned = this.valueIds.encode(v, this.shapes.count);
+    const token = this.nt.asyncBeginSlots(track, nameId, shape, interned, v[0], v[1], v[2], v[3]);
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
     return token > 0 ? token : 0;
   }

@@ -70,14 +70,17 @@ export interface NativeTracer {
   beginAttrs(nameId: number, attrsJson: string): number;
   /**
    * begin with attribute values for the keys of shape `shape` (defineShape):
-   * a NativeStatus, or -1 (nothing done) when a value is not a finite number,
-   * a string or a boolean.
+   * undefined when the span opened, else a NativeStatus, or -1 (nothing done)
+   * when a value is not a finite number, a string or a boolean.
    */
-  beginSlots(nameId: number, shape: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  // Bit i of `interned`: v<i> is the id of a string value from defineValue.
+  beginSlots(nameId: number, shape: number, interned: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
   /** asyncBegin with attribute values (see beginSlots): a token, 0 (closed, unknown track or name) or -1. */
-  asyncBeginSlots(track: number, nameId: number, shape: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  asyncBeginSlots(track: number, nameId: number, shape: number, interned: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
   /** Names an attribute shape (1 to 4 keys, in order): its id, or -1 when the addon holds its limit. */
   defineShape(keys: string[]): number;
+  /** Interns a string attribute value: its id, or -1 when the addon holds its limit. */
+  defineValue(value: string): number;
   /** Ends with extra SpanFlags (error = 4). undefined when the span ended, else a NativeStatus. */
   endFlags(flags: number): number | undefined;
 

@@ -330,6 +330,78 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       }
     });
 
+    it('keeps attribute values exactly across string-read and storage boundaries, nested and async', async () => {
+      const t = make();
+      // Around the addon's one-pass read (128 UTF-8 bytes), with 2-, 3- and 4-byte characters
+      // across it, past an attribute block (16 KiB), and lone surrogates in long text.
+      const strings: string[] = [];
+      for (let n = 120; n <= 132; n++) {
+        for (const c of ['é', '€', '😀']) strings.push('a'.repeat(n) + c + 'z');
+      }
+      strings.push('x'.repeat(16 * 1024), '€'.repeat(10000), `${'y'.repeat(200)}\uD800${'z'.repeat(200)}`);
+      const numbers = [Number.MIN_SAFE_INTEGER, Number.MAX_SAFE_INTEGER, 2 ** 53 + 1, 2 ** 64, -1e-300, 1e300];
+      for (const s of strings) {
+        t.begin('str', { s });
+        t.end();
+      }
+      for (const n of numbers) t.trace('num', () => 0, { n, k: 'v' });
+      // Nested spans with and without attributes: each keeps its own.
+      t.begin('outer', { who: 'outer', n: 1 });
+      t.begin('mid');
+      t.trace('inner', () => t.trace('innermost', () => 0, { who: 'innermost' }), { who: 'inner', n: 2 });
+      t.end();
+      t.end();
+      // More open async spans than the track's ring of open spans (256), ended in reverse order.
+      const ends: Array<() => void> = [];
+      const all: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 600; i++) {
+        all.push(t.traceAsync('req', new Promise<void>((r) => ends.push(r)), { track: 'http', attrs: { i, url: `/o/${i}` } }));
+      }
+      for (let i = ends.length - 1; i >= 0; i--) ends[i]();
+      await Promise.all(all);
+      t.flush();
+      const recs = t.snapshot();
+      expect(byName(recs, 'str').map((r) => r.attrs?.s)).toEqual(strings.map(wellFormed));
+      expect(byName(recs, 'num').map((r) => r.attrs)).toEqual(numbers.map((n) => ({ n, k: 'v' })));
+      expect(one(recs, 'outer').attrs).toEqual({ who: 'outer', n: 1 });
+      expect(one(recs, 'mid').attrs).toBeUndefined();
+      expect(one(recs, 'inner').attrs).toEqual({ who: 'inner', n: 2 });
+      expect(one(recs, 'innermost').attrs).toEqual({ who: 'innermost' });
+      const reqs = byName(recs, 'req');
+      expect(reqs).toHaveLength(600);
+      for (const r of reqs) expect(r.attrs).toEqual({ i: r.attrs?.i, url: `/o/${String(r.attrs?.i)}` });
+      expect(new Set(reqs.map((r) => r.attrs?.i)).size).toBe(600);
+      await expect(t.settle({ timeoutMs: 0 })).resolves.toBeUndefined();
+      // Non-finite numbers are refused on every path, naming the value; nothing is recorded.
+      for (const bad of [NaN, Infinity, -Infinity]) {
+        expect(() => t.begin('bad', { n: bad, k: 'v' })).toThrow(new RangeError(`hotspan: attribute "n" must be a finite number, got ${String(bad)}`));
+        expect(() => t.traceAsync('bad', Promise.resolve(1), { attrs: { n: bad } })).toThrow(RangeError);
+      }
+      expect(() => t.begin('bad', { n: 10n } as unknown as Record<string, number>)).toThrow(
+        new TypeError('hotspan: attribute "n" must be a string, number or boolean, got bigint 10'),
+      );
+      expect(byName(t.snapshot(), 'bad')).toHaveLength(0);
+      expect(t.snapshot()).toHaveLength(recs.length);
+    });
+
+    it('reads own keys only when Object.prototype has an enumerable key (attributes and options)', async () => {
+      const t = make();
+      t.begin('warm', { a: 1 }); // the shape exists before the prototype changes
+      t.end();
+      const proto = Object.prototype as Record<string, unknown>;
+      proto.polluted = 'x';
+      try {
+        t.begin('span', { a: 2 });
+        t.end();
+        await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { a: 3 } });
+      } finally {
+        delete proto.polluted;
+      }
+      t.flush();
+      expect(one(t.snapshot(), 'span').attrs).toEqual({ a: 2 });
+      expect(one(t.snapshot(), 'req').attrs).toEqual({ a: 3 });
+    });
+
     it('writes Chrome JSON that matches the records event by event', async () => {
       const t = make({ threadName: 'main "thread"' });
       t.begin('outer', { who: 'me', n: 2 });

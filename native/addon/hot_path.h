@@ -8,11 +8,29 @@
 
 #include <node_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "tracer.h"
 
+namespace hotspan_addon {
+struct TracerBinding;
+}
+
 namespace hotspan_addon::hot {
+
+// Every per-span callback's preamble: up to N arguments into argv (missing
+// ones read as undefined) and the binding, the callback's data pointer.
+template <size_t N>
+inline TracerBinding& ReadArgs(napi_env env, napi_callback_info info, napi_value* argv) {
+  size_t argc = N;
+  void* data;
+  napi_get_cb_info(env, info, &argc, N == 0 ? nullptr : argv, nullptr, &data);
+  return *static_cast<TracerBinding*>(data);
+}
+
+// A uint32 argument, or false with a TypeError naming `arg` pending.
+bool U32Arg(napi_env env, napi_value v, const char* arg, uint32_t* out);
 
 // A status as a number: small integers are V8 Smis, no heap allocation.
 inline napi_value StatusValue(napi_env env, hotspan::Status status) {

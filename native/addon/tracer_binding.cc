@@ -14,6 +14,7 @@ TracerBinding::TracerBinding(std::shared_ptr<hotspan::Tracer> tracer_in,
       env_data(std::move(env_data_in)),
       wake(std::move(wake_in)),
       end_slot(end_slots::kNone) {
+  async_caller.state = thread;
   env_data->Add(this);
 }
 

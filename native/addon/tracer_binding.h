@@ -40,6 +40,8 @@ struct TracerBinding {
   size_t end_slot;
   // Attribute shapes of this env's facade (slot_calls.h); env thread only.
   SlotShapes shapes;
+  // This env thread's async cache (its last track, its state); env thread only.
+  hotspan::AsyncCaller async_caller;
 
   // Ends this thread's open spans (abandoned), commits them, marks the
   // timeline exited, drops the wake-up. Idempotent; never throws.

@@ -298,6 +298,7 @@ const Method kMethods[] = {
     {"beginSlots", &slots::BeginSlots, nullptr},
     {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
     {"defineShape", &slots::DefineShape, nullptr},
+    {"defineValue", &slots::DefineValue, nullptr},
     {"intern", nullptr, &Cold<Intern>},
     {"openDepth", nullptr, &Cold<OpenDepth>},
     {"innermost", nullptr, &Cold<Innermost>},

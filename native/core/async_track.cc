@@ -5,24 +5,51 @@
 namespace hotspan {
 
 AsyncTrack::AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial)
-    : timeline_(std::move(timeline)), serial_(serial), anchor_due_(timeline_->anchor_due()) {}
+    : timeline_(std::move(timeline)),
+      serial_(serial),
+      ring_(kRing),
+      anchor_due_(timeline_->anchor_due()) {}
 
-uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string attrs_json,
+uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
                            uint64_t parent_span) {
   std::lock_guard<std::mutex> lock(mu_);
   keep_anchored(now);
   const uint32_t local = ++next_local_;
-  open_.emplace(local, Open{now, name, parent_span, std::move(attrs_json)});
+  Open& slot = ring_[local % kRing];
+  Open& o = slot.local == 0 ? slot : overflow_[local];
+  o.start = now;
+  o.name = name;
+  o.local = local;
+  o.parent_span = parent_span;
+  o.attrs.assign(attrs);
+  ++open_n_;
   return make_span_id(timeline_->id(), local);
+}
+
+AsyncTrack::Open* AsyncTrack::find_open(uint32_t local) {
+  Open& slot = ring_[local % kRing];
+  if (local != 0 && slot.local == local) return &slot;
+  auto it = overflow_.find(local);
+  return it == overflow_.end() ? nullptr : &it->second;
+}
+
+void AsyncTrack::release(Open& o) {
+  --open_n_;
+  if (&o == &ring_[o.local % kRing]) {
+    o.local = 0;
+    o.attrs.clear();
+  } else {
+    overflow_.erase(o.local);
+  }
 }
 
 Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written) {
   if (static_cast<uint32_t>(token >> 32) != timeline_->id()) return Status::kInvalid;
   const auto local = static_cast<uint32_t>(token);
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = open_.find(local);
-  if (it == open_.end()) return Status::kInvalid;
-  Open& o = it->second;
+  Open* found = find_open(local);
+  if (found == nullptr) return Status::kInvalid;
+  Open& o = *found;
   keep_anchored(now);
 
   int64_t start = o.start;
@@ -40,8 +67,8 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
   const bool has_attrs = !o.attrs.empty();
   // No chunk or no room for the attributes: dropped whole, and counted.
   if (!cursor_.ready(*timeline_, &anchor_due_) ||
-      (has_attrs && !timeline_->add_attrs(index, local, std::move(o.attrs)))) {
-    open_.erase(it);
+      (has_attrs && !timeline_->add_attrs(index, local, o.attrs))) {
+    release(o);
     timeline_->count_dropped();
     *written = cursor_.written;
     return Status::kOk;
@@ -60,7 +87,7 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
   // Async spans overlap freely, so they carry no depth.
   if (!store_span(r, start, end_ns, local, parent_local, o.name, 0, flags))
     timeline_->add_long_end(index, end_ns);
-  open_.erase(it);
+  release(o);
   *written = ++cursor_.written;
   timeline_->publish_written(*written);
   return Status::kOk;
@@ -68,12 +95,15 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
 
 size_t AsyncTrack::open_count() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return open_.size();
+  return open_n_;
 }
 
 void AsyncTrack::append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const {
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& [local, o] : open_) out.emplace_back(make_span_id(timeline_->id(), local), o.name);
+  for (const Open& o : ring_) {
+    if (o.local != 0) out.emplace_back(make_span_id(timeline_->id(), o.local), o.name);
+  }
+  for (const auto& [local, o] : overflow_) out.emplace_back(make_span_id(timeline_->id(), local), o.name);
 }
 
 }  // namespace hotspan

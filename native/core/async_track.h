@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -33,8 +34,8 @@ class AsyncTrack {
   Timeline& timeline() const { return *timeline_; }
   bool serial() const { return serial_; }
 
-  // Returns the token (never 0).
-  uint64_t begin(uint32_t name, int64_t now, std::string attrs_json, uint64_t parent_span);
+  // Returns the token (never 0). The attributes are copied.
+  uint64_t begin(uint32_t name, int64_t now, std::string_view attrs, uint64_t parent_span);
   // kInvalid for a token that is not open on this track. On kOk, *written is
   // the timeline's stored count including the new record.
   Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written);
@@ -44,18 +45,27 @@ class AsyncTrack {
 
  private:
   struct Open {
-    int64_t start;
-    uint32_t name;
-    uint64_t parent_span;
-    std::string attrs;
+    int64_t start = 0;
+    uint32_t name = 0;
+    uint32_t local = 0;  // 0: a free ring slot
+    uint64_t parent_span = 0;
+    std::string attrs;  // a ring slot keeps its capacity: no allocation in steady state
   };
+  // Open spans: most end a little after they begin, so span `local` lives in
+  // ring_[local % kRing], allocating nothing; one whose slot an older open
+  // span still holds goes to overflow_.
+  static constexpr uint32_t kRing = 256;
+  Open* find_open(uint32_t local);
+  void release(Open& o);
 
   const std::shared_ptr<Timeline> timeline_;
   const bool serial_;
   mutable std::mutex mu_;
   uint32_t next_local_ = 0;                                   // guarded by mu_
   int64_t last_end_ = std::numeric_limits<int64_t>::min();    // guarded by mu_
-  std::unordered_map<uint32_t, Open> open_;                   // guarded by mu_
+  std::vector<Open> ring_;                                    // guarded by mu_
+  std::unordered_map<uint32_t, Open> overflow_;               // guarded by mu_
+  size_t open_n_ = 0;                                         // guarded by mu_
   ChunkCursor cursor_;                                        // guarded by mu_
   // Ticks timeline: anchor upkeep as for a thread (INT64_MAX on ns). Guarded by mu_.
   int64_t anchor_due_;

@@ -80,8 +80,8 @@ void append_string(std::string& out, const char* s, size_t n) {
 
 }  // namespace
 
-std::string as_json(const std::string& stored) {
-  if (!is_slots(stored)) return stored;
+std::string as_json(std::string_view stored) {
+  if (!is_slots(stored)) return std::string(stored);
   std::string out = "{";
   const char* p = stored.data() + 1;
   const char* const e = stored.data() + stored.size();
@@ -90,9 +90,9 @@ std::string as_json(const std::string& stored) {
   auto take = [&](size_t n) { return static_cast<size_t>(e - p) >= n; };
   while (p < e) {
     const char kind = *p++;
-    if (!take(4)) return stored;
+    if (!take(4)) return std::string(stored);
     const uint32_t key_len = get_u32(p);
-    if (!take(key_len)) return stored;
+    if (!take(key_len)) return std::string(stored);
     if (out.size() > 1) out.push_back(',');
     append_string(out, p, key_len);
     p += key_len;
@@ -100,24 +100,24 @@ std::string as_json(const std::string& stored) {
     switch (kind) {
       case kNumber: {
         double v;
-        if (!take(8)) return stored;
+        if (!take(8)) return std::string(stored);
         std::memcpy(&v, p, 8);
         p += 8;
-        if (v - v != 0) return stored;  // not finite: never stored by the addon
+        if (v - v != 0) return std::string(stored);  // not finite: never stored by the addon
         append_js_number(out, v);
         break;
       }
       case kString: {
-        if (!take(4)) return stored;
+        if (!take(4)) return std::string(stored);
         const uint32_t n = get_u32(p);
-        if (!take(n)) return stored;
+        if (!take(n)) return std::string(stored);
         append_string(out, p, n);
         p += n;
         break;
       }
       case kTrue: out.append("true", 4); break;
       case kFalse: out.append("false", 5); break;
-      default: return stored;
+      default: return std::string(stored);
     }
   }
   out.push_back('}');

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace hotspan::attr_slots {
 
@@ -19,7 +20,7 @@ constexpr char kTag = '\x01';
 // string's u32 length and bytes.
 enum Kind : char { kNumber = 'n', kString = 's', kTrue = 't', kFalse = 'f' };
 
-inline bool is_slots(const std::string& s) { return !s.empty() && s[0] == kTag; }
+inline bool is_slots(std::string_view s) { return !s.empty() && s[0] == kTag; }
 
 // Appends a slot's kind and key; a string value's length and bytes, or a
 // number's bytes, follow (put_u32 / put_number).
@@ -30,7 +31,7 @@ void put_number(std::string& out, double v);
 // JSON object text of `stored`: slots rendered (numbers as JavaScript's
 // Number#toString writes them, so both backends show the same text),
 // anything else returned as is.
-std::string as_json(const std::string& stored);
+std::string as_json(std::string_view stored);
 
 // A finite double as JavaScript's Number#toString (JSON.stringify) writes it.
 void append_js_number(std::string& out, double v);

@@ -23,7 +23,7 @@ Status GroupTrack::end(int64_t now, uint64_t* written) {
   const bool has_attrs = !o.attrs.empty();
   // No chunk or no room for the attributes: dropped whole, and counted.
   if (!cursor_.ready(*timeline_, &anchor_due_) ||
-      (has_attrs && !timeline_->add_attrs(index, o.local, std::move(o.attrs)))) {
+      (has_attrs && !timeline_->add_attrs(index, o.local, o.attrs))) {
     timeline_->count_dropped();
     *written = cursor_.written;
     return Status::kOk;

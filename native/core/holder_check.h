@@ -10,7 +10,8 @@
 // finalize_now() below over the state's `holder` flag: fast::end, thread exit
 // and publish() for the state's own records, and the tracer-wide calls
 // (async_end, group_end, made on any thread) through holder_for(), which
-// finds the calling thread's state for the tracer in its attachments.
+// finds the calling thread's state for the tracer in its attachments (or,
+// for async_end from a binding, that binding's own state: AsyncCaller).
 //
 // A holder that finalizes first drains what other threads queued (the
 // piggy-back drain), so queued records do not wait behind its own.

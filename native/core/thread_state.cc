@@ -47,13 +47,14 @@ void ThreadState::refresh_anchor(int64_t now) { anchor_due = timeline->anchor_if
 bool ThreadState::refill_chunk() { return cursor.ready(*timeline, &anchor_due); }
 
 bool ThreadState::publish_attrs(uint64_t index, uint32_t local) {
-  const bool added = timeline->add_attrs(index, local, std::move(attrs_stack.back()));
-  attrs_stack.pop_back();
+  const uint32_t at = attr_marks.back();
+  const bool added = timeline->add_attrs(index, local, std::string_view(attr_bytes).substr(at));
+  pop_attrs();
   return added;
 }
 
 Status ThreadState::drop_span(bool pop_attrs) {
-  if (pop_attrs) attrs_stack.pop_back();
+  if (pop_attrs) this->pop_attrs();
   timeline->count_dropped();
   return Status::kOk;
 }
@@ -109,11 +110,20 @@ Status begin(ThreadState& state, uint32_t name, int64_t now) {
   return fast::begin(state, name, now);
 }
 
-Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json) {
+Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string_view attrs_json) {
+  const size_t mark = state.attr_bytes.size();
+  state.attr_bytes.append(attrs_json);
+  return begin_with_attr_bytes(state, name, now, mark);
+}
+
+Status begin_with_attr_bytes(ThreadState& state, uint32_t name, int64_t now, size_t mark) {
   const Status s = fast::begin(state, name, now);
-  if (s != Status::kOk || attrs_json.empty()) return s;
+  if (s != Status::kOk || state.attr_bytes.size() == mark) {
+    state.attr_bytes.resize(mark);
+    return s;
+  }
   state.stack[state.depth - 1].flags |= kFlagAttrs;
-  state.attrs_stack.push_back(std::move(attrs_json));
+  state.attr_marks.push_back(static_cast<uint32_t>(mark));
   return s;
 }
 

@@ -33,7 +33,7 @@ struct OpenSpan {
   int64_t start;
   uint32_t local;
   uint32_t name;
-  uint16_t flags;  // kFlagAttrs when an attribute blob waits in attrs_stack
+  uint16_t flags;  // kFlagAttrs when its attribute bytes wait in attr_bytes
 };
 
 class ThreadState {
@@ -71,7 +71,12 @@ class ThreadState {
   TracerShared* shared;  // == shared_ref.get()
 
   // ---- cold ----
-  std::vector<std::string> attrs_stack;  // blobs of open spans with kFlagAttrs
+  // The attribute bytes of the open spans with kFlagAttrs, innermost last,
+  // and where each begins: a stack whose capacity stays, so attributes cost
+  // no allocation in steady state. A binding may write a span's bytes here
+  // directly, then call begin_with_attr_bytes (tracer.h).
+  std::string attr_bytes;
+  std::vector<uint32_t> attr_marks;
   std::unique_ptr<OpenSpan[]> stack_storage;
   std::shared_ptr<Timeline> timeline_ref;
   std::shared_ptr<TracerShared> shared_ref;
@@ -84,8 +89,12 @@ class ThreadState {
   // false: the attributes did not fit the budget (the span is dropped).
   HOTSPAN_COLD bool publish_attrs(uint64_t index, uint32_t local);
   // The span just popped is not stored: counted as dropped, its attribute
-  // blob (if still on attrs_stack) discarded. Returns kOk.
+  // bytes (if still on attr_bytes) discarded. Returns kOk.
   HOTSPAN_COLD Status drop_span(bool pop_attrs);
+  void pop_attrs() {
+    attr_bytes.resize(attr_marks.back());
+    attr_marks.pop_back();
+  }
   // The holder decision (holder_check.h): true when this thread commits the
   // records it stored itself, false when it must queue them.
   HOTSPAN_HOT_INLINE bool finalizes_now() { return holder_check::finalize_now(holder, *shared); }

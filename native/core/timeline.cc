@@ -28,7 +28,7 @@ Timeline::~Timeline() {
   // No reader is left (frozen records keep the timeline alive).
   for (size_t k = 0; k < ring_size_; ++k) pool_->free_chunk(ring_at(k));
   size_t side = 0;
-  for (const AttrEntry& a : attrs_) side += attr_bytes(a);
+  side += attrs_.held();
   side += foreign_.size() * sizeof(ForeignEntry) + long_ends_.size() * sizeof(LongEntry);
   pool_->uncharge(side);
 }
@@ -82,11 +82,7 @@ Recycled Timeline::recycle_front(PoolChunk& c, bool released_only) {
   ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
   --ring_size_;
   ++recycled_;
-  size_t side = 0;
-  while (!attrs_.empty() && attrs_.front().index < end) {
-    side += attr_bytes(attrs_.front());
-    attrs_.pop_front();
-  }
+  size_t side = attrs_.drop_below(end);
   while (!foreign_.empty() && foreign_.front().index < end) {
     side += sizeof(ForeignEntry);
     foreign_.pop_front();
@@ -141,12 +137,20 @@ int64_t Timeline::anchor_if_stale(int64_t now) {
   return due_locked();
 }
 
-bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string json) {
-  AttrEntry entry{index, local, std::move(json)};
-  // Charged before the lock: making room may recycle this timeline's chunks.
-  if (!pool_->charge(attr_bytes(entry), true)) return false;
+bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs) {
+  // The common case takes no lock: the writer appends to its block
+  // (attr_area.h), which readers read only below its release store.
+  const size_t block = attrs_.need(attrs.size());
+  if (block == 0) {
+    attrs_.append(index, local, attrs.data(), attrs.size());
+    return true;
+  }
+  // A new block, charged outside the lock: making room may recycle this
+  // timeline's chunks.
+  if (!pool_->charge(block, true)) return false;
   std::lock_guard<TimelineMutex> lock(mu_);
-  attrs_.push_back(std::move(entry));
+  attrs_.add_block(block);
+  attrs_.append(index, local, attrs.data(), attrs.size());
   return true;
 }
 
@@ -255,11 +259,9 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
   // After the bracket: the copy converts every record it can reach.
   recs.anchors_ = ticks_ ? anchors_ : TickAnchors();
   out.attrs.clear();
-  for (const AttrEntry& a : attrs_) {
-    if (a.index >= n) break;
-    if (a.index < base) continue;
-    out.attrs.emplace_back(a.local, attr_slots::as_json(a.json));
-  }
+  attrs_.each_below(n, [&](const AttrArea::Entry& a) {
+    if (a.index >= base) out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes));
+  });
   out.foreign_parents.clear();
   for (const ForeignEntry& f : foreign_) {
     if (f.index >= n) break;

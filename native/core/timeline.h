@@ -9,8 +9,8 @@
 // reader reads in place (freeze) while the writer fills slots past it.
 //
 // The mutex guards what another thread may touch: the chunk ring (grows
-// once per kChunkRecords records, shrinks at a recycle), the attribute and
-// foreign-parent side tables, the display name and the exited flag. The
+// once per kChunkRecords records, shrinks at a recycle), the attribute area
+// (but its writer's append into its last block), the foreign-parent table, the display name and the exited flag. The
 // owner's per-record path takes no lock.
 //
 // A ticks timeline (record times from clock::now_ticks) also keeps its
@@ -26,8 +26,10 @@
 #include <deque>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "attr_area.h"
 #include "chunk_pool.h"
 #include "record_counts.h"
 #include "span_record.h"
@@ -77,9 +79,10 @@ class Timeline {
   // Release: the record stores before it are visible to whoever reads `w`.
   void publish_written(uint64_t w) { written_.store(w, std::memory_order_release); }
   // Side tables, keyed by record index so snapshots can cut them at committed.
-  // Charged to the budget; attributes that do not fit are refused (false:
-  // the caller drops the span whole), the small entries are always taken.
-  bool add_attrs(uint64_t index, uint32_t local, std::string json);
+  // Charged to the budget (attributes by whole AttrArea blocks); attributes
+  // that do not fit are refused (false: the caller drops the span whole), the
+  // small entries are always taken. `attrs`: attr_slots or JSON text.
+  bool add_attrs(uint64_t index, uint32_t local, std::string_view attrs);
   void add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span);
   // The end of the record at `index` whose duration did not fit (kLongSpan).
   void add_long_end(uint64_t index, int64_t end);
@@ -128,11 +131,6 @@ class Timeline {
                   int consumer = -1, uint64_t limit = UINT64_MAX) const;
 
  private:
-  struct AttrEntry {
-    uint64_t index;
-    uint32_t local;
-    std::string json;
-  };
   struct ForeignEntry {
     uint64_t index;
     uint32_t local;
@@ -142,7 +140,6 @@ class Timeline {
     uint64_t index;
     int64_t end;
   };
-  static size_t attr_bytes(const AttrEntry& a) { return sizeof(AttrEntry) + a.json.capacity(); }
 
   const uint32_t id_;
   const TimelineKind kind_;
@@ -163,7 +160,7 @@ class Timeline {
   uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
   uint64_t lost_chunks_ = 0;                    // of those, unread by some consumer; guarded by mu_
   mutable uint64_t consumed_[ChunkPool::kMaxConsumers] = {};  // guarded by mu_
-  std::deque<AttrEntry> attrs_;                 // guarded by mu_, index order
+  AttrArea attrs_;  // index order; the writer appends without mu_ (attr_area.h), the rest under it
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
   std::deque<LongEntry> long_ends_;             // guarded by mu_, index order
   std::string name_;                            // guarded by mu_

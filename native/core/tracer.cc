@@ -42,13 +42,31 @@ struct Tracer::Impl {
 
   // A track or group record stored by the calling thread: the holder
   // decision of this thread's state for the tracer, if it has one.
-  void commit_or_enqueue(Timeline& tl, uint64_t written) {
+  void commit_or_enqueue(Timeline& tl, uint64_t written, ThreadState* caller = nullptr) {
+    // The caller's own state (this tracer's, on this thread), when it holds:
+    // no lookup.
+    if (caller != nullptr && caller->finalizes_now()) {
+      tl.commit_up_to(written);
+      return;
+    }
     const auto state = holder_check::holder_for(id);
     if (state && state->finalizes_now()) {
       tl.commit_up_to(written);
     } else {
       shared->enqueue(&tl, written, 1);
     }
+  }
+
+  // The track with timeline id `track`: the caller's cached one when it is that
+  // track, else looked up (and cached). `held` keeps an uncached one alive.
+  AsyncTrack* track_for(uint32_t track, AsyncCaller* caller, std::shared_ptr<AsyncTrack>& held) {
+    if (caller != nullptr && caller->track_id == track && caller->track) return caller->track.get();
+    held = registry.find_track(track);
+    if (caller != nullptr && held) {
+      caller->track_id = track;
+      caller->track = held;
+    }
+    return held.get();
   }
 
   const uint64_t id;
@@ -134,21 +152,23 @@ uint32_t Tracer::track(std::string_view name, bool serial) {
   return impl_->registry.track(name, serial);
 }
 
-uint64_t Tracer::async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json,
-                             uint64_t parent_span) {
+uint64_t Tracer::async_begin(uint32_t track, uint32_t name, int64_t now, std::string_view attrs_json,
+                             uint64_t parent_span, AsyncCaller* caller) {
   if (impl_->closed() || name >= impl_->shared->names.count()) return 0;
-  auto t = impl_->registry.find_track(track);
-  if (!t) return 0;
-  return t->begin(name, now, std::move(attrs_json), parent_span);
+  std::shared_ptr<AsyncTrack> held;
+  AsyncTrack* t = impl_->track_for(track, caller, held);
+  if (t == nullptr) return 0;
+  return t->begin(name, now, attrs_json, parent_span);
 }
 
-Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags) {
+Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags, AsyncCaller* caller) {
   if (impl_->closed()) return Status::kClosed;
-  auto t = impl_->registry.find_track(static_cast<uint32_t>(token >> 32));
-  if (!t) return Status::kInvalid;
+  std::shared_ptr<AsyncTrack> held;
+  AsyncTrack* t = impl_->track_for(static_cast<uint32_t>(token >> 32), caller, held);
+  if (t == nullptr) return Status::kInvalid;
   uint64_t written = 0;
   const Status s = t->end(token, now, extra_flags, &written);
-  if (s == Status::kOk) impl_->commit_or_enqueue(t->timeline(), written);
+  if (s == Status::kOk) impl_->commit_or_enqueue(t->timeline(), written, caller ? caller->state : nullptr);
   return s;
 }
 

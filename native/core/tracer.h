@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "async_caller.h"
 #include "counter_series.h"
 #include "frozen_records.h"
 #include "hotspan.h"
@@ -143,9 +144,11 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // name is a track of the other kind (serial vs concurrent).
   uint32_t track(std::string_view name, bool serial);
   // Returns a token (never 0); 0 when closed or the track is unknown.
-  uint64_t async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json = {},
-                       uint64_t parent_span = 0);
-  Status async_end(uint64_t token, int64_t now, uint16_t extra_flags = 0);
+  // `caller`: the calling binding's cache (async_caller.h), or nullptr.
+  uint64_t async_begin(uint32_t track, uint32_t name, int64_t now, std::string_view attrs_json = {},
+                       uint64_t parent_span = 0, AsyncCaller* caller = nullptr);
+  Status async_end(uint64_t token, int64_t now, uint16_t extra_flags = 0,
+                   AsyncCaller* caller = nullptr);
   size_t open_async() const;
   std::vector<std::pair<uint64_t, uint32_t>> open_async_spans() const;  // token, name
 
@@ -209,7 +212,12 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
 // call them at any time, even after the tracer was closed or destroyed (the
 // state keeps what it touches alive; they then return kClosed).
 Status begin(ThreadState& state, uint32_t name, int64_t now);
-Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json);
+Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string_view attrs_json);
+// A binding's attribute fast path: it appended the span's attribute bytes
+// (attr_slots) to the state's attr_bytes from `mark` on; they are kept with
+// the span, or cut off again when it does not begin. No allocation in steady
+// state.
+Status begin_with_attr_bytes(ThreadState& state, uint32_t name, int64_t now, size_t mark);
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags = 0);
 size_t open_depth(const ThreadState& state);
 // Local id of the innermost open span (0: none); start() handles check it.

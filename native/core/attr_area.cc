@@ -1,0 +1,60 @@
+#include "attr_area.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace hotspan {
+
+size_t AttrArea::need(size_t n) const {
+  if (last_ != nullptr && last_->size - last_->used.load(std::memory_order_relaxed) >= kHeader + n) return 0;
+  return std::max(kBlockBytes, kHeader + n);
+}
+
+void AttrArea::add_block(size_t size) {
+  last_ = &blocks_.emplace_back(size);
+  held_ += size;
+}
+
+void AttrArea::append(uint64_t index, uint32_t local, const char* p, size_t n) {
+  Block& b = *last_;
+  const size_t used = b.used.load(std::memory_order_relaxed);
+  char* at = b.data.get() + used;
+  const auto len = static_cast<uint32_t>(n);
+  std::memcpy(at, &index, 8);
+  std::memcpy(at + 8, &local, 4);
+  std::memcpy(at + 12, &len, 4);
+  if (n != 0) std::memcpy(at + kHeader, p, n);
+  b.used.store(used + kHeader + n, std::memory_order_release);
+}
+
+AttrArea::Entry AttrArea::read(const Block& b, size_t off) {
+  const char* at = b.data.get() + off;
+  Entry e;
+  uint32_t len;
+  std::memcpy(&e.index, at, 8);
+  std::memcpy(&e.local, at + 8, 4);
+  std::memcpy(&len, at + 12, 4);
+  e.bytes = std::string_view(at + kHeader, len);
+  return e;
+}
+
+size_t AttrArea::drop_below(uint64_t end) {
+  size_t freed = 0;
+  while (!blocks_.empty()) {
+    Block& b = blocks_.front();
+    for (const size_t used = b.used.load(std::memory_order_acquire); head_ < used;) {
+      const Entry e = read(b, head_);
+      if (e.index >= end) return freed;
+      head_ += kHeader + e.bytes.size();
+    }
+    // The writer's block stays (it may be appending now), emptied or not.
+    if (blocks_.size() == 1) return freed;
+    freed += b.size;
+    held_ -= b.size;
+    blocks_.pop_front();
+    head_ = 0;
+  }
+  return freed;
+}
+
+}  // namespace hotspan

@@ -1,0 +1,80 @@
+// A timeline's attribute bytes: one append-only area of blocks, each entry
+// (record index, local id, length, then the bytes as the writer gave them:
+// attr_slots or JSON text) laid out in place, so storing a span's attributes
+// allocates nothing per span. Blocks are charged to the budget whole, by the
+// timeline, when one opens; entries leave from the front in record order as
+// their chunks are recycled, and an emptied block is given back (the last
+// one once a newer exists).
+//
+// Threads: the timeline's one writer at a time appends to the last block
+// without a lock (need, append: it alone moves `used`, with a release
+// store); everything else (add_block, drop_below, each_below, held) runs
+// under the timeline's mutex. A reader reads entries below the block's
+// `used` (acquire), so only whole entries, and the timeline hands out only
+// those below its committed count, stored before it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string_view>
+
+namespace hotspan {
+
+class AttrArea {
+ public:
+  static constexpr size_t kBlockBytes = 16 * 1024;
+  static constexpr size_t kHeader = 16;  // index u64, local u32, length u32
+
+  struct Entry {
+    uint64_t index;
+    uint32_t local;
+    std::string_view bytes;
+  };
+
+  // Writer: bytes a new block must have for an entry of n bytes; 0 when it
+  // fits the last one.
+  size_t need(size_t n) const;
+  // Opens a block of `size` (from need(), already charged).
+  void add_block(size_t size);
+  // Writer: stores an entry; need() answered 0 or a block of that size was added.
+  void append(uint64_t index, uint32_t local, const char* p, size_t n);
+  // Drops the entries with index below `end`; returns the bytes of the
+  // blocks given back (to uncharge).
+  size_t drop_below(uint64_t end);
+  // Bytes of every block held (to uncharge at the end).
+  size_t held() const { return held_; }
+
+  // Calls fn(Entry) for the entries with index below `end`, oldest first.
+  template <class Fn>
+  void each_below(uint64_t end, Fn&& fn) const {
+    size_t off = head_;
+    for (const Block& b : blocks_) {
+      for (const size_t used = b.used.load(std::memory_order_acquire); off < used;) {
+        const Entry e = read(b, off);
+        if (e.index >= end) return;
+        fn(e);
+        off += kHeader + e.bytes.size();
+      }
+      off = 0;
+    }
+  }
+
+ private:
+  struct Block {
+    explicit Block(size_t n) : data(new char[n]), size(n) {}
+    const std::unique_ptr<char[]> data;
+    const size_t size;
+    std::atomic<size_t> used{0};
+  };
+  static Entry read(const Block& b, size_t off);
+
+  std::deque<Block> blocks_;  // a deque: blocks never move
+  Block* last_ = nullptr;     // blocks_.back(), for the writer
+  size_t head_ = 0;  // offset of the oldest entry in blocks_.front()
+  size_t held_ = 0;
+};
+
+}  // namespace hotspan
