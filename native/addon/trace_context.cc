@@ -1,5 +1,6 @@
 #include "trace_context.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "clock.h"
 #include "frozen_view.h"
 #include "span_ids.h"
+#include "trace_id.h"
 #include "tracer_binding.h"
 
 namespace hotspan_addon::trace_context {
@@ -83,7 +85,29 @@ Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info) {
 
 Napi::Value OpenIds(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
-  return IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())});
+  Napi::BigUint64Array out = IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())})
+                                 .As<Napi::BigUint64Array>();
+  Napi::BigUint64Array with_id = Napi::BigUint64Array::New(info.Env(), kIdsOut + 1);
+  for (size_t k = 0; k < kIdsOut; ++k) with_id[k] = out[k];
+  const uint32_t local = hotspan::innermost_local(*b.thread);
+  with_id[kIdsOut] = local == 0 ? 0 : hotspan::make_span_id(hotspan::timeline_id(*b.thread), local);
+  return with_id;
+}
+
+Napi::Value IdsOf(const Napi::CallbackInfo& info) {
+  const double d = ARG_NUMBER(0, "span");
+  // Span ids of JS's tracks and threads stay below 2^53.
+  if (!(d >= 1 && d <= 9007199254740991.0) || std::floor(d) != d) {
+    throw Napi::RangeError::New(info.Env(), "hotspan: span must be a span id, got " + std::to_string(d));
+  }
+  const auto span = static_cast<uint64_t>(d);
+  const uint64_t salt = Self(info).tracer->id_salt();
+  const hotspan::TraceId root = hotspan::trace_id::derived_trace_id(salt, span);
+  Napi::BigUint64Array out = Napi::BigUint64Array::New(info.Env(), 3);
+  out[0] = hotspan::trace_id::wire_span_id(salt, span);
+  out[1] = root.hi;
+  out[2] = root.lo;
+  return out;
 }
 
 Napi::Value SpanIds(const Napi::CallbackInfo& info) {

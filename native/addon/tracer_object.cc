@@ -327,6 +327,7 @@ const Method kMethods[] = {
     {"beginContext", nullptr, &Cold<trace_context::BeginContext>},
     {"asyncBeginContext", nullptr, &Cold<trace_context::AsyncBeginContext>},
     {"openIds", nullptr, &Cold<trace_context::OpenIds>},
+    {"idsOf", nullptr, &Cold<trace_context::IdsOf>},
     {"spanIds", nullptr, &Cold<trace_context::SpanIds>},
     {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
 };
