@@ -114,6 +114,8 @@ export interface Backend {
   beginContext(nameId: number, attrsJson: string, given: Given): void;
   /** asyncBegin under a given context: the token. */
   asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number;
+  /** Ends an async span with a start / end in ms (NaN: the begin's / now), a name id (-1: the begin's), attributes (undefined: the begin's); a NativeStatus, never throws. */
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
   /** W3C ids of the innermost open span on this thread (native/core/span_ids.h), or undefined when none is open. */
   openIds(): OpenIds | undefined;
   /** [wire span id, trace hi, trace lo] of tracer-wide span id `span`: its wire id and the trace it starts as a root (native/core/trace_id.h). */

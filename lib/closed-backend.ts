@@ -130,6 +130,9 @@ export class ClosedBackend implements Backend {
   openIds(): OpenIds | undefined {
     return undefined;
   }
+  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
+    return STATUS_CLOSED;
+  }
   idsOf(span: number): BigUint64Array {
     return this.inner.idsOf(span);
   }

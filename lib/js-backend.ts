@@ -826,6 +826,9 @@ export class JsBackend implements Backend {
   openIds(): OpenIds | undefined {
     throw noTraceContext();
   }
+  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
+    throw noTraceContext();
+  }
   idsOf(_span: number): BigUint64Array {
     throw noTraceContext();
   }

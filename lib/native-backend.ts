@@ -231,6 +231,10 @@ export class NativeBackend implements Backend {
     return token;
   }
 
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
+    return this.nt.asyncFinish(token, flags, startMs, endMs, nameId, attrsJson);
+  }
+
   openIds(): OpenIds | undefined {
     return openIdsOf(this.nt.openIds());
   }

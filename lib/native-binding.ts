@@ -152,6 +152,12 @@ export interface NativeTracer {
   idsOf(span: number): BigUint64Array;
   /** Those 5 values per record of the view, in the view's record order (native/core/span_ids.h). */
   spanIds(view: NativeFrozen): BigUint64Array;
+  /**
+   * Ends an async span with a start / end in ms on the performance.now() axis
+   * (NaN: the begin's / now), a name id (-1: the begin's) and attributes
+   * (undefined: the begin's). A NativeStatus.
+   */
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
   /** The salt of this tracer's W3C ids (native/core/trace_id.h). */
   idSalt(): bigint;
 }

@@ -113,6 +113,9 @@ export class NoopBackend implements Backend {
   asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
     return this.asyncBegin(0, 0, '');
   }
+  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
+    return STATUS_OK;
+  }
   /** The noop backend records nothing, so no span has ids. */
   openIds(): OpenIds | undefined {
     return undefined;

@@ -135,11 +135,14 @@ function headerValues(headers: HeaderCarrier, name: string): string[] {
 export function extractContext(headers: unknown): SpanContext | undefined {
   if (typeof headers !== 'object' || headers === null) return undefined;
   const carrier = headers as HeaderCarrier;
-  const parents = headerValues(carrier, 'traceparent');
+  return contextFromValues(headerValues(carrier, 'traceparent'), headerValues(carrier, 'tracestate'));
+}
+
+/** The context of the received traceparent and tracestate values (extractContext's rules). */
+export function contextFromValues(parents: readonly string[], states: readonly string[]): SpanContext | undefined {
   if (parents.length !== 1) return undefined;
   const ctx = parseTraceparent(parents[0]);
   if (ctx === undefined) return undefined;
-  const states = headerValues(carrier, 'tracestate');
   const traceState = states.length === 0 ? undefined : parseTracestate(states.join(','));
   return traceState === undefined ? ctx : { ...ctx, traceState };
 }

@@ -142,7 +142,7 @@ describe('inject and spans under an extracted context (native)', () => {
     }
     expect(new Set(out.map((h) => h.traceparent)).size).toBe(out.length);
     // Outside withContext the remote context is gone.
-    t.trace('later', () => expect(t.inject({}).traceparent).not.toContain('0af7651916cd43dd8448eb211c80319c'));
+    t.trace('later', () => expect(t.inject<Record<string, string>>({}).traceparent).not.toContain('0af7651916cd43dd8448eb211c80319c'));
   });
 
   it('checks a given context and the carrier', () => {

@@ -120,6 +120,40 @@ Napi::Value SpanIds(const Napi::CallbackInfo& info) {
   return IdsOut(info.Env(), flat);
 }
 
+Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
+  const int64_t now = hotspan::clock::now_ticks();
+  const double d = ARG_NUMBER(0, "token");
+  const uint32_t flags = ARG_UINT32(1, "flags");
+  const double start_ms = ARG_NUMBER(2, "startMs");
+  const double end_ms = ARG_NUMBER(3, "endMs");
+  const double name = ARG_NUMBER(4, "nameId");
+  TracerBinding& b = Self(info);
+  hotspan::AsyncEndChanges c;
+  // ms on the performance.now() axis -> the tracer's ticks, through the
+  // ns distance from now (explicit times are rare, and as exact as the
+  // caller's own clock).
+  const int64_t now_ns = hotspan::clock::now_ns();
+  const double ticks_per_ns = static_cast<double>(hotspan::clock::ticks_for_ms(1000)) / 1e9;
+  auto ticks_at = [&](double ms) {
+    const double ns = static_cast<double>(b.tracer->origin_ns()) + ms * 1e6;
+    return now - static_cast<int64_t>((static_cast<double>(now_ns) - ns) * ticks_per_ns);
+  };
+  if (std::isfinite(start_ms)) {
+    c.has_start = true;
+    c.start = ticks_at(start_ms);
+  }
+  const int64_t end = std::isfinite(end_ms) ? ticks_at(end_ms) : now;
+  if (name >= 0) c.name = static_cast<uint32_t>(name);
+  if (!info[5].IsUndefined()) {
+    c.has_attrs = true;
+    c.attrs_json = ARG_STRING(5, "attrsJson");
+  }
+  const bool token_ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
+  const hotspan::Status s =
+      b.tracer->async_end(token_ok ? static_cast<uint64_t>(d) : 0, end, static_cast<uint16_t>(flags), std::move(c));
+  return Napi::Number::New(info.Env(), static_cast<int>(s));
+}
+
 Napi::Value IdSalt(const Napi::CallbackInfo& info) {
   return Napi::BigInt::New(info.Env(), Self(info).tracer->id_salt());
 }

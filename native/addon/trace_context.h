@@ -24,6 +24,11 @@ Napi::Value IdsOf(const Napi::CallbackInfo& info);
 // spanIds(view): BigUint64Array, those 5 per record of the frozen view, in
 // the view's record order.
 Napi::Value SpanIds(const Napi::CallbackInfo& info);
+// asyncFinish(token, flags, startMs, endMs, nameId, attrsJson): ends an
+// async span with what its begin did not know: a start and an end in ms on
+// the performance.now() axis (NaN: keep the begin's / now), a name id (-1:
+// keep), attributes (undefined: keep). A NativeStatus.
+Napi::Value AsyncFinish(const Napi::CallbackInfo& info);
 // idSalt(): bigint.
 Napi::Value IdSalt(const Napi::CallbackInfo& info);
 
