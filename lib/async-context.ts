@@ -17,14 +17,20 @@ export interface Current {
 
 function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number, flags: number, tracestate: string, remote: boolean): Current {
   const ids = new BigUint64Array([traceHi, traceLo, wire, BigInt(spanId)]);
-  const context: SpanContext = {
-    traceId: hex64(traceHi) + hex64(traceLo),
-    spanId: hex64(wire),
-    traceFlags: flags,
-    ...(tracestate !== '' ? { traceState: tracestate } : {}),
-    ...(remote ? { isRemote: true } : {}),
+  let context: SpanContext | undefined;
+  return {
+    given: { ids, flags, tracestate },
+    // Formatted only when asked (inject, currentContext): most spans never are.
+    get context(): SpanContext {
+      return (context ??= {
+        traceId: hex64(traceHi) + hex64(traceLo),
+        spanId: hex64(wire),
+        traceFlags: flags,
+        ...(tracestate !== '' ? { traceState: tracestate } : {}),
+        ...(remote ? { isRemote: true } : {}),
+      });
+    },
   };
-  return { given: { ids, flags, tracestate }, context };
 }
 
 /** A remote (or user-given) context as the parent of the spans begun under it. */
