@@ -63,11 +63,14 @@ describe('hotspan/otel TracerProvider (native)', () => {
     expect(c.events[1].attributes).toMatchObject({ 'exception.type': 'TypeError', 'exception.message': 'boom' });
     expect(c.links[0].context.spanId).toBe(parent.spanContext().spanId);
     expect(c.instrumentationScope).toEqual({ name: 'scope-a', version: '1.2.3' });
-    // Explicit times survive to the exporter (ms precision of the inputs).
+    // Explicit times survive to the exporter. They are stored as clock ticks
+    // and read back through the timeline's (tick, ns) anchors, which a loaded
+    // machine measures less exactly (0.5 ms seen under stress-ng): 2 ms.
     const ms = (h: [number, number]) => h[0] * 1000 + h[1] / 1e6;
-    expect(ms(e.startTime)).toBeCloseTo(t0 - 100, 0);
-    expect(ms(e.endTime)).toBeCloseTo(t0 - 50, 0);
-    expect(ms(p.endTime)).toBeCloseTo(t0 + 2, 0);
+    const within = (got: number, want: number) => expect(Math.abs(got - want), `${String(got)} vs ${String(want)}`).toBeLessThan(2 + t.clockBoundMs);
+    within(ms(e.startTime), t0 - 100);
+    within(ms(e.endTime), t0 - 50);
+    within(ms(p.endTime), t0 + 2);
     // The same spans in hotspan's own records: on the otel track, error flag, reserved keys.
     const recs = t.snapshot();
     const rc = recs.find((r) => r.name === 'child renamed');

@@ -130,13 +130,20 @@ Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
   hotspan::AsyncEndChanges c;
   // ms on the performance.now() axis -> the tracer's ticks, through the
-  // ns distance from now (explicit times are rare, and as exact as the
-  // caller's own clock).
-  const int64_t now_ns = hotspan::clock::now_ns();
+  // ns distance from a (ns, ticks) pair read together: ns read on both sides
+  // of the ticks, again if a preemption came between them.
+  int64_t pair_ns = 0, pair_ticks = 0;
+  for (int k = 0; k < 8; ++k) {
+    const int64_t before = hotspan::clock::now_ns();
+    pair_ticks = hotspan::clock::now_ticks();
+    const int64_t after = hotspan::clock::now_ns();
+    pair_ns = before + (after - before) / 2;
+    if (after - before < 20000) break;
+  }
   const double ticks_per_ns = static_cast<double>(hotspan::clock::ticks_for_ms(1000)) / 1e9;
   auto ticks_at = [&](double ms) {
     const double ns = static_cast<double>(b.tracer->origin_ns()) + ms * 1e6;
-    return now - static_cast<int64_t>((static_cast<double>(now_ns) - ns) * ticks_per_ns);
+    return pair_ticks - static_cast<int64_t>((static_cast<double>(pair_ns) - ns) * ticks_per_ns);
   };
   if (std::isfinite(start_ms)) {
     c.has_start = true;

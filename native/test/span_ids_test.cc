@@ -23,6 +23,17 @@ std::shared_ptr<Tracer> salted(uint64_t salt) {
   return Tracer::create(o);
 }
 
+// A tracer with a known salt, one name and the main thread's state.
+struct Fixture {
+  explicit Fixture(uint64_t s)
+      : salt(s), t(salted(s)), n(t->intern("n")), st(t->attach_js_thread("main")), tid(timeline_id(*st)) {}
+  const uint64_t salt;
+  const std::shared_ptr<Tracer> t;
+  const uint32_t n;
+  const std::shared_ptr<ThreadState> st;
+  const uint32_t tid;
+};
+
 // ids of the record with `local` on timeline `tid`.
 const SpanIds* ids_of(const FrozenSnapshot& s, const std::vector<std::vector<SpanIds>>& ids,
                       uint32_t tid, uint32_t local) {
@@ -69,12 +80,9 @@ static void derivations_are_distinct_and_valid() {
 }
 
 static void one_trace_per_local_root() {
-  const uint64_t salt = 77;
-  auto t = salted(salt);
+  const Fixture f(77);
+  const auto& [salt, t, n, st, tid] = f;
   CHECK_EQ(t->id_salt(), salt);
-  const uint32_t n = t->intern("n");
-  auto st = t->attach_js_thread("main");
-  const uint32_t tid = timeline_id(*st);
   begin(*st, n, 1);  // 1: root
   begin(*st, n, 2);  // 2
   begin(*st, n, 3);  // 3
@@ -114,11 +122,8 @@ static void one_trace_per_local_root() {
 }
 
 static void remote_parent_context() {
-  const uint64_t salt = 99;
-  auto t = salted(salt);
-  const uint32_t n = t->intern("n");
-  auto st = t->attach_js_thread("main");
-  const uint32_t tid = timeline_id(*st);
+  const Fixture f(99);
+  const auto& [salt, t, n, st, tid] = f;
   const StoredContext ctx = remote(0x0af7651916cd43ddull, 0x8448eb211c80319cull,
                                    0xb7ad6b7169203331ull, 1, "congo=t61rcWkgMzE");
   CHECK_EQ(begin_in_context(*st, n, 1, "{\"a\":1}", &ctx, 0), Status::kOk);  // 1: remote child
@@ -161,11 +166,8 @@ static void remote_parent_context() {
 }
 
 static void parents_across_timelines() {
-  const uint64_t salt = 5;
-  auto t = salted(salt);
-  const uint32_t n = t->intern("n");
-  auto st = t->attach_js_thread("main");
-  const uint32_t tid = timeline_id(*st);
+  const Fixture f(5);
+  const auto& [salt, t, n, st, tid] = f;
   const uint32_t track = t->track("async", false);
   begin(*st, n, 1);                                                 // 1: root on main
   const uint64_t tok = t->async_begin(track, n, 2, {}, make_span_id(tid, 1));  // async child
@@ -204,11 +206,8 @@ static void parents_across_timelines() {
 }
 
 static void unresolved_until_the_ancestor_commits() {
-  const uint64_t salt = 3;
-  auto t = salted(salt);
-  const uint32_t n = t->intern("n");
-  auto st = t->attach_js_thread("main");
-  const uint32_t tid = timeline_id(*st);
+  const Fixture f(3);
+  const auto& [salt, t, n, st, tid] = f;
   begin(*st, n, 1);
   begin(*st, n, 2);
   end(*st, 3);  // the child ends; its root is still open
