@@ -48,8 +48,9 @@ Given ArgGiven(const Napi::CallbackInfo& info, size_t at) {
   return g;
 }
 
-Napi::Value IdsOut(Napi::Env env, const std::vector<hotspan::SpanIds>& all) {
-  Napi::BigUint64Array out = Napi::BigUint64Array::New(env, all.size() * kIdsOut);
+// kIdsOut values per SpanIds, then `extra` more slots (left 0) for the caller.
+Napi::BigUint64Array IdsOut(Napi::Env env, const std::vector<hotspan::SpanIds>& all, size_t extra = 0) {
+  Napi::BigUint64Array out = Napi::BigUint64Array::New(env, all.size() * kIdsOut + extra);
   size_t k = 0;
   for (const hotspan::SpanIds& x : all) {
     out[k++] = x.trace.hi;
@@ -85,13 +86,10 @@ Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info) {
 
 Napi::Value OpenIds(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
-  Napi::BigUint64Array out = IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())})
-                                 .As<Napi::BigUint64Array>();
-  Napi::BigUint64Array with_id = Napi::BigUint64Array::New(info.Env(), kIdsOut + 1);
-  for (size_t k = 0; k < kIdsOut; ++k) with_id[k] = out[k];
+  Napi::BigUint64Array out = IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())}, 1);
   const uint32_t local = hotspan::innermost_local(*b.thread);
-  with_id[kIdsOut] = local == 0 ? 0 : hotspan::make_span_id(hotspan::timeline_id(*b.thread), local);
-  return with_id;
+  out[kIdsOut] = local == 0 ? 0 : hotspan::make_span_id(hotspan::timeline_id(*b.thread), local);
+  return out;
 }
 
 Napi::Value IdsOf(const Napi::CallbackInfo& info) {
