@@ -12,6 +12,7 @@ export type { StatsRow } from './stats';
 export type { SnapshotOptions, SnapshotBatchOptions, SnapshotColumns } from './bounded-read';
 export type { Counts, TimelineCounts } from './counts';
 export type { Attributes, AttrValue } from './attrs';
+export type { SpanContext, HeaderCarrier } from './trace-context';
 export { SpanHandle } from './handles';
 export type { EndOptions } from './handles';
 export { Query, SpanList, GroupView, GroupSet } from './query';

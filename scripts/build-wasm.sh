@@ -31,7 +31,7 @@ if ! command -v "$cxx" >/dev/null || [ ! -d "$llvm/include/wasm32-wasi/c++/v1" ]
 fi
 
 # The Node-free core sources the entry points reach: writers (their DocumentWriter
-# interface also takes frozen records), stats, histogram, query engine.
+# interface also takes frozen records), stats, histogram, query engine, span ids.
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/exports.cc
@@ -46,6 +46,7 @@ sources=(
   native/core/huge_pages.cc
   native/core/frozen_records.cc
   native/core/tick_anchors.cc
+  native/core/span_ids.cc
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -16,6 +16,7 @@
 #include "slot_calls.h"
 #include "snapshot_convert.h"
 #include "stream_object.h"
+#include "trace_context.h"
 #include "write_file.h"
 
 namespace hotspan_addon {
@@ -329,6 +330,13 @@ const Method kMethods[] = {
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},
     {"closed", nullptr, &Cold<Closed>},
+    {"beginContext", nullptr, &Cold<trace_context::BeginContext>},
+    {"asyncBeginContext", nullptr, &Cold<trace_context::AsyncBeginContext>},
+    {"openIds", nullptr, &Cold<trace_context::OpenIds>},
+    {"idsOf", nullptr, &Cold<trace_context::IdsOf>},
+    {"asyncFinish", nullptr, &Cold<trace_context::AsyncFinish>},
+    {"spanIds", nullptr, &Cold<trace_context::SpanIds>},
+    {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
 };
 
 }  // namespace

@@ -11,7 +11,9 @@ AsyncTrack::AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial)
       anchor_due_(timeline_->anchor_due()) {}
 
 uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
-                           uint64_t parent_span) {
+                           uint64_t parent_span, const StoredContext* context) {
+  std::unique_ptr<StoredContext> given;
+  if (context != nullptr && context->trace.valid()) given = std::make_unique<StoredContext>(*context);
   std::lock_guard<std::mutex> lock(mu_);
   keep_anchored(now);
   const uint32_t local = ++next_local_;
@@ -22,6 +24,7 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
   o.local = local;
   o.parent_span = parent_span;
   o.attrs.assign(attrs);
+  o.context = std::move(given);
   ++open_n_;
   return make_span_id(timeline_->id(), local);
 }
@@ -38,12 +41,14 @@ void AsyncTrack::release(Open& o) {
   if (&o == &ring_[o.local % kRing]) {
     o.local = 0;
     o.attrs.clear();
+    o.context.reset();
   } else {
     overflow_.erase(o.local);
   }
 }
 
-Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written) {
+Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written,
+                       AsyncEndChanges* changes) {
   if (static_cast<uint32_t>(token >> 32) != timeline_->id()) return Status::kInvalid;
   const auto local = static_cast<uint32_t>(token);
   std::lock_guard<std::mutex> lock(mu_);
@@ -51,6 +56,11 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
   if (found == nullptr) return Status::kInvalid;
   Open& o = *found;
   keep_anchored(now);
+  if (changes != nullptr) {
+    if (changes->has_start) o.start = changes->start;
+    if (changes->name != UINT32_MAX) o.name = changes->name;
+    if (changes->has_attrs) o.attrs = std::move(changes->attrs_json);
+  }
 
   int64_t start = o.start;
   int64_t end_ns = now;
@@ -82,6 +92,10 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
       flags |= kFlagParentElsewhere;
       timeline_->add_foreign_parent(index, local, o.parent_span);
     }
+  }
+  if (o.context) {
+    flags |= kFlagContext;
+    timeline_->add_context(index, local, std::move(*o.context));
   }
   StoredSpan* r = cursor_.slot++;
   // Async spans overlap freely, so they carry no depth.

@@ -35,10 +35,14 @@ class AsyncTrack {
   bool serial() const { return serial_; }
 
   // Returns the token (never 0). The attributes are copied.
-  uint64_t begin(uint32_t name, int64_t now, std::string_view attrs, uint64_t parent_span);
+  // `context` (when not null and its trace valid) is stored for the span.
+  uint64_t begin(uint32_t name, int64_t now, std::string_view attrs, uint64_t parent_span,
+                 const StoredContext* context = nullptr);
   // kInvalid for a token that is not open on this track. On kOk, *written is
   // the timeline's stored count including the new record.
-  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written);
+  // `changes` (optional) replaces what the begin set (tracer.h).
+  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written,
+             AsyncEndChanges* changes = nullptr);
 
   size_t open_count() const;
   void append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const;
@@ -50,6 +54,7 @@ class AsyncTrack {
     uint32_t local = 0;  // 0: a free ring slot
     uint64_t parent_span = 0;
     std::string attrs;  // a ring slot keeps its capacity: no allocation in steady state
+    std::unique_ptr<StoredContext> context;  // null: none (most spans)
   };
   // Open spans: most end a little after they begin, so span `local` lives in
   // ring_[local % kRing], allocating nothing; one whose slot an older open

@@ -33,6 +33,7 @@
 #include "chunk_pool.h"
 #include "record_counts.h"
 #include "span_record.h"
+#include "stored_context.h"
 #include "stored_span.h"
 #include "tick_anchors.h"
 #include "timeline_mutex.h"
@@ -84,6 +85,8 @@ class Timeline {
   // small entries are always taken. `attrs`: attr_slots or JSON text.
   bool add_attrs(uint64_t index, uint32_t local, std::string_view attrs);
   void add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span);
+  // The stored trace context of the span at `index` (kFlagContext).
+  void add_context(uint64_t index, uint32_t local, StoredContext context);
   // The end of the record at `index` whose duration did not fit (kLongSpan).
   void add_long_end(uint64_t index, int64_t end);
 
@@ -136,6 +139,14 @@ class Timeline {
     uint32_t local;
     uint64_t parent;
   };
+  struct ContextEntry {
+    uint64_t index;
+    uint32_t local;
+    StoredContext context;
+  };
+  static size_t context_bytes(const ContextEntry& c) {
+    return sizeof(ContextEntry) + c.context.tracestate.capacity();
+  }
   struct LongEntry {
     uint64_t index;
     int64_t end;
@@ -162,6 +173,7 @@ class Timeline {
   mutable uint64_t consumed_[ChunkPool::kMaxConsumers] = {};  // guarded by mu_
   AttrArea attrs_;  // index order; the writer appends without mu_ (attr_area.h), the rest under it
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
+  std::deque<ContextEntry> contexts_;           // guarded by mu_, index order
   std::deque<LongEntry> long_ends_;             // guarded by mu_, index order
   std::string name_;                            // guarded by mu_
   bool exited_ = false;                         // guarded by mu_
