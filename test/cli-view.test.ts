@@ -46,7 +46,8 @@ describe('hotspan view of a cut-off file', () => {
     const r = cli(['view', cut, '-o', path.join(tmp, 'cut.html')]);
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain(`hotspan view: ${cut} is cut off: the file ends at byte ${String(bytes.length - 2)} inside a packet; read up to its last whole packet, which ends at byte `);
-    expect(r.stdout).toMatch(/: [1-6] spans on \d+ rows\n$/);
+    // The file's last packet is the recording counts' descriptor, so this cut may keep all 7 spans.
+    expect(r.stdout).toMatch(/: [1-7] spans on \d+ rows\n$/);
   });
 });
 
