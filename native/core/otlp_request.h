@@ -1,0 +1,83 @@
+// An OTLP ExportTraceServiceRequest (opentelemetry-proto, vendored in
+// vendor/opentelemetry), encoded as protobuf or as OTLP/JSON: one resource,
+// one instrumentation scope, the spans added since the last request.
+//
+// A span's fields: trace_id, span_id, parent_span_id (absent for a root),
+// flags (W3C trace flags | the "has remote parent known" bit when a parent
+// is known to be local or remote), name, kind (INTERNAL unless given), start
+// and end in ns since the Unix epoch (a record's CLOCK_MONOTONIC ns plus the
+// writer's realtime - monotonic offset, read once so every request of one
+// exporter is on one axis), attributes typed as attr_members.h reads them
+// (nested values and null as their JSON text in a string), status ERROR for
+// a span flagged error, "hotspan.abandoned" = true for one ended by cleanup.
+// Strings must be valid UTF-8 (the caller repairs names; attribute text is
+// repaired here).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "attr_members.h"
+#include "span_record.h"
+
+namespace hotspan {
+
+// The ids of one span, as W3C Trace Context writes them (big-endian bytes).
+struct OtlpSpanIds {
+  uint8_t trace_id[16] = {};
+  uint64_t span_id = 0;
+  uint64_t parent_span_id = 0;  // 0: a root
+  uint8_t trace_flags = 1;      // W3C flags (sampled)
+  bool remote_parent = false;
+};
+
+struct OtlpResource {
+  // Resource attributes in order (service.name among them), string valued.
+  std::vector<std::pair<std::string, std::string>> attributes;
+  std::string scope_name = "hotspan";
+  std::string scope_version;
+};
+
+enum class OtlpEncoding : uint8_t { kProtobuf = 0, kJson = 1 };
+
+// SpanKind (trace.proto).
+enum class OtlpSpanKind : uint8_t { kUnspecified = 0, kInternal = 1, kServer = 2, kClient = 3, kProducer = 4, kConsumer = 5 };
+
+struct OtlpSpan {
+  const SpanRecord* record = nullptr;
+  const std::string* name = nullptr;   // valid UTF-8
+  const std::string* attrs = nullptr;  // the record's attribute object text, or null
+  OtlpSpanIds ids;
+  OtlpSpanKind kind = OtlpSpanKind::kInternal;
+};
+
+class OtlpRequestWriter {
+ public:
+  // unix_offset_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, added to records' times.
+  OtlpRequestWriter(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns);
+
+  void add(const OtlpSpan& span);
+  size_t spans() const { return count_; }
+  // Bytes of the spans added so far (the request is a few bytes more).
+  size_t bytes() const { return spans_.size(); }
+  // The whole request into `out` (replacing it); the writer is empty again.
+  void finish(std::string& out);
+
+ private:
+  void add_proto(const OtlpSpan& span);
+  void add_json(const OtlpSpan& span);
+  void finish_proto(std::string& out);
+  void finish_json(std::string& out);
+
+  OtlpResource resource_;
+  OtlpEncoding encoding_;
+  int64_t unix_offset_ns_;
+  std::string spans_;
+  size_t count_ = 0;
+  AttrScratch scratch_;
+};
+
+}  // namespace hotspan

@@ -1,0 +1,168 @@
+// OTLP/JSON (the protobuf JSON mapping with the OTLP exceptions): ids as
+// lowercase hex, 64-bit integers (times, intValue) as decimal strings, enums
+// as integers, field names in lowerCamelCase.
+#include <charconv>
+#include <cmath>
+
+#include "json_text.h"
+#include "otlp_request.h"
+
+namespace hotspan {
+namespace {
+
+void put_hex(std::string& out, const uint8_t* p, size_t n) {
+  static const char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < n; ++i) {
+    out.push_back(kHex[p[i] >> 4]);
+    out.push_back(kHex[p[i] & 15]);
+  }
+}
+
+void put_hex64(std::string& out, uint64_t v) {
+  uint8_t b[8];
+  for (int i = 7; i >= 0; --i) {
+    b[i] = static_cast<uint8_t>(v);
+    v >>= 8;
+  }
+  put_hex(out, b, 8);
+}
+
+template <typename T>
+void put_number(std::string& out, T v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  out.append(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+void put_string(std::string& out, const char* s, size_t n) {
+  out.push_back('"');
+  json_text::append_escaped(out, s, n);
+  out.push_back('"');
+}
+void put_string(std::string& out, const std::string& s) { put_string(out, s.data(), s.size()); }
+
+void put_attribute(std::string& out, const std::string& key, const AttrValue& v) {
+  out += "{\"key\":";
+  put_string(out, key);
+  out += ",\"value\":{";
+  switch (v.kind) {
+    case AttrValue::kString:
+      out += "\"stringValue\":";
+      put_string(out, *v.str);
+      break;
+    case AttrValue::kBool:
+      out += v.b ? "\"boolValue\":true" : "\"boolValue\":false";
+      break;
+    case AttrValue::kInt:
+      out += "\"intValue\":\"";
+      put_number(out, v.i);
+      out.push_back('"');
+      break;
+    case AttrValue::kDouble:
+      out += "\"doubleValue\":";
+      if (std::isfinite(v.d)) {
+        put_number(out, v.d);
+      } else {
+        out += v.d > 0 ? "\"Infinity\"" : "\"-Infinity\"";
+      }
+      break;
+    case AttrValue::kJson:
+      out += "\"stringValue\":";
+      put_string(out, v.json, v.json_n);
+      break;
+  }
+  out += "}}";
+}
+
+class JsonAttrs final : public AttrMemberVisitor {
+ public:
+  explicit JsonAttrs(std::string& out) : out_(out) {}
+  void member(const std::string& key, const AttrValue& v) override {
+    if (any_) out_.push_back(',');
+    any_ = true;
+    put_attribute(out_, key, v);
+  }
+  void reset() { any_ = false; }
+
+ private:
+  std::string& out_;
+  bool any_ = false;
+};
+
+}  // namespace
+
+void OtlpRequestWriter::add_json(const OtlpSpan& span) {
+  std::string& out = spans_;
+  const SpanRecord& r = *span.record;
+  if (count_ != 0) out.push_back(',');
+  out += "{\"traceId\":\"";
+  put_hex(out, span.ids.trace_id, 16);
+  out += "\",\"spanId\":\"";
+  put_hex64(out, span.ids.span_id);
+  out.push_back('"');
+  if (span.ids.parent_span_id != 0) {
+    out += ",\"parentSpanId\":\"";
+    put_hex64(out, span.ids.parent_span_id);
+    out.push_back('"');
+  }
+  out += ",\"flags\":";
+  put_number(out, uint32_t{span.ids.trace_flags} | 0x100u | (span.ids.remote_parent ? 0x200u : 0u));
+  out += ",\"name\":";
+  put_string(out, *span.name);
+  out += ",\"kind\":";
+  put_number(out, static_cast<unsigned>(span.kind));
+  out += ",\"startTimeUnixNano\":\"";
+  put_number(out, static_cast<uint64_t>(r.start_ns + unix_offset_ns_));
+  out += "\",\"endTimeUnixNano\":\"";
+  put_number(out, static_cast<uint64_t>(r.end_ns + unix_offset_ns_));
+  out += "\",\"attributes\":[";
+  const size_t attrs_start = out.size();
+  JsonAttrs attrs(out);
+  if (span.attrs != nullptr) {
+    const char* b = nullptr;
+    const char* e = nullptr;
+    if (!visit_attr_members(*span.attrs, scratch_, attrs, &b, &e)) {
+      out.resize(attrs_start);
+      AttrValue whole;
+      whole.kind = AttrValue::kJson;
+      whole.json = b;
+      whole.json_n = static_cast<size_t>(e - b);
+      attrs.reset();
+      attrs.member("attrs", whole);
+    }
+  }
+  if ((r.flags & kFlagAbandoned) != 0) {
+    AttrValue t;
+    t.kind = AttrValue::kBool;
+    t.b = true;
+    attrs.member("hotspan.abandoned", t);
+  }
+  out += "]";
+  if ((r.flags & kFlagError) != 0) out += ",\"status\":{\"code\":2}";
+  out += "}";
+}
+
+void OtlpRequestWriter::finish_json(std::string& out) {
+  out.reserve(spans_.size() + 256);
+  out += "{\"resourceSpans\":[{\"resource\":{\"attributes\":[";
+  bool first = true;
+  for (const auto& kv : resource_.attributes) {
+    if (!first) out.push_back(',');
+    first = false;
+    AttrValue v;
+    v.kind = AttrValue::kString;
+    v.str = &kv.second;
+    put_attribute(out, kv.first, v);
+  }
+  out += "]},\"scopeSpans\":[{\"scope\":{\"name\":";
+  put_string(out, resource_.scope_name);
+  if (!resource_.scope_version.empty()) {
+    out += ",\"version\":";
+    put_string(out, resource_.scope_version);
+  }
+  out += "},\"spans\":[";
+  out += spans_;
+  out += "]}]}]}";
+}
+
+}  // namespace hotspan

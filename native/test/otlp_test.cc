@@ -1,0 +1,216 @@
+// OtlpSource / OtlpRequestWriter: requests decoded by protoc with the
+// vendored upstream schema (not by our own reader), lost records counted,
+// trees waiting for their root, OTLP/JSON well-formed.
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+#include "check.h"
+#include "chunk_pool.h"
+#include "json_text.h"
+#include "otlp_source.h"
+#include "thread_state.h"
+#include "tracer.h"
+
+using namespace hotspan;
+
+namespace {
+
+const std::string kRepo = std::string(__FILE__).substr(0, std::string(__FILE__).rfind("/native/test/"));
+
+// protoc --decode's text form of the request; "" when protoc fails.
+std::string protoc_decode(const std::string& body) {
+  const std::string in = "/tmp/hotspan_otlp_test_" + std::to_string(::getpid()) + ".bin";
+  std::ofstream(in, std::ios::binary) << body;
+  const std::string cmd = "protoc --decode=opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest -I " +
+                          kRepo + "/vendor/opentelemetry " + kRepo +
+                          "/vendor/opentelemetry/opentelemetry/proto/collector/trace/v1/trace_service.proto < " + in;
+  std::string text;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  const int rc = pclose(p);
+  std::remove(in.c_str());
+  return rc == 0 ? text : "";
+}
+
+// An 8-byte id as protoc prints bytes (C escapes, octal for the rest).
+std::string protoc_bytes(uint64_t v) {
+  std::string s;
+  for (int i = 7; i >= 0; --i) {
+    const auto c = static_cast<unsigned char>(v >> (8 * i));
+    if (c == '\n') s += "\\n";
+    else if (c == '\r') s += "\\r";
+    else if (c == '\t') s += "\\t";
+    else if (c == '"') s += "\\\"";
+    else if (c == '\'') s += "\\'";
+    else if (c == '\\') s += "\\\\";
+    else if (c >= 0x20 && c < 0x7f) s += static_cast<char>(c);
+    else {
+      char o[5];
+      std::snprintf(o, sizeof o, "\\%03o", c);
+      s += o;
+    }
+  }
+  return s;
+}
+
+bool has(const std::string& text, const std::string& needle) {
+  const bool ok = text.find(needle) != std::string::npos;
+  if (!ok) std::fprintf(stderr, "missing: %s\n", needle.c_str());
+  return ok;
+}
+
+OtlpResource resource() {
+  OtlpResource r;
+  r.attributes = {{"service.name", "checkout"}, {"deployment.environment", "test"}};
+  r.scope_version = "0.1.0";
+  return r;
+}
+
+constexpr int64_t kOffset = 1700000000000000000;  // realtime - monotonic
+
+void protobuf_request_decodes_with_the_upstream_schema() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t req = t->intern("req"), db = t->intern("db"), fail = t->intern("fail"), io = t->intern("io");
+  CHECK_EQ(begin(*main, req, 1000), Status::kOk);
+  CHECK_EQ(begin_with_attrs(*main, db, 1100,
+                            R"({"rows":3,"q":"select","ok":true,"ratio":0.5,"nested":[1,{"a":null}]})"),
+           Status::kOk);
+  CHECK_EQ(end(*main, 2000), Status::kOk);
+  CHECK_EQ(begin(*main, fail, 2100), Status::kOk);
+  CHECK_EQ(end(*main, 2200, kFlagError), Status::kOk);
+  CHECK_EQ(end(*main, 5000), Status::kOk);
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  const uint64_t token = t->async_begin(track, io, 3000, {}, make_span_id(tl, 1));
+  CHECK(t->async_end(token, 4000) == Status::kOk);
+  t->flush();
+
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 42, kOffset);
+  std::string body;
+  const OtlpSource::Batch b = src.next(100, false, body);
+  CHECK_EQ(b.spans, size_t{4});
+  CHECK_EQ(b.lost, uint64_t{0});
+  const std::string text = protoc_decode(body);
+  CHECK(!text.empty());
+  CHECK(has(text, "key: \"service.name\"\n      value {\n        string_value: \"checkout\""));
+  CHECK(has(text, "scope {\n      name: \"hotspan\"\n      version: \"0.1.0\""));
+  CHECK(has(text, "name: \"db\""));
+  CHECK(has(text, "int_value: 3"));
+  CHECK(has(text, "string_value: \"select\""));
+  CHECK(has(text, "bool_value: true"));
+  CHECK(has(text, "double_value: 0.5"));
+  CHECK(has(text, "string_value: \"[1,{\\\"a\\\":null}]\""));
+  CHECK(has(text, "code: STATUS_CODE_ERROR"));
+  CHECK(has(text, "kind: SPAN_KIND_INTERNAL"));
+  CHECK(has(text, "start_time_unix_nano: " + std::to_string(kOffset + 1100)));
+  CHECK(has(text, "end_time_unix_nano: " + std::to_string(kOffset + 5000)));
+  // Ids: the children and the track span name the root's span id as parent.
+  const std::string root_id = protoc_bytes(src.span_id(make_span_id(tl, 1)));
+  CHECK(has(text, "span_id: \"" + root_id + "\""));
+  size_t parents = 0;
+  for (size_t at = 0; (at = text.find("parent_span_id: \"" + root_id + "\"", at)) != std::string::npos; ++at) ++parents;
+  CHECK_EQ(parents, size_t{3});
+  // Nothing new: no request.
+  std::string again = "untouched";
+  CHECK_EQ(src.next(100, false, again).spans, size_t{0});
+  CHECK_EQ(again, std::string("untouched"));
+}
+
+void a_tree_waits_for_its_root_unless_final() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  CHECK_EQ(begin(*main, n, 10), Status::kOk);
+  CHECK_EQ(begin(*main, n, 11), Status::kOk);
+  CHECK_EQ(end(*main, 12), Status::kOk);
+  t->flush();
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 1, 0);
+  std::string body;
+  CHECK_EQ(src.next(100, false, body).spans, size_t{0});
+  CHECK_EQ(src.waiting(), uint64_t{1});
+  CHECK_EQ(src.next(100, true, body).spans, size_t{1});
+  CHECK_EQ(src.next(100, true, body).spans, size_t{0});
+}
+
+void batches_are_cut_at_max_spans_and_every_record_is_taken_once() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  for (int i = 0; i < 1000; ++i) {
+    CHECK_EQ(begin(*main, n, 10 * i), Status::kOk);
+    CHECK_EQ(end(*main, 10 * i + 5), Status::kOk);
+  }
+  t->flush();
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 1, 0);
+  std::string body;
+  size_t total = 0, calls = 0;
+  for (OtlpSource::Batch b; (b = src.next(300, false, body)).spans != 0; ++calls) total += b.spans;
+  CHECK_EQ(total, size_t{1000});
+  CHECK_EQ(calls, size_t{4});
+}
+
+void records_lost_before_they_are_taken_are_counted() {
+  for (FullPolicy policy : {FullPolicy::kOverwrite, FullPolicy::kDrop}) {
+    TracerOptions o;
+    o.memory_limit = ChunkPool::kMinLimit;
+    o.on_full = policy;
+    auto t = Tracer::create(o);
+    auto main = t->attach_js_thread("main");
+    const uint32_t n = t->intern("n");
+    OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 1, 0);
+    std::string body;
+    const uint64_t total = 3 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords + 17;
+    uint64_t taken = 0, lost = 0;
+    for (uint64_t i = 0; i < total; ++i) {
+      CHECK_EQ(begin(*main, n, static_cast<int64_t>(10 * i)), Status::kOk);
+      CHECK_EQ(end(*main, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+      if (i == 1000) {  // one early read, then the budget overflows
+        const OtlpSource::Batch b = src.next(size_t{1} << 30, false, body);
+        taken += b.spans;
+        lost += b.lost;
+      }
+    }
+    t->flush();
+    const OtlpSource::Batch b = src.next(size_t{1} << 30, true, body);
+    taken += b.spans;
+    lost += b.lost;
+    CHECK(lost > 0);
+    CHECK_EQ(taken + lost, total);
+    CHECK_EQ(src.taken() + src.lost(), total);
+  }
+}
+
+void json_request_is_one_json_object() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("q\"uote\x01");
+  CHECK_EQ(begin_with_attrs(*main, n, 10, R"({"k":"v\n","i":-7,"big":1e400})"), Status::kOk);
+  CHECK_EQ(end(*main, 20, kFlagError), Status::kOk);
+  t->flush();
+  OtlpSource src(t, resource(), OtlpEncoding::kJson, 1, kOffset);
+  std::string body;
+  CHECK_EQ(src.next(10, false, body).spans, size_t{1});
+  CHECK(json_text::is_object(body.data(), body.data() + body.size()));
+  CHECK(has(body, "\"startTimeUnixNano\":\"" + std::to_string(kOffset + 10) + "\""));
+  CHECK(has(body, "{\"key\":\"i\",\"value\":{\"intValue\":\"-7\"}}"));
+  CHECK(has(body, "\"doubleValue\":\"Infinity\""));
+  CHECK(has(body, "\"status\":{\"code\":2}"));
+}
+
+}  // namespace
+
+int main() {
+  protobuf_request_decodes_with_the_upstream_schema();
+  a_tree_waits_for_its_root_unless_final();
+  batches_are_cut_at_max_spans_and_every_record_is_taken_once();
+  records_lost_before_they_are_taken_are_counted();
+  json_request_is_one_json_object();
+  return check::result("otlp_test");
+}
