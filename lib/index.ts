@@ -9,6 +9,8 @@ export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
 export type { StatsRow } from './stats';
 export type { SnapshotOptions, SnapshotBatchOptions, SnapshotColumns } from './bounded-read';
 export type { Counts, TimelineCounts } from './counts';
+export type { OtlpExportOptions } from './otlp-config';
+export type { OtlpCounts } from './otlp-counters';
 export type { Attributes, AttrValue } from './attrs';
 export { SpanHandle } from './handles';
 export type { EndOptions } from './handles';

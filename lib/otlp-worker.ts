@@ -1,0 +1,160 @@
+// The OTLP exporter's worker thread: reads and encodes spans through the
+// addon (the core's OtlpSource), compresses and sends them, retries. Nothing
+// here runs on the tracer's thread. Messages in: 'stop' (send what is left
+// until the deadline, then finish). Counts out: OtlpCounters.
+
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { parentPort, workerData } from 'node:worker_threads';
+import { promisify } from 'node:util';
+import { gzip as gzipCb } from 'node:zlib';
+
+import type { OtlpConfig } from './otlp-config';
+import { OtlpCounters } from './otlp-counters';
+import { partialSuccess, retryAfterMs } from './otlp-response';
+import { loadNativeAddon } from './native-loader';
+
+const gzip = promisify(gzipCb);
+
+interface Data {
+  token: string;
+  config: OtlpConfig;
+  counters: SharedArrayBuffer;
+}
+
+const { token, config, counters: shared } = workerData as Data;
+const counters = new OtlpCounters(shared);
+const loaded = loadNativeAddon();
+if (loaded.addon === undefined) throw loaded.error ?? new Error('hotspan: the addon did not load in the OTLP worker');
+const addon = loaded.addon;
+const source = addon.otlpSource(token, { resource: config.resource, scopeVersion: config.resource.find(([k]) => k === 'telemetry.sdk.version')?.[1] ?? '', encoding: config.encoding });
+
+// Retryable per the OTLP/HTTP spec.
+const RETRYABLE = new Set([429, 502, 503, 504]);
+
+let stopDeadline: number | undefined;  // performance.now() ms, once stopping
+let wake: (() => void) | undefined;
+
+parentPort?.on('message', (m: { stop?: number }) => {
+  if (typeof m.stop === 'number') {
+    stopDeadline = performance.now() + m.stop;
+    wake?.();
+  }
+});
+
+/** Waits ms, or less when a stop arrives. */
+function pause(ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(done, ms);
+    function done(): void {
+      clearTimeout(t);
+      wake = undefined;
+      resolve();
+    }
+    wake = done;
+  });
+}
+
+interface Reply {
+  status: number;  // 0: no response (network error or timeout)
+  retryAfter?: string;
+  contentType?: string;
+  body: Uint8Array;
+}
+
+const transport = config.url.startsWith('https:') ? https : http;
+const agent = new transport.Agent({ keepAlive: true, maxSockets: 1 });
+
+function post(body: Uint8Array, timeoutMs: number): Promise<Reply> {
+  return new Promise((resolve) => {
+    const headers: Record<string, string | number> = {
+      ...config.headers,
+      'content-type': config.encoding === 'json' ? 'application/json' : 'application/x-protobuf',
+      'content-length': body.length,
+    };
+    if (config.gzip) headers['content-encoding'] = 'gzip';
+    let settled = false;
+    const finish = (r: Reply): void => {
+      if (settled) return;
+      settled = true;
+      resolve(r);
+    };
+    const req = transport.request(config.url, { method: 'POST', headers, agent, timeout: timeoutMs }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () =>
+        finish({
+          status: res.statusCode ?? 0,
+          retryAfter: res.headers['retry-after'],
+          contentType: res.headers['content-type'],
+          body: Buffer.concat(chunks),
+        }),
+      );
+      res.on('error', () => finish({ status: 0, body: new Uint8Array() }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', () => finish({ status: 0, body: new Uint8Array() }));
+    req.end(body);
+  });
+}
+
+/** Sends one request until it is settled: sent, rejected, or given up (dropped). */
+async function deliver(raw: Uint8Array, spans: number): Promise<void> {
+  const body = config.gzip ? await gzip(raw) : raw;
+  counters.set('inFlight', spans);
+  for (let attempt = 0; ; attempt++) {
+    let timeout = config.timeoutMs;
+    if (stopDeadline !== undefined) timeout = Math.min(timeout, stopDeadline - performance.now());
+    if (timeout <= 0) break;
+    counters.add('requests', 1);
+    const reply = await post(body, timeout);
+    if (reply.status >= 200 && reply.status < 300) {
+      const partial = partialSuccess(reply.body, reply.contentType);
+      const rejected = Math.min(spans, partial.rejected);
+      counters.add('rejected', rejected);
+      counters.add('dropped', rejected);
+      counters.add('sent', spans - rejected);
+      counters.set('inFlight', 0);
+      return;
+    }
+    if (reply.status !== 0 && !RETRYABLE.has(reply.status)) break;
+    // Exponential backoff with full jitter; Retry-After when the collector gives one.
+    const cap = Math.min(config.maxRetryDelayMs, config.retryInitialDelayMs * 2 ** Math.min(attempt, 30));
+    const delay = retryAfterMs(reply.retryAfter, Date.now()) ?? Math.random() * cap;
+    if (stopDeadline !== undefined && performance.now() + delay >= stopDeadline) break;
+    counters.add('retries', 1);
+    await pause(delay);
+  }
+  counters.add('dropped', spans);
+  counters.set('inFlight', 0);
+}
+
+async function run(): Promise<void> {
+  for (;;) {
+    const final = stopDeadline !== undefined;
+    const next = addon.otlpNext(source, config.maxBatchSize, final);
+    counters.add('dropped', next.lost);
+    if (next.body !== undefined) {
+      if (final && performance.now() >= (stopDeadline ?? 0)) {
+        counters.add('dropped', next.spans);
+      } else {
+        await deliver(next.body, next.spans);
+      }
+      if (next.spans === config.maxBatchSize || final) continue;  // a full batch: more may wait
+    } else if (final) {
+      break;
+    }
+    await pause(config.scheduledDelayMs);
+  }
+}
+
+run().then(
+  () => {
+    counters.markFinished();
+    parentPort?.postMessage('finished');
+  },
+  (err: unknown) => {
+    counters.markFinished();
+    throw err;
+  },
+);
