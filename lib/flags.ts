@@ -7,6 +7,7 @@ export const FLAG_ABANDONED = 2;
 export const FLAG_ERROR = 4;
 export const FLAG_ATTRS = 8;
 export const FLAG_PARENT_ELSEWHERE = 16;
+export const FLAG_CONTEXT = 32;
 
 /** fields per record in NativeSnapshot.fields. */
 export const FIELDS_PER_RECORD = 6;

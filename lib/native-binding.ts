@@ -140,6 +140,18 @@ export interface NativeTracer {
   nativeApi(): unknown;
   close(): void;
   closed(): boolean;
+
+  // trace context (native/addon/trace_context.h); 64-bit values as BigUint64Array
+  /** begin under a context: ids = [trace hi, trace lo, parent wire id, parent span id]; a NativeStatus. */
+  beginContext(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
+  /** asyncBegin under a context (ids as beginContext's): a token, or 0 (closed, unknown track or name). */
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
+  /** [trace hi, trace lo, span, parent, flags | resolved << 8] of the innermost open span (zeros: none). */
+  openIds(): BigUint64Array;
+  /** Those 5 values per record of the view, in the view's record order (native/core/span_ids.h). */
+  spanIds(view: NativeFrozen): BigUint64Array;
+  /** The salt of this tracer's W3C ids (native/core/trace_id.h). */
+  idSalt(): bigint;
 }
 
 export interface NativeAddon {

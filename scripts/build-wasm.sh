@@ -30,7 +30,7 @@ if ! command -v "$cxx" >/dev/null || [ ! -d "$llvm/include/wasm32-wasi/c++/v1" ]
   exit 1
 fi
 
-# The Node-free core sources the entry points reach: writers, stats, histogram, query engine.
+# The Node-free core sources the entry points reach: writers, stats, histogram, query engine, span ids.
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/exports.cc
@@ -44,6 +44,7 @@ sources=(
   native/core/query_call.cc
   native/core/log_linear_histogram.cc
   native/core/huge_pages.cc
+  native/core/span_ids.cc
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -15,6 +15,7 @@
 #include "shared_tracers.h"
 #include "slot_calls.h"
 #include "snapshot_convert.h"
+#include "trace_context.h"
 #include "write_file.h"
 
 namespace hotspan_addon {
@@ -323,6 +324,11 @@ const Method kMethods[] = {
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},
     {"closed", nullptr, &Cold<Closed>},
+    {"beginContext", nullptr, &Cold<trace_context::BeginContext>},
+    {"asyncBeginContext", nullptr, &Cold<trace_context::AsyncBeginContext>},
+    {"openIds", nullptr, &Cold<trace_context::OpenIds>},
+    {"spanIds", nullptr, &Cold<trace_context::SpanIds>},
+    {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
 };
 
 }  // namespace

@@ -8,11 +8,13 @@ AsyncTrack::AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial)
     : timeline_(std::move(timeline)), serial_(serial), anchor_due_(timeline_->anchor_due()) {}
 
 uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string attrs_json,
-                           uint64_t parent_span) {
+                           uint64_t parent_span, const StoredContext* context) {
+  std::unique_ptr<StoredContext> given;
+  if (context != nullptr && context->trace.valid()) given = std::make_unique<StoredContext>(*context);
   std::lock_guard<std::mutex> lock(mu_);
   keep_anchored(now);
   const uint32_t local = ++next_local_;
-  open_.emplace(local, Open{now, name, parent_span, std::move(attrs_json)});
+  open_.emplace(local, Open{now, name, parent_span, std::move(attrs_json), std::move(given)});
   return make_span_id(timeline_->id(), local);
 }
 
@@ -55,6 +57,10 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
       flags |= kFlagParentElsewhere;
       timeline_->add_foreign_parent(index, local, o.parent_span);
     }
+  }
+  if (o.context) {
+    flags |= kFlagContext;
+    timeline_->add_context(index, local, std::move(*o.context));
   }
   StoredSpan* r = cursor_.slot++;
   // Async spans overlap freely, so they carry no depth.

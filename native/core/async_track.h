@@ -34,7 +34,9 @@ class AsyncTrack {
   bool serial() const { return serial_; }
 
   // Returns the token (never 0).
-  uint64_t begin(uint32_t name, int64_t now, std::string attrs_json, uint64_t parent_span);
+  // `context` (when not null and its trace valid) is stored for the span.
+  uint64_t begin(uint32_t name, int64_t now, std::string attrs_json, uint64_t parent_span,
+                 const StoredContext* context = nullptr);
   // kInvalid for a token that is not open on this track. On kOk, *written is
   // the timeline's stored count including the new record.
   Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written);
@@ -48,6 +50,7 @@ class AsyncTrack {
     uint32_t name;
     uint64_t parent_span;
     std::string attrs;
+    std::unique_ptr<StoredContext> context;  // null: none (most spans)
   };
 
   const std::shared_ptr<Timeline> timeline_;

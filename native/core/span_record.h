@@ -13,7 +13,8 @@ enum SpanFlags : uint16_t {
   kFlagAbandoned = 1u << 1,  // ended by cleanup, not by the caller
   kFlagError = 1u << 2,      // the traced function threw / the promise rejected
   kFlagAttrs = 1u << 3,      // has an attribute blob (see Timeline::attrs)
-  kFlagParentElsewhere = 1u << 4,  // parent lives on another timeline (async)
+  kFlagParentElsewhere = 1u << 4,  // parent lives on another timeline (async), or is given (foreign_parents)
+  kFlagContext = 1u << 5,          // carries a stored trace context (see Timeline::add_context)
 };
 
 struct SpanRecord {

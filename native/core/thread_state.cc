@@ -5,6 +5,8 @@
 #include <utility>
 
 #include "clock.h"
+#include "span_ids.h"
+#include "trace_id.h"
 
 namespace hotspan {
 
@@ -46,14 +48,28 @@ void ThreadState::refresh_anchor(int64_t now) { anchor_due = timeline->anchor_if
 
 bool ThreadState::refill_chunk() { return cursor.ready(*timeline, &anchor_due); }
 
-bool ThreadState::publish_attrs(uint64_t index, uint32_t local) {
-  const bool added = timeline->add_attrs(index, local, std::move(attrs_stack.back()));
-  attrs_stack.pop_back();
-  return added;
+bool ThreadState::publish_side(uint64_t index, const OpenSpan& o) {
+  if (o.flags & kFlagAttrs) {
+    const bool added = timeline->add_attrs(index, o.local, std::move(attrs_stack.back()));
+    attrs_stack.pop_back();
+    if (!added) {
+      // The caller counts the drop; the given context goes with the span.
+      if (o.flags & (kFlagContext | kFlagParentElsewhere)) given_stack.pop_back();
+      return false;
+    }
+  }
+  if (o.flags & (kFlagContext | kFlagParentElsewhere)) {
+    GivenContext& g = given_stack.back();
+    if (o.flags & kFlagParentElsewhere) timeline->add_foreign_parent(index, o.local, g.parent_span);
+    if (o.flags & kFlagContext) timeline->add_context(index, o.local, std::move(g.context));
+    given_stack.pop_back();
+  }
+  return true;
 }
 
-Status ThreadState::drop_span(bool pop_attrs) {
-  if (pop_attrs) attrs_stack.pop_back();
+Status ThreadState::drop_span(uint16_t side) {
+  if (side & kFlagAttrs) attrs_stack.pop_back();
+  if (side & (kFlagContext | kFlagParentElsewhere)) given_stack.pop_back();
   timeline->count_dropped();
   return Status::kOk;
 }
@@ -115,6 +131,57 @@ Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::str
   state.stack[state.depth - 1].flags |= kFlagAttrs;
   state.attrs_stack.push_back(std::move(attrs_json));
   return s;
+}
+
+Status begin_in_context(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json,
+                        const StoredContext* context, uint64_t parent_span) {
+  const Status s = begin_with_attrs(state, name, now, std::move(attrs_json));
+  if (s != Status::kOk) return s;
+  const bool has_context = context != nullptr && context->trace.valid();
+  if (!has_context && parent_span == 0) return s;
+  GivenContext g;
+  if (has_context) g.context = *context;
+  g.parent_span = parent_span;
+  state.stack[state.depth - 1].flags |=
+      (has_context ? kFlagContext : 0) | (parent_span != 0 ? kFlagParentElsewhere : 0);
+  state.given_stack.push_back(std::move(g));
+  return s;
+}
+
+SpanIds open_span_ids(const ThreadState& state, uint64_t salt) {
+  SpanIds ids;
+  if (state.depth == 0) return ids;
+  const uint32_t tl = state.timeline->id();
+  const uint32_t top = state.depth - 1;
+  ids.span = trace_id::wire_span_id(salt, make_span_id(tl, state.stack[top].local));
+  // given_stack holds one entry per open span with a given context, in stack order.
+  size_t given = state.given_stack.size();
+  for (uint32_t k = top + 1; k-- > 0;) {
+    const OpenSpan& o = state.stack[k];
+    const GivenContext* g = nullptr;
+    if (o.flags & (kFlagContext | kFlagParentElsewhere)) g = &state.given_stack[--given];
+    if (k == top) {
+      if (g != nullptr && (o.flags & kFlagContext) && g->context.parent_wire != 0) {
+        ids.parent = g->context.parent_wire;
+      } else if (g != nullptr && (o.flags & kFlagParentElsewhere)) {
+        ids.parent = trace_id::wire_span_id(salt, g->parent_span);
+      } else if (k > 0) {
+        ids.parent = trace_id::wire_span_id(salt, make_span_id(tl, state.stack[k - 1].local));
+      }
+    }
+    if (g != nullptr && (o.flags & kFlagContext)) {
+      ids.trace = g->context.trace;
+      ids.flags = g->context.flags;
+      ids.resolved = true;
+      return ids;
+    }
+    // A given parent without a context: its trace is not known here.
+    if (g != nullptr) return ids;
+  }
+  ids.trace = trace_id::derived_trace_id(salt, make_span_id(tl, state.stack[0].local));
+  ids.flags = kTraceFlagSampled;
+  ids.resolved = true;
+  return ids;
 }
 
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags) {

@@ -33,7 +33,17 @@ struct OpenSpan {
   int64_t start;
   uint32_t local;
   uint32_t name;
-  uint16_t flags;  // kFlagAttrs when an attribute blob waits in attrs_stack
+  uint16_t flags;  // kFlagAttrs when an attribute blob waits in attrs_stack; kSideFlags
+};
+
+// Flags of an open span whose side data waits on the thread's cold stacks
+// (attrs_stack, given_stack) until its end publishes them.
+constexpr uint16_t kSideFlags = kFlagAttrs | kFlagContext | kFlagParentElsewhere;
+
+// What begin_in_context gave an open span (kFlagContext, kFlagParentElsewhere).
+struct GivenContext {
+  StoredContext context;     // valid trace when kFlagContext
+  uint64_t parent_span = 0;  // tracer-wide span id when kFlagParentElsewhere
 };
 
 class ThreadState {
@@ -72,6 +82,7 @@ class ThreadState {
 
   // ---- cold ----
   std::vector<std::string> attrs_stack;  // blobs of open spans with kFlagAttrs
+  std::vector<GivenContext> given_stack;  // of open spans with kFlagContext or kFlagParentElsewhere
   std::unique_ptr<OpenSpan[]> stack_storage;
   std::shared_ptr<Timeline> timeline_ref;
   std::shared_ptr<TracerShared> shared_ref;
@@ -81,11 +92,13 @@ class ThreadState {
   HOTSPAN_COLD bool grow_stack();
   HOTSPAN_COLD bool refill_chunk();  // false: the budget is full (drop)
   HOTSPAN_COLD void refresh_anchor(int64_t now);
-  // false: the attributes did not fit the budget (the span is dropped).
-  HOTSPAN_COLD bool publish_attrs(uint64_t index, uint32_t local);
-  // The span just popped is not stored: counted as dropped, its attribute
-  // blob (if still on attrs_stack) discarded. Returns kOk.
-  HOTSPAN_COLD Status drop_span(bool pop_attrs);
+  // Publishes the side data of the span just popped (kSideFlags) for record
+  // `index`; false: the attributes did not fit the budget (the span is
+  // dropped, its side data discarded).
+  HOTSPAN_COLD bool publish_side(uint64_t index, const OpenSpan& o);
+  // The span just popped is not stored: counted as dropped, its side data
+  // still on the cold stacks (`side`: its kSideFlags) discarded. Returns kOk.
+  HOTSPAN_COLD Status drop_span(uint16_t side);
   // The holder decision (holder_check.h): true when this thread commits the
   // records it stored itself, false when it must queue them.
   HOTSPAN_HOT_INLINE bool finalizes_now() { return holder_check::finalize_now(holder, *shared); }
@@ -130,13 +143,15 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
   // A full budget that gives no chunk, or no room for the attributes: the
   // span is dropped whole and counted.
   if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end) && !s.refill_chunk())
-    return s.drop_span(o.flags & kFlagAttrs);
-  if (HOTSPAN_UNLIKELY(o.flags & kFlagAttrs) && !s.publish_attrs(s.cursor.written, o.local))
-    return s.drop_span(false);
+    return s.drop_span(o.flags & kSideFlags);
+  if (HOTSPAN_UNLIKELY(o.flags & kSideFlags) && !s.publish_side(s.cursor.written, o))
+    return s.drop_span(0);
   StoredSpan* r = s.cursor.slot++;
   const uint32_t parent = d != 0 ? s.stack[d - 1].local : 0;
   // Callers may add error/abandoned; the structural flags are the core's.
   const auto flags = static_cast<uint16_t>(o.flags | (extra_flags & (kFlagError | kFlagAbandoned)));
+  // A given parent (kFlagParentElsewhere, in the foreign side table) wins
+  // over parent_local for every reader.
   if (HOTSPAN_UNLIKELY(
           !store_span(r, o.start, now, o.local, parent, o.name, static_cast<uint16_t>(d), flags)))
     s.timeline->add_long_end(s.cursor.written, now);

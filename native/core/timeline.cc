@@ -29,6 +29,7 @@ Timeline::~Timeline() {
   for (size_t k = 0; k < ring_size_; ++k) pool_->free_chunk(ring_at(k));
   size_t side = 0;
   for (const AttrEntry& a : attrs_) side += attr_bytes(a);
+  for (const ContextEntry& c : contexts_) side += context_bytes(c);
   side += foreign_.size() * sizeof(ForeignEntry) + long_ends_.size() * sizeof(LongEntry);
   pool_->uncharge(side);
 }
@@ -83,6 +84,10 @@ bool Timeline::recycle_front(PoolChunk& c) {
   while (!foreign_.empty() && foreign_.front().index < end) {
     side += sizeof(ForeignEntry);
     foreign_.pop_front();
+  }
+  while (!contexts_.empty() && contexts_.front().index < end) {
+    side += context_bytes(contexts_.front());
+    contexts_.pop_front();
   }
   while (!long_ends_.empty() && long_ends_.front().index < end) {
     side += sizeof(LongEntry);
@@ -140,6 +145,15 @@ void Timeline::add_foreign_parent(uint64_t index, uint32_t local, uint64_t paren
   pool_->charge(sizeof(ForeignEntry), false);
   std::lock_guard<TimelineMutex> lock(mu_);
   foreign_.push_back(ForeignEntry{index, local, parent_span});
+}
+
+void Timeline::add_context(uint64_t index, uint32_t local, StoredContext context) {
+  ContextEntry entry{index, local, std::move(context)};
+  // Small and bounded (the binding keeps tracestate to 512 bytes): always
+  // taken, as a span's foreign parent is.
+  pool_->charge(context_bytes(entry), false);
+  std::lock_guard<TimelineMutex> lock(mu_);
+  contexts_.push_back(std::move(entry));
 }
 
 void Timeline::add_long_end(uint64_t index, int64_t end) {
@@ -241,6 +255,11 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
   for (const ForeignEntry& f : foreign_) {
     if (f.index >= n) break;
     out.foreign_parents.emplace_back(f.local, f.parent);
+  }
+  out.contexts.clear();
+  for (const ContextEntry& c : contexts_) {
+    if (c.index >= n) break;
+    out.contexts.emplace_back(c.local, c.context);
   }
 }
 

@@ -31,6 +31,7 @@
 #include "chunk_pool.h"
 #include "record_counts.h"
 #include "span_record.h"
+#include "stored_context.h"
 #include "stored_span.h"
 #include "tick_anchors.h"
 #include "timeline_mutex.h"
@@ -81,6 +82,8 @@ class Timeline {
   // the caller drops the span whole), the small entries are always taken.
   bool add_attrs(uint64_t index, uint32_t local, std::string json);
   void add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span);
+  // The stored trace context of the span at `index` (kFlagContext).
+  void add_context(uint64_t index, uint32_t local, StoredContext context);
   // The end of the record at `index` whose duration did not fit (kLongSpan).
   void add_long_end(uint64_t index, int64_t end);
 
@@ -125,6 +128,14 @@ class Timeline {
     uint32_t local;
     uint64_t parent;
   };
+  struct ContextEntry {
+    uint64_t index;
+    uint32_t local;
+    StoredContext context;
+  };
+  static size_t context_bytes(const ContextEntry& c) {
+    return sizeof(ContextEntry) + c.context.tracestate.capacity();
+  }
   struct LongEntry {
     uint64_t index;
     int64_t end;
@@ -150,6 +161,7 @@ class Timeline {
   uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
   std::deque<AttrEntry> attrs_;                 // guarded by mu_, index order
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
+  std::deque<ContextEntry> contexts_;           // guarded by mu_, index order
   std::deque<LongEntry> long_ends_;             // guarded by mu_, index order
   std::string name_;                            // guarded by mu_
   bool exited_ = false;                         // guarded by mu_

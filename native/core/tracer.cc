@@ -19,6 +19,7 @@
 #include "registry.h"
 #include "stats.h"
 #include "thread_state.h"
+#include "trace_id.h"
 #include "tracer_shared.h"
 
 namespace hotspan {
@@ -61,6 +62,7 @@ struct Tracer::Impl {
 std::shared_ptr<Tracer> Tracer::create(TracerOptions options) {
   options.memory_limit =
       std::min(std::max(options.memory_limit, ChunkPool::kMinLimit), ChunkPool::kMaxLimit);
+  if (options.id_salt == 0) options.id_salt = trace_id::random_salt();
   return std::shared_ptr<Tracer>(new Tracer(options));
 }
 
@@ -69,6 +71,7 @@ Tracer::Tracer(TracerOptions options) : impl_(new Impl(options)) { close_barrier
 Tracer::~Tracer() { close(); }
 
 uint64_t Tracer::id() const { return impl_->id; }
+uint64_t Tracer::id_salt() const { return impl_->options.id_salt; }
 int64_t Tracer::origin_ns() const { return impl_->options.origin_ns; }
 TimeUnit Tracer::time_unit() const { return impl_->options.time_unit; }
 int64_t Tracer::now() const { return impl_->shared->now(); }
@@ -135,11 +138,11 @@ uint32_t Tracer::track(std::string_view name, bool serial) {
 }
 
 uint64_t Tracer::async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json,
-                             uint64_t parent_span) {
+                             uint64_t parent_span, const StoredContext* context) {
   if (impl_->closed() || name >= impl_->shared->names.count()) return 0;
   auto t = impl_->registry.find_track(track);
   if (!t) return 0;
-  return t->begin(name, now, std::move(attrs_json), parent_span);
+  return t->begin(name, now, std::move(attrs_json), parent_span, context);
 }
 
 Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags) {

@@ -17,6 +17,7 @@
 #include "memory_limit.h"
 #include "record_counts.h"
 #include "span_record.h"
+#include "stored_context.h"
 
 namespace hotspan {
 
@@ -53,6 +54,8 @@ struct TracerOptions {
   // kMax; clamped), and what happens when it is full.
   size_t memory_limit = memory_limit::kDefault;
   FullPolicy on_full = FullPolicy::kOverwrite;
+  // The salt of the tracer's W3C ids (trace_id.h); 0: random.
+  uint64_t id_salt = 0;
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -74,6 +77,7 @@ struct BasicSnapshotTimeline {
   Records records;                             // committed only, in end order
   std::vector<std::pair<uint32_t, std::string>> attrs;   // local id -> JSON object text
   std::vector<std::pair<uint32_t, uint64_t>> foreign_parents;  // local id -> span id
+  std::vector<std::pair<uint32_t, StoredContext>> contexts;    // local id -> its trace context
   // What the timeline produced and what of it `records` holds (kept).
   RecordCounts counts;
 };
@@ -112,6 +116,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   Tracer& operator=(const Tracer&) = delete;
 
   uint64_t id() const;  // unique in the process, never reused
+  uint64_t id_salt() const;  // salt of the W3C ids of its spans (trace_id.h)
   int64_t origin_ns() const;
   TimeUnit time_unit() const;  // as requested in the options
   // "Now" in the tracer's unit: what begin/end/... expect as `now`.
@@ -141,8 +146,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // name is a track of the other kind (serial vs concurrent).
   uint32_t track(std::string_view name, bool serial);
   // Returns a token (never 0); 0 when closed or the track is unknown.
+  // `context` (optional): the span's stored trace context (kFlagContext).
   uint64_t async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json = {},
-                       uint64_t parent_span = 0);
+                       uint64_t parent_span = 0, const StoredContext* context = nullptr);
   Status async_end(uint64_t token, int64_t now, uint16_t extra_flags = 0);
   size_t open_async() const;
   std::vector<std::pair<uint64_t, uint32_t>> open_async_spans() const;  // token, name
@@ -204,6 +210,17 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
 Status begin(ThreadState& state, uint32_t name, int64_t now);
 Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json);
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags = 0);
+// begin under a given trace context and/or parent span: `context` (when its
+// trace is valid) is stored for the span (kFlagContext), `parent_span` (a
+// tracer-wide span id, not 0) becomes its parent record (kFlagParentElsewhere)
+// instead of the innermost open span.
+Status begin_in_context(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json,
+                        const StoredContext* context, uint64_t parent_span);
+// The ids of the innermost open span (on the owning thread): its trace is its
+// own or its nearest open ancestor's stored context, else derived from the
+// bottom open span. resolved == false when no span is open.
+struct SpanIds;
+SpanIds open_span_ids(const ThreadState& state, uint64_t salt);
 size_t open_depth(const ThreadState& state);
 // Local id of the innermost open span (0: none); start() handles check it.
 uint32_t innermost_local(const ThreadState& state);

@@ -15,6 +15,7 @@
 #include "perfetto_writer.h"
 #include "query_call.h"
 #include "snapshot_columns.h"
+#include "span_ids.h"
 #include "stats.h"
 
 namespace {
@@ -231,6 +232,52 @@ __attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q,
   if (status != hotspan::QueryStatus::kOk) return kBadInput;
   std::string& bytes = result();
   bytes.assign(reinterpret_cast<const char*>(out.data()), out.size() * sizeof(double));
+  return kOk;
+}
+
+// The W3C ids of every record of the columns (span_ids.h) into the result:
+// 5 u64 per record [trace hi, trace lo, span id, parent span id, flags |
+// resolved << 8], timeline after timeline in the order of the columns'
+// timeline section, each timeline's records in input order. `contexts`
+// (taken over, may be null when count is 0) holds the records' stored
+// contexts, 6 u64 each: timeline id, local id, trace hi, trace lo, parent
+// wire id, trace flags.
+__attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, uint32_t size,
+                                                                  uint64_t* contexts, uint32_t count,
+                                                                  uint64_t salt) {
+  hotspan::Snapshot snapshot;
+  const bool ok = take_columns(input, size, snapshot);
+  std::vector<uint64_t> given(contexts, contexts + 6 * static_cast<size_t>(count));
+  std::free(contexts);
+  result().clear();
+  if (!ok) return kBadInput;
+  for (size_t k = 0; k < count; ++k) {
+    const uint64_t* e = &given[6 * k];
+    for (hotspan::SnapshotTimeline& tl : snapshot.timelines) {
+      if (tl.id != e[0]) continue;
+      hotspan::StoredContext c;
+      c.trace = hotspan::TraceId{e[2], e[3]};
+      c.parent_wire = e[4];
+      c.flags = static_cast<uint8_t>(e[5]);
+      tl.contexts.emplace_back(static_cast<uint32_t>(e[1]), std::move(c));
+    }
+  }
+  std::vector<std::vector<hotspan::SpanIds>> ids;
+  hotspan::resolve_span_ids(snapshot, salt, ids);
+  std::string& bytes = result();
+  size_t n = 0;
+  for (const auto& t : ids) n += t.size();
+  bytes.resize(n * 5 * sizeof(uint64_t));
+  uint64_t* out = reinterpret_cast<uint64_t*>(&bytes[0]);
+  for (const auto& t : ids) {
+    for (const hotspan::SpanIds& x : t) {
+      *out++ = x.trace.hi;
+      *out++ = x.trace.lo;
+      *out++ = x.span;
+      *out++ = x.parent;
+      *out++ = x.flags | (x.resolved ? 0x100u : 0u);
+    }
+  }
   return kOk;
 }
 

@@ -1,0 +1,26 @@
+// The binding's trace-context methods (cold path): begin a span or an async
+// span under a given context, the W3C ids of the innermost open span and of
+// a frozen view's records, the tracer's id salt. 64-bit values travel as
+// BigUint64Array; lib/trace-context.ts formats them as hex.
+#pragma once
+
+#include <napi.h>
+
+namespace hotspan_addon::trace_context {
+
+// beginContext(nameId, attrsJson, ids: BigUint64Array [trace hi, trace lo,
+// parent wire id, parent span id], flags, tracestate): status. A zero trace
+// stores no context; a zero parent span keeps the innermost open span.
+Napi::Value BeginContext(const Napi::CallbackInfo& info);
+// asyncBeginContext(track, nameId, attrsJson, ids, flags, tracestate): token.
+Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info);
+// openIds(): BigUint64Array [trace hi, trace lo, span, parent, flags |
+// resolved << 8] of this thread's innermost open span (all 0: none open).
+Napi::Value OpenIds(const Napi::CallbackInfo& info);
+// spanIds(view): BigUint64Array, those 5 per record of the frozen view, in
+// the view's record order.
+Napi::Value SpanIds(const Napi::CallbackInfo& info);
+// idSalt(): bigint.
+Napi::Value IdSalt(const Napi::CallbackInfo& info);
+
+}  // namespace hotspan_addon::trace_context
