@@ -21,7 +21,18 @@ export class OtlpExporter {
   private readonly worker: Worker;
   private failure: Error | undefined;
   private stopped: Promise<void> | undefined;
-  private readonly onExit = (): void => this.stopSync();
+  // When the event loop empties (a process ending on its own), export what
+  // is left before it exits; at process.exit() (no promise runs any more),
+  // this thread blocks while the worker, on its own event loop, sends.
+  private readonly onExit = (): void => {
+    if (this.stopped !== undefined || this.counters.finished()) return;
+    this.flush();
+    this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
+    Atomics.wait(this.counters.state, 0, 0, this.config.shutdownTimeoutMs + 1000);
+  };
+  private readonly onBeforeExit = (): void => {
+    this.stop().catch((err: unknown) => process.emitWarning(`hotspan: OTLP export at exit failed: ${String(err)}`));
+  };
 
   /** `flush` commits what waits in the tracer before the last read. */
   constructor(token: string, private readonly config: OtlpConfig, private readonly flush: () => void) {
@@ -30,8 +41,9 @@ export class OtlpExporter {
       this.failure = err;
       this.counters.markFinished();
     });
-    // The exporter never keeps the process alive; exit sends what is left (stopSync).
+    // The exporter never keeps the process alive; beforeExit sends what is left.
     this.worker.unref();
+    process.on('beforeExit', this.onBeforeExit);
     process.on('exit', this.onExit);
   }
 
@@ -42,6 +54,7 @@ export class OtlpExporter {
   /** Sends what is left within the shutdown deadline, then ends the worker. */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
+      process.off('beforeExit', this.onBeforeExit);
       process.off('exit', this.onExit);
       this.flush();
       this.worker.ref();
@@ -61,14 +74,5 @@ export class OtlpExporter {
       if (this.failure !== undefined) throw this.failure;
     })();
     return this.stopped;
-  }
-
-  // At exit no promise runs: this thread blocks while the worker (its own
-  // event loop) sends, up to the deadline.
-  private stopSync(): void {
-    if (this.stopped !== undefined) return;
-    this.flush();
-    this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
-    Atomics.wait(this.counters.state, 0, 0, this.config.shutdownTimeoutMs + 1000);
   }
 }

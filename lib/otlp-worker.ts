@@ -42,9 +42,13 @@ parentPort?.on('message', (m: { stop?: number }) => {
   }
 });
 
-/** Waits ms, or less when a stop arrives. */
-function pause(ms: number): Promise<void> {
+/** Waits ms, or less when a stop arrives (none once stopping: the deadline rules). */
+function pause(ms: number, evenWhenStopping = false): Promise<void> {
   return new Promise((resolve) => {
+    if (stopDeadline !== undefined && !evenWhenStopping) {
+      resolve();
+      return;
+    }
     const t = setTimeout(done, ms);
     function done(): void {
       clearTimeout(t);
@@ -123,7 +127,7 @@ async function deliver(raw: Uint8Array, spans: number): Promise<void> {
     const delay = retryAfterMs(reply.retryAfter, Date.now()) ?? Math.random() * cap;
     if (stopDeadline !== undefined && performance.now() + delay >= stopDeadline) break;
     counters.add('retries', 1);
-    await pause(delay);
+    await pause(delay, true);
   }
   counters.add('dropped', spans);
   counters.set('inFlight', 0);
@@ -132,17 +136,22 @@ async function deliver(raw: Uint8Array, spans: number): Promise<void> {
 async function run(): Promise<void> {
   for (;;) {
     const final = stopDeadline !== undefined;
+    if (final && performance.now() >= (stopDeadline ?? 0)) {
+      // Past the deadline: what is left is read and counted, not sent.
+      const rest = addon.otlpNext(source, 1 << 20, true);
+      counters.add('dropped', rest.lost + rest.spans);
+      if (rest.spans === 0 && rest.waiting === 0) return;
+      continue;
+    }
     const next = addon.otlpNext(source, config.maxBatchSize, final);
     counters.add('dropped', next.lost);
     if (next.body !== undefined) {
-      if (final && performance.now() >= (stopDeadline ?? 0)) {
-        counters.add('dropped', next.spans);
-      } else {
-        await deliver(next.body, next.spans);
-      }
-      if (next.spans === config.maxBatchSize || final) continue;  // a full batch: more may wait
+      await deliver(next.body, next.spans);
+      // A full batch: more may wait; a stop that came while sending: drain now.
+      if (next.spans >= config.maxBatchSize || stopDeadline !== undefined) continue;
     } else if (final) {
-      break;
+      if (next.waiting === 0) return;
+      continue;  // records held for an ancestor later in the drain
     }
     await pause(config.scheduledDelayMs);
   }

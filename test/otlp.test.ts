@@ -21,8 +21,10 @@ interface ChildConfig {
   asyncSpans?: number;
   /** Print MARK once the exporter has retried at least once. */
   markAfterRetry?: boolean;
-  /** No shutdown(): the process just ends (the exporter's exit hook sends what is left). */
+  /** No shutdown(): the process just ends (the exporter's exit hooks send what is left). */
   exitOnly?: boolean;
+  /** ... by process.exit(). */
+  exitCall?: boolean;
 }
 
 interface RecordOut {
@@ -69,6 +71,7 @@ const cfg = ${JSON.stringify(cfg)};
   }
   if (cfg.exitOnly) {
     process.on('exit', () => console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records: [], rssGrowth: 0, timeOrigin: 0 })));
+    if (cfg.exitCall) process.exit(0);
     return;
   }
   await t.shutdown();
@@ -168,7 +171,7 @@ describe('OTLP export', () => {
       } else {
         const p = byKey.get(key(parent.name, parent.attrs));
         expect(s.parentSpanId).toBe(p?.spanId);
-        expect(s.traceId).toBe(p?.traceId);
+        expect(s.traceId, `${key(rec.name, rec.attrs)} under ${key(parent.name, parent.attrs)}`).toBe(p?.traceId);
       }
     }
     // A tree shares one trace id, distinct from other trees'.
@@ -238,9 +241,16 @@ describe('OTLP export', () => {
     expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
   });
 
-  it('process exit without shutdown() sends what is left within the deadline', async () => {
+  it('a process that ends on its own without shutdown() sends what is left first', async () => {
     const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
     const out = await runChild({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true });
+    checkAccounting(out, r.spans());
+    expect(out.counts.otlp.sent).toBe(3000);
+  });
+
+  it('process.exit() without shutdown() sends what is left, blocking until the worker is done', async () => {
+    const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
+    const out = await runChild({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true, exitCall: true });
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
   });

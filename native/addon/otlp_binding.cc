@@ -1,7 +1,6 @@
 #include "otlp_binding.h"
 
 #include <memory>
-#include <random>
 #include <string>
 #include <utility>
 
@@ -50,11 +49,9 @@ Napi::Value Source(const Napi::CallbackInfo& info) {
     ThrowArgTypeCxx(env, "config.encoding", "'protobuf' or 'json'", enc);
   }
   const hotspan::ClockReadings clocks = hotspan::read_clocks();
-  std::random_device rd;
-  const uint64_t salt = (static_cast<uint64_t>(rd()) << 32) ^ rd();
   auto* source = new hotspan::OtlpSource(
       tracer, ResourceOption(env, config),
-      encoding == "json" ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf, salt,
+      encoding == "json" ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf,
       clocks.realtime_ns - clocks.monotonic_ns);
   Napi::Object obj = Napi::Object::New(env);
   if (napi_wrap(env, obj, source, Finalize, nullptr, nullptr) != napi_ok) {

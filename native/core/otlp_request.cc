@@ -29,8 +29,6 @@ constexpr uint8_t kKeyValueValue = len_key(2);
 constexpr uint32_t kAnyString = 1, kAnyBool = 2, kAnyInt = 3, kAnyDouble = 4;
 constexpr uint32_t kStatusCode = 3;
 constexpr uint32_t kStatusError = 2;
-// Span.flags: bit 8 says whether bit 9 (parent is remote) is known.
-constexpr uint32_t kFlagsHasIsRemote = 0x100, kFlagsIsRemote = 0x200;
 
 void put_be64(uint8_t* p, uint64_t v) {
   for (int i = 7; i >= 0; --i) {
@@ -149,7 +147,7 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
     out.push_back(static_cast<char>(kStatusCode << 3));
     out.push_back(static_cast<char>(kStatusError));
   }
-  const uint32_t flags = span.ids.trace_flags | kFlagsHasIsRemote | (span.ids.remote_parent ? kFlagsIsRemote : 0);
+  const uint32_t flags = span.ids.trace_flags;
   out.push_back(static_cast<char>(kSpanFlags << 3 | kFixed32));
   out.push_back(static_cast<char>(0x01));  // kSpanFlags = 16: a two-byte key
   char le[4];

@@ -3,8 +3,8 @@
 // one instrumentation scope, the spans added since the last request.
 //
 // A span's fields: trace_id, span_id, parent_span_id (absent for a root),
-// flags (W3C trace flags | the "has remote parent known" bit when a parent
-// is known to be local or remote), name, kind (INTERNAL unless given), start
+// flags (the W3C trace flags; whether a parent is remote is not known, so
+// its bits stay clear), name, kind (INTERNAL unless given), start
 // and end in ns since the Unix epoch (a record's CLOCK_MONOTONIC ns plus the
 // writer's realtime - monotonic offset, read once so every request of one
 // exporter is on one axis), attributes typed as attr_members.h reads them
@@ -31,7 +31,6 @@ struct OtlpSpanIds {
   uint64_t span_id = 0;
   uint64_t parent_span_id = 0;  // 0: a root
   uint8_t trace_flags = 1;      // W3C flags (sampled)
-  bool remote_parent = false;
 };
 
 struct OtlpResource {

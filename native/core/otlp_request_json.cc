@@ -106,7 +106,7 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
     out.push_back('"');
   }
   out += ",\"flags\":";
-  put_number(out, uint32_t{span.ids.trace_flags} | 0x100u | (span.ids.remote_parent ? 0x200u : 0u));
+  put_number(out, uint32_t{span.ids.trace_flags});
   out += ",\"name\":";
   put_string(out, *span.name);
   out += ",\"kind\":";

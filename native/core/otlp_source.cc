@@ -8,16 +8,6 @@
 namespace hotspan {
 namespace {
 
-// splitmix64's finalizer: a bijection, so distinct inputs give distinct ids.
-uint64_t mix64(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  x ^= x >> 31;
-  return x;
-}
-
 void put_be64(uint8_t* p, uint64_t v) {
   for (int i = 7; i >= 0; --i) {
     p[i] = static_cast<uint8_t>(v);
@@ -25,23 +15,42 @@ void put_be64(uint8_t* p, uint64_t v) {
   }
 }
 
+// The last depth-0 record in [first, end), + 1; `first` when there is none.
+template <typename Records>
+uint32_t past_last_root(const Records& recs, uint32_t first, uint32_t end) {
+  for (uint32_t i = end; i > first; --i) {
+    if (recs[i - 1].depth == 0) return i;
+  }
+  return first;
+}
+
 }  // namespace
 
 OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, const OtlpResource& resource, OtlpEncoding encoding,
-                       uint64_t salt, int64_t unix_offset_ns)
-    : tracer_(std::move(tracer)), writer_(resource, encoding, unix_offset_ns), salt_(salt) {}
+                       int64_t unix_offset_ns)
+    : tracer_(std::move(tracer)), writer_(resource, encoding, unix_offset_ns), salt_(tracer_->id_salt()) {}
 
-uint64_t OtlpSource::span_id(uint64_t tracer_span_id) const {
-  const uint64_t id = mix64(tracer_span_id ^ salt_);
-  return id != 0 ? id : 1;  // 0 is "no id" (one input in 2^64)
+void OtlpSource::remember(uint64_t span, const SpanIds& ids) {
+  if (sent_order_.size() < kSentCacheSpans) {
+    sent_order_.push_back(span);
+  } else {
+    sent_.erase(sent_order_[sent_next_]);
+    sent_order_[sent_next_] = span;
+    sent_next_ = (sent_next_ + 1) % kSentCacheSpans;
+  }
+  sent_[span] = SentTrace{ids.trace, ids.flags};
 }
 
 OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& out) {
   Batch batch;
-  const FrozenSnapshot snap = tracer_->freeze();
+  FrozenSnapshot snap = tracer_->freeze();
   for (size_t i = names_.size(); i < snap.names.size(); ++i) names_.push_back(json_text::sanitized(snap.names[i]));
-  uint64_t waiting = 0;
-  for (const FrozenTimeline& tl : snap.timelines) {
+
+  // The batch: per timeline, the records held back, then the new ones.
+  Snapshot in;
+  size_t room = max_spans;
+  bool more = false;  // records left for a later read
+  for (FrozenTimeline& tl : snap.timelines) {
     Position& pos = positions_[tl.id];
     const RecordCounts& c = tl.counts;
     // Lost before taken: overwritten past our position, and new drops.
@@ -53,73 +62,133 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
     pos.dropped_seen = c.dropped;
     const auto first = static_cast<uint32_t>(pos.next_stored - c.overwritten);
     const uint32_t n = tl.records.size();
-    if (first >= n) continue;
-    // Stack timelines: up to (and including) the last committed root.
-    const bool stack = tl.kind != TimelineKind::kTrack;
-    uint32_t limit = n;
-    if (stack && !final) {
-      limit = first;
-      for (uint32_t i = n; i > first; --i) {
-        if (tl.records[i - 1].depth == 0) {
-          limit = i;
-          break;
-        }
+    uint32_t end = first;
+    if (first < n && room > 0) {
+      const auto cap = static_cast<uint32_t>(std::min<size_t>(n, first + room));
+      if (tl.kind == TimelineKind::kTrack) {
+        end = cap;
+      } else {
+        // Whole trees when one fits, else up to the room (the tail is held
+        // until its root comes); a final read also takes trees whose root
+        // never came.
+        end = past_last_root(tl.records, first, cap);
+        if (end == first) end = std::min(cap, past_last_root(tl.records, first, n));
+        if (end == first && final) end = cap;
       }
     }
-    const size_t room = max_spans - batch.spans;
-    const uint32_t end = static_cast<uint32_t>(std::min<size_t>(limit, first + room));
-    waiting += n - end;
-    if (end == first) continue;
-    const LocalIndex<std::string> attrs(tl.attrs, n);
-    const LocalIndex<uint64_t> foreign(tl.foreign_parents, n);
-    // The root of records [first, end): the first depth-0 record at or after end - 1.
-    uint32_t root_local = 0;
-    if (stack) {
-      for (uint32_t i = end - 1; i < n; ++i) {
-        if (tl.records[i].depth == 0) {
-          root_local = tl.records[i].local_id;
+    more |= end < n;
+    auto held = held_.find(tl.id);
+    if (end == first && held == held_.end()) continue;
+    SnapshotTimeline& bt = in.timelines.emplace_back();
+    bt.id = tl.id;
+    bt.kind = tl.kind;
+    if (held != held_.end()) {
+      for (const Held& h : held->second) bt.records.push_back(h.record);
+    }
+    for (uint32_t i = first; i < end; ++i) bt.records.push_back(tl.records[i]);
+    bt.attrs = std::move(tl.attrs);
+    bt.foreign_parents = std::move(tl.foreign_parents);
+    bt.contexts = std::move(tl.contexts);
+    pos.next_stored += end - first;
+    room -= std::min<size_t>(room, end - first);
+  }
+  // Held records of timelines the freeze no longer lists (none today: timelines are never removed).
+
+  std::vector<std::vector<SpanIds>> ids;
+  resolve_span_ids(in, salt_, ids);
+
+  // Unresolved: the chain leaves the batch at some ancestor. Its trace, when
+  // it was sent already, resolves the whole chain.
+  std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> where;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      if (!ids[t][i].resolved) where[make_span_id(bt.id, bt.records[i].local_id)] = {t, i};
+    }
+  }
+  std::vector<LocalIndex<uint64_t>> foreign;
+  foreign.reserve(in.timelines.size());
+  for (const SnapshotTimeline& bt : in.timelines) foreign.emplace_back(bt.foreign_parents, bt.records.size());
+  const auto parent_of = [&](size_t t, const SpanRecord& r) -> uint64_t {
+    if ((r.flags & kFlagParentElsewhere) != 0) {
+      const uint64_t* p = foreign[t].find(r.local_id);
+      return p != nullptr ? *p : 0;
+    }
+    return r.parent_local != 0 ? make_span_id(in.timelines[t].id, r.parent_local) : 0;
+  };
+  std::vector<std::pair<size_t, uint32_t>> chain;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      if (ids[t][i].resolved) continue;
+      // Walk up through unresolved records of the batch: the chain ends at a
+      // parent outside the batch (a resolved parent in it would have resolved the chain).
+      chain.clear();
+      std::pair<size_t, uint32_t> at{t, i};
+      uint64_t top = 0;
+      for (;;) {
+        chain.push_back(at);
+        const SnapshotTimeline& ct = in.timelines[at.first];
+        const uint64_t p = parent_of(at.first, ct.records[at.second]);
+        auto w = p != 0 ? where.find(p) : where.end();
+        if (w == where.end() || chain.size() > where.size()) {
+          top = p;
           break;
         }
+        at = w->second;
+      }
+      if (top == 0) continue;
+      auto s = sent_.find(top);
+      if (s == sent_.end()) continue;
+      for (const auto& c : chain) {
+        ids[c.first][c.second].trace = s->second.trace;
+        ids[c.first][c.second].flags = s->second.flags;
+        ids[c.first][c.second].resolved = true;
       }
     }
-    // Walk backwards so a root is seen before its tree's earlier records;
-    // spans are added in end order by filling a window of records.
-    std::vector<uint64_t> roots(end - first);
-    for (uint32_t i = end; i > first; --i) {
-      const SpanRecord r = tl.records[i - 1];
-      if (stack && r.depth == 0) root_local = r.local_id;
-      roots[i - 1 - first] = make_span_id(tl.id, stack ? root_local : r.local_id);
-    }
-    for (uint32_t i = first; i < end; ++i) {
-      const SpanRecord r = tl.records[i];
+  }
+
+  uint64_t waiting = 0;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    const LocalIndex<std::string> attrs(bt.attrs, bt.records.size());
+    const auto held_it = held_.find(bt.id);
+    std::vector<Held> old = held_it != held_.end() ? std::move(held_it->second) : std::vector<Held>{};
+    if (held_it != held_.end()) held_.erase(held_it);
+    std::vector<Held> still;
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      const SpanRecord& r = bt.records[i];
+      SpanIds& id = ids[t][i];
+      const uint32_t reads = i < old.size() ? old[i].reads + 1 : 1;
+      if (!id.resolved) {
+        if ((!final || more) && reads <= kMaxHoldReads) {
+          still.push_back(Held{r, reads});
+          continue;
+        }
+        // Its ancestor never came (lost, or open too long): a trace of its own.
+        id.trace = trace_id::derived_trace_id(salt_, make_span_id(bt.id, r.local_id));
+        id.flags = kTraceFlagSampled;
+      }
       OtlpSpan s;
       s.record = &r;
       static const std::string kUnknownName;
       s.name = r.name < names_.size() ? &names_[r.name] : &kUnknownName;
       s.attrs = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr;
-      s.ids.span_id = span_id(make_span_id(tl.id, r.local_id));
-      uint64_t tree = roots[i - first];
-      if (r.parent_local != 0) {
-        uint64_t parent = make_span_id(tl.id, r.parent_local);
-        if ((r.flags & kFlagParentElsewhere) != 0) {
-          const uint64_t* p = foreign.find(r.local_id);
-          parent = p != nullptr ? *p : 0;
-        }
-        if (parent != 0) {
-          s.ids.parent_span_id = span_id(parent);
-          if (!stack) tree = parent;
-        }
-      }
-      put_be64(s.ids.trace_id, mix64(tree ^ salt_));
-      put_be64(s.ids.trace_id + 8, mix64(tree ^ ~salt_));
+      put_be64(s.ids.trace_id, id.trace.hi);
+      put_be64(s.ids.trace_id + 8, id.trace.lo);
+      s.ids.span_id = id.span;
+      s.ids.parent_span_id = id.parent;
+      s.ids.trace_flags = id.flags;
       writer_.add(s);
+      remember(make_span_id(bt.id, r.local_id), id);
+      ++batch.spans;
     }
-    pos.next_stored += end - first;
-    batch.spans += end - first;
-    if (batch.spans == max_spans) {
-      // Timelines not visited wait too; counted at the next call.
-      break;
-    }
+    waiting += still.size();
+    if (!still.empty()) held_[bt.id] = std::move(still);
+  }
+  for (const FrozenTimeline& tl : snap.timelines) {
+    const uint64_t stored = tl.counts.overwritten + tl.records.size();
+    waiting += stored - std::min(positions_[tl.id].next_stored, stored);
   }
   waiting_ = waiting;
   taken_ += batch.spans;

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <string>
 #include <unistd.h>
 
@@ -11,6 +12,7 @@
 #include "chunk_pool.h"
 #include "json_text.h"
 #include "otlp_source.h"
+#include "span_ids.h"
 #include "thread_state.h"
 #include "tracer.h"
 
@@ -39,8 +41,7 @@ std::string protoc_decode(const std::string& body) {
 }
 
 // An 8-byte id as protoc prints bytes (C escapes, octal for the rest).
-std::string protoc_bytes(uint64_t v) {
-  std::string s;
+std::string protoc_bytes(uint64_t v, std::string s = "") {
   for (int i = 7; i >= 0; --i) {
     const auto c = static_cast<unsigned char>(v >> (8 * i));
     if (c == '\n') s += "\\n";
@@ -92,7 +93,7 @@ void protobuf_request_decodes_with_the_upstream_schema() {
   CHECK(t->async_end(token, 4000) == Status::kOk);
   t->flush();
 
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 42, kOffset);
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, kOffset);
   std::string body;
   const OtlpSource::Batch b = src.next(100, false, body);
   CHECK_EQ(b.spans, size_t{4});
@@ -112,7 +113,7 @@ void protobuf_request_decodes_with_the_upstream_schema() {
   CHECK(has(text, "start_time_unix_nano: " + std::to_string(kOffset + 1100)));
   CHECK(has(text, "end_time_unix_nano: " + std::to_string(kOffset + 5000)));
   // Ids: the children and the track span name the root's span id as parent.
-  const std::string root_id = protoc_bytes(src.span_id(make_span_id(tl, 1)));
+  const std::string root_id = protoc_bytes(trace_id::wire_span_id(t->id_salt(), make_span_id(tl, 1)));
   CHECK(has(text, "span_id: \"" + root_id + "\""));
   size_t parents = 0;
   for (size_t at = 0; (at = text.find("parent_span_id: \"" + root_id + "\"", at)) != std::string::npos; ++at) ++parents;
@@ -123,6 +124,62 @@ void protobuf_request_decodes_with_the_upstream_schema() {
   CHECK_EQ(again, std::string("untouched"));
 }
 
+std::string protoc_trace(const TraceId& t) { return protoc_bytes(t.lo, protoc_bytes(t.hi)); }
+
+// The ids the context core resolves over the whole snapshot, by tracer-wide span id.
+std::map<uint64_t, SpanIds> oracle(const Tracer& t) {
+  const FrozenSnapshot snap = t.freeze();
+  std::vector<std::vector<SpanIds>> ids;
+  resolve_span_ids(snap, t.id_salt(), ids);
+  std::map<uint64_t, SpanIds> out;
+  for (size_t i = 0; i < snap.timelines.size(); ++i) {
+    for (uint32_t k = 0; k < snap.timelines[i].records.size(); ++k) {
+      out[make_span_id(snap.timelines[i].id, snap.timelines[i].records[k].local_id)] = ids[i][k];
+    }
+  }
+  return out;
+}
+
+void spans_across_batches_get_their_trees_trace_id() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
+  std::string b1, b2, b3, b4;
+  // An async span outlives the span it began under (sent in an earlier request).
+  CHECK_EQ(begin(*main, n, 10), Status::kOk);
+  const uint64_t io = t->async_begin(track, n, 11, {}, make_span_id(tl, 1));
+  CHECK_EQ(end(*main, 20), Status::kOk);
+  CHECK_EQ(src.next(100, false, b1).spans, size_t{1});
+  CHECK(t->async_end(io, 30) == Status::kOk);
+  CHECK_EQ(src.next(100, false, b2).spans, size_t{1});
+  // One whose parent is still open is held until the parent comes.
+  CHECK_EQ(begin(*main, n, 40), Status::kOk);
+  const uint64_t io2 = t->async_begin(track, n, 41, {}, make_span_id(tl, 2));
+  CHECK(t->async_end(io2, 45) == Status::kOk);
+  CHECK_EQ(src.next(100, false, b3).spans, size_t{0});
+  CHECK_EQ(src.waiting(), uint64_t{1});
+  CHECK_EQ(end(*main, 50), Status::kOk);
+  CHECK_EQ(src.next(100, false, b3).spans, size_t{2});
+  CHECK_EQ(src.waiting(), uint64_t{0});
+  const auto ids = oracle(*t);
+  const std::string t1 = protoc_decode(b1), t2 = protoc_decode(b2), t3 = protoc_decode(b3);
+  const SpanIds& root1 = ids.at(make_span_id(tl, 1));
+  const SpanIds& io1 = ids.at(make_span_id(track, 1));
+  CHECK(io1.trace == root1.trace);
+  CHECK(has(t1, "trace_id: \"" + protoc_trace(root1.trace) + "\""));
+  CHECK(has(t2, "trace_id: \"" + protoc_trace(root1.trace) + "\""));
+  CHECK(has(t2, "span_id: \"" + protoc_bytes(io1.span) + "\""));
+  CHECK(has(t2, "parent_span_id: \"" + protoc_bytes(root1.span) + "\""));
+  const SpanIds& root2 = ids.at(make_span_id(tl, 2));
+  CHECK(root2.trace != root1.trace);
+  size_t count = 0;
+  for (size_t at = 0; (at = t3.find("trace_id: \"" + protoc_trace(root2.trace) + "\"", at)) != std::string::npos; ++at) ++count;
+  CHECK_EQ(count, size_t{2});
+}
+
 void a_tree_waits_for_its_root_unless_final() {
   auto t = Tracer::create();
   auto main = t->attach_js_thread("main");
@@ -131,7 +188,7 @@ void a_tree_waits_for_its_root_unless_final() {
   CHECK_EQ(begin(*main, n, 11), Status::kOk);
   CHECK_EQ(end(*main, 12), Status::kOk);
   t->flush();
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 1, 0);
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
   std::string body;
   CHECK_EQ(src.next(100, false, body).spans, size_t{0});
   CHECK_EQ(src.waiting(), uint64_t{1});
@@ -148,7 +205,7 @@ void batches_are_cut_at_max_spans_and_every_record_is_taken_once() {
     CHECK_EQ(end(*main, 10 * i + 5), Status::kOk);
   }
   t->flush();
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 1, 0);
+  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
   std::string body;
   size_t total = 0, calls = 0;
   for (OtlpSource::Batch b; (b = src.next(300, false, body)).spans != 0; ++calls) total += b.spans;
@@ -164,7 +221,7 @@ void records_lost_before_they_are_taken_are_counted() {
     auto t = Tracer::create(o);
     auto main = t->attach_js_thread("main");
     const uint32_t n = t->intern("n");
-    OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 1, 0);
+    OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
     std::string body;
     const uint64_t total = 3 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords + 17;
     uint64_t taken = 0, lost = 0;
@@ -194,7 +251,7 @@ void json_request_is_one_json_object() {
   CHECK_EQ(begin_with_attrs(*main, n, 10, R"({"k":"v\n","i":-7,"big":1e400})"), Status::kOk);
   CHECK_EQ(end(*main, 20, kFlagError), Status::kOk);
   t->flush();
-  OtlpSource src(t, resource(), OtlpEncoding::kJson, 1, kOffset);
+  OtlpSource src(t, resource(), OtlpEncoding::kJson, kOffset);
   std::string body;
   CHECK_EQ(src.next(10, false, body).spans, size_t{1});
   CHECK(json_text::is_object(body.data(), body.data() + body.size()));
@@ -209,6 +266,7 @@ void json_request_is_one_json_object() {
 int main() {
   protobuf_request_decodes_with_the_upstream_schema();
   a_tree_waits_for_its_root_unless_final();
+  spans_across_batches_get_their_trees_trace_id();
   batches_are_cut_at_max_spans_and_every_record_is_taken_once();
   records_lost_before_they_are_taken_are_counted();
   json_request_is_one_json_object();
