@@ -67,7 +67,8 @@ interface Reply {
 }
 
 const transport = config.url.startsWith('https:') ? https : http;
-const agent = new transport.Agent({ keepAlive: true, maxSockets: 1 });
+// Two requests in flight: the next batch is read and encoded while one is sent.
+const agent = new transport.Agent({ keepAlive: true, maxSockets: 2 });
 
 function post(body: Uint8Array, timeoutMs: number): Promise<Reply> {
   return new Promise((resolve) => {
@@ -105,7 +106,7 @@ function post(body: Uint8Array, timeoutMs: number): Promise<Reply> {
 /** Sends one request until it is settled: sent, rejected, or given up (dropped). */
 async function deliver(raw: Uint8Array, spans: number): Promise<void> {
   const body = config.gzip ? await gzip(raw) : raw;
-  counters.set('inFlight', spans);
+  counters.add('inFlight', spans);
   for (let attempt = 0; ; attempt++) {
     let timeout = config.timeoutMs;
     if (stopDeadline !== undefined) timeout = Math.min(timeout, stopDeadline - performance.now());
@@ -118,7 +119,7 @@ async function deliver(raw: Uint8Array, spans: number): Promise<void> {
       counters.add('rejected', rejected);
       counters.add('dropped', rejected);
       counters.add('sent', spans - rejected);
-      counters.set('inFlight', 0);
+      counters.add('inFlight', -spans);
       return;
     }
     if (reply.status !== 0 && !RETRYABLE.has(reply.status)) break;
@@ -130,13 +131,20 @@ async function deliver(raw: Uint8Array, spans: number): Promise<void> {
     await pause(delay, true);
   }
   counters.add('dropped', spans);
-  counters.set('inFlight', 0);
+  counters.add('inFlight', -spans);
 }
 
 async function run(): Promise<void> {
+  // At most two requests at once: the one being sent and the next.
+  let sending: Promise<void> | undefined;
+  const settle = async (): Promise<void> => {
+    await sending;
+    sending = undefined;
+  };
   for (;;) {
     const final = stopDeadline !== undefined;
     if (final && performance.now() >= (stopDeadline ?? 0)) {
+      await settle();
       // Past the deadline: what is left is read and counted, not sent.
       const rest = addon.otlpNext(source, 1 << 20, true);
       counters.add('dropped', rest.lost + rest.spans);
@@ -146,13 +154,17 @@ async function run(): Promise<void> {
     const next = addon.otlpNext(source, config.maxBatchSize, final);
     counters.add('dropped', next.lost);
     if (next.body !== undefined) {
-      await deliver(next.body, next.spans);
+      const started = deliver(next.body, next.spans);
+      await settle();
+      sending = started;
       // A full batch: more may wait; a stop that came while sending: drain now.
       if (next.spans >= config.maxBatchSize || stopDeadline !== undefined) continue;
     } else if (final) {
+      await settle();
       if (next.waiting === 0) return;
       continue;  // records held for an ancestor later in the drain
     }
+    await settle();
     await pause(config.scheduledDelayMs);
   }
 }
