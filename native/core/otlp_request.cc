@@ -49,9 +49,10 @@ Message string_attribute(const std::string& key, const std::string& value) {
 }
 
 // Each member as a Span.attributes KeyValue.
-class ProtoAttrs final : public AttrMemberVisitor {
+class ProtoAttrs final : public OtlpAttrSink {
  public:
-  explicit ProtoAttrs(std::string& out) : out_(out) {}
+  explicit ProtoAttrs(std::string& out) : out_(out), start_(out.size()) {}
+  void rollback() override { out_.resize(start_); }
   void member(const std::string& key, const AttrValue& v) override {
     const size_t kv = open_len(out_, kSpanAttribute);
     put_key_bytes(out_, kKeyValueKey, key.data(), key.size());
@@ -79,6 +80,7 @@ class ProtoAttrs final : public AttrMemberVisitor {
 
  private:
   std::string& out_;
+  size_t start_;
 };
 
 }  // namespace
@@ -93,6 +95,27 @@ void OtlpRequestWriter::add(const OtlpSpan& span) {
     add_proto(span);
   }
   ++count_;
+}
+
+void OtlpRequestWriter::span_attrs(const OtlpSpan& span, OtlpAttrSink& sink) {
+  if (span.attrs != nullptr) {
+    const char* b = nullptr;
+    const char* e = nullptr;
+    if (!visit_attr_members(*span.attrs, scratch_, sink, &b, &e)) {
+      sink.rollback();
+      AttrValue whole;
+      whole.kind = AttrValue::kJson;
+      whole.json = b;
+      whole.json_n = static_cast<size_t>(e - b);
+      sink.member("attrs", whole);
+    }
+  }
+  if ((span.record->flags & kFlagAbandoned) != 0) {
+    AttrValue t;
+    t.kind = AttrValue::kBool;
+    t.b = true;
+    sink.member("hotspan.abandoned", t);
+  }
 }
 
 void OtlpRequestWriter::finish(std::string& out) {
@@ -122,26 +145,8 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
   if (span.kind != OtlpSpanKind::kUnspecified) put_key_varint(out, kSpanKind, static_cast<uint64_t>(span.kind));
   put_fixed64(out, kSpanStart, static_cast<uint64_t>(r.start_ns + unix_offset_ns_));
   put_fixed64(out, kSpanEnd, static_cast<uint64_t>(r.end_ns + unix_offset_ns_));
-  if (span.attrs != nullptr) {
-    const size_t start = out.size();
-    ProtoAttrs attrs(out);
-    const char* b = nullptr;
-    const char* e = nullptr;
-    if (!visit_attr_members(*span.attrs, scratch_, attrs, &b, &e)) {
-      out.resize(start);
-      AttrValue whole;
-      whole.kind = AttrValue::kJson;
-      whole.json = b;
-      whole.json_n = static_cast<size_t>(e - b);
-      attrs.member("attrs", whole);
-    }
-  }
-  if ((r.flags & kFlagAbandoned) != 0) {
-    AttrValue t;
-    t.kind = AttrValue::kBool;
-    t.b = true;
-    ProtoAttrs(out).member("hotspan.abandoned", t);
-  }
+  ProtoAttrs attrs(out);
+  span_attrs(span, attrs);
   if ((r.flags & kFlagError) != 0) {
     put_key_len(out, kSpanStatus, 2);
     out.push_back(static_cast<char>(kStatusCode << 3));

@@ -53,6 +53,16 @@ struct OtlpSpan {
   OtlpSpanKind kind = OtlpSpanKind::kInternal;
 };
 
+// Where a span's attributes go (one encoding's KeyValue writer).
+class OtlpAttrSink : public AttrMemberVisitor {
+ public:
+  // Removes the members written since the span's attributes began.
+  virtual void rollback() = 0;
+
+ protected:
+  ~OtlpAttrSink() = default;
+};
+
 class OtlpRequestWriter {
  public:
   // unix_offset_ns: CLOCK_REALTIME - CLOCK_MONOTONIC, added to records' times.
@@ -66,6 +76,9 @@ class OtlpRequestWriter {
   void finish(std::string& out);
 
  private:
+  // The span's attribute members, then "hotspan.abandoned" when flagged;
+  // text that is not one object becomes one string "attrs".
+  void span_attrs(const OtlpSpan& span, OtlpAttrSink& sink);
   void add_proto(const OtlpSpan& span);
   void add_json(const OtlpSpan& span);
   void finish_proto(std::string& out);

@@ -74,18 +74,22 @@ void put_attribute(std::string& out, const std::string& key, const AttrValue& v)
   out += "}}";
 }
 
-class JsonAttrs final : public AttrMemberVisitor {
+class JsonAttrs final : public OtlpAttrSink {
  public:
-  explicit JsonAttrs(std::string& out) : out_(out) {}
+  explicit JsonAttrs(std::string& out) : out_(out), start_(out.size()) {}
+  void rollback() override {
+    out_.resize(start_);
+    any_ = false;
+  }
   void member(const std::string& key, const AttrValue& v) override {
     if (any_) out_.push_back(',');
     any_ = true;
     put_attribute(out_, key, v);
   }
-  void reset() { any_ = false; }
 
  private:
   std::string& out_;
+  size_t start_;
   bool any_ = false;
 };
 
@@ -116,27 +120,8 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
   out += "\",\"endTimeUnixNano\":\"";
   put_number(out, static_cast<uint64_t>(r.end_ns + unix_offset_ns_));
   out += "\",\"attributes\":[";
-  const size_t attrs_start = out.size();
   JsonAttrs attrs(out);
-  if (span.attrs != nullptr) {
-    const char* b = nullptr;
-    const char* e = nullptr;
-    if (!visit_attr_members(*span.attrs, scratch_, attrs, &b, &e)) {
-      out.resize(attrs_start);
-      AttrValue whole;
-      whole.kind = AttrValue::kJson;
-      whole.json = b;
-      whole.json_n = static_cast<size_t>(e - b);
-      attrs.reset();
-      attrs.member("attrs", whole);
-    }
-  }
-  if ((r.flags & kFlagAbandoned) != 0) {
-    AttrValue t;
-    t.kind = AttrValue::kBool;
-    t.b = true;
-    attrs.member("hotspan.abandoned", t);
-  }
+  span_attrs(span, attrs);
   out += "]";
   if ((r.flags & kFlagError) != 0) out += ",\"status\":{\"code\":2}";
   out += "}";

@@ -259,6 +259,19 @@ void json_request_is_one_json_object() {
   CHECK(has(body, "{\"key\":\"i\",\"value\":{\"intValue\":\"-7\"}}"));
   CHECK(has(body, "\"doubleValue\":\"Infinity\""));
   CHECK(has(body, "\"status\":{\"code\":2}"));
+  // Text that is not one object: one string "attrs"; a span ended by cleanup: hotspan.abandoned.
+  CHECK_EQ(begin_with_attrs(*main, n, 30, R"({"a":1} trailing)"), Status::kOk);
+  CHECK_EQ(end(*main, 40, kFlagAbandoned), Status::kOk);
+  t->flush();
+  CHECK_EQ(src.next(10, false, body).spans, size_t{1});
+  CHECK(json_text::is_object(body.data(), body.data() + body.size()));
+  CHECK(has(body, "\"attributes\":[{\"key\":\"attrs\",\"value\":{\"stringValue\":\"{\\\"a\\\":1} trailing\"}},"
+                  "{\"key\":\"hotspan.abandoned\",\"value\":{\"boolValue\":true}}]"));
+  OtlpSource proto(t, resource(), OtlpEncoding::kProtobuf, 0);
+  CHECK_EQ(proto.next(10, false, body).spans, size_t{2});
+  const std::string text = protoc_decode(body);
+  CHECK(has(text, "key: \"attrs\"\n        value {\n          string_value: \"{\\\"a\\\":1} trailing\""));
+  CHECK(has(text, "key: \"hotspan.abandoned\"\n        value {\n          bool_value: true"));
 }
 
 }  // namespace
