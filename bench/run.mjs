@@ -2,7 +2,7 @@
 // within each round, warm-up inside each process, >= 5 measured rounds; prints
 // the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
 //
-//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,rss,bigread,http] [--runs=N] [--out=FILE]
+//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,stream,rss,bigread,http] [--runs=N] [--out=FILE]
 //
 // --quick: a short smoke run (< 1 minute) proving the harness works; its
 // results go to bench/results/quick-latest.json, never to a dated file.
@@ -32,8 +32,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -360,6 +360,29 @@ async function main() {
       results.writers = { spans: runs[0]?.spans, writers: w };
     }
   }
+  if (want('stream')) {
+    log('stream: writer throughput, JS cost with streaming on vs off (side by side in one process)');
+    if (!have.hotspan) results.stream = { skipped: have.why.hotspan };
+    else {
+      const runs = [];
+      for (let r = 0; r < Math.min(RUNS, 3); r++) {
+        const res = child('stream.mjs', [JSON.stringify(cfg.stream)], { timeoutMs: 300000 });
+        if (res.error) errors.push(res.error);
+        else runs.push(res);
+      }
+      results.stream = runs.length === 0 ? { error: 'no run finished' } : {
+        spans: runs[0].throughput.spans,
+        spansPerSec: summarize(runs.map((x) => x.throughput.spansPerSec)),
+        bytesPerSpan: summarize(runs.map((x) => x.throughput.bytesPerSpan)),
+        onNsPerSpan: summarize(runs.map((x) => x.jsCost.onNsPerSpan)),
+        offNsPerSpan: summarize(runs.map((x) => x.jsCost.offNsPerSpan)),
+        ratio: summarize(runs.map((x) => x.jsCost.ratio)),
+        pairRatio: summarize(runs.map((x) => x.jsCost.pairRatio)),
+        cpuRatio: summarize(runs.map((x) => x.jsCost.cpuRatio)),
+        missed: runs.map((x) => x.jsCost.streamMissed),
+      };
+    }
+  }
   if (want('rss')) {
     log(`RSS per committed span (${cfg.rssSpans} spans, fresh process)`);
     if (!have.hotspan) results.rss = { skipped: have.why.hotspan };
@@ -543,6 +566,12 @@ function printTables(r) {
       if (w.error) row([k, 'n/a', w.error.slice(0, 40), '']);
       else row([k, `${fmt(w.spansPerSec.median / 1e6)} M/s`, `${fmt(w.bytesPerSpan.median)} B`, '']);
     }
+  }
+  const st = r.stream;
+  if (st && !st.error && !st.skipped) {
+    out.push('', `stream (tracer.stream(), native backend; medians of ${st.spansPerSec.runs.length} runs)`);
+    out.push(`  writer thread: ${fmt(st.spansPerSec.median / 1e6)} M spans/s into a file (${st.spans} spans, ${fmt(st.bytesPerSpan.median)} B/span; goal >= 20 M/s)`);
+    out.push(`  JS begin(id)/end(): ${fmt(st.onNsPerSpan.median)} ns streaming vs ${fmt(st.offNsPerSpan.median)} ns not: ${fmt(st.ratio.median)}x (per-pair ${fmt(st.pairRatio.median)}x; goal <= 1.1x); the JS thread's CPU time alone: ${fmt(st.cpuRatio.median)}x; stream missed ${st.missed.join(', ')}`);
   }
   if (r.rss && !r.rss.error && !r.rss.skipped) out.push('', `RSS per committed span: ${fmt(r.rss.bytesPerSpan)} bytes over ${r.rss.committed} spans`);
   if (r.bigread && !r.bigread.error && !r.bigread.skipped) {

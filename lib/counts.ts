@@ -1,5 +1,7 @@
 // Where the recorded spans went under the memory budget: per timeline and in
-// total, produced = kept + overwritten + dropped. The counts themselves come
+// total, produced = kept + released + overwritten + dropped (released: handed
+// to every consumer, e.g. written by tracer.stream(), before its memory was
+// reused; 0 without one). The counts themselves come
 // from the backend (the core's for native, the js backend's own); this only
 // totals them and says it once when something was lost.
 
@@ -11,6 +13,8 @@ export interface TimelineCounts {
   readonly name: string;
   readonly produced: number;
   readonly kept: number;
+  /** Written out by every consumer (tracer.stream()) and no longer in memory: not lost. */
+  readonly released: number;
   readonly overwritten: number;
   readonly dropped: number;
 }
@@ -19,6 +23,7 @@ export interface TimelineCounts {
 export interface Counts {
   readonly produced: number;
   readonly kept: number;
+  readonly released: number;
   readonly overwritten: number;
   readonly dropped: number;
   /** The budget in bytes and what happens when it is full. */
@@ -40,11 +45,13 @@ export interface BackendCounts {
 export function totalCounts(b: BackendCounts): Counts {
   let produced = 0;
   let kept = 0;
+  let released = 0;
   let overwritten = 0;
   let dropped = 0;
   const timelines = b.timelines.map((t) => {
     produced += t.produced;
     kept += t.kept;
+    released += t.released;
     overwritten += t.overwritten;
     dropped += t.dropped;
     return Object.freeze({ ...t });
@@ -52,6 +59,7 @@ export function totalCounts(b: BackendCounts): Counts {
   return Object.freeze({
     produced,
     kept,
+    released,
     overwritten,
     dropped,
     memoryLimit: b.limit,

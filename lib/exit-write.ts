@@ -1,8 +1,9 @@
-// Writing traces when the process ends: on normal exit and process.exit()
+// Finishing traces when the process ends: on normal exit and process.exit()
 // (the 'exit' event, where only synchronous work runs), and on SIGINT and
-// SIGTERM. The write is synchronous through the backends' document writers
-// (the core's writers for the native backend, through its existing
-// chromeJson()/perfetto() entries; no new binding method) and writeFileSync.
+// SIGTERM. Each action is synchronous: a whole document written through the
+// backends' document writers and writeFileSync (writeAtExit), or a stream
+// drained and its file finished by the stream's thread while this one waits
+// (atExit).
 //
 // The program's own behaviour is kept: a signal is handled only when no
 // listener of the program's is installed for it (the program then decides,
@@ -16,10 +17,11 @@ import { writeFileSync } from 'node:fs';
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
 interface Pending {
-  path: string;
-  /** The whole document, built synchronously (records flushed first). */
-  document: () => string | Uint8Array;
-  written: boolean;
+  /** Runs once; a thrown error is printed, never rethrown. */
+  run: () => void;
+  /** What it finishes, for the message when it fails. */
+  what: string;
+  done: boolean;
 }
 
 const pending = new Set<Pending>();
@@ -27,12 +29,12 @@ let installed = false;
 
 function writeAll(): void {
   for (const p of pending) {
-    if (p.written) continue;
-    p.written = true;
+    if (p.done) continue;
+    p.done = true;
     try {
-      writeFileSync(p.path, p.document());
+      p.run();
     } catch (e) {
-      process.stderr.write(`hotspan: could not write the trace to ${p.path} at exit: ${(e as Error).message}\n`);
+      process.stderr.write(`hotspan: could not write ${p.what} at exit: ${(e as Error).message}\n`);
     }
   }
 }
@@ -62,13 +64,20 @@ function uninstall(): void {
   for (const s of SIGNALS) process.removeListener(s, signalHandlers[s]);
 }
 
-/** Writes `document()` to `path` when the process ends (once). Returns a function that cancels it. */
-export function writeAtExit(path: string, document: () => string | Uint8Array): () => void {
-  const p: Pending = { path, document, written: false };
+/** Runs `run` when the process ends (once). Returns a function that cancels it. */
+export function atExit(what: string, run: () => void): () => void {
+  const p: Pending = { run, what, done: false };
   pending.add(p);
   install();
   return () => {
     pending.delete(p);
     if (pending.size === 0) uninstall();
   };
+}
+
+/** Writes `document()` to `path` when the process ends (once). Returns a function that cancels it. */
+export function writeAtExit(path: string, document: () => string | Uint8Array): () => void {
+  return atExit(`the trace to ${path}`, () => {
+    writeFileSync(path, document());
+  });
 }

@@ -4,6 +4,8 @@ export { Tracer } from './tracer';
 export type { TraceAsyncOptions, TrackOptions, SettleOptions, JoinOptions } from './tracer';
 export type { TracerOptions } from './options';
 export type { DumpSummary } from './dump';
+export type { StreamOptions, StreamStatus } from './stream';
+export { TraceStream } from './stream';
 export type { BackendKind } from './backend';
 export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
 export type { StatsRow } from './stats';

@@ -30,7 +30,7 @@ import {
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
-import type { BackendCounts } from './counts';
+import { totalCounts, type BackendCounts } from './counts';
 import type { OnFull } from './options';
 import { statsFromNative, type StatsRow } from './stats';
 import { statsOfColumns, writeColumns } from './wasm-core';
@@ -603,6 +603,7 @@ export class JsBackend implements Backend {
         name: t.name,
         produced: t.stored + t.dropped,
         kept: t.stored - t.overwritten,
+        released: 0,
         overwritten: t.overwritten,
         dropped: t.dropped,
       })),
@@ -651,11 +652,11 @@ export class JsBackend implements Backend {
   }
 
   chromeJson(): Uint8Array {
-    return writeColumns(this.columns(), this.serialTracks, 'json', readClocks(), calibrate().originNs);
+    return writeColumns(this.columns(), this.serialTracks, 'json', readClocks(), calibrate().originNs, totalCounts(this.counts()));
   }
 
   perfetto(): Uint8Array {
-    return writeColumns(this.columns(), this.serialTracks, 'perfetto', readClocks(), calibrate().originNs);
+    return writeColumns(this.columns(), this.serialTracks, 'perfetto', readClocks(), calibrate().originNs, totalCounts(this.counts()));
   }
 
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {

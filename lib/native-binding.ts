@@ -134,6 +134,13 @@ export interface NativeTracer {
    * Resolves with the file's size and the records and timelines frozen into it.
    */
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
+  /**
+   * Streams committed records to `path` (Perfetto) on a thread of the addon's
+   * (native/core/trace_stream.h); rotateBytes 0: no rotation; keep 0: all.
+   * Throws an fs-style Error when the first file cannot be opened.
+   * onError runs on this thread after a write error (status().error).
+   */
+  stream(path: string, rotateBytes: number, keep: number, onError: () => void): NativeStream;
   /** A token another env passes to `NativeAddon.join` to record into this tracer. */
   shareToken(): string;
   /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */
@@ -189,4 +196,22 @@ export interface NativeAddon {
 /** A type-tagged OTLP source (`NativeAddon.otlpSource()`). */
 export interface NativeOtlpSource {
   readonly __otlpSource?: never;
+}
+
+/** A running stream (native/addon/stream_object.h). */
+export interface NativeStream {
+  /** Writes what is committed, finishes the file, ends the thread (blocks until done). */
+  close(): void;
+  /** Reads now instead of at the next interval. */
+  wake(): void;
+  status(): {
+    file: string;
+    files: number;
+    bytes: number;
+    written: number;
+    missed: number;
+    unwritten: number;
+    closed: boolean;
+    error?: Error;
+  };
 }

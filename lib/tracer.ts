@@ -28,6 +28,7 @@ import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions
 import { totalCounts, warnLoss, withCounts, type Counts } from './counts';
 import { Query, QuerySource } from './query';
 import { toTimelines, type SpanRecord, type TimelineInfo } from './records';
+import { openStream, type StreamOptions, type TraceStream } from './stream';
 import {
   batchSize,
   boundedSnapshot,
@@ -117,6 +118,8 @@ export class Tracer {
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
   private asyncOpen = 0;
   private readonly asyncChange = new ChangeSignal();
+  /** Streams started by stream() and not closed: close() finishes them first. */
+  private readonly streams = new Set<TraceStream>();
 
   constructor(options?: TracerOptions) {
     const injected = injectedBackend;
@@ -650,6 +653,42 @@ export class Tracer {
     return { path, format, bytes: w.bytes, spans: w.spans, timelines: w.timelines, through, lostSpans };
   }
 
+  /**
+   * Streams what this tracer commits to `path` (a `.pftrace` Perfetto trace)
+   * as it records, from a thread of the addon's own: the records in memory
+   * now, then every record as it commits, about every 50 ms. Each file
+   * stands alone and is packet-framed, so a file cut anywhere (a SIGKILL)
+   * decodes up to its last whole packet. Chunks written go back to the
+   * memory budget (counted as `released`), so memory stays bounded while
+   * the disk keeps up; when it does not, the budget's policy applies and
+   * the stream counts what it missed. The file is finished by close(), by
+   * tracer.close(), and at process exit (normal, process.exit(), SIGINT,
+   * SIGTERM). Native backend only: the js backend throws (use dump() or
+   * writeOnExit there).
+   */
+  stream(path: string, options?: StreamOptions): TraceStream {
+    const nt = this.b.native();
+    if (nt === undefined) {
+      if (this.isClosed) throw new Error('hotspan: tracer is closed');
+      throw new Error(
+        `hotspan: stream() needs the native backend; this tracer runs the ${this.b.kind} backend ` +
+          '(use tracer.dump(path) or the writeOnExit option there)',
+      );
+    }
+    if (this.isClosed) throw new Error('hotspan: tracer is closed');
+    const s = openStream(
+      path,
+      options,
+      (p, rotate, keep, onError) => nt.stream(p, rotate, keep, onError),
+      () => {
+        if (!this.isClosed) this.flush();
+      },
+    );
+    this.streams.add(s);
+    s.on('close', () => this.streams.delete(s));
+    return s;
+  }
+
   /** The whole document, built on this thread, after a flush (a closed tracer keeps what it committed). */
   private documentNow(format: OutputFormat): Uint8Array {
     if (!this.isClosed) this.flush();
@@ -672,6 +711,8 @@ export class Tracer {
   /** Flushes and closes. Idempotent; later recording calls throw, committed records stay readable. */
   close(): void {
     if (this.isClosed) return;
+    // Streams first, while this thread's records can still be flushed to them.
+    for (const s of [...this.streams]) s.close();
     this.isClosed = true;
     this.gcHook?.stop();
     this.handles.stop();

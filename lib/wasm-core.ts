@@ -22,7 +22,8 @@ interface Exports {
   hs_result_data(): number;
   hs_result_size(): number;
   /** Both take the input buffer over. The bigints are i64 ns: origin, then the clock readings. */
-  hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
+  /** counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. */
+  hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number): number;
   hs_stats(ptr: number, bytes: number): number;
   /** Takes the input buffer over; returns a handle (0: malformed columns). */
   hs_query_open(ptr: number, bytes: number): number;
@@ -161,10 +162,20 @@ function run(snap: NativeSnapshot, serial: ReadonlySet<number>, op: (c: Exports,
   return result;
 }
 
+/** The recording's counts a document carries in its metadata (native/core/document_info.h). */
+export interface DocumentCounts {
+  produced: number;
+  kept: number;
+  released: number;
+  overwritten: number;
+  dropped: number;
+}
+
 /**
  * The core's document of `format` for these columns (times on the
  * performance.now() axis, whose origin is `originNs` on CLOCK_MONOTONIC),
- * saying which clock its times are on by `clocks`.
+ * saying which clock its times are on by `clocks`, and what became of the
+ * recording by `counts` (none: not said).
  */
 export function writeColumns(
   snap: NativeSnapshot,
@@ -172,11 +183,20 @@ export function writeColumns(
   format: keyof typeof FORMAT_CODES,
   clocks: ClockReadings,
   originNs: bigint,
+  counts?: DocumentCounts,
 ): Uint8Array {
   const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
-  return run(snap, serial, (c, ptr, size) =>
-    c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs),
-  );
+  return run(snap, serial, (c, ptr, size) => {
+    let at = 0;
+    if (counts !== undefined) {
+      at = c.hs_alloc(5 * 8);
+      const { produced, kept, released, overwritten, dropped } = counts;
+      new Float64Array(c.memory.buffer, at, 5).set([produced, kept, released, overwritten, dropped]);
+    }
+    const status = c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs, at);
+    if (at !== 0) c.hs_free(at);
+    return status;
+  });
 }
 
 /** One query step: native/core/query_call.h's args, an optional name; its numbers. */

@@ -106,9 +106,10 @@ describe('the WebAssembly core', () => {
       const json = nt.chromeJson();
       // Each write reads its own clocks: they are in the JSON metadata and in
       // the first Perfetto packet; every other byte is the same.
-      const wasmJson = writeColumns(snap, new Set([gpu]), 'json', readClocks(), calibrate().originNs);
+      const counts = t.counts();
+      const wasmJson = writeColumns(snap, new Set([gpu]), 'json', readClocks(), calibrate().originNs, counts);
       expect(withoutClocks(wasmJson)).toBe(withoutClocks(json));
-      const wasmPerfetto = writeColumns(snap, new Set([gpu]), 'perfetto', readClocks(), calibrate().originNs);
+      const wasmPerfetto = writeColumns(snap, new Set([gpu]), 'perfetto', readClocks(), calibrate().originNs, counts);
       const nativePerfetto = nt.perfetto();
       expect(Buffer.compare(afterFirstPacket(wasmPerfetto), afterFirstPacket(nativePerfetto))).toBe(0);
       // The scenario reached every kind of event it is meant to compare.

@@ -9,26 +9,11 @@ import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCase } from '../lib/case-main.mjs';
-import { makeTracer, nativeTracer } from '../lib/hotspan.mjs';
+import { makeTracer, nativeTracer, recordRequests } from '../lib/hotspan.mjs';
 import { median } from '../lib/stats.mjs';
 
 const opts = { spans: 1e6, reps: 3, ...JSON.parse(process.argv[2] ?? '{}') };
 
-function record(t) {
-  const parent = t.name('request');
-  const child = t.name('db.query');
-  const groups = Math.floor(opts.spans / 4);
-  for (let g = 0; g < groups; g++) {
-    t.begin(parent);
-    for (let c = 0; c < 3; c++) {
-      t.begin(child);
-      t.end();
-    }
-    t.end();
-  }
-  t.flush();
-  return groups * 4;
-}
 
 /** Times tracer.write() per format into out.writers[prefix + name]. */
 async function timeWrites(t, spans, dir, prefix, out) {
@@ -63,7 +48,7 @@ async function main() {
   try {
     const t = makeTracer('native');
     try {
-      out.spans = record(t);
+      out.spans = recordRequests(t, opts.spans);
       await timeWrites(t, out.spans, dir, '', out);
       // The same document as the addon's Buffer (the facade's test hook
       // reaches the NativeTracer): the formatting alone, without the file
@@ -87,7 +72,7 @@ async function main() {
     }
     const js = makeTracer('js');
     try {
-      await timeWrites(js, record(js), dir, 'js-backend ', out);
+      await timeWrites(js, recordRequests(js, opts.spans), dir, 'js-backend ', out);
     } finally {
       js.close();
     }

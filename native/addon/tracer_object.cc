@@ -15,6 +15,7 @@
 #include "shared_tracers.h"
 #include "slot_calls.h"
 #include "snapshot_convert.h"
+#include "stream_object.h"
 #include "trace_context.h"
 #include "write_file.h"
 
@@ -207,7 +208,7 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   return StatsToJs(info.Env(), tracer.stats(), tracer);
 }
 
-// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, overwritten, dropped }] }
+// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, released, overwritten, dropped }] }
 Napi::Value Counts(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const hotspan::Tracer& tracer = *Self(info).tracer;
@@ -220,6 +221,7 @@ Napi::Value Counts(const Napi::CallbackInfo& info) {
     o.Set("name", Napi::String::New(env, rows[i].name));
     o.Set("produced", Num(env, static_cast<double>(c.produced)));
     o.Set("kept", Num(env, static_cast<double>(c.kept)));
+    o.Set("released", Num(env, static_cast<double>(c.released)));
     o.Set("overwritten", Num(env, static_cast<double>(c.overwritten)));
     o.Set("dropped", Num(env, static_cast<double>(c.dropped)));
     list.Set(i, o);
@@ -247,12 +249,14 @@ Napi::Value Perfetto(const Napi::CallbackInfo& info) {
   // An external Buffer over the writer's bytes, as for chromeJson.
   const hotspan::Tracer& tracer = *Self(info).tracer;
   auto* out = new std::string();
-  hotspan::write_perfetto(tracer.freeze(), tracer.origin_ns(), hotspan::read_clocks(), *out);
+  const hotspan::FrozenSnapshot snap = tracer.freeze();
+  hotspan::write_perfetto(snap, hotspan::document_of(snap, tracer.origin_ns(), hotspan::read_clocks()), *out);
   return Napi::Buffer<char>::New(info.Env(), out->data(), out->size(),
                                  [](Napi::Env, char*, std::string* s) { delete s; }, out);
 }
 
 Napi::Value WriteFileMethod(const Napi::CallbackInfo& info) { return WriteFile(info, Self(info)); }
+Napi::Value StreamMethod(const Napi::CallbackInfo& info) { return StartStream(info, Self(info)); }
 
 Napi::Value ShareToken(const Napi::CallbackInfo& info) {
   return Napi::String::New(info.Env(), shared_tracers::TokenFor(Self(info).tracer));
@@ -320,6 +324,7 @@ const Method kMethods[] = {
     {"chromeJson", nullptr, &Cold<ChromeJson>},
     {"perfetto", nullptr, &Cold<Perfetto>},
     {"writeFile", nullptr, &Cold<WriteFileMethod>},
+    {"stream", nullptr, &Cold<StreamMethod>},
     {"shareToken", nullptr, &Cold<ShareToken>},
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},

@@ -103,10 +103,11 @@ class WriteWorker : public Napi::AsyncWorker {
   void Write() {
     hotspan::FileBlockWriter file(path_);
     CountingSink out(file);
+    const hotspan::DocumentInfo doc = hotspan::document_of(snapshot_, origin_ns_, clocks_);
     if (format_ == Format::kChromeJson) {
-      hotspan::write_chrome_json(snapshot_, origin_ns_, clocks_, out);
+      hotspan::write_chrome_json(snapshot_, doc, out);
     } else {
-      hotspan::write_perfetto(snapshot_, origin_ns_, clocks_, out);
+      hotspan::write_perfetto(snapshot_, doc, out);
     }
     errno_ = file.finish(&op_);
     bytes_ = out.bytes();
@@ -124,29 +125,12 @@ class WriteWorker : public Napi::AsyncWorker {
       deferred_.Resolve(summary);
       return;
     }
-    // Shaped like Node's fs errors (code, errno, syscall, path), with the path in the text.
-    const char* code = ErrnoName(errno_);
-    Napi::Error e = Napi::Error::New(env, std::string("hotspan: cannot write \"") + path_ +
-                                              "\": " + code + ": " + std::strerror(errno_) +
-                                              " (" + op_ + ")");
-    e.Set("code", Napi::String::New(env, code));
-    e.Set("errno", Napi::Number::New(env, -errno_));
-    e.Set("syscall", Napi::String::New(env, op_));
-    e.Set("path", Napi::String::New(env, path_));
-    deferred_.Reject(e.Value());
+    deferred_.Reject(FileError(env, path_, errno_, op_).Value());
   }
 
   void OnError(const Napi::Error& e) override { deferred_.Reject(e.Value()); }
 
  private:
-  static const char* ErrnoName(int err) {
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
-    if (const char* name = strerrorname_np(err)) return name;
-#endif
-    (void)err;
-    return "EIO";
-  }
-
   Napi::Promise::Deferred deferred_;
   hotspan::FrozenSnapshot snapshot_;
   const int64_t origin_ns_;
@@ -161,6 +145,23 @@ class WriteWorker : public Napi::AsyncWorker {
 };
 
 }  // namespace
+
+Napi::Error FileError(Napi::Env env, const std::string& path, int err, const std::string& op) {
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 32))
+  const char* name = strerrorname_np(err);
+  const char* code = name != nullptr ? name : "EIO";
+#else
+  const char* code = "EIO";
+#endif
+  // Shaped like Node's fs errors (code, errno, syscall, path), with the path in the text.
+  Napi::Error e = Napi::Error::New(env, std::string("hotspan: cannot write \"") + path + "\": " + code +
+                                            ": " + std::strerror(err) + " (" + op + ")");
+  e.Set("code", Napi::String::New(env, code));
+  e.Set("errno", Napi::Number::New(env, -err));
+  e.Set("syscall", Napi::String::New(env, op));
+  e.Set("path", Napi::String::New(env, path));
+  return e;
+}
 
 Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
   std::string path = ARG_STRING(0, "path");

@@ -5,10 +5,16 @@
 
 #include <napi.h>
 
+#include <string>
+
 #include "tracer_binding.h"
 
 namespace hotspan_addon {
 
 Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self);
+
+// A failed file write as a Node fs-style Error (code, errno, syscall = the
+// step that failed, path).
+Napi::Error FileError(Napi::Env env, const std::string& path, int err, const std::string& op);
 
 }  // namespace hotspan_addon

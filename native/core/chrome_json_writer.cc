@@ -260,27 +260,34 @@ class ChromeJsonWriter::Impl {
     p = put_i64(p, doc_.clocks.realtime_ns - (doc_.clocks.monotonic_ns - doc_.origin_ns));
     p = put_lit(p, "\"}");
     out_.append(buf, static_cast<size_t>(p - buf));
-    if (!doc_.metadata_members.empty()) {
-      out_.push_back(',');
-      out_.append(doc_.metadata_members);
-    }
+    // The recording's counts (document_info.h).
+    if (!doc_.counts.empty()) counts_member("hotspan", doc_.counts.values);
     // Samples full counter series refused (counter_store.h), by series name.
-    if (!counters_dropped_.empty()) {
-      out_.append(",\"hotspan_counters_dropped\":{");
-      bool first = true;
-      for (const auto& [name, n] : counters_dropped_) {
-        if (!first) out_.push_back(',');
-        first = false;
-        out_.push_back('"');
-        append_escaped(out_, name.data(), name.size());
-        p = put_lit(buf, "\":");
-        p = put_u64(p, n);
-        out_.append(buf, static_cast<size_t>(p - buf));
-      }
-      out_.push_back('}');
-    }
+    if (!counters_dropped_.empty()) counts_member("hotspan_counters_dropped", counters_dropped_);
     out_.append("}}\n", 3);
     if (sink_ != nullptr) hand_over();
+  }
+
+  void set_counts(DocumentCounts counts) { doc_.counts = std::move(counts); }
+
+  // ,"key":{"name":n,...} into the metadata.
+  template <typename Pairs>
+  void counts_member(const char* key, const Pairs& pairs) {
+    char buf[32];
+    out_.append(",\"");
+    out_.append(key);
+    out_.append("\":{");
+    bool first = true;
+    for (const auto& [name, n] : pairs) {
+      if (!first) out_.push_back(',');
+      first = false;
+      out_.push_back('"');
+      append_escaped(out_, name.data(), name.size());
+      char* p = put_lit(buf, "\":");
+      p = put_u64(p, n);
+      out_.append(buf, static_cast<size_t>(p - buf));
+    }
+    out_.push_back('}');
   }
 
   void restart() {
@@ -465,7 +472,7 @@ class ChromeJsonWriter::Impl {
     }
   }
 
-  const DocumentInfo doc_;
+  DocumentInfo doc_;
   std::string block_;  // the scratch block, with a sink
   std::string& out_;
   BlockSink* const sink_;
@@ -488,13 +495,18 @@ void ChromeJsonWriter::append(const Snapshot& batch, bool last) { impl_->append(
 void ChromeJsonWriter::append(const FrozenSnapshot& batch, bool last) { impl_->append(batch, last); }
 void ChromeJsonWriter::finish() { impl_->finish(); }
 void ChromeJsonWriter::restart() { impl_->restart(); }
+void ChromeJsonWriter::set_counts(DocumentCounts counts) { impl_->set_counts(std::move(counts)); }
 
 namespace {
 template <typename SnapshotT, typename Out>
-void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {
-  ChromeJsonWriter w(DocumentInfo{origin_ns, clocks, {}}, out);
+void write_whole(const SnapshotT& snapshot, const DocumentInfo& doc, Out& out) {
+  ChromeJsonWriter w(doc, out);
   w.append(snapshot, true);
   w.finish();
+}
+template <typename SnapshotT, typename Out>
+void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {
+  write_whole(snapshot, DocumentInfo{origin_ns, clocks, {}}, out);
 }
 }  // namespace
 
@@ -516,6 +528,16 @@ void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const 
 void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        BlockSink& sink) {
   write_whole(snapshot, origin_ns, clocks, sink);
+}
+
+void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out) {
+  write_whole(snapshot, doc, out);
+}
+void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out) {
+  write_whole(snapshot, doc, out);
+}
+void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink) {
+  write_whole(snapshot, doc, sink);
 }
 
 }  // namespace hotspan

@@ -17,12 +17,12 @@ namespace hotspan {
 // of what is new: `names` the whole name table so far (ids stable, only
 // growing), `timelines` those with new records (their metadata events are
 // written on first sight), each record written as its event(s) at once. The
-// closing (clock metadata and DocumentInfo::metadata_members) is written by
-// finish(). The document equals the whole-snapshot writer's (below) when the
+// closing (clock metadata and the document's counts, "metadata":{"hotspan":
+// {...}}, see document_info.h) is written by finish(). The document equals the whole-snapshot writer's (below) when the
 // batches are the snapshot's timelines in order, cut anywhere, with every
 // timeline in the first batch. After finish(), restart() begins a new
-// document with the same inputs. A counter series would be one more member
-// of a batch.
+// document with the same inputs. A batch's counter series (`counters`) are
+// written as counter events after its spans.
 class ChromeJsonWriter {
  public:
   // Appends to `out` (the caller may take and clear it between calls).
@@ -37,6 +37,8 @@ class ChromeJsonWriter {
   // `last`: no batch follows (the output is handed over with the end).
   void append(const Snapshot& batch, bool last = false);
   void append(const FrozenSnapshot& batch, bool last = false);
+  // The counts finish() writes (document_info.h), replacing the document's.
+  void set_counts(DocumentCounts counts);
   void finish();
   void restart();
 
@@ -59,5 +61,9 @@ void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const 
                        std::string& out);
 void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                        BlockSink& sink);
+// With the document's inputs (its counts too).
+void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
 }  // namespace hotspan

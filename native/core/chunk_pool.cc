@@ -38,12 +38,29 @@ void ChunkPool::unlink_locked(PoolChunk* c) {
   c->prev = c->next = nullptr;
 }
 
-PoolChunk* ChunkPool::recycle_locked() {
+int ChunkPool::add_consumer() {
+  uint32_t cur = consumers_.load(std::memory_order_relaxed);
+  for (;;) {
+    int slot = 0;
+    while (slot < kMaxConsumers && (cur & (1u << slot)) != 0) ++slot;
+    if (slot == kMaxConsumers) return -1;
+    if (consumers_.compare_exchange_weak(cur, cur | (1u << slot), std::memory_order_acq_rel)) {
+      return slot;
+    }
+  }
+}
+
+void ChunkPool::remove_consumer(int slot) {
+  consumers_.fetch_and(~(1u << slot), std::memory_order_acq_rel);
+}
+
+PoolChunk* ChunkPool::recycle_locked(bool released_only) {
   int looked = 0;
   for (PoolChunk* c = head_; c != nullptr && looked < kScan; c = c->next, ++looked) {
-    if (c->owner->recycle_front(*c)) {
+    const Recycled r = c->owner->recycle_front(*c, released_only);
+    if (r != Recycled::kNo) {
       unlink_locked(c);
-      note_loss();
+      if (r == Recycled::kLost) note_loss();
       return c;
     }
   }
@@ -57,11 +74,11 @@ PoolChunk* ChunkPool::acquire(Timeline& tl, uint64_t first) {
     c = new PoolChunk;
     // Records are written before anyone reads them: no initialization.
     c->records = static_cast<StoredSpan*>(chunk_reserve::take());
-  } else if (policy_ == FullPolicy::kDrop) {
+  } else if (!may_recycle()) {
     return nullptr;
   }
   std::lock_guard<std::mutex> lock(mu_);
-  if (c == nullptr && (c = recycle_locked()) == nullptr) return nullptr;
+  if (c == nullptr && (c = recycle_locked(policy_ == FullPolicy::kDrop)) == nullptr) return nullptr;
   c->owner = &tl;
   c->first = first;
   link_tail_locked(c);
@@ -70,12 +87,12 @@ PoolChunk* ChunkPool::acquire(Timeline& tl, uint64_t first) {
 
 bool ChunkPool::charge(size_t bytes, bool may_fail) {
   if (reserve_bytes(bytes)) return true;
-  if (policy_ == FullPolicy::kOverwrite) {
+  if (may_recycle()) {
     // Make room by freeing the oldest records' chunks (not reused: the
     // bytes go to the side table).
     std::lock_guard<std::mutex> lock(mu_);
     while (used_.load(std::memory_order_relaxed) + bytes > limit_) {
-      PoolChunk* c = recycle_locked();
+      PoolChunk* c = recycle_locked(policy_ == FullPolicy::kDrop);
       if (c == nullptr) break;
       ::operator delete(c->records);
       delete c;

@@ -9,6 +9,14 @@
 // Either way nothing is lost uncounted: the timeline counts what it dropped
 // and what was recycled out of it (record_counts.h).
 //
+// Consumers (record_cursor.h: a stream, an exporter) read committed records
+// as they commit. A chunk every active consumer has read past is released:
+// recycling it loses nothing (counted as released, not overwritten), and
+// that is allowed under either policy, so a drop-policy tracer that streams
+// keeps recording while its consumers keep up. A chunk some consumer has not
+// read is recycled only under kOverwrite (that consumer misses its records,
+// counted as overwritten); under kDrop new records are dropped instead.
+//
 // Readers are safe because a chunk is recycled only when no frozen snapshot
 // pins it (ChunkPins, taken by Timeline::freeze under the timeline's lock,
 // which the recycler also takes). A pinned chunk, or one its writer has not
@@ -35,6 +43,13 @@
 namespace hotspan {
 
 class Timeline;
+
+// What Timeline::recycle_front did with a chunk.
+enum class Recycled : uint8_t {
+  kNo,        // kept (not the oldest, not filled, pinned, or unread under kDrop)
+  kReleased,  // every consumer had read it: nothing lost
+  kLost,      // its records are gone unread: overwritten
+};
 
 struct PoolChunk {
   StoredSpan* records = nullptr;  // kChunkRecords, chunk_reserve memory
@@ -73,6 +88,7 @@ class ChunkPool {
   static constexpr size_t kMinLimit = memory_limit::kMin;
   static constexpr size_t kMaxLimit = memory_limit::kMax;
   static constexpr int kScan = 32;  // live chunks looked at per recycle attempt
+  static constexpr int kMaxConsumers = 8;
 
   ChunkPool(size_t limit_bytes, FullPolicy policy);
   ~ChunkPool();  // every chunk must have been freed by its timeline
@@ -89,6 +105,12 @@ class ChunkPool {
   }
   bool lost() const { return lost_.load(std::memory_order_relaxed); }
 
+  // Consumer slots (bit k: slot k is in use). add_consumer returns -1 when
+  // all kMaxConsumers are taken. Timelines read the mask when recycling.
+  int add_consumer();
+  void remove_consumer(int slot);
+  uint32_t consumers() const { return consumers_.load(std::memory_order_acquire); }
+
   // A chunk for `tl`, whose record `first` goes to its slot 0; nullptr when
   // the budget is full and nothing can be recycled (the caller drops).
   PoolChunk* acquire(Timeline& tl, uint64_t first);
@@ -101,8 +123,12 @@ class ChunkPool {
 
  private:
   bool reserve_bytes(size_t bytes);
-  // Under mu_: takes the oldest recyclable chunk from its timeline, or nullptr.
-  PoolChunk* recycle_locked();
+  // Under mu_: takes the oldest recyclable chunk from its timeline, or
+  // nullptr; released_only: only chunks every consumer has read.
+  PoolChunk* recycle_locked(bool released_only);
+  // Whether a full budget may recycle at all: always under kOverwrite, and
+  // under kDrop when a consumer may have released chunks.
+  bool may_recycle() const { return policy_ == FullPolicy::kOverwrite || consumers() != 0; }
   void link_tail_locked(PoolChunk* c);
   void unlink_locked(PoolChunk* c);
 
@@ -110,6 +136,7 @@ class ChunkPool {
   const FullPolicy policy_;
   std::atomic<size_t> used_{0};
   std::atomic<bool> lost_{false};
+  std::atomic<uint32_t> consumers_{0};
   std::mutex mu_;
   PoolChunk* head_ = nullptr;  // oldest; guarded by mu_
   PoolChunk* tail_ = nullptr;  // guarded by mu_

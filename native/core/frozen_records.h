@@ -77,7 +77,10 @@ class FrozenRecords {
  private:
   friend class Timeline;
 
-  const StoredSpan& stored(uint32_t i) const { return chunks_[i / kChunkRecords][i % kChunkRecords]; }
+  const StoredSpan& stored(uint32_t i) const {
+    const uint32_t k = i + offset_;
+    return chunks_[k / kChunkRecords][k % kChunkRecords];
+  }
   // The end of record i (whose stored form is s) in stored units.
   int64_t stored_end(const StoredSpan& s, uint32_t i) const {
     return s.duration != kLongSpan ? s.start + static_cast<int64_t>(s.duration) : long_end(s, i);
@@ -90,6 +93,7 @@ class FrozenRecords {
   TickAnchors anchors_;             // a ticks timeline's, bracketing every record
   bool ticks_ = false;
   uint32_t n_ = 0;
+  uint32_t offset_ = 0;  // slot of record 0 in chunks_[0] (a consumer's batch starts mid-chunk)
   mutable size_t hint_ = 0;  // the last anchor segment used
 };
 

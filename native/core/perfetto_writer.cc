@@ -213,7 +213,11 @@ class PerfettoWriter::Impl {
  public:
   // Without `out`, the output goes to `sink` through a scratch block.
   Impl(const DocumentInfo& doc, std::string* out, BlockSink* sink)
-      : origin_(doc.origin_ns), clocks_(doc.clocks), out_(out != nullptr ? *out : block_), sink_(sink) {}
+      : origin_(doc.origin_ns),
+        clocks_(doc.clocks),
+        counts_(doc.counts),
+        out_(out != nullptr ? *out : block_),
+        sink_(sink) {}
 
   template <typename SnapshotT>
   void append(const SnapshotT& batch, bool last) {
@@ -255,7 +259,7 @@ class PerfettoWriter::Impl {
   void finish() {
     bool waiting = false;
     for (const auto& entry : timelines_) waiting |= !entry.second.pending.empty();
-    if (header_sent_ && !waiting) return;
+    if (header_sent_ && !waiting && counts_.empty()) return;
     open_output(256);
     if (!header_sent_) header({});
     for (auto& entry : timelines_) {
@@ -264,8 +268,11 @@ class PerfettoWriter::Impl {
       stack_spans(st, st.pending, st.pending.size(), st.pending_attrs, st.pending_foreign);
       clear_pending(st);
     }
+    if (!counts_.empty()) counts_descriptor();
     close_output();
   }
+
+  void set_counts(DocumentCounts counts) { counts_ = std::move(counts); }
 
   void restart() {
     header_sent_ = false;
@@ -432,6 +439,24 @@ class PerfettoWriter::Impl {
     clock(kPerfettoRealtime, clocks_.realtime_ns);
     if (clocks_.boottime_ns < 0) snap.uint(2, kPerfettoMonotonic);  // primary_trace_clock
     return snap;
+  }
+
+  // The recording's counts (document_info.h): a track descriptor of its own
+  // (no events, so readers that replay slices see nothing new), named
+  // "hotspan.counts", its description the counts as a JSON object.
+  void counts_descriptor() {
+    std::string json = "{";
+    for (const auto& [name, value] : counts_.values) {
+      if (json.size() > 1) json.push_back(',');
+      json += "\"" + name + "\":" + std::to_string(value);
+    }
+    json.push_back('}');
+    Pb td;
+    td.uint(1, kPerfettoCountsUuid);
+    td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+    td.str(2, "hotspan.counts");       // name
+    td.str(14, json);                  // description
+    descriptor_packet(td);
   }
 
   void descriptor_packet(const Pb& td) {
@@ -821,6 +846,7 @@ class PerfettoWriter::Impl {
 
   const int64_t origin_;
   const ClockReadings clocks_;
+  DocumentCounts counts_;
   std::string block_;  // the scratch block, with a sink
   std::string& out_;
   BlockSink* const sink_;
@@ -850,13 +876,18 @@ void PerfettoWriter::append(const Snapshot& batch, bool last) { impl_->append(ba
 void PerfettoWriter::append(const FrozenSnapshot& batch, bool last) { impl_->append(batch, last); }
 void PerfettoWriter::finish() { impl_->finish(); }
 void PerfettoWriter::restart() { impl_->restart(); }
+void PerfettoWriter::set_counts(DocumentCounts counts) { impl_->set_counts(std::move(counts)); }
 
 namespace {
 template <typename SnapshotT, typename Out>
-void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {
-  PerfettoWriter w(DocumentInfo{origin_ns, clocks, {}}, out);
+void write_whole(const SnapshotT& snapshot, const DocumentInfo& doc, Out& out) {
+  PerfettoWriter w(doc, out);
   w.append(snapshot, true);
   w.finish();
+}
+template <typename SnapshotT, typename Out>
+void write_whole(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks, Out& out) {
+  write_whole(snapshot, DocumentInfo{origin_ns, clocks, {}}, out);
 }
 }  // namespace
 
@@ -873,6 +904,16 @@ void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const Clo
 void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                     BlockSink& sink) {
   write_whole(snapshot, origin_ns, clocks, sink);
+}
+
+void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out) {
+  write_whole(snapshot, doc, out);
+}
+void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out) {
+  write_whole(snapshot, doc, out);
+}
+void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink) {
+  write_whole(snapshot, doc, sink);
 }
 
 }  // namespace hotspan

@@ -37,6 +37,10 @@ constexpr uint64_t kPerfettoProcessUuid = 0xFFFFFFFF00000000ull;
 inline uint64_t perfetto_track_uuid(uint32_t timeline, uint32_t lane) {
   return (static_cast<uint64_t>(lane) << 32) | timeline;
 }
+// The recording's counts (document_info.h), written by finish(): a track
+// descriptor under the process named "hotspan.counts" whose description is
+// a JSON object of the counts, e.g. {"produced":3,"kept":3,...}.
+constexpr uint64_t kPerfettoCountsUuid = 0xFFFFFFFD00000000ull;
 // Counter series k (snapshot order) is a counter track under the process.
 constexpr uint64_t kPerfettoCounterUuidBase = 0xFFFFFFFE00000000ull;
 inline uint64_t perfetto_counter_uuid(size_t series) { return kPerfettoCounterUuidBase + series + 1; }
@@ -59,7 +63,8 @@ constexpr uint32_t kPerfettoSequenceId = 1;
 // local id). Thread and group timelines write a span once its tree's root
 // has come (a root ends after its descendants), so a batch need not end on a
 // tree's boundary; tracks write each batch's spans whole, on lanes that stay
-// busy across batches. A counter series would be one more member of a batch.
+// busy across batches. A batch's counter series (`counters`) follow its
+// spans. finish() also writes the document's counts (document_info.h).
 //
 // The document equals the whole-snapshot writer's (write_perfetto below)
 // when the batches are the snapshot's timelines in order, each cut anywhere
@@ -84,6 +89,8 @@ class PerfettoWriter {
   void append(const Snapshot& batch, bool last = false);
   void append(const FrozenSnapshot& batch, bool last = false);
   // Writes the spans still waiting (their root never came).
+  // The counts finish() writes (document_info.h), replacing the document's.
+  void set_counts(DocumentCounts counts);
   void finish();
   void restart();
 
@@ -102,6 +109,10 @@ void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const Clo
                     std::string& out);
 void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
                     BlockSink& sink);
+// With the document's inputs (its counts too).
+void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
 
 }  // namespace hotspan

@@ -60,19 +60,26 @@ StoredSpan* Timeline::append_chunk(uint64_t first, int64_t* anchor_due) {
   return c->records;
 }
 
-bool Timeline::recycle_front(PoolChunk& c) {
+Recycled Timeline::recycle_front(PoolChunk& c, bool released_only) {
   std::lock_guard<TimelineMutex> lock(mu_);
-  if (ring_size_ == 0 || ring_at(0) != &c) return false;
+  if (ring_size_ == 0 || ring_at(0) != &c) return Recycled::kNo;
   const uint64_t end = c.first + kChunkRecords;
   // The writer has stored the whole chunk and moved on (acquire: its stores
   // are done). Records it stored but no holder committed yet (a native thread
   // whose batch waits in the queue) are committed here and overwritten at
   // once: they are counted, and the JS thread need not drain for a native
   // thread to record in steady state.
-  if (written_.load(std::memory_order_acquire) < end) return false;
+  if (written_.load(std::memory_order_acquire) < end) return Recycled::kNo;
   // Acquire pairs with the last reader's release when it unpinned.
-  if (c.pins.load(std::memory_order_acquire) != 0) return false;
+  if (c.pins.load(std::memory_order_acquire) != 0) return Recycled::kNo;
+  const uint32_t consumers = pool_->consumers();
+  bool released = consumers != 0;
+  for (int k = 0; k < ChunkPool::kMaxConsumers; ++k) {
+    if ((consumers & (1u << k)) != 0 && consumed_[k] < end) released = false;
+  }
+  if (released_only && !released) return Recycled::kNo;
   commit_up_to(end);
+  if (!released) ++lost_chunks_;
   ring_head_ = (ring_head_ + 1) & (ring_.size() - 1);
   --ring_size_;
   ++recycled_;
@@ -94,13 +101,20 @@ bool Timeline::recycle_front(PoolChunk& c) {
     long_ends_.pop_front();
   }
   pool_->uncharge(side);
-  return true;
+  return released ? Recycled::kReleased : Recycled::kLost;
+}
+
+uint64_t Timeline::start_consumer(int slot) {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  consumed_[slot] = 0;
+  return recycled_ * kChunkRecords;
 }
 
 RecordCounts Timeline::counts_locked(uint64_t committed) const {
   RecordCounts c;
-  c.overwritten = recycled_ * kChunkRecords;
-  c.kept = committed - c.overwritten;
+  c.overwritten = lost_chunks_ * kChunkRecords;
+  c.released = (recycled_ - lost_chunks_) * kChunkRecords;
+  c.kept = committed - c.overwritten - c.released;
   c.dropped = dropped_.load(std::memory_order_relaxed);
   c.produced = committed + c.dropped;
   return c;
@@ -185,39 +199,47 @@ void Timeline::mark_exited() {
   exited_ = true;
 }
 
-void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out) const {
+uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
+                          uint64_t from, int consumer, uint64_t limit) const {
   std::lock_guard<TimelineMutex> lock(mu_);
   // Acquire pairs with the committer's release: the records below it (and
   // the side-table entries added before them) are complete.
-  const uint64_t n = committed_.load(std::memory_order_acquire);
-  const uint64_t base = recycled_ * kChunkRecords;  // n >= base: only committed chunks recycle
+  const uint64_t committed = committed_.load(std::memory_order_acquire);
+  const uint64_t kept_base = recycled_ * kChunkRecords;  // committed >= it: only committed chunks recycle
+  // The first record copied; records [kept_base, base) stay unpinned.
+  const uint64_t base = std::min(std::max(from, kept_base), committed);
+  const uint64_t n = committed - base > limit ? base + limit : committed;
+  const size_t skip = static_cast<size_t>((base - kept_base) / kChunkRecords);
+  if (consumer >= 0) consumed_[consumer] = n;
   out.id = id_;
   out.kind = kind_;
   out.serial = serial_;
   out.name = name_;
   out.exited = exited_;
-  out.counts = counts_locked(n);
+  out.counts = counts_locked(committed);
   FrozenRecords& recs = out.records;
   // The kept window is bounded by the budget (ChunkPool::kMaxLimit), so it
   // fits the frozen records' 32-bit indices.
   recs.n_ = static_cast<uint32_t>(n - base);
+  recs.offset_ = static_cast<uint32_t>(base % kChunkRecords);
   recs.ticks_ = ticks_;
   recs.hint_ = 0;
   // Records [base, n) are not rewritten while pinned, and the recycler checks
   // the pins under this lock: only the pointers are copied.
-  const size_t used = (static_cast<size_t>(n - base) + kChunkRecords - 1) / kChunkRecords;
+  const size_t used = (recs.offset_ + static_cast<size_t>(n - base) + kChunkRecords - 1) / kChunkRecords;
   std::vector<PoolChunk*> pinned(used);
   recs.chunks_.clear();
   recs.chunks_.reserve(used);
   for (size_t c = 0; c < used; ++c) {
-    pinned[c] = ring_at(c);
+    pinned[c] = ring_at(skip + c);
     pinned[c]->pins.fetch_add(1, std::memory_order_relaxed);
     recs.chunks_.push_back(pinned[c]->records);
   }
   recs.pins_ = std::make_shared<ChunkPins>(std::move(self), std::move(pinned));
   recs.long_ends_.clear();
   for (const LongEntry& e : long_ends_) {
-    if (e.index >= n) break;  // entries are in index order, none below base
+    if (e.index >= n) break;  // entries are in index order, none below kept_base
+    if (e.index < base) continue;
     recs.long_ends_.push_back(LongEnd{static_cast<uint32_t>(e.index - base), e.end});
   }
   if (ticks_ && n > base) {
@@ -242,25 +264,29 @@ void Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out)
       if (a.tick <= top && top - a.tick < anchor_interval_) a.tick = top + 1;
       anchors_.append(a);
     }
-    bracketed_ = n;
+    bracketed_ = std::max(bracketed_, n);
   }
   // After the bracket: the copy converts every record it can reach.
   recs.anchors_ = ticks_ ? anchors_ : TickAnchors();
   out.attrs.clear();
   for (const AttrEntry& a : attrs_) {
     if (a.index >= n) break;
+    if (a.index < base) continue;
     out.attrs.emplace_back(a.local, attr_slots::as_json(a.json));
   }
   out.foreign_parents.clear();
   for (const ForeignEntry& f : foreign_) {
     if (f.index >= n) break;
+    if (f.index < base) continue;
     out.foreign_parents.emplace_back(f.local, f.parent);
   }
   out.contexts.clear();
   for (const ContextEntry& c : contexts_) {
     if (c.index >= n) break;
+    if (c.index < base) continue;
     out.contexts.emplace_back(c.local, c.context);
   }
+  return base;
 }
 
 }  // namespace hotspan

@@ -101,10 +101,17 @@ class Timeline {
   // ---- the pool's side (called under the pool's mutex) ----
   // Gives up `c` if it is this timeline's oldest chunk, filled by its writer
   // and pinned by no reader (committing its records if a holder has not):
-  // its records and their side-table entries count as overwritten.
-  bool recycle_front(PoolChunk& c);
-  // Committed records and drops: produced = kept + overwritten + dropped.
+  // its records and their side-table entries count as released when every
+  // active consumer had read them, else as overwritten (refused when
+  // released_only).
+  Recycled recycle_front(PoolChunk& c, bool released_only);
+  // Committed records and drops: produced = kept + released + overwritten + dropped.
   RecordCounts counts() const;
+
+  // ---- consumers (record_cursor.h; slots from the pool) ----
+  // A new consumer in `slot` (which its last user may have left anywhere):
+  // nothing read yet. Returns the first record kept, where it starts.
+  uint64_t start_consumer(int slot);
 
   // ---- cross-thread state ----
   void set_name(std::string name);
@@ -114,8 +121,14 @@ class Timeline {
   // out keeps alive), their side-table entries, name, kind, exited flag. On a
   // ticks timeline, first makes sure the last anchor lies at or past every
   // visible record (appending one if not), so the same record converts
-  // identically in every later copy.
-  void freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out) const;
+  // identically in every later copy. `from`: only records from that index
+  // on (a consumer's next batch). Returns the index of out.records[0]:
+  // above `from` when records in between were recycled.
+  // consumer >= 0: that consumer slot has now read up to the copy's end
+  // (its chunks are released once the copy unpins them).
+  // `limit`: at most that many records.
+  uint64_t freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from = 0,
+                  int consumer = -1, uint64_t limit = UINT64_MAX) const;
 
  private:
   struct AttrEntry {
@@ -159,6 +172,8 @@ class Timeline {
   size_t ring_head_ = 0;
   size_t ring_size_ = 0;
   uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
+  uint64_t lost_chunks_ = 0;                    // of those, unread by some consumer; guarded by mu_
+  mutable uint64_t consumed_[ChunkPool::kMaxConsumers] = {};  // guarded by mu_
   std::deque<AttrEntry> attrs_;                 // guarded by mu_, index order
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
   std::deque<ContextEntry> contexts_;           // guarded by mu_, index order

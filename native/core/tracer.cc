@@ -245,8 +245,13 @@ size_t Tracer::memory_limit() const { return impl_->shared->pool->limit(); }
 FullPolicy Tracer::on_full() const { return impl_->shared->pool->policy(); }
 size_t Tracer::memory_used() const { return impl_->shared->pool->used(); }
 
+std::vector<std::shared_ptr<Timeline>> Tracer::timelines() const { return impl_->registry.timelines(); }
+ChunkPool& Tracer::pool() const { return *impl_->shared->pool; }
+std::vector<std::string> Tracer::names() const { return impl_->shared->names.all(); }
+
 void Tracer::write_chrome_json(std::string& out) const {
-  hotspan::write_chrome_json(freeze(), impl_->options.origin_ns, read_clocks(), out);
+  const FrozenSnapshot snap = freeze();
+  hotspan::write_chrome_json(snap, document_of(snap, impl_->options.origin_ns, read_clocks()), out);
 }
 
 // ---- close ----

@@ -61,6 +61,8 @@ struct TracerOptions {
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
 // chunk. Opaque outside the core.
 class ThreadState;
+class Timeline;
+class ChunkPool;
 
 // One timeline's committed records with what describes them. Records is
 // FrozenRecords (a FrozenSnapshot, what Tracer::freeze returns: read in
@@ -188,6 +190,11 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   size_t memory_limit() const;
   FullPolicy on_full() const;
   size_t memory_used() const;
+  // For consumers (record_cursor.h): every timeline so far, the budget, and
+  // the name table.
+  std::vector<std::shared_ptr<Timeline>> timelines() const;
+  ChunkPool& pool() const;
+  std::vector<std::string> names() const;
   // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).
   void write_chrome_json(std::string& out) const;
 

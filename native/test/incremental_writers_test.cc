@@ -393,11 +393,11 @@ void test_restart() {
 // document is still whole.
 void test_metadata_and_empty() {
   std::string json;
-  ChromeJsonWriter w(DocumentInfo{kOrigin, kTestClocks, "\"counts\":{\"dropped\":3}"}, json);
+  ChromeJsonWriter w(DocumentInfo{kOrigin, kTestClocks, DocumentCounts{{{"dropped", 3}}}}, json);
   w.finish();
   CHECK(json.find("{\"traceEvents\":[\n{\"name\":\"process_name\"") == 0);
   CHECK(json.find("\"origin_unix_ns\":\"") != std::string::npos);
-  const std::string end = "\"},\"counts\":{\"dropped\":3}}}\n";
+  const std::string end = "\"},\"hotspan\":{\"dropped\":3}}}\n";
   CHECK(json.size() > end.size() && json.compare(json.size() - end.size(), end.size(), end) == 0);
   std::string pf, whole;
   PerfettoWriter p(DocumentInfo{kOrigin, kTestClocks, {}}, pf);

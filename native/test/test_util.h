@@ -10,6 +10,14 @@
 
 namespace test_util {
 
+// One timeline's counts from Tracer::counts() (zeros when it has none).
+inline hotspan::RecordCounts counts_of(const hotspan::Tracer& t, uint32_t id) {
+  for (const hotspan::TimelineCounts& c : t.counts()) {
+    if (c.id == id) return c.counts;
+  }
+  return {};
+}
+
 // Over a Snapshot (materialized records) or a FrozenSnapshot (Tracer::freeze).
 template <typename Snap>
 const auto* find_timeline(const Snap& s, uint32_t id) {

@@ -103,17 +103,28 @@ __attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
 __attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size,
                                                             uint32_t format, int64_t origin_ns,
                                                             int64_t monotonic_ns, int64_t realtime_ns,
-                                                            int64_t boottime_ns) {
+                                                            int64_t boottime_ns, const double* counts) {
   hotspan::Snapshot snapshot;
   if (!take_columns(input, size, snapshot)) return kBadInput;
   shift_times(snapshot, origin_ns);
-  const hotspan::ClockReadings clocks{monotonic_ns, realtime_ns, boottime_ns};
+  hotspan::DocumentInfo doc{origin_ns, {monotonic_ns, realtime_ns, boottime_ns}, {}};
+  // counts: produced, kept, released, overwritten, dropped (the caller's
+  // tracer.counts()), or null when the document has none.
+  if (counts != nullptr) {
+    hotspan::RecordCounts c;
+    c.produced = static_cast<uint64_t>(counts[0]);
+    c.kept = static_cast<uint64_t>(counts[1]);
+    c.released = static_cast<uint64_t>(counts[2]);
+    c.overwritten = static_cast<uint64_t>(counts[3]);
+    c.dropped = static_cast<uint64_t>(counts[4]);
+    doc.counts = hotspan::document_counts(c);
+  }
   std::string& out = result();
   out.clear();
   if (format == kChromeJson) {
-    hotspan::write_chrome_json(snapshot, origin_ns, clocks, out);
+    hotspan::write_chrome_json(snapshot, doc, out);
   } else if (format == kPerfetto) {
-    hotspan::write_perfetto(snapshot, origin_ns, clocks, out);
+    hotspan::write_perfetto(snapshot, doc, out);
   } else {
     return kBadFormat;
   }
