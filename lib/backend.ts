@@ -10,6 +10,32 @@ import type { StatsRow } from './stats';
 
 export type BackendKind = 'native' | 'js' | 'noop';
 
+/**
+ * The context a span is begun under: its trace and its parent, stored with
+ * the span by the core (native/core/stored_context.h).
+ */
+export interface Given {
+  /** [trace hi, trace lo, parent wire span id, parent tracer-wide span id (0: a remote parent)]. */
+  readonly ids: BigUint64Array;
+  /** W3C trace-flags. */
+  readonly flags: number;
+  /** W3C tracestate ('' for none). */
+  readonly tracestate: string;
+}
+
+/** The W3C ids of an open span: trace hi, trace lo, its wire id, its parent's, flags; and its tracer-wide span id. */
+export interface OpenIds {
+  readonly traceHi: bigint;
+  readonly traceLo: bigint;
+  readonly span: bigint;
+  readonly parent: bigint;
+  readonly flags: number;
+  /** Tracer-wide span id (timeline * 2^32 + local). */
+  readonly spanId: number;
+  /** False when the trace is not known on this thread (the span has a given parent but no context). */
+  readonly resolved: boolean;
+}
+
 export interface Backend {
   readonly kind: BackendKind;
   /** How far a recorded timestamp may be off the performance.now() axis, in ms. */
@@ -82,6 +108,18 @@ export interface Backend {
   perfetto(): Uint8Array;
   /** Writes what is committed now to `path` in `format`; resolves with what the file holds. */
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
+
+  // ---- trace context (./trace-context, ./async-context) ----
+  /** Opens a span under a given context (see Given); throws as beginAttrs does. */
+  beginContext(nameId: number, attrsJson: string, given: Given): void;
+  /** asyncBegin under a given context: the token. */
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number;
+  /** Ends an async span with a start / end in ms (NaN: the begin's / now), a name id (-1: the begin's), attributes (undefined: the begin's); a NativeStatus, never throws. */
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
+  /** W3C ids of the innermost open span on this thread (native/core/span_ids.h), or undefined when none is open. */
+  openIds(): OpenIds | undefined;
+  /** [wire span id, trace hi, trace lo] of tracer-wide span id `span`: its wire id and the trace it starts as a root (native/core/trace_id.h). */
+  idsOf(span: number): BigUint64Array;
 
   share(): string;
   nativeApi(): unknown;

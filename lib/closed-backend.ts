@@ -2,7 +2,7 @@
 // `Error: hotspan: tracer is closed`, committed records stay readable.
 // Swapping the backend keeps the closed check off the hot path.
 
-import type { Backend } from './backend';
+import type { Backend, Given, OpenIds } from './backend';
 import { closedError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_CLOSED } from './flags';
@@ -120,6 +120,21 @@ export class ClosedBackend implements Backend {
   }
   nativeApi(): unknown {
     throw closedError();
+  }
+  beginContext(_nameId: number, _attrsJson: string, _given: Given): void {
+    throw closedError();
+  }
+  asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
+    throw closedError();
+  }
+  openIds(): OpenIds | undefined {
+    return undefined;
+  }
+  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
+    return STATUS_CLOSED;
+  }
+  idsOf(span: number): BigUint64Array {
+    return this.inner.idsOf(span);
   }
   native(): NativeTracer | undefined {
     return this.inner.native();

@@ -17,6 +17,8 @@ export interface FrozenView {
   readAt(indices: Float64Array): NativeSnapshot;
   /** One step of the core's query engine: native/core/query_call.h. */
   query(name: string | undefined, args: Float64Array): Float64Array;
+  /** W3C ids of every record, 5 per record in view order (native/core/span_ids.h; NativeTracer.spanIds). */
+  spanIds(): BigUint64Array;
 }
 
 /** A copy of the columns of the records at `indices` (global indices of `snap`). */
@@ -48,6 +50,10 @@ export function columnsView(snap: NativeSnapshot): FrozenView {
   let step: ((name: string | undefined, args: Float64Array) => Float64Array) | undefined;
   return {
     count: snap.count,
+    spanIds() {
+      if (snap.count === 0) return new BigUint64Array(0);
+      throw new Error('hotspan: W3C span ids need the native backend; the js backend does not derive them yet');
+    },
     read(offset, limit) {
       if (offset === 0 && limit === snap.count) return snap;
       const indices = new Float64Array(limit);

@@ -14,6 +14,7 @@ export type { Counts, TimelineCounts } from './counts';
 export type { OtlpExportOptions } from './otlp-config';
 export type { OtlpCounts } from './otlp-counters';
 export type { Attributes, AttrValue } from './attrs';
+export type { SpanContext, HeaderCarrier } from './trace-context';
 export { SpanHandle } from './handles';
 export type { EndOptions } from './handles';
 export { Query, SpanList, GroupView, GroupSet } from './query';

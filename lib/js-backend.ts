@@ -9,7 +9,7 @@
 // joined thread, whose columns live on SharedArrayBuffers and are shipped to
 // the owner instead of being read here.
 
-import type { Backend } from './backend';
+import type { Backend, Given, OpenIds } from './backend';
 import { calibrate, readClocks } from './clock';
 import { columnsView, type FrozenView } from './frozen-view';
 import { CounterColumns } from './counter-columns';
@@ -115,6 +115,10 @@ export interface JsBackendOptions {
   clock?: () => number;
   /** Internal (JsBackend.join): record for the tracer that shared this token. */
   join?: { token: string; state: SharedState };
+}
+
+function noTraceContext(): Error {
+  return new Error('hotspan: trace context (inject, extract, async context, hotspan/otel) needs the native backend; the js backend does not derive W3C ids yet');
 }
 
 export class JsBackend implements Backend {
@@ -811,6 +815,23 @@ export class JsBackend implements Backend {
 
   nativeApi(): unknown {
     throw new Error('hotspan: nativeApi() needs the native backend; this tracer runs the js backend');
+  }
+
+  // Trace context is not built for the js backend yet: a clear error, never a silent half.
+  beginContext(_nameId: number, _attrsJson: string, _given: Given): void {
+    throw noTraceContext();
+  }
+  asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
+    throw noTraceContext();
+  }
+  openIds(): OpenIds | undefined {
+    throw noTraceContext();
+  }
+  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
+    throw noTraceContext();
+  }
+  idsOf(_span: number): BigUint64Array {
+    throw noTraceContext();
   }
 
   native(): NativeTracer | undefined {

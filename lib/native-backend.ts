@@ -3,7 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import { AttrShapes } from './attr-shapes';
-import type { Backend } from './backend';
+import type { Backend, Given, OpenIds } from './backend';
 import type { FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
@@ -11,6 +11,7 @@ import { STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
 import type { BackendCounts } from './counts';
 import { statsFromNative, type StatsRow } from './stats';
+import { openIdsOf } from './trace-context';
 
 /** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
 const SLOTS_REFUSED = -1;
@@ -187,6 +188,7 @@ export class NativeBackend implements Backend {
       read: (offset, limit) => nt.read(view, offset, limit),
       readAt: (indices) => nt.readAt(view, indices),
       query: (name, args) => nt.query(view, name, args),
+      spanIds: () => nt.spanIds(view),
     };
   }
 
@@ -213,6 +215,32 @@ export class NativeBackend implements Backend {
   share(): string {
     if (this.nt.closed()) throw closedError();
     return this.nt.shareToken();
+  }
+
+  beginContext(nameId: number, attrsJson: string, given: Given): void {
+    const s = this.nt.beginContext(nameId, attrsJson, given.ids, given.flags, given.tracestate);
+    if (s !== STATUS_OK) throw this.beginError(s, nameId);
+  }
+
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
+    const token = this.nt.asyncBeginContext(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
+    if (token === 0) {
+      if (this.nt.closed()) throw closedError();
+      throw asyncRejectedError(track, nameId);
+    }
+    return token;
+  }
+
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
+    return this.nt.asyncFinish(token, flags, startMs, endMs, nameId, attrsJson);
+  }
+
+  openIds(): OpenIds | undefined {
+    return openIdsOf(this.nt.openIds());
+  }
+
+  idsOf(span: number): BigUint64Array {
+    return this.nt.idsOf(span);
   }
 
   nativeApi(): unknown {

@@ -153,10 +153,18 @@ export interface NativeTracer {
   beginContext(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
   /** asyncBegin under a context (ids as beginContext's): a token, or 0 (closed, unknown track or name). */
   asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
-  /** [trace hi, trace lo, span, parent, flags | resolved << 8] of the innermost open span (zeros: none). */
+  /** [trace hi, trace lo, span, parent, flags | resolved << 8, tracer-wide span id] of the innermost open span (zeros: none). */
   openIds(): BigUint64Array;
+  /** [wire span id, trace hi, trace lo] of tracer-wide span id `span`: its wire id and the trace it starts as a root. */
+  idsOf(span: number): BigUint64Array;
   /** Those 5 values per record of the view, in the view's record order (native/core/span_ids.h). */
   spanIds(view: NativeFrozen): BigUint64Array;
+  /**
+   * Ends an async span with a start / end in ms on the performance.now() axis
+   * (NaN: the begin's / now), a name id (-1: the begin's) and attributes
+   * (undefined: the begin's). A NativeStatus.
+   */
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
   /** The salt of this tracer's W3C ids (native/core/trace_id.h). */
   idSalt(): bigint;
 }

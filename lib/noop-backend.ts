@@ -1,7 +1,7 @@
 // The noop backend (tunix's NoopTracer): the same surface, no work. Every
 // recording call is accepted and nothing is recorded.
 
-import type { Backend } from './backend';
+import type { Backend, Given, OpenIds } from './backend';
 import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
@@ -108,6 +108,20 @@ export class NoopBackend implements Backend {
   }
   nativeApi(): unknown {
     throw new Error('hotspan: nativeApi() needs the native backend; this tracer runs the noop backend');
+  }
+  beginContext(_nameId: number, _attrsJson: string, _given: Given): void {}
+  asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
+    return this.asyncBegin(0, 0, '');
+  }
+  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
+    return STATUS_OK;
+  }
+  /** The noop backend records nothing, so no span has ids. */
+  openIds(): OpenIds | undefined {
+    return undefined;
+  }
+  idsOf(_span: number): BigUint64Array {
+    return new BigUint64Array(3);
   }
   native(): NativeTracer | undefined {
     return undefined;

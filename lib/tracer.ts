@@ -3,6 +3,7 @@
 
 import { threadId } from 'node:worker_threads';
 
+import { AsyncContext, remoteCurrent } from './async-context';
 import { attrsToJson, type Attributes } from './attrs';
 import type { Backend, BackendKind } from './backend';
 import { ChangeSignal } from './change-signal';
@@ -39,6 +40,7 @@ import {
   type SnapshotOptions,
 } from './bounded-read';
 import type { StatsRow } from './stats';
+import { checkSpanContext, extractContext, hex64, injectContext, type HeaderCarrier, type SpanContext } from './trace-context';
 
 export interface TraceAsyncOptions {
   /** A track id from tracer.track(), or a track name (created as a concurrent track if new). Default: the "async" track. */
@@ -120,6 +122,8 @@ export class Tracer {
   private readonly asyncChange = new ChangeSignal();
   /** Streams started by stream() and not closed: close() finishes them first. */
   private readonly streams = new Set<TraceStream>();
+  /** The async context, once turned on (enableAsyncContext, withContext). */
+  private cx: AsyncContext | undefined;
 
   constructor(options?: TracerOptions) {
     const injected = injectedBackend;
@@ -302,7 +306,7 @@ export class Tracer {
     }
     let value: T;
     try {
-      value = fn();
+      value = this.cx === undefined ? fn() : this.cx.runInOpen(b, fn);
     } catch (e) {
       try {
         this.b.endAt(depth, FLAG_ERROR, name);
@@ -373,7 +377,8 @@ export class Tracer {
     let p: Promise<Awaited<T>>;
     if (typeof work === 'function') {
       try {
-        p = Promise.resolve(work());
+        const under = this.cx?.lastAsync;
+        p = Promise.resolve(under === undefined ? work() : (this.cx as AsyncContext).storage.run(under, work));
       } catch (e) {
         p = Promise.reject(e as Error);
       }
@@ -442,6 +447,74 @@ export class Tracer {
     throw new Error(
       `hotspan: settle() timed out after ${String(timeoutMs)} ms; ${String(late.length)} joined thread(s) did not ship their records: ${list}`,
     );
+  }
+
+  // ---- trace context (W3C traceparent / tracestate) ----
+
+  /**
+   * Turns on the async context (AsyncLocalStorage): a span begun with no
+   * open span on this thread (after an await, in a callback) gets the span
+   * that was current when that work was scheduled as its parent, in its
+   * trace. trace() and traceAsync() make their span current for the work
+   * they run. Idempotent; it costs those calls an AsyncLocalStorage run.
+   */
+  enableAsyncContext(): void {
+    if (this.cx !== undefined || this.isClosed) return;
+    // Checked here: the js backend throws that it has no W3C ids yet.
+    this.b.openIds();
+    this.cx = new AsyncContext();
+    this.b = this.cx.wrap(this.b);
+  }
+
+  /** The remote parent context incoming `headers` carry (traceparent, tracestate), or undefined; malformed headers are ignored. */
+  extract(headers: unknown): SpanContext | undefined {
+    return extractContext(headers);
+  }
+
+  /**
+   * Writes `context` (default: the current span's, see currentContext())
+   * into `headers` as traceparent (and tracestate); writes nothing when
+   * there is none. Returns `headers`.
+   */
+  inject<H extends HeaderCarrier>(headers: H, context?: SpanContext): H {
+    if (typeof headers !== 'object' || headers === null) {
+      throw new TypeError(`hotspan: inject() needs a headers object, got ${describe(headers)}`);
+    }
+    const c = context === undefined ? this.currentContext() : checkSpanContext(context, 'context');
+    if (c !== undefined) injectContext(headers, c);
+    return headers;
+  }
+
+  /**
+   * The W3C context of the current span: the innermost open span of this
+   * thread, else (async context on) the current one of the async context;
+   * undefined when there is none.
+   */
+  currentContext(): SpanContext | undefined {
+    const store = this.cx?.storage.getStore();
+    const ids = this.b.openIds();
+    if (ids === undefined || !ids.resolved) return store?.context;
+    const ts = store !== undefined && store.given.ids[0] === ids.traceHi && store.given.ids[1] === ids.traceLo ? store.given.tracestate : '';
+    return {
+      traceId: hex64(ids.traceHi) + hex64(ids.traceLo),
+      spanId: hex64(ids.span),
+      traceFlags: ids.flags,
+      ...(ts !== '' ? { traceState: ts } : {}),
+    };
+  }
+
+  /**
+   * Runs `fn` with `context` (from extract(), or any SpanContext) as the
+   * current span: spans begun inside it with no open span on this thread,
+   * also after an await, are its children, in its trace. Turns the async
+   * context on (enableAsyncContext).
+   */
+  withContext<T>(context: SpanContext, fn: () => T): T {
+    const c = checkSpanContext(context, 'context');
+    if (typeof fn !== 'function') throw new TypeError(`hotspan: withContext() needs a function, got ${describe(fn)}`);
+    this.enableAsyncContext();
+    const cx = this.cx;
+    return cx === undefined ? fn() : cx.storage.run(remoteCurrent(c), fn);
   }
 
   // ---- groups ----

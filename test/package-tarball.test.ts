@@ -22,9 +22,9 @@ const ALLOWED: RegExp[] = [
   /^package\.json$/,
   /^README\.md$/,
   /^binding\.gyp$/,
-  /^dist\/(cli\/)?[\w-]+\.(js|d\.ts)$/,
-  /^esm\/(index|auto)\.mjs$/,
-  /^esm\/index\.d\.mts$/,
+  /^dist\/(cli\/|otel\/)?[\w-]+\.(js|d\.ts)$/,
+  /^esm\/(index|auto|otel)\.mjs$/,
+  /^esm\/(index|otel)\.d\.mts$/,
   /^native\/include\/hotspan\.h$/,
   /^native\/(core|addon)\/[\w-]+\.(cc|h)$/,
   /^native\/wasm\/hotspan_core\.wasm$/,
@@ -78,7 +78,8 @@ describe('the packed tarball, installed with --ignore-scripts', () => {
 
   beforeAll(() => {
     tgz = tarball();
-    const installed = installTarball(tgz);
+    // The README's hotspan/otel example needs the optional peer dependency.
+    const installed = installTarball(tgz, { dependencies: { '@opentelemetry/api': '~1.9.0' } });
     project = installed.dir;
     installMs = installed.ms;
   }, 900_000);

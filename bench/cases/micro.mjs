@@ -28,8 +28,11 @@ const UNBOUNDED = { memoryLimit: 2 ** 36 };
 // so every chunk is a recycled one.
 const OVERWRITE = { memoryLimit: 4 * 2 ** 20, onFull: 'overwrite' };
 
-function hotspanCase(backend, shape, budget = UNBOUNDED) {
+// asyncContext: the tracer's async context on (tracer.enableAsyncContext()).
+function hotspanCase(backend, shape, budget = UNBOUNDED, asyncContext = false) {
   const t = makeTracer(backend, backend === 'noop' ? {} : budget);
+  if (asyncContext) t.enableAsyncContext();
+  const remote = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 };
   const id = t.name(NAME);
   const work = () => 0;
   const asyncOpts = { track: t.track('http') };
@@ -41,6 +44,14 @@ function hotspanCase(backend, shape, budget = UNBOUNDED) {
         t.end();
       }
     },
+    // begin(id)/end() inside withContext(remote): every span stores the remote parent's context.
+    idUnder: () =>
+      t.withContext(remote, () => {
+        for (let i = 0; i < K; i++) {
+          t.begin(id);
+          t.end();
+        }
+      }),
     // begin('string'): the facade's name cache in front of the same path.
     string: () => {
       for (let i = 0; i < K; i++) {
@@ -231,6 +242,11 @@ const cases = {
   'hotspan-start': () => hotspanCase('native', 'start'),
   'hotspan-attrs': () => hotspanCase('native', 'attrs'),
   'hotspan-async': () => hotspanCase('native', 'async'),
+  // The async context on (parents across await): the same shapes.
+  'hotspan-id-ctx': () => hotspanCase('native', 'id', UNBOUNDED, true),
+  'hotspan-id-under': () => hotspanCase('native', 'idUnder', UNBOUNDED, true),
+  'hotspan-trace-ctx': () => hotspanCase('native', 'trace', UNBOUNDED, true),
+  'hotspan-async-ctx': () => hotspanCase('native', 'async', UNBOUNDED, true),
   'js-id': () => hotspanCase('js', 'id'),
   'js-trace': () => hotspanCase('js', 'trace'),
   'noop-id': () => hotspanCase('noop', 'id'),

@@ -1,5 +1,6 @@
 #include "trace_context.h"
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -7,6 +8,7 @@
 #include "clock.h"
 #include "frozen_view.h"
 #include "span_ids.h"
+#include "trace_id.h"
 #include "tracer_binding.h"
 
 namespace hotspan_addon::trace_context {
@@ -83,7 +85,29 @@ Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info) {
 
 Napi::Value OpenIds(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
-  return IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())});
+  Napi::BigUint64Array out = IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())})
+                                 .As<Napi::BigUint64Array>();
+  Napi::BigUint64Array with_id = Napi::BigUint64Array::New(info.Env(), kIdsOut + 1);
+  for (size_t k = 0; k < kIdsOut; ++k) with_id[k] = out[k];
+  const uint32_t local = hotspan::innermost_local(*b.thread);
+  with_id[kIdsOut] = local == 0 ? 0 : hotspan::make_span_id(hotspan::timeline_id(*b.thread), local);
+  return with_id;
+}
+
+Napi::Value IdsOf(const Napi::CallbackInfo& info) {
+  const double d = ARG_NUMBER(0, "span");
+  // Span ids of JS's tracks and threads stay below 2^53.
+  if (!(d >= 1 && d <= 9007199254740991.0) || std::floor(d) != d) {
+    throw Napi::RangeError::New(info.Env(), "hotspan: span must be a span id, got " + std::to_string(d));
+  }
+  const auto span = static_cast<uint64_t>(d);
+  const uint64_t salt = Self(info).tracer->id_salt();
+  const hotspan::TraceId root = hotspan::trace_id::derived_trace_id(salt, span);
+  Napi::BigUint64Array out = Napi::BigUint64Array::New(info.Env(), 3);
+  out[0] = hotspan::trace_id::wire_span_id(salt, span);
+  out[1] = root.hi;
+  out[2] = root.lo;
+  return out;
 }
 
 Napi::Value SpanIds(const Napi::CallbackInfo& info) {
@@ -94,6 +118,40 @@ Napi::Value SpanIds(const Napi::CallbackInfo& info) {
   flat.reserve(view.query.size());
   for (auto& t : ids) flat.insert(flat.end(), t.begin(), t.end());
   return IdsOut(info.Env(), flat);
+}
+
+Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
+  const int64_t now = hotspan::clock::now_ticks();
+  const double d = ARG_NUMBER(0, "token");
+  const uint32_t flags = ARG_UINT32(1, "flags");
+  const double start_ms = ARG_NUMBER(2, "startMs");
+  const double end_ms = ARG_NUMBER(3, "endMs");
+  const double name = ARG_NUMBER(4, "nameId");
+  TracerBinding& b = Self(info);
+  hotspan::AsyncEndChanges c;
+  // ms on the performance.now() axis -> the tracer's ticks, through the
+  // ns distance from now (explicit times are rare, and as exact as the
+  // caller's own clock).
+  const int64_t now_ns = hotspan::clock::now_ns();
+  const double ticks_per_ns = static_cast<double>(hotspan::clock::ticks_for_ms(1000)) / 1e9;
+  auto ticks_at = [&](double ms) {
+    const double ns = static_cast<double>(b.tracer->origin_ns()) + ms * 1e6;
+    return now - static_cast<int64_t>((static_cast<double>(now_ns) - ns) * ticks_per_ns);
+  };
+  if (std::isfinite(start_ms)) {
+    c.has_start = true;
+    c.start = ticks_at(start_ms);
+  }
+  const int64_t end = std::isfinite(end_ms) ? ticks_at(end_ms) : now;
+  if (name >= 0) c.name = static_cast<uint32_t>(name);
+  if (!info[5].IsUndefined()) {
+    c.has_attrs = true;
+    c.attrs_json = ARG_STRING(5, "attrsJson");
+  }
+  const bool token_ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
+  const hotspan::Status s =
+      b.tracer->async_end(token_ok ? static_cast<uint64_t>(d) : 0, end, static_cast<uint16_t>(flags), std::move(c));
+  return Napi::Number::New(info.Env(), static_cast<int>(s));
 }
 
 Napi::Value IdSalt(const Napi::CallbackInfo& info) {

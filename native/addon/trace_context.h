@@ -15,11 +15,20 @@ Napi::Value BeginContext(const Napi::CallbackInfo& info);
 // asyncBeginContext(track, nameId, attrsJson, ids, flags, tracestate): token.
 Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info);
 // openIds(): BigUint64Array [trace hi, trace lo, span, parent, flags |
-// resolved << 8] of this thread's innermost open span (all 0: none open).
+// resolved << 8, tracer-wide span id] of this thread's innermost open span
+// (all 0: none open).
 Napi::Value OpenIds(const Napi::CallbackInfo& info);
+// idsOf(span): BigUint64Array [wire span id, trace hi, trace lo] of
+// tracer-wide span id `span`: its wire id and the trace it starts as a root.
+Napi::Value IdsOf(const Napi::CallbackInfo& info);
 // spanIds(view): BigUint64Array, those 5 per record of the frozen view, in
 // the view's record order.
 Napi::Value SpanIds(const Napi::CallbackInfo& info);
+// asyncFinish(token, flags, startMs, endMs, nameId, attrsJson): ends an
+// async span with what its begin did not know: a start and an end in ms on
+// the performance.now() axis (NaN: keep the begin's / now), a name id (-1:
+// keep), attributes (undefined: keep). A NativeStatus.
+Napi::Value AsyncFinish(const Napi::CallbackInfo& info);
 // idSalt(): bigint.
 Napi::Value IdSalt(const Napi::CallbackInfo& info);
 

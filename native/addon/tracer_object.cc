@@ -332,6 +332,8 @@ const Method kMethods[] = {
     {"beginContext", nullptr, &Cold<trace_context::BeginContext>},
     {"asyncBeginContext", nullptr, &Cold<trace_context::AsyncBeginContext>},
     {"openIds", nullptr, &Cold<trace_context::OpenIds>},
+    {"idsOf", nullptr, &Cold<trace_context::IdsOf>},
+    {"asyncFinish", nullptr, &Cold<trace_context::AsyncFinish>},
     {"spanIds", nullptr, &Cold<trace_context::SpanIds>},
     {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
 };

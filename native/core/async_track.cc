@@ -18,7 +18,8 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string attrs_json,
   return make_span_id(timeline_->id(), local);
 }
 
-Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written) {
+Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written,
+                       AsyncEndChanges* changes) {
   if (static_cast<uint32_t>(token >> 32) != timeline_->id()) return Status::kInvalid;
   const auto local = static_cast<uint32_t>(token);
   std::lock_guard<std::mutex> lock(mu_);
@@ -26,6 +27,11 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
   if (it == open_.end()) return Status::kInvalid;
   Open& o = it->second;
   keep_anchored(now);
+  if (changes != nullptr) {
+    if (changes->has_start) o.start = changes->start;
+    if (changes->name != UINT32_MAX) o.name = changes->name;
+    if (changes->has_attrs) o.attrs = std::move(changes->attrs_json);
+  }
 
   int64_t start = o.start;
   int64_t end_ns = now;

@@ -39,7 +39,9 @@ class AsyncTrack {
                  const StoredContext* context = nullptr);
   // kInvalid for a token that is not open on this track. On kOk, *written is
   // the timeline's stored count including the new record.
-  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written);
+  // `changes` (optional) replaces what the begin set (tracer.h).
+  Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written,
+             AsyncEndChanges* changes = nullptr);
 
   size_t open_count() const;
   void append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const;

@@ -155,6 +155,17 @@ Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags) {
   return s;
 }
 
+Status Tracer::async_end(uint64_t token, int64_t now, uint16_t extra_flags, AsyncEndChanges changes) {
+  if (impl_->closed()) return Status::kClosed;
+  if (changes.name != UINT32_MAX && changes.name >= impl_->shared->names.count()) return Status::kInvalid;
+  auto t = impl_->registry.find_track(static_cast<uint32_t>(token >> 32));
+  if (!t) return Status::kInvalid;
+  uint64_t written = 0;
+  const Status s = t->end(token, now, extra_flags, &written, &changes);
+  if (s == Status::kOk) impl_->commit_or_enqueue(t->timeline(), written);
+  return s;
+}
+
 size_t Tracer::open_async() const {
   size_t n = 0;
   for (const auto& t : impl_->registry.tracks()) n += t->open_count();

@@ -44,6 +44,16 @@ enum class TimeUnit : uint8_t {
   kTicks = 1,
 };
 
+// What an async span's end may set that its begin did not know yet (the
+// OpenTelemetry API sets the name, the attributes and the start time late).
+struct AsyncEndChanges {
+  bool has_start = false;
+  int64_t start = 0;           // in the tracer's unit, as `now`
+  uint32_t name = UINT32_MAX;  // UINT32_MAX: the begin's
+  bool has_attrs = false;
+  std::string attrs_json;      // replaces the begin's ("" : none)
+};
+
 struct TracerOptions {
   TimeUnit time_unit = TimeUnit::kNs;  // the binding and the C ABI's users: kTicks
   // Raw monotonic ns at performance.now() == 0, so ms = (ns - origin_ns) / 1e6.
@@ -152,6 +162,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   uint64_t async_begin(uint32_t track, uint32_t name, int64_t now, std::string attrs_json = {},
                        uint64_t parent_span = 0, const StoredContext* context = nullptr);
   Status async_end(uint64_t token, int64_t now, uint16_t extra_flags = 0);
+  // async_end that also applies `changes`; kInvalid (nothing ended) for an
+  // unknown name id.
+  Status async_end(uint64_t token, int64_t now, uint16_t extra_flags, AsyncEndChanges changes);
   size_t open_async() const;
   std::vector<std::pair<uint64_t, uint32_t>> open_async_spans() const;  // token, name
 

@@ -250,6 +250,34 @@ static void contexts_are_freed_with_their_chunk() {
   CHECK_EQ(tl->contexts.size(), size_t{tl->records.size()});
 }
 
+static void async_end_changes() {
+  auto t = Tracer::create();
+  const uint32_t a = t->intern("a"), b = t->intern("b");
+  const uint32_t track = t->track("otel", false);
+  const uint64_t tok = t->async_begin(track, a, 100);
+  AsyncEndChanges bad;
+  bad.name = 999;
+  CHECK_EQ(t->async_end(tok, 200, 0, bad), Status::kInvalid);  // unknown name: still open
+  AsyncEndChanges c;
+  c.has_start = true;
+  c.start = 50;
+  c.name = b;
+  c.has_attrs = true;
+  c.attrs_json = "{\"k\":1}";
+  CHECK_EQ(t->async_end(tok, 200, kFlagError, c), Status::kOk);
+  t->flush();
+  const FrozenSnapshot s = t->freeze();
+  const auto* tl = find_timeline(s, track);
+  CHECK(tl != nullptr && tl->records.size() == 1);
+  if (tl == nullptr || tl->records.size() != 1) return;
+  const SpanRecord r = tl->records[0];
+  CHECK_EQ(r.name, b);
+  CHECK_EQ(r.start_ns, 50);
+  CHECK_EQ(r.end_ns, 200);
+  CHECK((r.flags & kFlagError) != 0);
+  CHECK(tl->attrs.size() == 1 && tl->attrs[0].second == "{\"k\":1}");
+}
+
 int main() {
   RUN_TEST(derivations_are_distinct_and_valid);
   RUN_TEST(one_trace_per_local_root);
@@ -257,5 +285,6 @@ int main() {
   RUN_TEST(parents_across_timelines);
   RUN_TEST(unresolved_until_the_ancestor_commits);
   RUN_TEST(contexts_are_freed_with_their_chunk);
+  RUN_TEST(async_end_changes);
   return check::result("span_ids_test");
 }

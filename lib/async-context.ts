@@ -1,0 +1,123 @@
+// Parents across `await` (opt-in): an AsyncLocalStorage holds the span that
+// was current when work was scheduled, and spans begun with no open span on
+// this thread (an async continuation, a callback) become its children, in
+// its trace. The Tracer swaps its backend for a ContextBackend when the
+// async context is turned on, so a tracer without it keeps its plain path.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+import type { Backend, Given, OpenIds } from './backend';
+import { halves, hex64, type SpanContext } from './trace-context';
+
+/** The current span of an async context: what its children are begun under, and its own context (inject). */
+export interface Current {
+  readonly given: Given;
+  readonly context: SpanContext;
+}
+
+function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number, flags: number, tracestate: string, remote: boolean): Current {
+  const ids = new BigUint64Array([traceHi, traceLo, wire, BigInt(spanId)]);
+  let context: SpanContext | undefined;
+  return {
+    given: { ids, flags, tracestate },
+    // Formatted only when asked (inject, currentContext): most spans never are.
+    get context(): SpanContext {
+      return (context ??= {
+        traceId: hex64(traceHi) + hex64(traceLo),
+        spanId: hex64(wire),
+        traceFlags: flags,
+        ...(tracestate !== '' ? { traceState: tracestate } : {}),
+        ...(remote ? { isRemote: true } : {}),
+      });
+    },
+  };
+}
+
+/** A remote (or user-given) context as the parent of the spans begun under it. */
+export function remoteCurrent(ctx: SpanContext): Current {
+  const [hi, lo] = halves(ctx.traceId);
+  return current(hi, lo, BigInt('0x' + ctx.spanId), 0, ctx.traceFlags, ctx.traceState ?? '', ctx.isRemote === true);
+}
+
+/** The open span `ids` as current, its tracestate inherited from `outer`. */
+export function openCurrent(ids: OpenIds, outer: Current | undefined): Current {
+  const ts = outer !== undefined && outer.given.ids[0] === ids.traceHi && outer.given.ids[1] === ids.traceLo ? outer.given.tracestate : '';
+  return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
+}
+
+export class AsyncContext {
+  readonly storage = new AsyncLocalStorage<Current>();
+  /** The current span of the async span begun last (traceAsync runs its work under it). */
+  lastAsync: Current | undefined;
+
+  /** The parent a span begun now gets: the innermost open span of this thread, else the stored current. */
+  parent(inner: Backend): Current | undefined {
+    const store = this.storage.getStore();
+    if (inner.openDepth() === 0) return store;
+    const ids = inner.openIds();
+    return ids !== undefined && ids.resolved ? openCurrent(ids, store) : store;
+  }
+
+  /** Runs `fn` with the innermost open span of this thread as the current span. */
+  runInOpen<T>(inner: Backend, fn: () => T): T {
+    const ids = inner.openIds();
+    if (ids === undefined || !ids.resolved) return fn();
+    return this.storage.run(openCurrent(ids, this.storage.getStore()), fn);
+  }
+
+  /** Wraps `inner` so spans begun with no open span on this thread get the current one as parent. */
+  wrap(inner: Backend): Backend {
+    const cx = this;
+    const b = Object.create(null) as Record<string, unknown>;
+    for (let p: object | null = inner; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+      for (const key of Object.getOwnPropertyNames(p)) {
+        if (key === 'constructor' || key in b) continue;
+        const d = Object.getOwnPropertyDescriptor(p, key);
+        if (d === undefined) continue;
+        if (typeof d.value === 'function') b[key] = (d.value as (...a: unknown[]) => unknown).bind(inner);
+        else if (d.get !== undefined) Object.defineProperty(b, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
+      }
+    }
+    const under = (): Current | undefined => (inner.openDepth() === 0 ? cx.storage.getStore() : undefined);
+    const beginUnder = (nameId: number, json: string): boolean => {
+      const parent = under();
+      if (parent === undefined) return false;
+      inner.beginContext(nameId, json, parent.given);
+      return true;
+    };
+    b.begin = (nameId: number) => {
+      if (!beginUnder(nameId, '')) inner.begin(nameId);
+    };
+    b.beginAttrs = (nameId: number, json: string) => {
+      if (!beginUnder(nameId, json)) inner.beginAttrs(nameId, json);
+    };
+    // Values are taken only when no context applies; else the caller falls back to beginAttrs.
+    b.beginValues = (nameId: number, attrs: unknown) => under() === undefined && inner.beginValues(nameId, attrs);
+    b.beginDepth = (nameId: number) => {
+      if (!beginUnder(nameId, '')) return inner.beginDepth(nameId);
+      return inner.openDepth();
+    };
+    b.asyncBegin = (track: number, nameId: number, json: string) => cx.asyncBegin(inner, track, nameId, json);
+    b.asyncBeginValues = () => 0;
+    return b as unknown as Backend;
+  }
+
+  /** An async span under the current parent; records its own current in lastAsync. */
+  private asyncBegin(inner: Backend, track: number, nameId: number, json: string): number {
+    const parent = this.parent(inner);
+    let token: number;
+    let hi: bigint, lo: bigint, flags: number, ts: string;
+    if (parent === undefined) {
+      token = inner.asyncBegin(track, nameId, json);
+      const own = inner.idsOf(token);
+      this.lastAsync = current(own[1], own[2], own[0], token, 1, '', false);
+      return token;
+    }
+    token = inner.asyncBeginContext(track, nameId, json, parent.given);
+    [hi, lo] = [parent.given.ids[0], parent.given.ids[1]];
+    flags = parent.given.flags;
+    ts = parent.given.tracestate;
+    this.lastAsync = current(hi, lo, inner.idsOf(token)[0], token, flags, ts, false);
+    return token;
+  }
+}

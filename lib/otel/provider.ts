@@ -1,0 +1,157 @@
+// hotspan's TracerProvider for @opentelemetry/api: every OTel span is a
+// hotspan async span on the track "otel" (it may end on another await path
+// than the one it began on), with its real W3C ids from the core.
+
+import { randomBytes } from 'node:crypto';
+
+import {
+  context as otelContext,
+  isSpanContextValid,
+  propagation,
+  trace,
+  TraceFlags,
+  type Context,
+  type Span,
+  type SpanOptions,
+  type Tracer as OtelTracer,
+  type TracerOptions as OtelTracerOptions,
+  type TracerProvider as OtelTracerProvider,
+} from '@opentelemetry/api';
+
+import type { Backend, Given } from '../backend';
+import { internals } from '../internal';
+import type { TracerOptions } from '../options';
+import { halves, hex64 } from '../trace-context';
+import { Tracer } from '../tracer';
+import { AsyncLocalStorageContextManager } from './context-manager';
+import { TraceContextPropagator } from './propagator';
+import { HotspanSpan, type SpanSite } from './span';
+import { axisMs } from './time';
+
+/** The track OpenTelemetry spans are recorded on. */
+export const OTEL_TRACK = 'otel';
+
+class HotspanOtelTracer implements OtelTracer {
+  private readonly site: SpanSite;
+  private track: number | undefined;
+
+  constructor(
+    private readonly tracer: Tracer,
+    scope: { name: string; version?: string },
+  ) {
+    this.site = {
+      tracer,
+      get backend(): Backend {
+        return tracer[internals]().backend;
+      },
+      scope,
+    };
+  }
+
+  startSpan(name: string, options: SpanOptions = {}, ctx: Context = otelContext.active()): Span {
+    const parentSpan = options.root === true ? undefined : trace.getSpan(ctx);
+    const parent = parentSpan?.spanContext();
+    const valid = parent !== undefined && isSpanContextValid(parent);
+    if (valid && (parent.traceFlags & TraceFlags.SAMPLED) === 0) {
+      // Sampled out upstream: a non-recording span that still propagates the trace.
+      return trace.wrapSpanContext({ traceId: parent.traceId, spanId: randomBytes(8).toString('hex'), traceFlags: TraceFlags.NONE, traceState: parent.traceState });
+    }
+    const b = this.site.backend;
+    let token: number;
+    let own: BigUint64Array;
+    let traceId: string;
+    try {
+      const track = (this.track ??= this.tracer.track(OTEL_TRACK));
+      const nameId = this.tracer.name(String(name));
+      if (!valid) {
+        token = b.asyncBegin(track, nameId, '');
+        own = b.idsOf(token);
+        traceId = hex64(own[1]) + hex64(own[2]);
+      } else {
+        const [hi, lo] = halves(parent.traceId);
+        const local = parentSpan instanceof HotspanSpan && parentSpan.site.tracer === this.tracer ? parentSpan.token : 0;
+        const given: Given = {
+          ids: new BigUint64Array([hi, lo, BigInt('0x' + parent.spanId), BigInt(local)]),
+          flags: parent.traceFlags,
+          tracestate: parent.traceState?.serialize() ?? '',
+        };
+        token = b.asyncBeginContext(track, nameId, '', given);
+        own = b.idsOf(token);
+        traceId = parent.traceId;
+      }
+    } catch {
+      // A closed tracer: the API never throws; nothing is recorded.
+      return trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: TraceFlags.NONE });
+    }
+    const spanContext = {
+      traceId,
+      spanId: hex64(own[0]),
+      traceFlags: valid ? parent.traceFlags : TraceFlags.SAMPLED,
+      ...(valid && parent.traceState !== undefined ? { traceState: parent.traceState } : {}),
+    };
+    const startMs = options.startTime === undefined ? Number.NaN : axisMs(options.startTime);
+    const span = new HotspanSpan(this.site, token, spanContext, String(name), options.kind ?? 0, startMs);
+    if (options.attributes !== undefined) span.setAttributes(options.attributes);
+    if (options.links !== undefined) span.addLinks(options.links);
+    return span;
+  }
+
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, options: SpanOptions, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, options: SpanOptions, ctx: Context, fn: F): ReturnType<F>;
+  startActiveSpan<F extends (span: Span) => unknown>(name: string, a?: SpanOptions | F, b?: Context | F, c?: F): ReturnType<F> {
+    const fn = (typeof a === 'function' ? a : typeof b === 'function' ? b : c) as F;
+    const options = typeof a === 'object' ? a : undefined;
+    const ctx = typeof b === 'object' ? b : otelContext.active();
+    const span = this.startSpan(name, options, ctx);
+    return otelContext.with(trace.setSpan(ctx, span), () => fn(span)) as ReturnType<F>;
+  }
+}
+
+/**
+ * A TracerProvider whose spans are hotspan spans: OpenTelemetry
+ * instrumentations record into `tracer` (given, or made from options).
+ */
+export class TracerProvider implements OtelTracerProvider {
+  readonly tracer: Tracer;
+  private readonly tracers = new Map<string, HotspanOtelTracer>();
+
+  constructor(tracerOrOptions?: Tracer | TracerOptions) {
+    this.tracer = tracerOrOptions instanceof Tracer ? tracerOrOptions : new Tracer(tracerOrOptions);
+    // Checked now: the js backend has no W3C ids yet (a clear Error).
+    this.tracer[internals]().backend.openIds();
+  }
+
+  getTracer(name: string, version?: string, options?: OtelTracerOptions): OtelTracer {
+    const key = `${name}@${version ?? ''}:${options?.schemaUrl ?? ''}`;
+    let t = this.tracers.get(key);
+    if (t === undefined) {
+      t = new HotspanOtelTracer(this.tracer, { name, ...(version !== undefined ? { version } : {}) });
+      this.tracers.set(key, t);
+    }
+    return t;
+  }
+
+  /**
+   * Makes this the global provider of @opentelemetry/api, with an
+   * AsyncLocalStorage context manager and the W3C Trace Context propagator
+   * (unless others are registered already). Returns this.
+   */
+  register(): this {
+    trace.setGlobalTracerProvider(this);
+    otelContext.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    propagation.setGlobalPropagator(new TraceContextPropagator());
+    return this;
+  }
+
+  /** Flushes the tracer (OTel spans end into it as they end). */
+  forceFlush(): Promise<void> {
+    this.tracer.flush();
+    return Promise.resolve();
+  }
+
+  /** Flushes; the tracer stays open (it is the caller's, or close it with provider.tracer.close()). */
+  shutdown(): Promise<void> {
+    return this.forceFlush();
+  }
+}

@@ -1,0 +1,171 @@
+// An OpenTelemetry Span that is a hotspan async span: begun on a track when
+// started (so spanContext() has its real ids at once), ended with what the
+// OTel API set meanwhile (name, attributes, status, events, links, times).
+
+import {
+  SpanStatusCode,
+  type Attributes as OtelAttributes,
+  type AttributeValue,
+  type Exception,
+  type Link,
+  type Span,
+  type SpanAttributes,
+  type SpanContext,
+  type SpanStatus,
+  type TimeInput,
+} from '@opentelemetry/api';
+
+import type { Backend } from '../backend';
+import { FLAG_ERROR } from '../flags';
+import type { Tracer } from '../tracer';
+import { otelAttrs, storedLink, type OtelData } from './otel-data';
+import { axisMs, unixNano } from './time';
+
+/** OpenTelemetry's default span limits (SpanLimits): past them, data is counted as dropped. */
+export const LIMITS = { attributes: 128, events: 128, links: 128 } as const;
+
+function isAttributeValue(v: unknown): v is AttributeValue {
+  if (typeof v === 'string' || typeof v === 'boolean') return true;
+  if (typeof v === 'number') return Number.isFinite(v);
+  return Array.isArray(v) && v.every((x) => x === null || x === undefined || typeof x === 'string' || typeof x === 'boolean' || typeof x === 'number');
+}
+
+/** What a span needs from where it was started. */
+export interface SpanSite {
+  readonly tracer: Tracer;
+  readonly backend: Backend;
+  readonly scope: { name: string; version?: string };
+}
+
+export class HotspanSpan implements Span {
+  private name: string;
+  private nameChanged = false;
+  private readonly attributes: Record<string, AttributeValue> = {};
+  private attributeCount = 0;
+  private ended = false;
+  private readonly data: OtelData;
+
+  /**
+   * @param token the hotspan async span (its tracer-wide span id)
+   * @param context its W3C context (real ids, from the core)
+   * @param startMs an explicit start on the performance.now() axis, NaN: when begun
+   */
+  constructor(
+    readonly site: SpanSite,
+    readonly token: number,
+    private readonly context: SpanContext,
+    name: string,
+    kind: number,
+    private readonly startMs: number,
+  ) {
+    this.name = name;
+    this.data = {
+      kind,
+      status: undefined,
+      statusMessage: undefined,
+      events: [],
+      links: [],
+      dropped: { attributes: 0, events: 0, links: 0 },
+      scope: site.scope,
+    };
+  }
+
+  spanContext(): SpanContext {
+    return this.context;
+  }
+
+  setAttribute(key: string, value: AttributeValue): this {
+    if (this.ended || typeof key !== 'string' || key === '' || !isAttributeValue(value)) return this;
+    if (!(key in this.attributes)) {
+      if (this.attributeCount >= LIMITS.attributes) {
+        this.data.dropped.attributes++;
+        return this;
+      }
+      this.attributeCount++;
+    }
+    this.attributes[key] = value;
+    return this;
+  }
+
+  setAttributes(attributes: SpanAttributes): this {
+    for (const [k, v] of Object.entries(attributes)) if (v !== undefined) this.setAttribute(k, v);
+    return this;
+  }
+
+  addEvent(name: string, attributesOrStartTime?: SpanAttributes | TimeInput, startTime?: TimeInput): this {
+    if (this.ended) return this;
+    if (this.data.events.length >= LIMITS.events) {
+      this.data.dropped.events++;
+      return this;
+    }
+    let attrs: OtelAttributes | undefined;
+    let time = startTime;
+    if (Array.isArray(attributesOrStartTime) || typeof attributesOrStartTime === 'number' || attributesOrStartTime instanceof Date) {
+      time = attributesOrStartTime;
+    } else {
+      attrs = attributesOrStartTime;
+    }
+    const ms = time === undefined ? this.site.tracer.now() : axisMs(time);
+    this.data.events.push({ name: String(name), time_unix_nano: unixNano(ms), ...(attrs !== undefined ? { attributes: attrs } : {}) });
+    return this;
+  }
+
+  addLink(link: Link): this {
+    if (this.ended) return this;
+    if (this.data.links.length >= LIMITS.links) {
+      this.data.dropped.links++;
+      return this;
+    }
+    this.data.links.push(storedLink(link));
+    return this;
+  }
+
+  addLinks(links: Link[]): this {
+    for (const l of links) this.addLink(l);
+    return this;
+  }
+
+  setStatus(status: SpanStatus): this {
+    if (this.ended) return this;
+    // OK is final (the specification); UNSET never overrides.
+    if (this.data.status === 'ok' || status.code === SpanStatusCode.UNSET) return this;
+    this.data.status = status.code === SpanStatusCode.OK ? 'ok' : 'error';
+    this.data.statusMessage = status.code === SpanStatusCode.ERROR ? status.message : undefined;
+    return this;
+  }
+
+  updateName(name: string): this {
+    if (this.ended) return this;
+    this.name = String(name);
+    this.nameChanged = true;
+    return this;
+  }
+
+  recordException(exception: Exception, time?: TimeInput): void {
+    const attrs: Record<string, AttributeValue> = {};
+    if (typeof exception === 'string') {
+      attrs['exception.message'] = exception;
+    } else if (exception !== null && typeof exception === 'object') {
+      const e = exception as { name?: unknown; code?: unknown; message?: unknown; stack?: unknown };
+      const type = e.code ?? e.name;
+      if (type !== undefined) attrs['exception.type'] = String(type);
+      if (typeof e.message === 'string') attrs['exception.message'] = e.message;
+      if (typeof e.stack === 'string') attrs['exception.stacktrace'] = e.stack;
+    }
+    this.addEvent('exception', attrs, time);
+  }
+
+  isRecording(): boolean {
+    return !this.ended;
+  }
+
+  end(endTime?: TimeInput): void {
+    if (this.ended) return;
+    this.ended = true;
+    const endMs = endTime === undefined ? Number.NaN : axisMs(endTime);
+    const nameId = this.nameChanged ? this.site.tracer.name(this.name) : -1;
+    const flags = this.data.status === 'error' ? FLAG_ERROR : 0;
+    // Never throws (a closed tracer records nothing, as for traceAsync).
+    this.site.backend.asyncFinish(this.token, flags, this.startMs, endMs, nameId, otelAttrs(this.attributes, this.data));
+  }
+}

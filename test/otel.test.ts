@@ -1,0 +1,181 @@
+// hotspan/otel: OpenTelemetry spans recorded as hotspan spans (TracerProvider),
+// hotspan's spans out through an OpenTelemetry SpanExporter
+// (SpanExporterAdapter, checked with the SDK's InMemorySpanExporter), and
+// @opentelemetry/instrumentation-http on a loopback server and client.
+import * as path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+
+import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
+import { describe, expect, it } from 'vitest';
+
+import { SpanExporterAdapter, TracerProvider } from '../lib/otel/index';
+import { tracerFactory } from './support/tracers';
+import { runChild } from './support/child-run';
+
+const root = path.join(__dirname, '..');
+
+describe('hotspan/otel TracerProvider (native)', () => {
+  const make = tracerFactory('native');
+
+  it('records the Span API as a hotspan span with real ids, and the adapter hands the same ids to an exporter', async () => {
+    const t = make();
+    const provider = new TracerProvider(t);
+    const ot = provider.getTracer('scope-a', '1.2.3');
+    const parent = ot.startSpan('parent', { kind: SpanKind.SERVER, attributes: { 'http.method': 'GET' } });
+    const child = ot.startSpan('child', { links: [{ context: parent.spanContext(), attributes: { why: 'test' } }] }, trace.setSpan(ROOT_CONTEXT, parent));
+    child.setAttribute('n', 1).setAttributes({ s: 'x', list: [1, 2] });
+    child.addEvent('evt', { k: true });
+    child.recordException(new TypeError('boom'));
+    child.setStatus({ code: SpanStatusCode.ERROR, message: 'failed' });
+    child.updateName('child renamed');
+    const t0 = Date.now();
+    child.end();
+    expect(child.isRecording()).toBe(false);
+    // Explicit start and end times (epoch ms, in the past: a reader does not follow ticks past now).
+    await delay(5);
+    parent.end(t0 + 2);
+    const explicit = ot.startSpan('explicit', { startTime: t0 - 100 }, ROOT_CONTEXT);
+    explicit.end(t0 - 50);
+
+    expect(parent.spanContext().traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(child.spanContext().traceId).toBe(parent.spanContext().traceId);
+    expect(child.spanContext().spanId).not.toBe(parent.spanContext().spanId);
+
+    const exporter = new InMemorySpanExporter();
+    const adapter = new SpanExporterAdapter(t, exporter);
+    expect(await adapter.export()).toBe(3);
+    const spans = exporter.getFinishedSpans();
+    const p = spans.find((s) => s.name === 'parent');
+    const c = spans.find((s) => s.name === 'child renamed');
+    const e = spans.find((s) => s.name === 'explicit');
+    expect(p && c && e).toBeTruthy();
+    if (!p || !c || !e) return;
+    expect(p.spanContext()).toMatchObject(parent.spanContext());
+    expect(c.spanContext().spanId).toBe(child.spanContext().spanId);
+    expect(c.parentSpanContext?.spanId).toBe(parent.spanContext().spanId);
+    expect(p.parentSpanContext).toBeUndefined();
+    expect(p.kind).toBe(SpanKind.SERVER);
+    expect(p.attributes).toEqual({ 'http.method': 'GET' });
+    expect(c.attributes).toEqual({ n: 1, s: 'x', list: [1, 2] });
+    expect(c.status).toEqual({ code: SpanStatusCode.ERROR, message: 'failed' });
+    expect(c.events.map((x) => x.name)).toEqual(['evt', 'exception']);
+    expect(c.events[1].attributes).toMatchObject({ 'exception.type': 'TypeError', 'exception.message': 'boom' });
+    expect(c.links[0].context.spanId).toBe(parent.spanContext().spanId);
+    expect(c.instrumentationScope).toEqual({ name: 'scope-a', version: '1.2.3' });
+    // Explicit times survive to the exporter (ms precision of the inputs).
+    const ms = (h: [number, number]) => h[0] * 1000 + h[1] / 1e6;
+    expect(ms(e.startTime)).toBeCloseTo(t0 - 100, 0);
+    expect(ms(e.endTime)).toBeCloseTo(t0 - 50, 0);
+    expect(ms(p.endTime)).toBeCloseTo(t0 + 2, 0);
+    // The same spans in hotspan's own records: on the otel track, error flag, reserved keys.
+    const recs = t.snapshot();
+    const rc = recs.find((r) => r.name === 'child renamed');
+    expect(rc?.timelineName).toBe('track: otel');
+    expect(rc?.error).toBe(true);
+    expect(rc?.attrs?.['hotspan.status_message']).toBe('failed');
+    // Nothing new: nothing exported again.
+    expect(await adapter.export()).toBe(0);
+  });
+
+  it('a span started on one await path and ended on another lands on an async track, with its parent', async () => {
+    const t = make();
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('x');
+      let handOff: ReturnType<typeof ot.startSpan> | undefined;
+      await ot.startActiveSpan('outer', async (outer) => {
+        await delay(1);
+        handOff = ot.startSpan('inner'); // parent: outer, found through the context manager across the await
+        outer.end();
+      });
+      await delay(1);
+      handOff?.end();
+      const exporter = new InMemorySpanExporter();
+      await new SpanExporterAdapter(t, exporter).export();
+      const spans = exporter.getFinishedSpans();
+      const outer = spans.find((s) => s.name === 'outer');
+      const inner = spans.find((s) => s.name === 'inner');
+      expect(inner?.parentSpanContext?.spanId).toBe(outer?.spanContext().spanId);
+      expect(t.snapshot().find((r) => r.name === 'inner')?.async).toBe(true);
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
+  it('a sampled-out parent gives a non-recording span that keeps the trace', () => {
+    const t = make();
+    const ot = new TracerProvider(t).getTracer('x');
+    const remote = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: TraceFlags.NONE,
+      isRemote: true,
+    });
+    const s = ot.startSpan('dropped', {}, remote);
+    expect(s.isRecording()).toBe(false);
+    expect(s.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    s.end();
+    const sampled = ot.startSpan('kept', {}, trace.setSpanContext(ROOT_CONTEXT, { ...trace.getSpanContext(remote)!, traceFlags: TraceFlags.SAMPLED }));
+    sampled.end();
+    expect(t.snapshot().map((r) => r.name)).toEqual(['kept']);
+    expect(sampled.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+  });
+
+  it("the adapter exports hotspan's own spans, holding a child until its parent ended", async () => {
+    const t = make();
+    const exporter = new InMemorySpanExporter();
+    const adapter = new SpanExporterAdapter(t, exporter);
+    t.begin('root');
+    t.trace('leaf', () => 0);
+    expect(await adapter.export()).toBe(0); // leaf's trace is its open root's
+    t.end();
+    expect(await adapter.export()).toBe(2);
+    const [leaf, rootSpan] = exporter.getFinishedSpans();
+    expect(leaf.name).toBe('leaf');
+    expect(leaf.parentSpanContext?.spanId).toBe(rootSpan.spanContext().spanId);
+    expect(leaf.spanContext().traceId).toBe(rootSpan.spanContext().traceId);
+    expect(rootSpan.resource.attributes['service.name']).toBeDefined();
+  });
+
+  it('refuses the js backend with a clear error', () => {
+    const t = tracerFactory('js')();
+    expect(() => new TracerProvider(t)).toThrow(/needs the native backend/);
+    t.close();
+  });
+});
+
+describe('@opentelemetry/instrumentation-http on hotspan (loopback)', () => {
+  it('records client and server spans with their attributes; the client traceparent reaches the server span', async () => {
+    const r = await runChild(`require(${JSON.stringify(path.join(root, 'test/fixtures/otel-http.js'))})`, {
+      args: [],
+      cwd: root,
+    }).catch((e: unknown) => {
+      throw e;
+    });
+    expect(r.stderr).toBe('');
+    const out = JSON.parse(r.stdout.trim()) as {
+      spans: Array<{ name: string; kind: number; traceId: string; spanId: string; parentSpanId?: string; attributes: Record<string, unknown>; scope: string }>;
+      seenHeaders: string[];
+      recs: Array<{ name: string; timelineName: string }>;
+    };
+    const client = out.spans.find((s) => s.kind === SpanKind.CLIENT);
+    const server = out.spans.find((s) => s.kind === SpanKind.SERVER);
+    expect(client && server).toBeTruthy();
+    if (!client || !server) return;
+    expect(client.name).toBe('GET');
+    expect(server.name).toBe('GET');
+    expect(client.scope).toBe('@opentelemetry/instrumentation-http');
+    expect(client.attributes['http.request.method']).toBe('GET');
+    expect(client.attributes['http.response.status_code']).toBe(200);
+    expect(server.attributes['url.path']).toBe('/hello');
+    expect(server.attributes['http.response.status_code']).toBe(200);
+    expect(out.seenHeaders).toEqual([`00-${client.traceId}-${client.spanId}-01`]);
+    expect(server.traceId).toBe(client.traceId);
+    expect(server.parentSpanId).toBe(client.spanId);
+    expect(client.parentSpanId).toBeUndefined();
+    expect(out.recs.map((x) => x.timelineName)).toEqual(['track: otel', 'track: otel']);
+  });
+});

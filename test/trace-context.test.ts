@@ -1,0 +1,239 @@
+// W3C Trace Context in and out (tracer.extract / tracer.inject), spans begun
+// under an extracted context, and parents across await with the async
+// context (AsyncLocalStorage), on the native backend, in workers, and the
+// js backend's clear refusal.
+import * as path from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
+import { describe, expect, it } from 'vitest';
+
+import { Tracer, type SpanRecord } from '../lib/index';
+import { tracerFactory } from './support/tracers';
+
+const PARENT = '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01';
+const dist = path.join(__dirname, '..', 'dist', 'index.js');
+
+const byName = (recs: readonly SpanRecord[], name: string): SpanRecord => {
+  const r = recs.filter((x) => x.name === name);
+  expect(r.length, name).toBe(1);
+  return r[0];
+};
+
+describe('extract (W3C traceparent / tracestate)', () => {
+  const make = tracerFactory('native');
+
+  it('reads a valid traceparent and tracestate, case-insensitive header names, Headers objects', () => {
+    const t = make();
+    expect(t.extract({ traceparent: PARENT, tracestate: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE' })).toEqual({
+      traceId: '0af7651916cd43dd8448eb211c80319c',
+      spanId: 'b7ad6b7169203331',
+      traceFlags: 1,
+      traceState: 'rojo=00f067aa0ba902b7,congo=t61rcWkgMzE',
+      isRemote: true,
+    });
+    expect(t.extract({ TraceParent: PARENT })?.spanId).toBe('b7ad6b7169203331');
+    expect(t.extract(new Headers({ traceparent: PARENT }))?.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    // Several tracestate headers are one list; empty members are dropped.
+    expect(t.extract({ traceparent: PARENT, tracestate: ['a=1,,', ' b=2 '] })?.traceState).toBe('a=1,b=2');
+    expect(t.extract({ traceparent: PARENT.replace(/-01$/, '-00') })?.traceFlags).toBe(0);
+  });
+
+  it('parses a future version as version 00 and ignores what follows a dash', () => {
+    const t = make();
+    const future = 'cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-03-what-the-future-will-be-like';
+    // Only the sampled bit means something to version 00.
+    expect(t.extract({ traceparent: future })).toMatchObject({ spanId: 'b7ad6b7169203331', traceFlags: 1 });
+    expect(t.extract({ traceparent: 'cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' })?.traceFlags).toBe(1);
+  });
+
+  it.each([
+    ['version ff', 'ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'],
+    ['version 00 with more after it', `${PARENT}-extra`],
+    ['a future version followed by no dash', 'cc-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01x'],
+    ['uppercase hex', '00-0AF7651916CD43DD8448EB211C80319C-B7AD6B7169203331-01'],
+    ['an all-zero trace id', '00-00000000000000000000000000000000-b7ad6b7169203331-01'],
+    ['an all-zero parent id', '00-0af7651916cd43dd8448eb211c80319c-0000000000000000-01'],
+    ['a short trace id', '00-0af7651916cd43dd8448eb211c80319-b7ad6b7169203331-01'],
+    ['non-hex flags', '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-0g'],
+    ['a bad version', '0x-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01'],
+    ['wrong separators', '00_0af7651916cd43dd8448eb211c80319c_b7ad6b7169203331_01'],
+    ['an empty value', ''],
+  ])('ignores a traceparent with %s', (_what, value) => {
+    const t = make();
+    expect(t.extract({ traceparent: value, tracestate: 'a=1' })).toBeUndefined();
+  });
+
+  it('ignores two traceparent headers, and anything that is not a header object', () => {
+    const t = make();
+    expect(t.extract({ traceparent: [PARENT, PARENT] })).toBeUndefined();
+    for (const bad of [undefined, null, 42, 'traceparent', {}]) expect(t.extract(bad)).toBeUndefined();
+    expect(t.extract({ traceparent: 55 as unknown as string })).toBeUndefined();
+  });
+
+  it.each([
+    ['an uppercase key', 'Rojo=1'],
+    ['a duplicate key', 'a=1,a=2'],
+    ['a member without =', 'a'],
+    ['a value with a comma-free = inside', 'a=b=c'],
+    ['33 members', Array.from({ length: 33 }, (_, i) => `k${String(i)}=v`).join(',')],
+    ['a value ending in a space', 'a=1 ,b'],
+  ])('drops a tracestate with %s and keeps the traceparent', (_what, value) => {
+    const t = make();
+    const ctx = t.extract({ traceparent: PARENT, tracestate: value });
+    expect(ctx?.spanId).toBe('b7ad6b7169203331');
+    expect(ctx?.traceState).toBeUndefined();
+  });
+
+  it('keeps multi-tenant keys', () => {
+    expect(make().extract({ traceparent: PARENT, tracestate: 'fw529a3039@dt=ZmYzYzljMmMzZA,a=1' })?.traceState).toBe(
+      'fw529a3039@dt=ZmYzYzljMmMzZA,a=1',
+    );
+  });
+});
+
+describe('inject and spans under an extracted context (native)', () => {
+  const make = tracerFactory('native');
+  const TRACEPARENT = /^00-([0-9a-f]{32})-([0-9a-f]{16})-01$/;
+
+  it('writes the current span: one trace per local root, a span id per span', () => {
+    const t = make();
+    const none = t.inject({});
+    expect(none).toEqual({});
+    const seen: Array<Record<string, string>> = [];
+    t.trace('a', () => {
+      seen.push(t.inject({}));
+      t.trace('b', () => seen.push(t.inject({})));
+    });
+    t.trace('c', () => seen.push(t.inject({})));
+    const [a, b, c] = seen.map((h) => TRACEPARENT.exec(h.traceparent));
+    expect(a && b && c).toBeTruthy();
+    if (!a || !b || !c) return;
+    expect(b[1]).toBe(a[1]);
+    expect(b[2]).not.toBe(a[2]);
+    expect(c[1]).not.toBe(a[1]);
+    // Headers objects are written through set().
+    const h = new Headers();
+    t.trace('d', () => t.inject(h));
+    expect(h.get('traceparent')).toMatch(TRACEPARENT);
+  });
+
+  it('a span begun under an extracted context joins its trace, with the remote span as parent', async () => {
+    const t = make();
+    const remote = t.extract({ traceparent: PARENT, tracestate: 'congo=t61rcWkgMzE' });
+    expect(remote).toBeDefined();
+    if (remote === undefined) return;
+    const out: Array<Record<string, string>> = [];
+    await t.withContext(remote, async () => {
+      t.trace('server', () => out.push(t.inject({})));
+      await delay(1);
+      // start() handles and traceAsync too, after an await.
+      const h = t.start('handle');
+      out.push(t.inject({}));
+      h.end();
+      await t.traceAsync('io', async () => {
+        await delay(1);
+        out.push(t.inject({}));
+      });
+    });
+    for (const h of out) {
+      expect(h.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+      expect(h.traceparent).not.toContain('b7ad6b7169203331');
+      expect(h.tracestate).toBe('congo=t61rcWkgMzE');
+    }
+    expect(new Set(out.map((h) => h.traceparent)).size).toBe(out.length);
+    // Outside withContext the remote context is gone.
+    t.trace('later', () => expect(t.inject<Record<string, string>>({}).traceparent).not.toContain('0af7651916cd43dd8448eb211c80319c'));
+  });
+
+  it('checks a given context and the carrier', () => {
+    const t = make();
+    expect(() => t.withContext({ traceId: 'xyz', spanId: 'b7ad6b7169203331', traceFlags: 1 }, () => 0)).toThrow(TypeError);
+    expect(() => t.withContext({ traceId: '0af7651916cd43dd8448eb211c80319c', spanId: '0'.repeat(16), traceFlags: 1 }, () => 0)).toThrow(
+      /spanId/,
+    );
+    expect(() => t.inject(null as unknown as Record<string, string>)).toThrow(TypeError);
+    expect(t.inject({}, { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 0 })).toEqual({
+      traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00',
+    });
+  });
+});
+
+describe('async context: parents across await (native)', () => {
+  const make = tracerFactory('native');
+
+  it('a span begun after an await gets the span current when the work was scheduled as parent, and its trace', async () => {
+    const t = make();
+    t.enableAsyncContext();
+    const traces: Record<string, string> = {};
+    const request = (n: string, wait: number) =>
+      t.traceAsync(`req ${n}`, async () => {
+        traces[`req ${n}`] = t.currentContext()?.traceId ?? '';
+        await delay(wait);
+        t.trace(`db ${n}`, () => {
+          traces[`db ${n}`] = t.currentContext()?.traceId ?? '';
+        });
+        t.begin(`plain ${n}`);
+        t.end();
+      });
+    // Interleaved: each continuation must find its own request.
+    await Promise.all([request('1', 5), request('2', 1)]);
+    const done = new Promise<void>((resolve) => {
+      t.trace('cb', () => setTimeout(() => t.trace('timer', () => resolve()), 1));
+    });
+    await done;
+    const recs = t.snapshot();
+    for (const n of ['1', '2']) {
+      const req = byName(recs, `req ${n}`);
+      expect(byName(recs, `db ${n}`).parent, n).toBe(req.id);
+      expect(byName(recs, `plain ${n}`).parent, n).toBe(req.id);
+      expect(traces[`db ${n}`]).toBe(traces[`req ${n}`]);
+      expect(traces[`req ${n}`]).toMatch(/^[0-9a-f]{32}$/);
+    }
+    expect(traces['req 1']).not.toBe(traces['req 2']);
+    expect(byName(recs, 'timer').parent).toBe(byName(recs, 'cb').id);
+  });
+
+  it('without the async context a continuation span is a root', async () => {
+    const t = make();
+    await t.traceAsync('req', async () => {
+      await delay(1);
+      t.trace('db', () => 0);
+    });
+    expect(byName(t.snapshot(), 'db').parent).toBe(0);
+  });
+
+  it('works in a worker joined to the tracer', async () => {
+    const t = make();
+    const token = t.share();
+    const code = `
+      const { workerData, parentPort } = require('node:worker_threads');
+      const { Tracer } = require(workerData.dist);
+      const t = Tracer.join(workerData.token, { threadName: 'w' });
+      t.enableAsyncContext();
+      t.traceAsync('w req', async () => {
+        await new Promise((r) => setTimeout(r, 2));
+        t.trace('w db', () => 0);
+      }).then(() => { t.close(); parentPort.postMessage('done'); });
+    `;
+    const w = new Worker(code, { eval: true, workerData: { token, dist } });
+    await new Promise<void>((resolve, reject) => {
+      w.once('message', () => resolve());
+      w.once('error', reject);
+    });
+    await w.terminate();
+    t.flush();
+    const recs = t.snapshot();
+    expect(byName(recs, 'w db').parent).toBe(byName(recs, 'w req').id);
+  });
+});
+
+describe('trace context on the js backend', () => {
+  const make = tracerFactory('js');
+  it('says it needs the native backend instead of recording half of it', () => {
+    const t: Tracer = make();
+    expect(() => t.enableAsyncContext()).toThrow(/needs the native backend/);
+    expect(() => t.trace('a', () => t.inject({}))).toThrow(/needs the native backend/);
+    // extract needs no ids.
+    expect(t.extract({ traceparent: PARENT })?.spanId).toBe('b7ad6b7169203331');
+  });
+});
