@@ -19,6 +19,8 @@ interface ChildConfig {
   export: Record<string, unknown>;
   trees: number;
   asyncSpans?: number;
+  /** After every `pace` trees, wait until the exporter has sent all spans so far. */
+  pace?: number;
   /** Print MARK once the exporter has retried at least once. */
   markAfterRetry?: boolean;
   /** No shutdown(): the process just ends (the exporter's exit hooks send what is left). */
@@ -40,6 +42,7 @@ interface RecordOut {
 interface ChildOut {
   counts: {
     produced: number;
+    released: number;
     overwritten: number;
     dropped: number;
     otlp: { sent: number; dropped: number; rejected: number; inFlight: number; requests: number; retries: number };
@@ -61,6 +64,9 @@ const cfg = ${JSON.stringify(cfg)};
     t.trace('db', () => 0, { i, j: 1 });
     try { t.trace('fail', () => { throw new Error('x'); }, { i, j: 2 }); } catch {}
     t.end();
+    if (cfg.pace && (i + 1) % cfg.pace === 0) {
+      while (t.counts().otlp.sent < t.counts().produced) await new Promise((r) => setTimeout(r, 2));
+    }
   }
   for (let i = 0; i < (cfg.asyncSpans ?? 0); i++) {
     await t.traceAsync('io', Promise.resolve(), { track: 'net', attrs: { i, j: 3 } });
@@ -238,6 +244,24 @@ describe('OTLP export', () => {
     expect(out.counts.otlp.sent).toBe(0);
     expect(out.counts.otlp.dropped).toBe(600_000);
     expect(out.counts.overwritten).toBeGreaterThan(0);
+    expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
+  });
+
+  it('exported chunks go back to the pool: a long export under a small budget keeps every span when the receiver keeps up', async () => {
+    const [r, url] = await receiver();
+    const out = await runChild({
+      tracer: { memoryLimit: 1 << 20, onFull: 'drop' },
+      export: { endpoint: url, ...fast },
+      trees: 60_000,
+      pace: 1000,
+    });
+    checkAccounting(out, r.spans());
+    expect(out.counts.produced).toBe(180_000);
+    expect(out.counts.dropped).toBe(0);
+    expect(out.counts.overwritten).toBe(0);
+    expect(out.counts.otlp.sent).toBe(180_000);
+    // All but what the budget still holds went back to the pool.
+    expect(out.counts.released).toBeGreaterThan(180_000 - (1 << 20) / 16);
     expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
   });
 

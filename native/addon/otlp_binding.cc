@@ -6,6 +6,7 @@
 
 #include "arg_check.h"
 #include "clock_readings.h"
+#include "chunk_pool.h"
 #include "otlp_source.h"
 #include "shared_tracers.h"
 
@@ -49,10 +50,15 @@ Napi::Value Source(const Napi::CallbackInfo& info) {
     ThrowArgTypeCxx(env, "config.encoding", "'protobuf' or 'json'", enc);
   }
   const hotspan::ClockReadings clocks = hotspan::read_clocks();
-  auto* source = new hotspan::OtlpSource(
-      tracer, ResourceOption(env, config),
-      encoding == "json" ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf,
-      clocks.realtime_ns - clocks.monotonic_ns);
+  hotspan::OtlpSource* source =
+      hotspan::OtlpSource::open(tracer, ResourceOption(env, config),
+                                encoding == "json" ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf,
+                                clocks.realtime_ns - clocks.monotonic_ns)
+          .release();
+  if (source == nullptr) {
+    throw Napi::Error::New(env, "hotspan: exportOtlp: every record consumer slot of this tracer is taken (" +
+                                    std::to_string(hotspan::ChunkPool::kMaxConsumers) + " streams and exporters)");
+  }
   Napi::Object obj = Napi::Object::New(env);
   if (napi_wrap(env, obj, source, Finalize, nullptr, nullptr) != napi_ok) {
     delete source;

@@ -15,20 +15,22 @@ void put_be64(uint8_t* p, uint64_t v) {
   }
 }
 
-// The last depth-0 record in [first, end), + 1; `first` when there is none.
-template <typename Records>
-uint32_t past_last_root(const Records& recs, uint32_t first, uint32_t end) {
-  for (uint32_t i = end; i > first; --i) {
-    if (recs[i - 1].depth == 0) return i;
-  }
-  return first;
-}
-
 }  // namespace
 
-OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, const OtlpResource& resource, OtlpEncoding encoding,
-                       int64_t unix_offset_ns)
-    : tracer_(std::move(tracer)), writer_(resource, encoding, unix_offset_ns), salt_(tracer_->id_salt()) {}
+std::unique_ptr<OtlpSource> OtlpSource::open(std::shared_ptr<const Tracer> tracer, const OtlpResource& resource,
+                                             OtlpEncoding encoding, int64_t unix_offset_ns) {
+  auto cursor = RecordCursor::open(tracer);
+  if (cursor == nullptr) return nullptr;
+  return std::unique_ptr<OtlpSource>(
+      new OtlpSource(std::move(tracer), std::move(cursor), resource, encoding, unix_offset_ns));
+}
+
+OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
+                       const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
+    : tracer_(std::move(tracer)),
+      cursor_(std::move(cursor)),
+      writer_(resource, encoding, unix_offset_ns),
+      salt_(tracer_->id_salt()) {}
 
 void OtlpSource::remember(uint64_t span, const SpanIds& ids) {
   if (sent_order_.size() < kSentCacheSpans) {
@@ -43,56 +45,69 @@ void OtlpSource::remember(uint64_t span, const SpanIds& ids) {
 
 OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& out) {
   Batch batch;
-  FrozenSnapshot snap = tracer_->freeze();
+  // The new records (pinned until this call returns), then the counts: they
+  // cover at least what was read.
+  FrozenSnapshot snap;
+  size_t held = 0;
+  for (const auto& h : held_) held += h.second.size();
+  // Room for new records beside the held ones (some of those go now), and
+  // always some: held records alone may all still wait.
+  cursor_->next(snap, max_spans - std::min(held, max_spans / 2));
+  const std::vector<TimelineCounts> counts = tracer_->counts();
   for (size_t i = names_.size(); i < snap.names.size(); ++i) names_.push_back(json_text::sanitized(snap.names[i]));
+
+  // Lost before read: recycled before the cursor opened, or since it read
+  // last, and dropped by the budget.
+  if (!skipped_seen_) {
+    batch.lost += cursor_->skipped();
+    skipped_seen_ = true;
+  }
+  batch.lost += cursor_->missed() - missed_seen_;
+  missed_seen_ = cursor_->missed();
+  uint64_t committed = 0;
+  for (const TimelineCounts& tc : counts) {
+    uint64_t& seen = dropped_seen_[tc.id];
+    batch.lost += tc.counts.dropped - seen;
+    seen = tc.counts.dropped;
+    committed += tc.counts.produced - tc.counts.dropped;
+  }
+  const uint64_t unread = committed - cursor_->skipped() - cursor_->delivered() - cursor_->missed();
 
   // The batch: per timeline, the records held back, then the new ones.
   Snapshot in;
-  size_t room = max_spans;
-  bool more = false;  // records left for a later read
+  const auto add_held = [&](SnapshotTimeline& bt, std::vector<Held>& held) {
+    for (Held& h : held) {
+      bt.records.push_back(h.record);
+      if ((h.record.flags & kFlagAttrs) != 0) bt.attrs.emplace_back(h.record.local_id, std::move(h.attrs));
+      if ((h.record.flags & kFlagParentElsewhere) != 0) bt.foreign_parents.emplace_back(h.record.local_id, h.foreign);
+    }
+  };
   for (FrozenTimeline& tl : snap.timelines) {
-    Position& pos = positions_[tl.id];
-    const RecordCounts& c = tl.counts;
-    // Lost before taken: overwritten past our position, and new drops.
-    if (pos.next_stored < c.overwritten) {
-      batch.lost += c.overwritten - pos.next_stored;
-      pos.next_stored = c.overwritten;
-    }
-    batch.lost += c.dropped - pos.dropped_seen;
-    pos.dropped_seen = c.dropped;
-    const auto first = static_cast<uint32_t>(pos.next_stored - c.overwritten);
-    const uint32_t n = tl.records.size();
-    uint32_t end = first;
-    if (first < n && room > 0) {
-      const auto cap = static_cast<uint32_t>(std::min<size_t>(n, first + room));
-      if (tl.kind == TimelineKind::kTrack) {
-        end = cap;
-      } else {
-        // Whole trees when one fits, else up to the room (the tail is held
-        // until its root comes); a final read also takes trees whose root
-        // never came.
-        end = past_last_root(tl.records, first, cap);
-        if (end == first) end = std::min(cap, past_last_root(tl.records, first, n));
-        if (end == first && final) end = cap;
-      }
-    }
-    more |= end < n;
-    auto held = held_.find(tl.id);
-    if (end == first && held == held_.end()) continue;
     SnapshotTimeline& bt = in.timelines.emplace_back();
     bt.id = tl.id;
     bt.kind = tl.kind;
-    if (held != held_.end()) {
-      for (const Held& h : held->second) bt.records.push_back(h.record);
-    }
-    for (uint32_t i = first; i < end; ++i) bt.records.push_back(tl.records[i]);
-    bt.attrs = std::move(tl.attrs);
-    bt.foreign_parents = std::move(tl.foreign_parents);
+    auto held = held_.find(tl.id);
+    if (held != held_.end()) add_held(bt, held->second);
+    bt.records.reserve(bt.records.size() + tl.records.size());
+    for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
+    for (auto& a : tl.attrs) bt.attrs.push_back(std::move(a));
+    for (const auto& f : tl.foreign_parents) bt.foreign_parents.push_back(f);
     bt.contexts = std::move(tl.contexts);
-    pos.next_stored += end - first;
-    room -= std::min<size_t>(room, end - first);
   }
-  // Held records of timelines the freeze no longer lists (none today: timelines are never removed).
+  // Held records of timelines with nothing new.
+  for (auto& [id, held] : held_) {
+    bool listed = false;
+    for (const FrozenTimeline& tl : snap.timelines) listed |= tl.id == id;
+    if (listed) continue;
+    SnapshotTimeline& bt = in.timelines.emplace_back();
+    bt.id = id;
+    add_held(bt, held);
+  }
+  snap.timelines.clear();  // the chunks read go back to the pool
+  size_t in_batch = 0;
+  for (const SnapshotTimeline& bt : in.timelines) in_batch += bt.records.size();
+  // Left for a later read: unread records, or more than one request takes.
+  const bool more = unread != 0 || in_batch > max_spans;
 
   std::vector<std::vector<SpanIds>> ids;
   resolve_span_ids(in, salt_, ids);
@@ -152,17 +167,30 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
   for (size_t t = 0; t < in.timelines.size(); ++t) {
     const SnapshotTimeline& bt = in.timelines[t];
     const LocalIndex<std::string> attrs(bt.attrs, bt.records.size());
+    const uint32_t tid = bt.id;
     const auto held_it = held_.find(bt.id);
     std::vector<Held> old = held_it != held_.end() ? std::move(held_it->second) : std::vector<Held>{};
     if (held_it != held_.end()) held_.erase(held_it);
     std::vector<Held> still;
+    const auto hold = [&](const SpanRecord& r, uint32_t reads) {
+      Held h{r, reads, {}, 0};
+      if (const std::string* a = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr) h.attrs = *a;
+      if ((r.flags & kFlagParentElsewhere) != 0) {
+        if (const uint64_t* f = foreign[t].find(r.local_id)) h.foreign = *f;
+      }
+      still.push_back(std::move(h));
+    };
     for (uint32_t i = 0; i < bt.records.size(); ++i) {
       const SpanRecord& r = bt.records[i];
       SpanIds& id = ids[t][i];
       const uint32_t reads = i < old.size() ? old[i].reads + 1 : 1;
+      if (batch.spans == max_spans) {  // the request is full: the next one takes it
+        hold(r, reads - 1);
+        continue;
+      }
       if (!id.resolved) {
-        if ((!final || more) && reads <= kMaxHoldReads) {
-          still.push_back(Held{r, reads});
+        if ((!final || more) && reads <= kMaxHoldReads && waiting + still.size() < kMaxHeld) {
+          hold(r, reads);
           continue;
         }
         // Its ancestor never came (lost, or open too long): a trace of its own.
@@ -184,13 +212,9 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
       ++batch.spans;
     }
     waiting += still.size();
-    if (!still.empty()) held_[bt.id] = std::move(still);
+    if (!still.empty()) held_[tid] = std::move(still);
   }
-  for (const FrozenTimeline& tl : snap.timelines) {
-    const uint64_t stored = tl.counts.overwritten + tl.records.size();
-    waiting += stored - std::min(positions_[tl.id].next_stored, stored);
-  }
-  waiting_ = waiting;
+  waiting_ = waiting + unread;
   taken_ += batch.spans;
   lost_ += batch.lost;
   if (batch.spans != 0) writer_.finish(out);

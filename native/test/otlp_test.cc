@@ -93,7 +93,8 @@ void protobuf_request_decodes_with_the_upstream_schema() {
   CHECK(t->async_end(token, 4000) == Status::kOk);
   t->flush();
 
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, kOffset);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, kOffset);
+  OtlpSource& src = *src_p;
   std::string body;
   const OtlpSource::Batch b = src.next(100, false, body);
   CHECK_EQ(b.spans, size_t{4});
@@ -146,7 +147,8 @@ void spans_across_batches_get_their_trees_trace_id() {
   const uint32_t n = t->intern("n");
   const uint32_t tl = timeline_id(*main);
   const uint32_t track = t->track("net", false);
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
   std::string b1, b2, b3, b4;
   // An async span outlives the span it began under (sent in an earlier request).
   CHECK_EQ(begin(*main, n, 10), Status::kOk);
@@ -188,7 +190,8 @@ void a_tree_waits_for_its_root_unless_final() {
   CHECK_EQ(begin(*main, n, 11), Status::kOk);
   CHECK_EQ(end(*main, 12), Status::kOk);
   t->flush();
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
   std::string body;
   CHECK_EQ(src.next(100, false, body).spans, size_t{0});
   CHECK_EQ(src.waiting(), uint64_t{1});
@@ -205,7 +208,8 @@ void batches_are_cut_at_max_spans_and_every_record_is_taken_once() {
     CHECK_EQ(end(*main, 10 * i + 5), Status::kOk);
   }
   t->flush();
-  OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
   std::string body;
   size_t total = 0, calls = 0;
   for (OtlpSource::Batch b; (b = src.next(300, false, body)).spans != 0; ++calls) total += b.spans;
@@ -221,7 +225,8 @@ void records_lost_before_they_are_taken_are_counted() {
     auto t = Tracer::create(o);
     auto main = t->attach_js_thread("main");
     const uint32_t n = t->intern("n");
-    OtlpSource src(t, resource(), OtlpEncoding::kProtobuf, 0);
+    auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
     std::string body;
     const uint64_t total = 3 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords + 17;
     uint64_t taken = 0, lost = 0;
@@ -244,6 +249,68 @@ void records_lost_before_they_are_taken_are_counted() {
   }
 }
 
+// Read through the consumer cursor: the chunks the source has read go back
+// to the pool, so a source that keeps up exports far more than the budget
+// holds with nothing dropped. Control: the same recording without reads drops.
+void exported_chunks_are_released() {
+  for (bool read : {true, false}) {
+    TracerOptions o;
+    o.memory_limit = ChunkPool::kMinLimit;
+    o.on_full = FullPolicy::kDrop;
+    auto t = Tracer::create(o);
+    auto main = t->attach_js_thread("main");
+    const uint32_t n = t->intern("n");
+    auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+    OtlpSource& src = *src_p;
+    std::string body;
+    const uint64_t total = 4 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords;
+    uint64_t taken = 0;
+    for (uint64_t i = 0; i < total; ++i) {
+      CHECK_EQ(begin(*main, n, static_cast<int64_t>(10 * i)), Status::kOk);
+      CHECK_EQ(end(*main, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+      if (read && i % kChunkRecords == 0) taken += src.next(size_t{1} << 30, false, body).spans;
+    }
+    t->flush();
+    const OtlpSource::Batch last = src.next(size_t{1} << 30, true, body);
+    taken += last.spans;
+    RecordCounts c;
+    for (const TimelineCounts& tc : t->counts()) c += tc.counts;
+    CHECK_EQ(src.taken() + src.lost(), total);
+    if (read) {
+      CHECK_EQ(taken, total);
+      CHECK_EQ(c.dropped, uint64_t{0});
+      CHECK(c.released >= total - 2 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords);
+    } else {
+      CHECK(c.dropped > 0);
+    }
+  }
+}
+
+// Records whose ancestor is still open wait outside the pool, at most
+// kMaxHeld of them; past that they go with a trace of their own.
+void held_records_are_bounded() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  std::string body;
+  const size_t children = OtlpSource::kMaxHeld + 1000;
+  CHECK_EQ(begin(*main, n, 1), Status::kOk);
+  for (size_t i = 0; i < children; ++i) {
+    CHECK_EQ(begin(*main, n, static_cast<int64_t>(10 * i + 2)), Status::kOk);
+    CHECK_EQ(end(*main, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+  }
+  t->flush();
+  CHECK_EQ(src.next(size_t{1} << 30, false, body).spans, size_t{1000});
+  CHECK_EQ(src.waiting(), uint64_t{OtlpSource::kMaxHeld});
+  CHECK_EQ(end(*main, static_cast<int64_t>(10 * children + 10)), Status::kOk);
+  t->flush();
+  CHECK_EQ(src.next(size_t{1} << 30, false, body).spans, OtlpSource::kMaxHeld + 1);
+  CHECK_EQ(src.waiting(), uint64_t{0});
+  CHECK_EQ(src.taken(), uint64_t{children + 1});
+}
+
 void json_request_is_one_json_object() {
   auto t = Tracer::create();
   auto main = t->attach_js_thread("main");
@@ -251,7 +318,8 @@ void json_request_is_one_json_object() {
   CHECK_EQ(begin_with_attrs(*main, n, 10, R"({"k":"v\n","i":-7,"big":1e400})"), Status::kOk);
   CHECK_EQ(end(*main, 20, kFlagError), Status::kOk);
   t->flush();
-  OtlpSource src(t, resource(), OtlpEncoding::kJson, kOffset);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kJson, kOffset);
+  OtlpSource& src = *src_p;
   std::string body;
   CHECK_EQ(src.next(10, false, body).spans, size_t{1});
   CHECK(json_text::is_object(body.data(), body.data() + body.size()));
@@ -267,7 +335,8 @@ void json_request_is_one_json_object() {
   CHECK(json_text::is_object(body.data(), body.data() + body.size()));
   CHECK(has(body, "\"attributes\":[{\"key\":\"attrs\",\"value\":{\"stringValue\":\"{\\\"a\\\":1} trailing\"}},"
                   "{\"key\":\"hotspan.abandoned\",\"value\":{\"boolValue\":true}}]"));
-  OtlpSource proto(t, resource(), OtlpEncoding::kProtobuf, 0);
+  auto proto_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& proto = *proto_p;
   CHECK_EQ(proto.next(10, false, body).spans, size_t{2});
   const std::string text = protoc_decode(body);
   CHECK(has(text, "key: \"attrs\"\n        value {\n          string_value: \"{\\\"a\\\":1} trailing\""));
@@ -283,5 +352,7 @@ int main() {
   batches_are_cut_at_max_spans_and_every_record_is_taken_once();
   records_lost_before_they_are_taken_are_counted();
   json_request_is_one_json_object();
+  exported_chunks_are_released();
+  held_records_are_bounded();
   return check::result("otlp_test");
 }
