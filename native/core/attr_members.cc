@@ -76,8 +76,14 @@ bool visit_attr_members(const std::string& raw, AttrScratch& sc, AttrMemberVisit
   *bp = b;
   *ep = e;
   if (b == e) return true;
+  return visit_object_members(b, e, sc, v);
+}
 
+bool visit_object_members(const char* b, const char* e, AttrScratch& sc, AttrMemberVisitor& v) {
+  while (b < e && json_ws(*b)) ++b;
+  while (e > b && json_ws(e[-1])) --e;
   Scan s{b, e};
+  if (s.p >= s.e) return false;
   if (*s.p != '{') return false;
   ++s.p;
   s.ws();
@@ -100,6 +106,27 @@ bool visit_attr_members(const std::string& raw, AttrScratch& sc, AttrMemberVisit
     }
     if (s.p < s.e && *s.p == '}') return s.p + 1 == s.e;
     return false;
+  }
+}
+
+bool visit_array_elements(const char* b, const char* e, const std::function<void(const char*, const char*)>& element) {
+  Scan s{b, e};
+  s.ws();
+  if (s.p >= s.e || *s.p != '[') return false;
+  ++s.p;
+  s.ws();
+  if (s.p < s.e && *s.p == ']') return true;
+  for (;;) {
+    const char* v0 = s.p;
+    if (s.p >= s.e || !scan_value(s, 1)) return false;
+    element(v0, s.p);
+    s.ws();
+    if (s.p < s.e && *s.p == ',') {
+      ++s.p;
+      s.ws();
+      continue;
+    }
+    return s.p < s.e && *s.p == ']';
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 namespace hotspan {
@@ -41,5 +42,13 @@ struct AttrScratch {
 // only: true, nothing visited.
 bool visit_attr_members(const std::string& raw, AttrScratch& sc, AttrMemberVisitor& v, const char** b,
                         const char** e);
+
+// The same over [b, e), valid UTF-8 (a nested value a visit gave as kJson):
+// false when it is not one object.
+bool visit_object_members(const char* b, const char* e, AttrScratch& sc, AttrMemberVisitor& v);
+
+// Calls `element` with each element's text of the JSON array [b, e) (valid
+// UTF-8); false when it is not one array.
+bool visit_array_elements(const char* b, const char* e, const std::function<void(const char*, const char*)>& element);
 
 }  // namespace hotspan

@@ -22,13 +22,18 @@ constexpr uint32_t kScopeSpansScope = 1;
 constexpr uint8_t kScopeSpansSpan = len_key(2);
 constexpr uint32_t kScopeName = 1, kScopeVersion = 2;
 constexpr uint32_t kSpanTraceId = 1, kSpanSpanId = 2, kSpanParentSpanId = 4, kSpanName = 5, kSpanKind = 6,
-                   kSpanStart = 7, kSpanEnd = 8, kSpanStatus = 15, kSpanFlags = 16;
-constexpr uint8_t kSpanAttribute = len_key(9);
+                   kSpanStart = 7, kSpanEnd = 8, kSpanDroppedAttributes = 10, kSpanDroppedEvents = 12,
+                   kSpanDroppedLinks = 14, kSpanStatus = 15, kSpanFlags = 16;
+constexpr uint8_t kSpanAttribute = len_key(9), kSpanEvent = len_key(11), kSpanLink = len_key(13);
+constexpr uint32_t kEventTime = 1, kEventName = 2;
+constexpr uint8_t kEventAttribute = len_key(3);
+constexpr uint32_t kLinkTraceId = 1, kLinkSpanId = 2, kLinkTraceState = 3, kLinkFlags = 6;
+constexpr uint8_t kLinkAttribute = len_key(4);
+constexpr uint32_t kStatusMessage = 2;
 constexpr uint32_t kKeyValueKey = 1;
 constexpr uint8_t kKeyValueValue = len_key(2);
 constexpr uint32_t kAnyString = 1, kAnyBool = 2, kAnyInt = 3, kAnyDouble = 4;
 constexpr uint32_t kStatusCode = 3;
-constexpr uint32_t kStatusError = 2;
 
 void put_be64(uint8_t* p, uint64_t v) {
   for (int i = 7; i >= 0; --i) {
@@ -48,13 +53,13 @@ Message string_attribute(const std::string& key, const std::string& value) {
   return kv;
 }
 
-// Each member as a Span.attributes KeyValue.
+// Each member as a KeyValue (Span.attributes, or an event's or link's).
 class ProtoAttrs final : public OtlpAttrSink {
  public:
-  explicit ProtoAttrs(std::string& out) : out_(out), start_(out.size()) {}
+  explicit ProtoAttrs(std::string& out, uint8_t key = kSpanAttribute) : out_(out), start_(out.size()), key_(key) {}
   void rollback() override { out_.resize(start_); }
   void member(const std::string& key, const AttrValue& v) override {
-    const size_t kv = open_len(out_, kSpanAttribute);
+    const size_t kv = open_len(out_, key_);
     put_key_bytes(out_, kKeyValueKey, key.data(), key.size());
     const size_t any = open_len(out_, kKeyValueValue);
     switch (v.kind) {
@@ -81,12 +86,45 @@ class ProtoAttrs final : public OtlpAttrSink {
  private:
   std::string& out_;
   size_t start_;
+  uint8_t key_;
 };
+
+void put_fixed32(std::string& out, uint32_t field, uint32_t v) {  // field < 16: a one-byte key
+  out.push_back(static_cast<char>(field << 3 | kFixed32));
+  char le[4];
+  std::memcpy(le, &v, 4);
+  out.append(le, 4);
+}
+
+// The members of a nested attribute object as KeyValues under `key`.
+void nested_attrs(std::string& out, uint8_t key, const char* b, const char* e, AttrScratch& sc) {
+  if (b == nullptr) return;
+  ProtoAttrs sink(out, key);
+  if (!visit_object_members(b, e, sc, sink)) sink.rollback();
+}
 
 }  // namespace
 
 OtlpRequestWriter::OtlpRequestWriter(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
-    : resource_(resource), encoding_(encoding), unix_offset_ns_(unix_offset_ns) {}
+    : resource_(resource), encoding_(encoding), unix_offset_ns_(unix_offset_ns) {
+  scopes_.push_back(Scope{resource_.scope_name, resource_.scope_version, {}});
+}
+
+void OtlpRequestWriter::place(size_t at) {
+  if (!otel_.has_scope) return;
+  const std::string name = json_text::sanitized(otel_.scope_name), version = json_text::sanitized(otel_.scope_version);
+  if (name == scopes_[0].name && version == scopes_[0].version) return;
+  size_t i = 1;
+  while (i < scopes_.size() && (scopes_[i].name != name || scopes_[i].version != version)) ++i;
+  if (i == scopes_.size()) scopes_.push_back(Scope{name, version, {}});
+  std::string& from = scopes_[0].spans;
+  std::string& to = scopes_[i].spans;
+  // OTLP/JSON: a span after another starts with its ',' separator.
+  const bool comma = encoding_ == OtlpEncoding::kJson && at < from.size() && from[at] == ',';
+  if (encoding_ == OtlpEncoding::kJson && !to.empty()) to.push_back(',');
+  to.append(from, at + (comma ? 1 : 0), std::string::npos);
+  from.resize(at);
+}
 
 void OtlpRequestWriter::add(const OtlpSpan& span) {
   if (encoding_ == OtlpEncoding::kJson) {
@@ -98,10 +136,28 @@ void OtlpRequestWriter::add(const OtlpSpan& span) {
 }
 
 void OtlpRequestWriter::span_attrs(const OtlpSpan& span, OtlpAttrSink& sink) {
+  otel_.clear();
   if (span.attrs != nullptr) {
     const char* b = nullptr;
     const char* e = nullptr;
-    if (!visit_attr_members(*span.attrs, scratch_, sink, &b, &e)) {
+    // Reserved keys only when the text contains one: a plain span pays a search.
+    class Split final : public AttrMemberVisitor {
+     public:
+      Split(OtlpAttrSink& sink, OtlpOtelFields& otel, AttrScratch& nested) : sink_(sink), otel_(otel), nested_(nested) {}
+      void member(const std::string& key, const AttrValue& v) override {
+        if (!otel_.take(key, v, nested_)) sink_.member(key, v);
+      }
+
+     private:
+      OtlpAttrSink& sink_;
+      OtlpOtelFields& otel_;
+      AttrScratch& nested_;
+    };
+    Split split(sink, otel_, nested_);
+    const bool reserved = span.attrs->find("\"hotspan.") != std::string::npos;
+    AttrMemberVisitor& v = reserved ? static_cast<AttrMemberVisitor&>(split) : sink;
+    if (!visit_attr_members(*span.attrs, scratch_, v, &b, &e)) {
+      otel_.clear();
       sink.rollback();
       AttrValue whole;
       whole.kind = AttrValue::kJson;
@@ -125,12 +181,14 @@ void OtlpRequestWriter::finish(std::string& out) {
   } else {
     finish_proto(out);
   }
-  spans_.clear();
+  scopes_.resize(1);
+  scopes_[0].spans.clear();
   count_ = 0;
 }
 
 void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
-  std::string& out = spans_;
+  std::string& out = scopes_[0].spans;
+  const size_t at = out.size();
   const SpanRecord& r = *span.record;
   const size_t body = open_len(out, kScopeSpansSpan);
   put_key_bytes(out, kSpanTraceId, reinterpret_cast<const char*>(span.ids.trace_id), 16);
@@ -142,15 +200,40 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
     put_key_bytes(out, kSpanParentSpanId, reinterpret_cast<const char*>(id), 8);
   }
   put_key_bytes(out, kSpanName, span.name->data(), span.name->size());
-  if (span.kind != OtlpSpanKind::kUnspecified) put_key_varint(out, kSpanKind, static_cast<uint64_t>(span.kind));
   put_fixed64(out, kSpanStart, static_cast<uint64_t>(r.start_ns + unix_offset_ns_));
   put_fixed64(out, kSpanEnd, static_cast<uint64_t>(r.end_ns + unix_offset_ns_));
   ProtoAttrs attrs(out);
   span_attrs(span, attrs);
-  if ((r.flags & kFlagError) != 0) {
-    put_key_len(out, kSpanStatus, 2);
-    out.push_back(static_cast<char>(kStatusCode << 3));
-    out.push_back(static_cast<char>(kStatusError));
+  const uint8_t kind = otel_.kind != 0 ? otel_.kind : static_cast<uint8_t>(span.kind);
+  if (kind != 0) put_key_varint(out, kSpanKind, kind);
+  if (otel_.dropped_attributes != 0) put_key_varint(out, kSpanDroppedAttributes, otel_.dropped_attributes);
+  otel_.each_event(nested_, [&](const OtlpEventView& ev) {
+    const size_t m = open_len(out, kSpanEvent);
+    put_fixed64(out, kEventTime, ev.time_unix_nano);
+    const std::string name = json_text::sanitized(ev.name);
+    put_key_bytes(out, kEventName, name.data(), name.size());
+    nested_attrs(out, kEventAttribute, ev.attrs_b, ev.attrs_e, scratch_);
+    close_len(out, m);
+  });
+  if (otel_.dropped_events != 0) put_key_varint(out, kSpanDroppedEvents, otel_.dropped_events);
+  otel_.each_link(nested_, [&](const OtlpLinkView& link) {
+    const size_t m = open_len(out, kSpanLink);
+    put_key_bytes(out, kLinkTraceId, reinterpret_cast<const char*>(link.trace_id), 16);
+    put_key_bytes(out, kLinkSpanId, reinterpret_cast<const char*>(link.span_id), 8);
+    if (!link.trace_state.empty()) {
+      const std::string ts = json_text::sanitized(link.trace_state);
+      put_key_bytes(out, kLinkTraceState, ts.data(), ts.size());
+    }
+    nested_attrs(out, kLinkAttribute, link.attrs_b, link.attrs_e, scratch_);
+    put_fixed32(out, kLinkFlags, link.flags);
+    close_len(out, m);
+  });
+  if (otel_.dropped_links != 0) put_key_varint(out, kSpanDroppedLinks, otel_.dropped_links);
+  if (const uint8_t code = status_code(r); code != 0 || !otel_.status_message.empty()) {
+    Message status;
+    if (!otel_.status_message.empty()) status.str(kStatusMessage, json_text::sanitized(otel_.status_message));
+    if (code != 0) put_key_varint(status.s, kStatusCode, code);
+    put_key_bytes(out, kSpanStatus, status.s.data(), status.s.size());
   }
   const uint32_t flags = span.ids.trace_flags;
   out.push_back(static_cast<char>(kSpanFlags << 3 | kFixed32));
@@ -159,26 +242,39 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
   std::memcpy(le, &flags, 4);
   out.append(le, 4);
   close_len(out, body);
+  place(at);
 }
 
 void OtlpRequestWriter::finish_proto(std::string& out) {
   Message resource;
   for (const auto& kv : resource_.attributes) resource.msg(kResourceAttributes, string_attribute(kv.first, kv.second));
-  Message scope;
-  scope.str(kScopeName, json_text::sanitized(resource_.scope_name));
-  if (!resource_.scope_version.empty()) scope.str(kScopeVersion, json_text::sanitized(resource_.scope_version));
-  Message scope_head;
-  scope_head.msg(kScopeSpansScope, scope);
-  const size_t scope_spans_n = scope_head.s.size() + spans_.size();
   Message rs_head;
   rs_head.msg(kResourceSpansResource, resource);
-  put_key_len(rs_head.s, kResourceSpansScopeSpans, scope_spans_n);
-  const size_t rs_n = rs_head.s.size() + scope_spans_n;
+  // Each scope's head (ScopeSpans key, length, scope) before its spans.
+  std::vector<std::string> heads;
+  size_t rs_n = rs_head.s.size();
+  for (const Scope& sc : scopes_) {
+    if (sc.spans.empty()) continue;
+    Message scope;
+    scope.str(kScopeName, json_text::sanitized(sc.name));
+    if (!sc.version.empty()) scope.str(kScopeVersion, json_text::sanitized(sc.version));
+    Message scope_head;
+    scope_head.msg(kScopeSpansScope, scope);
+    std::string head;
+    put_key_len(head, kResourceSpansScopeSpans, scope_head.s.size() + sc.spans.size());
+    head += scope_head.s;
+    rs_n += head.size() + sc.spans.size();
+    heads.push_back(std::move(head));
+  }
   out.reserve(rs_n + 16);
   put_key_len(out, kRequestResourceSpans, rs_n);
   out += rs_head.s;
-  out += scope_head.s;
-  out += spans_;
+  size_t h = 0;
+  for (const Scope& sc : scopes_) {
+    if (sc.spans.empty()) continue;
+    out += heads[h++];
+    out += sc.spans;
+  }
 }
 
 }  // namespace hotspan

@@ -1,6 +1,7 @@
 // An OTLP ExportTraceServiceRequest (opentelemetry-proto, vendored in
 // vendor/opentelemetry), encoded as protobuf or as OTLP/JSON: one resource,
-// one instrumentation scope, the spans added since the last request.
+// the spans added since the last request grouped by instrumentation scope
+// (the resource's default scope, or a span's "hotspan.scope").
 //
 // A span's fields: trace_id, span_id, parent_span_id (absent for a root),
 // flags (the W3C trace flags; whether a parent is remote is not known, so
@@ -10,6 +11,8 @@
 // exporter is on one axis), attributes typed as attr_members.h reads them
 // (nested values and null as their JSON text in a string), status ERROR for
 // a span flagged error, "hotspan.abandoned" = true for one ended by cleanup.
+// The reserved OTel keys (otlp_otel_fields.h) become kind, status, events,
+// links, dropped counts and the scope, not attributes.
 // Strings must be valid UTF-8 (the caller repairs names; attribute text is
 // repaired here).
 #pragma once
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "attr_members.h"
+#include "otlp_otel_fields.h"
 #include "span_record.h"
 
 namespace hotspan {
@@ -71,14 +75,25 @@ class OtlpRequestWriter {
   void add(const OtlpSpan& span);
   size_t spans() const { return count_; }
   // Bytes of the spans added so far (the request is a few bytes more).
-  size_t bytes() const { return spans_.size(); }
+  size_t bytes() const {
+    size_t n = 0;
+    for (const Scope& s : scopes_) n += s.spans.size();
+    return n;
+  }
   // The whole request into `out` (replacing it); the writer is empty again.
   void finish(std::string& out);
 
  private:
   // The span's attribute members, then "hotspan.abandoned" when flagged;
   // text that is not one object becomes one string "attrs".
+  // Reserved OTel keys go to otel_ instead.
   void span_attrs(const OtlpSpan& span, OtlpAttrSink& sink);
+  // After a span is written to scopes_[0].spans from `at`: moves it to its
+  // scope's buffer when it names one.
+  void place(size_t at);
+  uint8_t status_code(const SpanRecord& r) const {
+    return (r.flags & kFlagError) != 0 ? 2 : otel_.status;
+  }
   void add_proto(const OtlpSpan& span);
   void add_json(const OtlpSpan& span);
   void finish_proto(std::string& out);
@@ -87,9 +102,14 @@ class OtlpRequestWriter {
   OtlpResource resource_;
   OtlpEncoding encoding_;
   int64_t unix_offset_ns_;
-  std::string spans_;
+  struct Scope {
+    std::string name, version;
+    std::string spans;  // encoded spans
+  };
+  std::vector<Scope> scopes_;  // [0]: the default scope
   size_t count_ = 0;
-  AttrScratch scratch_;
+  AttrScratch scratch_, nested_;
+  OtlpOtelFields otel_;
 };
 
 }  // namespace hotspan

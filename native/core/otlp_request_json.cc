@@ -93,12 +93,23 @@ class JsonAttrs final : public OtlpAttrSink {
   bool any_ = false;
 };
 
+// A nested attribute object as a JSON KeyValue array ("attributes":[...]).
+void put_nested_attrs(std::string& out, const char* b, const char* e, AttrScratch& sc) {
+  out += ",\"attributes\":[";
+  if (b != nullptr) {
+    JsonAttrs sink(out);
+    if (!visit_object_members(b, e, sc, sink)) sink.rollback();
+  }
+  out.push_back(']');
+}
+
 }  // namespace
 
 void OtlpRequestWriter::add_json(const OtlpSpan& span) {
-  std::string& out = spans_;
+  std::string& out = scopes_[0].spans;
+  const size_t at = out.size();
   const SpanRecord& r = *span.record;
-  if (count_ != 0) out.push_back(',');
+  if (!out.empty()) out.push_back(',');
   out += "{\"traceId\":\"";
   put_hex(out, span.ids.trace_id, 16);
   out += "\",\"spanId\":\"";
@@ -113,8 +124,6 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
   put_number(out, uint32_t{span.ids.trace_flags});
   out += ",\"name\":";
   put_string(out, *span.name);
-  out += ",\"kind\":";
-  put_number(out, static_cast<unsigned>(span.kind));
   out += ",\"startTimeUnixNano\":\"";
   put_number(out, static_cast<uint64_t>(r.start_ns + unix_offset_ns_));
   out += "\",\"endTimeUnixNano\":\"";
@@ -123,12 +132,66 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
   JsonAttrs attrs(out);
   span_attrs(span, attrs);
   out += "]";
-  if ((r.flags & kFlagError) != 0) out += ",\"status\":{\"code\":2}";
+  out += ",\"kind\":";
+  put_number(out, static_cast<unsigned>(otel_.kind != 0 ? otel_.kind : static_cast<uint8_t>(span.kind)));
+  const auto count = [&](const char* field, uint32_t n) {
+    if (n == 0) return;
+    out += field;
+    put_number(out, n);
+  };
+  count(",\"droppedAttributesCount\":", otel_.dropped_attributes);
+  if (otel_.events_b != nullptr) {
+    out += ",\"events\":[";
+    bool first = true;
+    otel_.each_event(nested_, [&](const OtlpEventView& ev) {
+      if (!first) out.push_back(',');
+      first = false;
+      out += "{\"timeUnixNano\":\"";
+      put_number(out, ev.time_unix_nano);
+      out += "\",\"name\":";
+      put_string(out, ev.name);
+      put_nested_attrs(out, ev.attrs_b, ev.attrs_e, scratch_);
+      out.push_back('}');
+    });
+    out.push_back(']');
+  }
+  count(",\"droppedEventsCount\":", otel_.dropped_events);
+  if (otel_.links_b != nullptr) {
+    out += ",\"links\":[";
+    bool first = true;
+    otel_.each_link(nested_, [&](const OtlpLinkView& link) {
+      if (!first) out.push_back(',');
+      first = false;
+      out += "{\"traceId\":\"";
+      put_hex(out, link.trace_id, 16);
+      out += "\",\"spanId\":\"";
+      put_hex(out, link.span_id, 8);
+      out += "\",\"traceState\":";
+      put_string(out, link.trace_state);
+      out += ",\"flags\":";
+      put_number(out, link.flags);
+      put_nested_attrs(out, link.attrs_b, link.attrs_e, scratch_);
+      out.push_back('}');
+    });
+    out.push_back(']');
+  }
+  count(",\"droppedLinksCount\":", otel_.dropped_links);
+  const uint8_t code = status_code(r);
+  if (code != 0 || !otel_.status_message.empty()) {
+    out += ",\"status\":{\"code\":";
+    put_number(out, unsigned{code});
+    if (!otel_.status_message.empty()) {
+      out += ",\"message\":";
+      put_string(out, otel_.status_message);
+    }
+    out.push_back('}');
+  }
   out += "}";
+  place(at);
 }
 
 void OtlpRequestWriter::finish_json(std::string& out) {
-  out.reserve(spans_.size() + 256);
+  out.reserve(bytes() + 256);
   out += "{\"resourceSpans\":[{\"resource\":{\"attributes\":[";
   bool first = true;
   for (const auto& kv : resource_.attributes) {
@@ -139,15 +202,23 @@ void OtlpRequestWriter::finish_json(std::string& out) {
     v.str = &kv.second;
     put_attribute(out, kv.first, v);
   }
-  out += "]},\"scopeSpans\":[{\"scope\":{\"name\":";
-  put_string(out, resource_.scope_name);
-  if (!resource_.scope_version.empty()) {
-    out += ",\"version\":";
-    put_string(out, resource_.scope_version);
+  out += "]},\"scopeSpans\":[";
+  bool first_scope = true;
+  for (const Scope& sc : scopes_) {
+    if (sc.spans.empty()) continue;
+    if (!first_scope) out.push_back(',');
+    first_scope = false;
+    out += "{\"scope\":{\"name\":";
+    put_string(out, sc.name);
+    if (!sc.version.empty()) {
+      out += ",\"version\":";
+      put_string(out, sc.version);
+    }
+    out += "},\"spans\":[";
+    out += sc.spans;
+    out += "]}";
   }
-  out += "},\"spans\":[";
-  out += spans_;
-  out += "]}]}]}";
+  out += "]}]}";
 }
 
 }  // namespace hotspan

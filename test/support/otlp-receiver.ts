@@ -35,7 +35,11 @@ export interface ReceivedSpan {
   end: bigint;
   attrs: Record<string, unknown>;
   statusCode: number;
+  statusMessage: string;
   flags: number;
+  events: Array<{ name: string; time: bigint; attrs: Record<string, unknown> }>;
+  links: Array<{ traceId: string; spanId: string; traceState: string; flags: number; attrs: Record<string, unknown> }>;
+  dropped: { attributes: number; events: number; links: number };
 }
 
 export interface ReceivedRequest {
@@ -83,8 +87,19 @@ interface SpanObj {
   startTimeUnixNano?: string;
   endTimeUnixNano?: string;
   attributes?: Array<{ key: string; value?: AnyValueObj }>;
-  status?: { code?: number };
+  status?: { code?: number; message?: string };
   flags?: number;
+  events?: Array<{ name?: string; timeUnixNano?: string; attributes?: Array<{ key: string; value?: AnyValueObj }> }>;
+  links?: Array<{
+    traceId?: Uint8Array | string;
+    spanId?: Uint8Array | string;
+    traceState?: string;
+    flags?: number;
+    attributes?: Array<{ key: string; value?: AnyValueObj }>;
+  }>;
+  droppedAttributesCount?: number;
+  droppedEventsCount?: number;
+  droppedLinksCount?: number;
 }
 interface RequestObj {
   resourceSpans?: Array<{
@@ -118,7 +133,17 @@ export function decodeRequest(body: Buffer, contentType: string): ReceivedReques
         end: BigInt(s.endTimeUnixNano ?? '0'),
         attrs: attrMap(s.attributes),
         statusCode: s.status?.code ?? 0,
+        statusMessage: s.status?.message ?? '',
         flags: s.flags ?? 0,
+        events: (s.events ?? []).map((e) => ({ name: e.name ?? '', time: BigInt(e.timeUnixNano ?? '0'), attrs: attrMap(e.attributes) })),
+        links: (s.links ?? []).map((l) => ({
+          traceId: id(l.traceId),
+          spanId: id(l.spanId),
+          traceState: l.traceState ?? '',
+          flags: l.flags ?? 0,
+          attrs: attrMap(l.attributes),
+        })),
+        dropped: { attributes: s.droppedAttributesCount ?? 0, events: s.droppedEventsCount ?? 0, links: s.droppedLinksCount ?? 0 },
       })),
     })),
   );
