@@ -93,6 +93,24 @@ class JsonAttrs final : public OtlpAttrSink {
   bool any_ = false;
 };
 
+// `key` (",\"events\":[") and its elements, each after its separator.
+class JsonList {
+ public:
+  JsonList(std::string& out, const char* key) : out_(out) { out_ += key; }
+  ~JsonList() { out_.push_back(']'); }
+  JsonList(const JsonList&) = delete;
+  JsonList& operator=(const JsonList&) = delete;
+  std::string& next() {
+    if (!first_) out_.push_back(',');
+    first_ = false;
+    return out_;
+  }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
 // A nested attribute object as a JSON KeyValue array ("attributes":[...]).
 void put_nested_attrs(std::string& out, const char* b, const char* e, AttrScratch& sc) {
   out += ",\"attributes\":[";
@@ -141,28 +159,21 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
   };
   count(",\"droppedAttributesCount\":", otel_.dropped_attributes);
   if (otel_.events_b != nullptr) {
-    out += ",\"events\":[";
-    bool first = true;
+    JsonList list(out, ",\"events\":[");
     otel_.each_event(nested_, [&](const OtlpEventView& ev) {
-      if (!first) out.push_back(',');
-      first = false;
-      out += "{\"timeUnixNano\":\"";
+      list.next() += "{\"timeUnixNano\":\"";
       put_number(out, ev.time_unix_nano);
       out += "\",\"name\":";
       put_string(out, ev.name);
       put_nested_attrs(out, ev.attrs_b, ev.attrs_e, scratch_);
       out.push_back('}');
     });
-    out.push_back(']');
   }
   count(",\"droppedEventsCount\":", otel_.dropped_events);
   if (otel_.links_b != nullptr) {
-    out += ",\"links\":[";
-    bool first = true;
+    JsonList list(out, ",\"links\":[");
     otel_.each_link(nested_, [&](const OtlpLinkView& link) {
-      if (!first) out.push_back(',');
-      first = false;
-      out += "{\"traceId\":\"";
+      list.next() += "{\"traceId\":\"";
       put_hex(out, link.trace_id, 16);
       out += "\",\"spanId\":\"";
       put_hex(out, link.span_id, 8);
@@ -173,7 +184,6 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
       put_nested_attrs(out, link.attrs_b, link.attrs_e, scratch_);
       out.push_back('}');
     });
-    out.push_back(']');
   }
   count(",\"droppedLinksCount\":", otel_.dropped_links);
   const uint8_t code = status_code(r);

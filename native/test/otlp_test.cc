@@ -141,6 +141,19 @@ std::map<uint64_t, SpanIds> oracle(const Tracer& t) {
   return out;
 }
 
+std::shared_ptr<Tracer> smallest_budget(FullPolicy policy) {
+  TracerOptions o;
+  o.memory_limit = ChunkPool::kMinLimit;
+  o.on_full = policy;
+  return Tracer::create(o);
+}
+
+// The i-th of a run of root spans, 10 ns apart.
+void flat_span(ThreadState& th, uint32_t name, uint64_t i) {
+  CHECK_EQ(begin(th, name, static_cast<int64_t>(10 * i)), Status::kOk);
+  CHECK_EQ(end(th, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+}
+
 void spans_across_batches_get_their_trees_trace_id() {
   auto t = Tracer::create();
   auto main = t->attach_js_thread("main");
@@ -203,10 +216,7 @@ void batches_are_cut_at_max_spans_and_every_record_is_taken_once() {
   auto t = Tracer::create();
   auto main = t->attach_js_thread("main");
   const uint32_t n = t->intern("n");
-  for (int i = 0; i < 1000; ++i) {
-    CHECK_EQ(begin(*main, n, 10 * i), Status::kOk);
-    CHECK_EQ(end(*main, 10 * i + 5), Status::kOk);
-  }
+  for (uint64_t i = 0; i < 1000; ++i) flat_span(*main, n, i);
   t->flush();
   auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
   OtlpSource& src = *src_p;
@@ -219,20 +229,16 @@ void batches_are_cut_at_max_spans_and_every_record_is_taken_once() {
 
 void records_lost_before_they_are_taken_are_counted() {
   for (FullPolicy policy : {FullPolicy::kOverwrite, FullPolicy::kDrop}) {
-    TracerOptions o;
-    o.memory_limit = ChunkPool::kMinLimit;
-    o.on_full = policy;
-    auto t = Tracer::create(o);
+    auto t = smallest_budget(policy);
     auto main = t->attach_js_thread("main");
     const uint32_t n = t->intern("n");
     auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
-  OtlpSource& src = *src_p;
+    OtlpSource& src = *src_p;
     std::string body;
     const uint64_t total = 3 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords + 17;
     uint64_t taken = 0, lost = 0;
     for (uint64_t i = 0; i < total; ++i) {
-      CHECK_EQ(begin(*main, n, static_cast<int64_t>(10 * i)), Status::kOk);
-      CHECK_EQ(end(*main, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+      flat_span(*main, n, i);
       if (i == 1000) {  // one early read, then the budget overflows
         const OtlpSource::Batch b = src.next(size_t{1} << 30, false, body);
         taken += b.spans;
@@ -254,10 +260,7 @@ void records_lost_before_they_are_taken_are_counted() {
 // holds with nothing dropped. Control: the same recording without reads drops.
 void exported_chunks_are_released() {
   for (bool read : {true, false}) {
-    TracerOptions o;
-    o.memory_limit = ChunkPool::kMinLimit;
-    o.on_full = FullPolicy::kDrop;
-    auto t = Tracer::create(o);
+    auto t = smallest_budget(FullPolicy::kDrop);
     auto main = t->attach_js_thread("main");
     const uint32_t n = t->intern("n");
     auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
@@ -266,8 +269,7 @@ void exported_chunks_are_released() {
     const uint64_t total = 4 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords;
     uint64_t taken = 0;
     for (uint64_t i = 0; i < total; ++i) {
-      CHECK_EQ(begin(*main, n, static_cast<int64_t>(10 * i)), Status::kOk);
-      CHECK_EQ(end(*main, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+      flat_span(*main, n, i);
       if (read && i % kChunkRecords == 0) taken += src.next(size_t{1} << 30, false, body).spans;
     }
     t->flush();
