@@ -5,6 +5,8 @@
 // from the backend (the core's for native, the js backend's own); this only
 // totals them and says it once when something was lost.
 
+import type { OtlpCounts } from './otlp-counters';
+
 /** One timeline's counts. */
 export interface TimelineCounts {
   readonly id: number;
@@ -28,6 +30,8 @@ export interface Counts {
   readonly memoryLimit: number;
   readonly onFull: 'overwrite' | 'drop';
   readonly timelines: readonly TimelineCounts[];
+  /** Present once tracer.exportOtlp() started. */
+  readonly otlp?: OtlpCounts;
 }
 
 /** What a backend reports: per-timeline counts and whether anything was lost. */

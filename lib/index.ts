@@ -11,6 +11,8 @@ export type { SpanRecord, TimelineInfo, TimelineKind } from './records';
 export type { StatsRow } from './stats';
 export type { SnapshotOptions, SnapshotBatchOptions, SnapshotColumns } from './bounded-read';
 export type { Counts, TimelineCounts } from './counts';
+export type { OtlpExportOptions } from './otlp-config';
+export type { OtlpCounts } from './otlp-counters';
 export type { Attributes, AttrValue } from './attrs';
 export type { SpanContext, HeaderCarrier } from './trace-context';
 export { SpanHandle } from './handles';

@@ -190,6 +190,23 @@ export interface NativeAddon {
   join(token: string, options: { threadName: string }): NativeTracer;
   /** Raw monotonic clock, ns, as a BigInt. */
   nowNs(): bigint;
+  /**
+   * An OTLP encoder over the committed spans of the tracer shared under
+   * `token` (lib/otlp-worker.ts); attaches no thread to it.
+   */
+  otlpSource(token: string, config: { resource: Array<[string, string]>; scopeVersion: string; encoding: 'protobuf' | 'json' }): NativeOtlpSource;
+  /**
+   * The next ExportTraceServiceRequest of at most maxSpans spans (`body`
+   * absent: nothing new); `lost`: records overwritten or dropped by the budget
+   * before they were read; `waiting`: records committed and not yet read.
+   * `final`: also the spans whose local root has not ended.
+   */
+  otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number };
+}
+
+/** A type-tagged OTLP source (`NativeAddon.otlpSource()`). */
+export interface NativeOtlpSource {
+  readonly __otlpSource?: never;
 }
 
 /** A running stream (native/addon/stream_object.h). */

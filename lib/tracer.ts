@@ -10,7 +10,7 @@ import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { dumpOnCrash, dumpOnSignal, type DumpSummary } from './dump';
-import { describe, nameTypeError, trackKindError } from './errors';
+import { closedError, describe, nameTypeError, trackKindError } from './errors';
 import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
@@ -22,6 +22,8 @@ import { NativeBackend } from './native-backend';
 import { loadNativeAddon } from './native-loader';
 import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
+import { otlpConfig, packageVersion, type OtlpExportOptions } from './otlp-config';
+import { OtlpExporter } from './otlp-exporter';
 import { outputFormat, type OutputFormat } from './output';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
 import { totalCounts, warnLoss, withCounts, type Counts } from './counts';
@@ -112,6 +114,7 @@ export class Tracer {
   /** The default track of traceAsync(), once made. */
   private asyncTrack: number | undefined;
   private isClosed = false;
+  private otlp: OtlpExporter | undefined;
   /** The one warning at the first span overwritten or dropped was given. */
   private lossWarned = false;
   /** traceAsync spans not ended yet, and settle() waiters woken at each end. */
@@ -609,7 +612,37 @@ export class Tracer {
   counts(): Counts {
     const c = totalCounts(this.b.counts());
     this.warnIfLost(c);
-    return c;
+    return this.otlp === undefined ? c : Object.freeze({ ...c, otlp: this.otlp.counts() });
+  }
+
+  /**
+   * Starts continuous OTLP/HTTP export of this tracer's spans (native
+   * backend): a worker thread reads, encodes, compresses and sends them, so
+   * this thread pays nothing per span. Options default to the standard
+   * OTEL_* variables. Once per tracer; counts in `counts().otlp`.
+   */
+  exportOtlp(options?: OtlpExportOptions): void {
+    if (this.isClosed) throw closedError();
+    if (this.otlp !== undefined) throw new Error('hotspan: exportOtlp() was already called on this tracer');
+    if (this.b.kind !== 'native') {
+      throw new Error(`hotspan: exportOtlp() needs the native backend; this tracer runs the '${this.b.kind}' backend`);
+    }
+    const config = otlpConfig(options, process.env, packageVersion());
+    this.otlp = new OtlpExporter(this.b.share(), config, () => {
+      if (!this.isClosed) this.flush();
+    });
+  }
+
+  /**
+   * Sends the spans not yet exported (within the export's shutdownTimeoutMs;
+   * what is left then is counted dropped), then closes the tracer.
+   */
+  async shutdown(): Promise<void> {
+    try {
+      await this.otlp?.stop();
+    } finally {
+      this.close();
+    }
   }
 
   private checkLoss(): void {

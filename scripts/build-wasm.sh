@@ -38,6 +38,7 @@ sources=(
   native/wasm/snapshot_columns.cc
   native/core/chrome_json_writer.cc
   native/core/perfetto_writer.cc
+  native/core/attr_members.cc
   native/core/json_text.cc
   native/core/stats.cc
   native/core/snapshot_query.cc

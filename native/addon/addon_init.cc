@@ -10,6 +10,7 @@
 #include "clock.h"
 #include "env_data.h"
 #include "hotspan.h"
+#include "otlp_binding.h"
 #include "shared_tracers.h"
 #include "tracer_object.h"
 
@@ -141,6 +142,7 @@ Napi::Object Init(Napi::Env env, Napi::Object exports) {
   exports.Set("create", Napi::Function::New<Create>(env, "create"));
   exports.Set("join", Napi::Function::New<Join>(env, "join"));
   exports.Set("nowNs", Napi::Function::New<NowNs>(env, "nowNs"));
+  InitOtlp(env, exports);
   return exports;
 }
 

@@ -54,15 +54,22 @@
 #include <utility>
 #include <vector>
 
+#include "attr_members.h"
 #include "json_text.h"
 #include "local_index.h"
+#include "proto_wire.h"
 
 namespace hotspan {
 namespace {
 
 using namespace json_text;
-using perfetto_detail::put_varint;
-using perfetto_detail::varint_size;
+using proto_wire::close_len;
+using proto_wire::open_len;
+using proto_wire::put_key_fixed64;
+using proto_wire::put_key_len;
+using proto_wire::put_key_varint;
+using proto_wire::put_varint;
+using proto_wire::varint_size;
 
 // Field keys (field number << 3 | wire type), one byte unless noted.
 constexpr uint8_t kTracePacket = 0x0A;       // Trace.packet = 1, LEN
@@ -91,190 +98,62 @@ const char* const kAnnotationNames[] = {"span_id", "parent_id", "error", "abando
 
 // ---- cold encoding: descriptors, interned data, attributes ----
 
-struct Pb {
-  std::string s;
-  void varint(uint64_t v) {
-    uint8_t b[10];
-    s.append(reinterpret_cast<char*>(b), static_cast<size_t>(put_varint(b, v) - b));
-  }
-  void key(uint32_t field, uint32_t wire) { varint((static_cast<uint64_t>(field) << 3) | wire); }
-  void uint(uint32_t field, uint64_t v) {
-    key(field, 0);
-    varint(v);
-  }
-  void bytes(uint32_t field, const char* p, size_t n) {
-    key(field, 2);
-    varint(n);
-    s.append(p, n);
-  }
-  void str(uint32_t field, const std::string& v) { bytes(field, v.data(), v.size()); }
-  void msg(uint32_t field, const Pb& m) { bytes(field, m.s.data(), m.s.size()); }
-};
+using Pb = proto_wire::Message;
 
 // DebugAnnotation fields.
 constexpr uint32_t kAnnName = 10, kAnnBool = 2, kAnnInt = 4, kAnnDouble = 5, kAnnString = 6,
                    kAnnJson = 9;
 
-double parse_double(const char* b, const char* e) {
-  double v = 0;
-  auto r = std::from_chars(b, e, v);
-  if (r.ec == std::errc::result_out_of_range) {
-    // Past the double range: what JS Number() gives (infinity, or a zero
-    // for an underflow), signed.
-    const bool neg = *b == '-';
-    const char* x = b;
-    while (x < e && *x != 'e' && *x != 'E') ++x;
-    const bool under = x + 1 < e && x[1] == '-';
-    v = under ? 0.0 : HUGE_VAL;
-    if (neg) v = -v;
+// Writes each member as a DebugAnnotation message (with its
+// TrackEvent.debug_annotations key and length).
+class AnnotationMembers final : public AttrMemberVisitor {
+ public:
+  explicit AnnotationMembers(std::string& out) : out_(out) {}
+  void member(const std::string& key, const AttrValue& v) override {
+    const size_t body = open_len(out_, kEventAnnotation);
+    put_key_len(out_, kAnnName, key.size());
+    out_ += key;
+    switch (v.kind) {
+      case AttrValue::kString:
+        put_key_len(out_, kAnnString, v.str->size());
+        out_ += *v.str;
+        break;
+      case AttrValue::kBool:
+        put_key_varint(out_, kAnnBool, v.b ? 1 : 0);
+        break;
+      case AttrValue::kInt:
+        put_key_varint(out_, kAnnInt, static_cast<uint64_t>(v.i));
+        break;
+      case AttrValue::kDouble:
+        put_key_fixed64(out_, kAnnDouble, &v.d);
+        break;
+      case AttrValue::kJson:
+        put_key_len(out_, kAnnJson, v.json_n);
+        out_.append(v.json, v.json_n);
+        break;
+    }
+    close_len(out_, body);
   }
-  return v;
-}
 
-void put_key_len(std::string& out, uint32_t field, size_t n) {
-  uint8_t b[20];
-  uint8_t* p = put_varint(b, static_cast<uint64_t>(field) << 3 | 2);
-  p = put_varint(p, n);
-  out.append(reinterpret_cast<char*>(b), static_cast<size_t>(p - b));
-}
-
-void put_key_varint(std::string& out, uint32_t field, uint64_t v) {
-  uint8_t b[20];
-  uint8_t* p = put_varint(b, static_cast<uint64_t>(field) << 3);
-  p = put_varint(p, v);
-  out.append(reinterpret_cast<char*>(b), static_cast<size_t>(p - b));
-}
-
-// Opens a length-delimited field whose length is patched by close_len.
-size_t open_len(std::string& out, uint8_t key) {
-  out.push_back(static_cast<char>(key));
-  out.push_back(0);
-  return out.size();
-}
-void close_len(std::string& out, size_t body) {
-  const size_t n = out.size() - body;
-  if (n < 0x80) {
-    out[body - 1] = static_cast<char>(n);
-    return;
-  }
-  uint8_t b[10];
-  const size_t k = static_cast<size_t>(put_varint(b, n) - b);
-  out.insert(body, k - 1, '\0');
-  std::memcpy(&out[body - 1], b, k);
-}
-
-// Scratch strings reused across spans (no allocation per attribute).
-struct AttrScratch {
-  std::string text, str;
+ private:
+  std::string& out_;
 };
 
 // Encodes the members of an attribute object as DebugAnnotation messages
-// (each with its TrackEvent.debug_annotations key and length) into `out`.
+// into `out`; text that is not an object becomes one string "attrs".
 void encode_attrs(const std::string& raw, std::string& out, AttrScratch& sc) {
-  const std::string* text = &raw;
-  if (!valid_utf8(raw)) {
-    sc.text = sanitized(raw);
-    text = &sc.text;
-  }
-  const char* b = text->data();
-  const char* e = b + text->size();
-  while (b < e && json_ws(*b)) ++b;
-  while (e > b && json_ws(e[-1])) --e;
-  if (b == e) return;
-
   const size_t start = out.size();
-  Scan s{b, e};
-  bool ok = *s.p == '{';
-  if (ok) {
-    ++s.p;
-    s.ws();
-    if (s.p < s.e && *s.p == '}') {
-      ++s.p;
-    } else {
-      for (;;) {
-        const size_t body = open_len(out, kEventAnnotation);
-        sc.str.clear();
-        if (s.p >= s.e || *s.p != '"' || !scan_string(s, &sc.str)) {
-          ok = false;
-          break;
-        }
-        put_key_len(out, kAnnName, sc.str.size());
-        out += sc.str;
-        s.ws();
-        if (s.p >= s.e || *s.p != ':') {
-          ok = false;
-          break;
-        }
-        ++s.p;
-        s.ws();
-        if (s.p >= s.e) {
-          ok = false;
-          break;
-        }
-        const char* v0 = s.p;
-        const char c = *s.p;
-        if (c == '"') {
-          sc.str.clear();
-          if (!scan_string(s, &sc.str)) {
-            ok = false;
-            break;
-          }
-          put_key_len(out, kAnnString, sc.str.size());
-          out += sc.str;
-        } else if (c == 't' || c == 'f') {
-          if (!scan_literal(s, c == 't' ? "true" : "false")) {
-            ok = false;
-            break;
-          }
-          put_key_varint(out, kAnnBool, c == 't' ? 1 : 0);
-        } else if (c == '-' || digit(c)) {
-          if (!scan_number(s)) {
-            ok = false;
-            break;
-          }
-          const double d = parse_double(v0, s.p);
-          if (std::trunc(d) == d && std::fabs(d) <= 9007199254740991.0) {
-            put_key_varint(out, kAnnInt, static_cast<uint64_t>(static_cast<int64_t>(d)));
-          } else {
-            out.push_back(static_cast<char>(kAnnDouble << 3 | 1));
-            char le[8];
-            std::memcpy(le, &d, 8);  // little-endian hosts (x86-64, arm64)
-            out.append(le, 8);
-          }
-        } else {
-          if (!scan_value(s, 0)) {
-            ok = false;
-            break;
-          }
-          put_key_len(out, kAnnJson, static_cast<size_t>(s.p - v0));
-          out.append(v0, static_cast<size_t>(s.p - v0));
-        }
-        close_len(out, body);
-        s.ws();
-        if (s.p < s.e && *s.p == ',') {
-          ++s.p;
-          s.ws();
-          continue;
-        }
-        if (s.p < s.e && *s.p == '}') {
-          ++s.p;
-          break;
-        }
-        ok = false;
-        break;
-      }
-    }
-    if (ok && s.p != s.e) ok = false;
-  }
-  if (!ok) {
-    out.resize(start);
-    const size_t body = open_len(out, kEventAnnotation);
-    put_key_len(out, kAnnName, 5);
-    out.append("attrs", 5);
-    put_key_len(out, kAnnString, static_cast<size_t>(e - b));
-    out.append(b, static_cast<size_t>(e - b));
-    close_len(out, body);
-  }
+  AnnotationMembers members(out);
+  const char* b = nullptr;
+  const char* e = nullptr;
+  if (visit_attr_members(raw, sc, members, &b, &e)) return;
+  out.resize(start);
+  const size_t body = open_len(out, kEventAnnotation);
+  put_key_len(out, kAnnName, 5);
+  out.append("attrs", 5);
+  put_key_len(out, kAnnString, static_cast<size_t>(e - b));
+  out.append(b, static_cast<size_t>(e - b));
+  close_len(out, body);
 }
 
 

@@ -113,21 +113,5 @@ void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, std::stri
 void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
 void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
-namespace perfetto_detail {
-// Base-128 varint (little-endian groups of 7 bits); at most 10 bytes.
-inline size_t varint_size(uint64_t v) {
-  // ceil(significant bits / 7), at least 1, without a loop.
-  const auto bits = static_cast<size_t>(64 - __builtin_clzll(v | 1));
-  return (bits * 9 + 64) / 64;
-}
-inline uint8_t* put_varint(uint8_t* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<uint8_t>(v | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<uint8_t>(v);
-  return p;
-}
-}  // namespace perfetto_detail
 
 }  // namespace hotspan

@@ -17,6 +17,7 @@ std::unique_ptr<RecordCursor> RecordCursor::open(std::shared_ptr<const Tracer> t
     const uint64_t kept = tl->start_consumer(slot);
     if (cur->next_.size() < tl->id()) cur->next_.resize(tl->id(), 0);
     cur->next_[tl->id() - 1] = kept;
+    cur->skipped_ += kept;
   }
   return cur;
 }

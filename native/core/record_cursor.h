@@ -45,6 +45,8 @@ class RecordCursor {
   // read them, over every timeline.
   uint64_t delivered() const { return delivered_; }
   uint64_t missed() const { return missed_; }
+  // Records already recycled when the cursor opened (before its start).
+  uint64_t skipped() const { return skipped_; }
 
  private:
   RecordCursor(std::shared_ptr<const Tracer> tracer, int slot);
@@ -56,6 +58,7 @@ class RecordCursor {
   size_t start_ = 0;  // the timeline a batch starts at
   uint64_t delivered_ = 0;
   uint64_t missed_ = 0;
+  uint64_t skipped_ = 0;
 };
 
 }  // namespace hotspan

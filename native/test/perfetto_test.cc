@@ -11,6 +11,7 @@
 
 #include "check.h"
 #include "perfetto_writer.h"
+#include "proto_wire.h"
 #include "snapshot_builders.h"
 
 namespace {
@@ -115,10 +116,10 @@ void test_varint() {
   };
   for (const Case& c : cases) {
     uint8_t buf[16];
-    uint8_t* end = perfetto_detail::put_varint(buf, c.v);
+    uint8_t* end = proto_wire::put_varint(buf, c.v);
     std::vector<uint8_t> got(buf, end);
     CHECK(got == c.bytes);
-    CHECK_EQ(perfetto_detail::varint_size(c.v), c.bytes.size());
+    CHECK_EQ(proto_wire::varint_size(c.v), c.bytes.size());
     std::string s(reinterpret_cast<char*>(buf), got.size());
     size_t i = 0;
     uint64_t back = 0;
@@ -128,8 +129,8 @@ void test_varint() {
   // Every size boundary: 2^(7k) - 1 and 2^(7k).
   for (int k = 1; k <= 9; ++k) {
     const uint64_t b = 1ull << (7 * k);
-    CHECK_EQ(perfetto_detail::varint_size(b - 1), static_cast<size_t>(k));
-    CHECK_EQ(perfetto_detail::varint_size(b), static_cast<size_t>(k + 1));
+    CHECK_EQ(proto_wire::varint_size(b - 1), static_cast<size_t>(k));
+    CHECK_EQ(proto_wire::varint_size(b), static_cast<size_t>(k + 1));
   }
 }
 

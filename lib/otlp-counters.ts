@@ -1,0 +1,59 @@
+// The exporter's counters, shared between its worker (which writes them) and
+// the tracer's thread (which reads them for tracer.counts() without a round
+// trip): one SharedArrayBuffer.
+
+/** Export counts in tracer.counts().otlp. At rest (after shutdown()): sent + dropped = produced. */
+export interface OtlpCounts {
+  /** Spans the collector accepted. */
+  readonly sent: number;
+  /** Spans not delivered: overwritten or dropped by the memory budget before they were read, given up on (non-retryable status, shutdown deadline), or rejected by the collector. */
+  readonly dropped: number;
+  /** Of dropped: rejected by the collector in a partial-success response. */
+  readonly rejected: number;
+  /** Spans read and not yet settled (in the request being sent or retried). */
+  readonly inFlight: number;
+  /** HTTP requests made, retries included. */
+  readonly requests: number;
+  readonly retries: number;
+}
+
+const FIELDS = ['sent', 'dropped', 'rejected', 'inFlight', 'requests', 'retries'] as const;
+type Field = (typeof FIELDS)[number];
+
+/** Int32 slot 0: the worker's state (0 running, 1 finished); then one float64 per field. */
+export class OtlpCounters {
+  readonly buffer: SharedArrayBuffer;
+  readonly state: Int32Array;
+  private readonly values: Float64Array;
+
+  constructor(buffer?: SharedArrayBuffer) {
+    this.buffer = buffer ?? new SharedArrayBuffer(8 + 8 * FIELDS.length);
+    this.state = new Int32Array(this.buffer, 0, 2);
+    this.values = new Float64Array(this.buffer, 8, FIELDS.length);
+  }
+
+  add(field: Field, n: number): void {
+    this.values[FIELDS.indexOf(field)] += n;
+  }
+
+  set(field: Field, n: number): void {
+    this.values[FIELDS.indexOf(field)] = n;
+  }
+
+  read(): OtlpCounts {
+    const out: Record<string, number> = {};
+    FIELDS.forEach((f, i) => {
+      out[f] = this.values[i] ?? 0;
+    });
+    return Object.freeze(out as unknown as OtlpCounts);
+  }
+
+  finished(): boolean {
+    return Atomics.load(this.state, 0) === 1;
+  }
+
+  markFinished(): void {
+    Atomics.store(this.state, 0, 1);
+    Atomics.notify(this.state, 0);
+  }
+}

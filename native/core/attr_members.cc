@@ -1,0 +1,133 @@
+#include "attr_members.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "json_text.h"
+
+namespace hotspan {
+namespace {
+
+using namespace json_text;
+
+double parse_double(const char* b, const char* e) {
+  double v = 0;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec == std::errc::result_out_of_range) {
+    // Past the double range: what JS Number() gives (infinity, or a zero
+    // for an underflow), signed.
+    const bool neg = *b == '-';
+    const char* x = b;
+    while (x < e && *x != 'e' && *x != 'E') ++x;
+    const bool under = x + 1 < e && x[1] == '-';
+    v = under ? 0.0 : HUGE_VAL;
+    if (neg) v = -v;
+  }
+  return v;
+}
+
+// At a value: scans it into `val`.
+bool scan_member_value(Scan& s, AttrScratch& sc, AttrValue& val) {
+  const char* v0 = s.p;
+  const char c = *s.p;
+  if (c == '"') {
+    sc.str.clear();
+    val.kind = AttrValue::kString;
+    val.str = &sc.str;
+    return scan_string(s, &sc.str);
+  }
+  if (c == 't' || c == 'f') {
+    val.kind = AttrValue::kBool;
+    val.b = c == 't';
+    return scan_literal(s, c == 't' ? "true" : "false");
+  }
+  if (c == '-' || digit(c)) {
+    if (!scan_number(s)) return false;
+    const double d = parse_double(v0, s.p);
+    if (std::trunc(d) == d && std::fabs(d) <= 9007199254740991.0) {
+      val.kind = AttrValue::kInt;
+      val.i = static_cast<int64_t>(d);
+    } else {
+      val.kind = AttrValue::kDouble;
+      val.d = d;
+    }
+    return true;
+  }
+  if (!scan_value(s, 0)) return false;
+  val.kind = AttrValue::kJson;
+  val.json = v0;
+  val.json_n = static_cast<size_t>(s.p - v0);
+  return true;
+}
+
+}  // namespace
+
+bool visit_attr_members(const std::string& raw, AttrScratch& sc, AttrMemberVisitor& v, const char** bp,
+                        const char** ep) {
+  const std::string* text = &raw;
+  if (!valid_utf8(raw)) {
+    sc.text = sanitized(raw);
+    text = &sc.text;
+  }
+  const char* b = text->data();
+  const char* e = b + text->size();
+  while (b < e && json_ws(*b)) ++b;
+  while (e > b && json_ws(e[-1])) --e;
+  *bp = b;
+  *ep = e;
+  if (b == e) return true;
+  return visit_object_members(b, e, sc, v);
+}
+
+bool visit_object_members(const char* b, const char* e, AttrScratch& sc, AttrMemberVisitor& v) {
+  while (b < e && json_ws(*b)) ++b;
+  while (e > b && json_ws(e[-1])) --e;
+  Scan s{b, e};
+  if (s.p >= s.e) return false;
+  if (*s.p != '{') return false;
+  ++s.p;
+  s.ws();
+  if (s.p < s.e && *s.p == '}') return s.p + 1 == s.e;
+  AttrValue val;
+  for (;;) {
+    sc.key.clear();
+    if (s.p >= s.e || *s.p != '"' || !scan_string(s, &sc.key)) return false;
+    s.ws();
+    if (s.p >= s.e || *s.p != ':') return false;
+    ++s.p;
+    s.ws();
+    if (s.p >= s.e || !scan_member_value(s, sc, val)) return false;
+    v.member(sc.key, val);
+    s.ws();
+    if (s.p < s.e && *s.p == ',') {
+      ++s.p;
+      s.ws();
+      continue;
+    }
+    if (s.p < s.e && *s.p == '}') return s.p + 1 == s.e;
+    return false;
+  }
+}
+
+bool visit_array_elements(const char* b, const char* e, const std::function<void(const char*, const char*)>& element) {
+  Scan s{b, e};
+  s.ws();
+  if (s.p >= s.e || *s.p != '[') return false;
+  ++s.p;
+  s.ws();
+  if (s.p < s.e && *s.p == ']') return true;
+  for (;;) {
+    const char* v0 = s.p;
+    if (s.p >= s.e || !scan_value(s, 1)) return false;
+    element(v0, s.p);
+    s.ws();
+    if (s.p < s.e && *s.p == ',') {
+      ++s.p;
+      s.ws();
+      continue;
+    }
+    return s.p < s.e && *s.p == ']';
+  }
+}
+
+}  // namespace hotspan

@@ -1,0 +1,360 @@
+// OtlpSource / OtlpRequestWriter: requests decoded by protoc with the
+// vendored upstream schema (not by our own reader), lost records counted,
+// trees waiting for their root, OTLP/JSON well-formed.
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <string>
+#include <unistd.h>
+
+#include "check.h"
+#include "chunk_pool.h"
+#include "json_text.h"
+#include "otlp_source.h"
+#include "span_ids.h"
+#include "thread_state.h"
+#include "tracer.h"
+
+using namespace hotspan;
+
+namespace {
+
+const std::string kRepo = std::string(__FILE__).substr(0, std::string(__FILE__).rfind("/native/test/"));
+
+// protoc --decode's text form of the request; "" when protoc fails.
+std::string protoc_decode(const std::string& body) {
+  const std::string in = "/tmp/hotspan_otlp_test_" + std::to_string(::getpid()) + ".bin";
+  std::ofstream(in, std::ios::binary) << body;
+  const std::string cmd = "protoc --decode=opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest -I " +
+                          kRepo + "/vendor/opentelemetry " + kRepo +
+                          "/vendor/opentelemetry/opentelemetry/proto/collector/trace/v1/trace_service.proto < " + in;
+  std::string text;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return "";
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) text.append(buf, n);
+  const int rc = pclose(p);
+  std::remove(in.c_str());
+  return rc == 0 ? text : "";
+}
+
+// An 8-byte id as protoc prints bytes (C escapes, octal for the rest).
+std::string protoc_bytes(uint64_t v, std::string s = "") {
+  for (int i = 7; i >= 0; --i) {
+    const auto c = static_cast<unsigned char>(v >> (8 * i));
+    if (c == '\n') s += "\\n";
+    else if (c == '\r') s += "\\r";
+    else if (c == '\t') s += "\\t";
+    else if (c == '"') s += "\\\"";
+    else if (c == '\'') s += "\\'";
+    else if (c == '\\') s += "\\\\";
+    else if (c >= 0x20 && c < 0x7f) s += static_cast<char>(c);
+    else {
+      char o[5];
+      std::snprintf(o, sizeof o, "\\%03o", c);
+      s += o;
+    }
+  }
+  return s;
+}
+
+bool has(const std::string& text, const std::string& needle) {
+  const bool ok = text.find(needle) != std::string::npos;
+  if (!ok) std::fprintf(stderr, "missing: %s\n", needle.c_str());
+  return ok;
+}
+
+OtlpResource resource() {
+  OtlpResource r;
+  r.attributes = {{"service.name", "checkout"}, {"deployment.environment", "test"}};
+  r.scope_version = "0.1.0";
+  return r;
+}
+
+constexpr int64_t kOffset = 1700000000000000000;  // realtime - monotonic
+
+void protobuf_request_decodes_with_the_upstream_schema() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t req = t->intern("req"), db = t->intern("db"), fail = t->intern("fail"), io = t->intern("io");
+  CHECK_EQ(begin(*main, req, 1000), Status::kOk);
+  CHECK_EQ(begin_with_attrs(*main, db, 1100,
+                            R"({"rows":3,"q":"select","ok":true,"ratio":0.5,"nested":[1,{"a":null}]})"),
+           Status::kOk);
+  CHECK_EQ(end(*main, 2000), Status::kOk);
+  CHECK_EQ(begin(*main, fail, 2100), Status::kOk);
+  CHECK_EQ(end(*main, 2200, kFlagError), Status::kOk);
+  CHECK_EQ(end(*main, 5000), Status::kOk);
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  const uint64_t token = t->async_begin(track, io, 3000, {}, make_span_id(tl, 1));
+  CHECK(t->async_end(token, 4000) == Status::kOk);
+  t->flush();
+
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, kOffset);
+  OtlpSource& src = *src_p;
+  std::string body;
+  const OtlpSource::Batch b = src.next(100, false, body);
+  CHECK_EQ(b.spans, size_t{4});
+  CHECK_EQ(b.lost, uint64_t{0});
+  const std::string text = protoc_decode(body);
+  CHECK(!text.empty());
+  CHECK(has(text, "key: \"service.name\"\n      value {\n        string_value: \"checkout\""));
+  CHECK(has(text, "scope {\n      name: \"hotspan\"\n      version: \"0.1.0\""));
+  CHECK(has(text, "name: \"db\""));
+  CHECK(has(text, "int_value: 3"));
+  CHECK(has(text, "string_value: \"select\""));
+  CHECK(has(text, "bool_value: true"));
+  CHECK(has(text, "double_value: 0.5"));
+  CHECK(has(text, "string_value: \"[1,{\\\"a\\\":null}]\""));
+  CHECK(has(text, "code: STATUS_CODE_ERROR"));
+  CHECK(has(text, "kind: SPAN_KIND_INTERNAL"));
+  CHECK(has(text, "start_time_unix_nano: " + std::to_string(kOffset + 1100)));
+  CHECK(has(text, "end_time_unix_nano: " + std::to_string(kOffset + 5000)));
+  // Ids: the children and the track span name the root's span id as parent.
+  const std::string root_id = protoc_bytes(trace_id::wire_span_id(t->id_salt(), make_span_id(tl, 1)));
+  CHECK(has(text, "span_id: \"" + root_id + "\""));
+  size_t parents = 0;
+  for (size_t at = 0; (at = text.find("parent_span_id: \"" + root_id + "\"", at)) != std::string::npos; ++at) ++parents;
+  CHECK_EQ(parents, size_t{3});
+  // Nothing new: no request.
+  std::string again = "untouched";
+  CHECK_EQ(src.next(100, false, again).spans, size_t{0});
+  CHECK_EQ(again, std::string("untouched"));
+}
+
+std::string protoc_trace(const TraceId& t) { return protoc_bytes(t.lo, protoc_bytes(t.hi)); }
+
+// The ids the context core resolves over the whole snapshot, by tracer-wide span id.
+std::map<uint64_t, SpanIds> oracle(const Tracer& t) {
+  const FrozenSnapshot snap = t.freeze();
+  std::vector<std::vector<SpanIds>> ids;
+  resolve_span_ids(snap, t.id_salt(), ids);
+  std::map<uint64_t, SpanIds> out;
+  for (size_t i = 0; i < snap.timelines.size(); ++i) {
+    for (uint32_t k = 0; k < snap.timelines[i].records.size(); ++k) {
+      out[make_span_id(snap.timelines[i].id, snap.timelines[i].records[k].local_id)] = ids[i][k];
+    }
+  }
+  return out;
+}
+
+std::shared_ptr<Tracer> smallest_budget(FullPolicy policy) {
+  TracerOptions o;
+  o.memory_limit = ChunkPool::kMinLimit;
+  o.on_full = policy;
+  return Tracer::create(o);
+}
+
+// The i-th of a run of root spans, 10 ns apart.
+void flat_span(ThreadState& th, uint32_t name, uint64_t i) {
+  CHECK_EQ(begin(th, name, static_cast<int64_t>(10 * i)), Status::kOk);
+  CHECK_EQ(end(th, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+}
+
+void spans_across_batches_get_their_trees_trace_id() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  std::string b1, b2, b3, b4;
+  // An async span outlives the span it began under (sent in an earlier request).
+  CHECK_EQ(begin(*main, n, 10), Status::kOk);
+  const uint64_t io = t->async_begin(track, n, 11, {}, make_span_id(tl, 1));
+  CHECK_EQ(end(*main, 20), Status::kOk);
+  CHECK_EQ(src.next(100, false, b1).spans, size_t{1});
+  CHECK(t->async_end(io, 30) == Status::kOk);
+  CHECK_EQ(src.next(100, false, b2).spans, size_t{1});
+  // One whose parent is still open is held until the parent comes.
+  CHECK_EQ(begin(*main, n, 40), Status::kOk);
+  const uint64_t io2 = t->async_begin(track, n, 41, {}, make_span_id(tl, 2));
+  CHECK(t->async_end(io2, 45) == Status::kOk);
+  CHECK_EQ(src.next(100, false, b3).spans, size_t{0});
+  CHECK_EQ(src.waiting(), uint64_t{1});
+  CHECK_EQ(end(*main, 50), Status::kOk);
+  CHECK_EQ(src.next(100, false, b3).spans, size_t{2});
+  CHECK_EQ(src.waiting(), uint64_t{0});
+  const auto ids = oracle(*t);
+  const std::string t1 = protoc_decode(b1), t2 = protoc_decode(b2), t3 = protoc_decode(b3);
+  const SpanIds& root1 = ids.at(make_span_id(tl, 1));
+  const SpanIds& io1 = ids.at(make_span_id(track, 1));
+  CHECK(io1.trace == root1.trace);
+  CHECK(has(t1, "trace_id: \"" + protoc_trace(root1.trace) + "\""));
+  CHECK(has(t2, "trace_id: \"" + protoc_trace(root1.trace) + "\""));
+  CHECK(has(t2, "span_id: \"" + protoc_bytes(io1.span) + "\""));
+  CHECK(has(t2, "parent_span_id: \"" + protoc_bytes(root1.span) + "\""));
+  const SpanIds& root2 = ids.at(make_span_id(tl, 2));
+  CHECK(root2.trace != root1.trace);
+  size_t count = 0;
+  for (size_t at = 0; (at = t3.find("trace_id: \"" + protoc_trace(root2.trace) + "\"", at)) != std::string::npos; ++at) ++count;
+  CHECK_EQ(count, size_t{2});
+}
+
+void a_tree_waits_for_its_root_unless_final() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  CHECK_EQ(begin(*main, n, 10), Status::kOk);
+  CHECK_EQ(begin(*main, n, 11), Status::kOk);
+  CHECK_EQ(end(*main, 12), Status::kOk);
+  t->flush();
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  std::string body;
+  CHECK_EQ(src.next(100, false, body).spans, size_t{0});
+  CHECK_EQ(src.waiting(), uint64_t{1});
+  CHECK_EQ(src.next(100, true, body).spans, size_t{1});
+  CHECK_EQ(src.next(100, true, body).spans, size_t{0});
+}
+
+void batches_are_cut_at_max_spans_and_every_record_is_taken_once() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  for (uint64_t i = 0; i < 1000; ++i) flat_span(*main, n, i);
+  t->flush();
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  std::string body;
+  size_t total = 0, calls = 0;
+  for (OtlpSource::Batch b; (b = src.next(300, false, body)).spans != 0; ++calls) total += b.spans;
+  CHECK_EQ(total, size_t{1000});
+  CHECK_EQ(calls, size_t{4});
+}
+
+void records_lost_before_they_are_taken_are_counted() {
+  for (FullPolicy policy : {FullPolicy::kOverwrite, FullPolicy::kDrop}) {
+    auto t = smallest_budget(policy);
+    auto main = t->attach_js_thread("main");
+    const uint32_t n = t->intern("n");
+    auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+    OtlpSource& src = *src_p;
+    std::string body;
+    const uint64_t total = 3 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords + 17;
+    uint64_t taken = 0, lost = 0;
+    for (uint64_t i = 0; i < total; ++i) {
+      flat_span(*main, n, i);
+      if (i == 1000) {  // one early read, then the budget overflows
+        const OtlpSource::Batch b = src.next(size_t{1} << 30, false, body);
+        taken += b.spans;
+        lost += b.lost;
+      }
+    }
+    t->flush();
+    const OtlpSource::Batch b = src.next(size_t{1} << 30, true, body);
+    taken += b.spans;
+    lost += b.lost;
+    CHECK(lost > 0);
+    CHECK_EQ(taken + lost, total);
+    CHECK_EQ(src.taken() + src.lost(), total);
+  }
+}
+
+// Read through the consumer cursor: the chunks the source has read go back
+// to the pool, so a source that keeps up exports far more than the budget
+// holds with nothing dropped. Control: the same recording without reads drops.
+void exported_chunks_are_released() {
+  for (bool read : {true, false}) {
+    auto t = smallest_budget(FullPolicy::kDrop);
+    auto main = t->attach_js_thread("main");
+    const uint32_t n = t->intern("n");
+    auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+    OtlpSource& src = *src_p;
+    std::string body;
+    const uint64_t total = 4 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords;
+    uint64_t taken = 0;
+    for (uint64_t i = 0; i < total; ++i) {
+      flat_span(*main, n, i);
+      if (read && i % kChunkRecords == 0) taken += src.next(size_t{1} << 30, false, body).spans;
+    }
+    t->flush();
+    const OtlpSource::Batch last = src.next(size_t{1} << 30, true, body);
+    taken += last.spans;
+    RecordCounts c;
+    for (const TimelineCounts& tc : t->counts()) c += tc.counts;
+    CHECK_EQ(src.taken() + src.lost(), total);
+    if (read) {
+      CHECK_EQ(taken, total);
+      CHECK_EQ(c.dropped, uint64_t{0});
+      CHECK(c.released >= total - 2 * (ChunkPool::kMinLimit / ChunkPool::kChunkBytes) * kChunkRecords);
+    } else {
+      CHECK(c.dropped > 0);
+    }
+  }
+}
+
+// Records whose ancestor is still open wait outside the pool, at most
+// kMaxHeld of them; past that they go with a trace of their own.
+void held_records_are_bounded() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  std::string body;
+  const size_t children = OtlpSource::kMaxHeld + 1000;
+  CHECK_EQ(begin(*main, n, 1), Status::kOk);
+  for (size_t i = 0; i < children; ++i) {
+    CHECK_EQ(begin(*main, n, static_cast<int64_t>(10 * i + 2)), Status::kOk);
+    CHECK_EQ(end(*main, static_cast<int64_t>(10 * i + 5)), Status::kOk);
+  }
+  t->flush();
+  CHECK_EQ(src.next(size_t{1} << 30, false, body).spans, size_t{1000});
+  CHECK_EQ(src.waiting(), uint64_t{OtlpSource::kMaxHeld});
+  CHECK_EQ(end(*main, static_cast<int64_t>(10 * children + 10)), Status::kOk);
+  t->flush();
+  CHECK_EQ(src.next(size_t{1} << 30, false, body).spans, OtlpSource::kMaxHeld + 1);
+  CHECK_EQ(src.waiting(), uint64_t{0});
+  CHECK_EQ(src.taken(), uint64_t{children + 1});
+}
+
+void json_request_is_one_json_object() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("q\"uote\x01");
+  CHECK_EQ(begin_with_attrs(*main, n, 10, R"({"k":"v\n","i":-7,"big":1e400})"), Status::kOk);
+  CHECK_EQ(end(*main, 20, kFlagError), Status::kOk);
+  t->flush();
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kJson, kOffset);
+  OtlpSource& src = *src_p;
+  std::string body;
+  CHECK_EQ(src.next(10, false, body).spans, size_t{1});
+  CHECK(json_text::is_object(body.data(), body.data() + body.size()));
+  CHECK(has(body, "\"startTimeUnixNano\":\"" + std::to_string(kOffset + 10) + "\""));
+  CHECK(has(body, "{\"key\":\"i\",\"value\":{\"intValue\":\"-7\"}}"));
+  CHECK(has(body, "\"doubleValue\":\"Infinity\""));
+  CHECK(has(body, "\"status\":{\"code\":2}"));
+  // Text that is not one object: one string "attrs"; a span ended by cleanup: hotspan.abandoned.
+  CHECK_EQ(begin_with_attrs(*main, n, 30, R"({"a":1} trailing)"), Status::kOk);
+  CHECK_EQ(end(*main, 40, kFlagAbandoned), Status::kOk);
+  t->flush();
+  CHECK_EQ(src.next(10, false, body).spans, size_t{1});
+  CHECK(json_text::is_object(body.data(), body.data() + body.size()));
+  CHECK(has(body, "\"attributes\":[{\"key\":\"attrs\",\"value\":{\"stringValue\":\"{\\\"a\\\":1} trailing\"}},"
+                  "{\"key\":\"hotspan.abandoned\",\"value\":{\"boolValue\":true}}]"));
+  auto proto_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& proto = *proto_p;
+  CHECK_EQ(proto.next(10, false, body).spans, size_t{2});
+  const std::string text = protoc_decode(body);
+  CHECK(has(text, "key: \"attrs\"\n        value {\n          string_value: \"{\\\"a\\\":1} trailing\""));
+  CHECK(has(text, "key: \"hotspan.abandoned\"\n        value {\n          bool_value: true"));
+}
+
+}  // namespace
+
+int main() {
+  protobuf_request_decodes_with_the_upstream_schema();
+  a_tree_waits_for_its_root_unless_final();
+  spans_across_batches_get_their_trees_trace_id();
+  batches_are_cut_at_max_spans_and_every_record_is_taken_once();
+  records_lost_before_they_are_taken_are_counted();
+  json_request_is_one_json_object();
+  exported_chunks_are_released();
+  held_records_are_bounded();
+  return check::result("otlp_test");
+}

@@ -1,0 +1,71 @@
+// OTel-only data through OTLP: spans recorded with hotspan/otel's
+// TracerProvider keep their kind, status, events, links, dropped counts and
+// instrumentation scope in reserved "hotspan.*" attributes; the exporter
+// writes them as OTLP Span fields and ScopeSpans, never as attributes.
+// Decoded by the loopback receiver with the vendored upstream schema
+// (protobufjs) and as OTLP/JSON.
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { Tracer } from '../lib';
+import { TracerProvider } from '../lib/otel/index';
+import { Receiver, type ReceivedRequest } from './support/otlp-receiver';
+
+const receivers: Receiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+describe('OTLP export of hotspan/otel spans', () => {
+  for (const protocol of ['http/protobuf', 'http/json'] as const) {
+    it(`kind, status, events, links, dropped counts and scopes (${protocol})`, async () => {
+      const r = new Receiver();
+      receivers.push(r);
+      const port = await r.listen();
+      const t = new Tracer();
+      t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, protocol, scheduledDelayMs: 20 });
+      const provider = new TracerProvider(t);
+      const a = provider.getTracer('scope-a', '1.2.3');
+      const b = provider.getTracer('scope-b');
+      const parent = a.startSpan('parent', { kind: SpanKind.SERVER, attributes: { 'http.method': 'GET' } }, ROOT_CONTEXT);
+      const child = b.startSpan(
+        'child',
+        { kind: SpanKind.CLIENT, links: [{ context: parent.spanContext(), attributes: { why: 'test' } }] },
+        trace.setSpan(ROOT_CONTEXT, parent),
+      );
+      child.addEvent('evt', { k: true, n: 2 });
+      for (let i = 0; i < 130; i++) child.addEvent('many');  // past the 128-event limit: 3 dropped
+      child.setStatus({ code: SpanStatusCode.ERROR, message: 'failed' });
+      child.end();
+      parent.setStatus({ code: SpanStatusCode.OK });
+      parent.end();
+      await t.shutdown();
+
+      const reqs: ReceivedRequest[] = r.accepted;
+      const spans = reqs.flatMap((q) => q.spans.map((s) => ({ ...s, scope: q.scope })));
+      expect(spans.map((s) => s.name).sort()).toEqual(['child', 'parent']);
+      const p = spans.find((s) => s.name === 'parent')!;
+      const c = spans.find((s) => s.name === 'child')!;
+      expect(p.scope).toEqual({ name: 'scope-a', version: '1.2.3' });
+      expect(c.scope).toEqual({ name: 'scope-b', version: '' });
+      expect(p.kind).toBe(2);  // SERVER
+      expect(c.kind).toBe(3);  // CLIENT
+      expect(p.statusCode).toBe(1);
+      expect(c.statusCode).toBe(2);
+      expect(c.statusMessage).toBe('failed');
+      expect(c.parentSpanId).toBe(p.spanId);
+      expect(c.traceId).toBe(p.traceId);
+      expect(c.events).toHaveLength(128);
+      expect(c.events[0]).toMatchObject({ name: 'evt', attrs: { k: true, n: 2 } });
+      expect(c.events[0]!.time).toBeGreaterThanOrEqual(c.start);
+      expect(c.events[0]!.time).toBeLessThanOrEqual(c.end);
+      expect(c.dropped).toEqual({ attributes: 0, events: 3, links: 0 });
+      expect(c.links).toEqual([{ traceId: p.traceId, spanId: p.spanId, traceState: '', flags: 1, attrs: { why: 'test' } }]);
+      expect(p.attrs).toEqual({ 'http.method': 'GET' });
+      for (const s of spans) expect(Object.keys(s.attrs).filter((k) => k.startsWith('hotspan.'))).toEqual([]);
+      // Grouped: one ScopeSpans per scope in a request.
+      for (const q of reqs) expect(q.spans.length).toBeGreaterThan(0);
+      t.close();
+    });
+  }
+});

@@ -1,0 +1,305 @@
+// OTLP export end to end: a child process records spans and exports them to
+// a loopback receiver that decodes every request with the vendored upstream
+// schema (test/support/otlp-receiver.ts). Each scenario ends with
+// sent + dropped = produced and no span received twice. Nothing waits on a
+// clock: the receiver's behaviour is keyed to the request number, and the
+// "down at start" receiver comes up when the child says it has retried.
+import { spawn } from 'node:child_process';
+import * as path from 'node:path';
+
+import { afterEach, describe, expect, it } from 'vitest';
+
+import { Tracer } from '../lib';
+import { freePort, Receiver, type Answer, type ReceivedSpan } from './support/otlp-receiver';
+
+const dist = path.join(__dirname, '..', 'dist', 'index.js');
+
+interface ChildConfig {
+  tracer?: Record<string, unknown>;
+  export: Record<string, unknown>;
+  trees: number;
+  asyncSpans?: number;
+  /** After every `pace` trees, wait until the exporter has sent all spans so far. */
+  pace?: number;
+  /** Print MARK once the exporter has retried at least once. */
+  markAfterRetry?: boolean;
+  /** No shutdown(): the process just ends (the exporter's exit hooks send what is left). */
+  exitOnly?: boolean;
+  /** ... by process.exit(). */
+  exitCall?: boolean;
+}
+
+interface RecordOut {
+  name: string;
+  start: number;
+  end: number;
+  id: number;
+  parent: number;
+  error: boolean;
+  attrs?: { i: number; j: number };
+}
+
+interface ChildOut {
+  counts: {
+    produced: number;
+    released: number;
+    overwritten: number;
+    dropped: number;
+    otlp: { sent: number; dropped: number; rejected: number; inFlight: number; requests: number; retries: number };
+  };
+  records: RecordOut[];
+  rssGrowth: number;
+  timeOrigin: number;
+}
+
+const script = (cfg: ChildConfig): string => `
+const { Tracer } = require(${JSON.stringify(dist)});
+const cfg = ${JSON.stringify(cfg)};
+(async () => {
+  const t = new Tracer(cfg.tracer);
+  t.exportOtlp(cfg.export);
+  const rss = process.memoryUsage().rss;
+  for (let i = 0; i < cfg.trees; i++) {
+    t.begin('req', { i, j: 0 });
+    t.trace('db', () => 0, { i, j: 1 });
+    try { t.trace('fail', () => { throw new Error('x'); }, { i, j: 2 }); } catch {}
+    t.end();
+    if (cfg.pace && (i + 1) % cfg.pace === 0) {
+      while (t.counts().otlp.sent < t.counts().produced) await new Promise((r) => setTimeout(r, 2));
+    }
+  }
+  for (let i = 0; i < (cfg.asyncSpans ?? 0); i++) {
+    await t.traceAsync('io', Promise.resolve(), { track: 'net', attrs: { i, j: 3 } });
+  }
+  if (cfg.markAfterRetry) {
+    while (t.counts().otlp.retries < 1) await new Promise((r) => setTimeout(r, 5));
+    console.log('MARK');
+  }
+  if (cfg.exitOnly) {
+    process.on('exit', () => console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records: [], rssGrowth: 0, timeOrigin: 0 })));
+    if (cfg.exitCall) process.exit(0);
+    return;
+  }
+  await t.shutdown();
+  const rssGrowth = process.memoryUsage().rss - rss;
+  const records = cfg.trees <= 10000 ? t.snapshot().map((r) => ({ name: r.name, start: r.start, end: r.end, id: r.id, parent: r.parent, error: r.error, attrs: r.attrs })) : [];
+  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records, rssGrowth, timeOrigin: performance.timeOrigin }));
+})();
+`;
+
+/** Runs the child; `onMark` runs when it prints MARK. */
+function runChild(cfg: ChildConfig, env: Record<string, string> = {}, onMark?: () => void): Promise<ChildOut> {
+  return new Promise((resolve, reject) => {
+    const c = spawn(process.execPath, ['-e', script(cfg)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    let out = '';
+    let err = '';
+    let marked = false;
+    c.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (!marked && out.includes('MARK')) {
+        marked = true;
+        onMark?.();
+      }
+    });
+    c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    c.on('error', reject);
+    c.on('close', (code) => {
+      const line = out.split('\n').find((l) => l.startsWith('RESULT:'));
+      if (code !== 0 || line === undefined) {
+        reject(new Error(`child exited ${String(code)}\n${out}\n${err}`));
+        return;
+      }
+      resolve(JSON.parse(line.slice('RESULT:'.length)) as ChildOut);
+    });
+  });
+}
+
+const receivers: Receiver[] = [];
+async function receiver(answer?: (n: number) => Answer, port?: number): Promise<[Receiver, string]> {
+  const r = new Receiver(answer);
+  receivers.push(r);
+  const p = await r.listen(port);
+  return [r, `http://127.0.0.1:${String(p)}/v1/traces`];
+}
+afterEach(async () => {
+  await Promise.all(receivers.splice(0).map((r) => r.close()));
+});
+
+const key = (name: string, attrs: { i?: unknown; j?: unknown } | undefined): string => `${name}/${String(attrs?.i)}/${String(attrs?.j)}`;
+
+// sent + dropped = produced, and each span at most once.
+function checkAccounting(out: ChildOut, spans: ReceivedSpan[]): void {
+  const o = out.counts.otlp;
+  expect(o.sent + o.dropped).toBe(out.counts.produced);
+  expect(o.inFlight).toBe(0);
+  expect(spans.length).toBe(o.sent);
+  expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
+}
+
+const fast = { retryInitialDelayMs: 10, maxRetryDelayMs: 50, scheduledDelayMs: 20 };
+
+describe('OTLP export', () => {
+  it('every span arrives exactly once with its ids, parents, times, attributes and status', async () => {
+    const [r, url] = await receiver();
+    const out = await runChild(
+      { export: { endpoint: url, maxBatchSize: 100, ...fast }, trees: 2000, asyncSpans: 50 },
+      { OTEL_SERVICE_NAME: 'checkout', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=a%2Cb' },
+    );
+    const spans = r.spans();
+    checkAccounting(out, spans);
+    expect(out.counts.otlp.sent).toBe(2000 * 3 + 50);
+    expect(out.counts.otlp.dropped).toBe(0);
+    // Batching by size.
+    for (const req of r.accepted) expect(req.spans.length).toBeLessThanOrEqual(100);
+    expect(r.accepted.length).toBeGreaterThanOrEqual(61);
+    expect(r.accepted[0]?.resource).toMatchObject({ 'service.name': 'checkout', 'deployment.environment': 'test', team: 'a,b', 'telemetry.sdk.name': 'hotspan' });
+    expect(r.accepted[0]?.scope.name).toBe('hotspan');
+
+    const byKey = new Map(spans.map((s) => [key(s.name, s.attrs as { i: unknown; j: unknown }), s]));
+    const byId = new Map(out.records.map((rec) => [rec.id, rec]));
+    expect(out.records.length).toBe(spans.length);
+    const originNs = BigInt(Math.round(out.timeOrigin * 1e6));
+    for (const rec of out.records) {
+      const s = byKey.get(key(rec.name, rec.attrs));
+      expect(s, key(rec.name, rec.attrs)).toBeDefined();
+      if (s === undefined) continue;
+      expect(s.spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(s.traceId).toMatch(/^[0-9a-f]{32}$/);
+      expect(s.kind).toBe(1);
+      expect(s.statusCode).toBe(rec.error ? 2 : 0);
+      // ns since the epoch: the performance.now() axis plus timeOrigin (the two clocks read a moment apart).
+      const start = originNs + BigInt(Math.round(rec.start * 1e6));
+      expect(Number(s.start - start) / 1e6).toBeCloseTo(0, -1);  // within 5 ms
+      expect(Number(s.end - s.start) / 1e6).toBeCloseTo(rec.end - rec.start, 3);
+      const parent = rec.parent === 0 ? undefined : byId.get(rec.parent);
+      if (parent === undefined) {
+        expect(s.parentSpanId).toBe('');
+      } else {
+        const p = byKey.get(key(parent.name, parent.attrs));
+        expect(s.parentSpanId).toBe(p?.spanId);
+        expect(s.traceId, `${key(rec.name, rec.attrs)} under ${key(parent.name, parent.attrs)}`).toBe(p?.traceId);
+      }
+    }
+    // A tree shares one trace id, distinct from other trees'.
+    expect(new Set(spans.filter((s) => s.name === 'req').map((s) => s.traceId)).size).toBe(2000);
+  });
+
+  it('OTLP/JSON with gzip and headers, configured by the OTEL_EXPORTER_OTLP_* variables', async () => {
+    const [r, url] = await receiver();
+    const out = await runChild(
+      { export: fast, trees: 500 },
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: url.replace('/v1/traces', ''),
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
+        OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
+        OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=s3cr%20t',
+      },
+    );
+    checkAccounting(out, r.spans());
+    expect(out.counts.otlp.sent).toBe(1500);
+    expect(r.headers[0]).toMatchObject({ 'content-type': 'application/json', 'content-encoding': 'gzip', 'x-api-key': 's3cr t' });
+    const fail = r.spans().find((s) => s.name === 'fail');
+    expect(fail?.statusCode).toBe(2);
+    expect(fail?.attrs).toEqual({ i: fail?.attrs.i, j: 2 });
+  });
+
+  it('a receiver answering 503 (and 429 with Retry-After) to its first requests gets every span once', async () => {
+    const [r, url] = await receiver((n) => (n < 3 ? { status: 503 } : n === 3 ? { status: 429, retryAfter: '0' } : {}));
+    const out = await runChild({ export: { endpoint: url, ...fast }, trees: 1000 });
+    checkAccounting(out, r.spans());
+    expect(out.counts.otlp.sent).toBe(3000);
+    expect(out.counts.otlp.retries).toBeGreaterThanOrEqual(4);
+  });
+
+  it('a receiver down at start gets every span once it comes up', async () => {
+    const port = await freePort();
+    const rcv = new Receiver();
+    receivers.push(rcv);
+    let up: Promise<number> | undefined;
+    const out = await runChild({ export: { endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, ...fast }, trees: 1000, markAfterRetry: true }, {}, () => {
+      up = rcv.listen(port);
+    });
+    await up;
+    checkAccounting(out, rcv.spans());
+    expect(out.counts.otlp.sent).toBe(3000);
+  });
+
+  it('a slow receiver: requests past the timeout are retried, every span arrives once', async () => {
+    const [r, url] = await receiver((n) => (n < 2 ? { hang: true } : {}));
+    const out = await runChild({ export: { endpoint: url, timeoutMs: 200, ...fast }, trees: 1000 });
+    checkAccounting(out, r.spans());
+    expect(out.counts.otlp.sent).toBe(3000);
+    expect(r.requests).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a receiver that never recovers: spans wait in the budget, the rest are dropped and counted, memory stays bounded', async () => {
+    const [r, url] = await receiver(() => ({ status: 503 }));
+    const out = await runChild({
+      tracer: { memoryLimit: 1 << 20 },
+      export: { endpoint: url, shutdownTimeoutMs: 300, ...fast },
+      trees: 200_000,
+    });
+    checkAccounting(out, r.spans());
+    expect(out.counts.produced).toBe(600_000);
+    expect(out.counts.otlp.sent).toBe(0);
+    expect(out.counts.otlp.dropped).toBe(600_000);
+    expect(out.counts.overwritten).toBeGreaterThan(0);
+    expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
+  });
+
+  it('exported chunks go back to the pool: a long export under a small budget keeps every span when the receiver keeps up', async () => {
+    const [r, url] = await receiver();
+    const out = await runChild({
+      tracer: { memoryLimit: 1 << 20, onFull: 'drop' },
+      export: { endpoint: url, ...fast },
+      trees: 60_000,
+      pace: 1000,
+    });
+    checkAccounting(out, r.spans());
+    expect(out.counts.produced).toBe(180_000);
+    expect(out.counts.dropped).toBe(0);
+    expect(out.counts.overwritten).toBe(0);
+    expect(out.counts.otlp.sent).toBe(180_000);
+    // All but what the budget still holds went back to the pool.
+    expect(out.counts.released).toBeGreaterThan(180_000 - (1 << 20) / 16);
+    expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
+  });
+
+  it('a process that ends on its own without shutdown() sends what is left first', async () => {
+    const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
+    const out = await runChild({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true });
+    checkAccounting(out, r.spans());
+    expect(out.counts.otlp.sent).toBe(3000);
+  });
+
+  it('process.exit() without shutdown() sends what is left, blocking until the worker is done', async () => {
+    const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
+    const out = await runChild({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true, exitCall: true });
+    checkAccounting(out, r.spans());
+    expect(out.counts.otlp.sent).toBe(3000);
+  });
+
+  it('partial success: rejected spans are read from the response and counted as dropped', async () => {
+    const [r, url] = await receiver((n) => (n === 0 ? { rejected: 7 } : {}));
+    const out = await runChild({ export: { endpoint: url, ...fast }, trees: 100 });
+    expect(out.counts.otlp.rejected).toBe(7);
+    expect(out.counts.otlp.dropped).toBe(7);
+    expect(out.counts.otlp.sent).toBe(300 - 7);
+    expect(r.spans().length).toBe(300);  // the receiver had them all; it said it rejected 7
+  });
+
+  it('bad options throw naming the value; the js backend says it cannot export', () => {
+    const t = new Tracer();
+    try {
+      expect(() => t.exportOtlp({ protocol: 'grpc' as 'http/json' })).toThrow(/protocol must be 'http\/protobuf' or 'http\/json', got string "grpc"/);
+      expect(() => t.exportOtlp({ timeoutMs: -1 })).toThrow(RangeError);
+      expect(() => t.exportOtlp({ endpoint: 'ftp://x' })).toThrow(/endpoint must be an http\(s\) URL/);
+      expect(() => t.exportOtlp({ bogus: 1 } as never)).toThrow(TypeError);
+    } finally {
+      t.close();
+    }
+    const js = new Tracer({ backend: 'js' });
+    expect(() => js.exportOtlp()).toThrow(/needs the native backend/);
+    js.close();
+  });
+});
