@@ -28,6 +28,8 @@ export interface Consumer {
   run(api: unknown, options: RunOptions): Tally[];
   startBackground(api: unknown, options: RunOptions): void;
   backgroundRecorded(): number;
+  /** Background threads that have recorded at least one chain. */
+  backgroundStarted(): number;
   stopBackground(): Tally[];
   asyncCrossThread(api: unknown, n: number): { begun: number; ended: number; errors: number };
   bogusApi(abiVersion: number, structSize: number): unknown;
