@@ -181,6 +181,14 @@ void TraceStream::pump() {
   for (int round = 0; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, max_records); ++round) {
     uint64_t n = 0;
     for (const FrozenTimeline& tl : batch_.timelines) n += tl.records.size();
+    if (rotate_due_) {
+      if (!open_file()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.unwritten += n;
+        return;
+      }
+      rotate_due_ = false;
+    }
     writer_->append(batch_);
     if (sink_->error() != 0) {
       {
@@ -199,7 +207,8 @@ void TraceStream::pump() {
     }
     if (options_.rotate_bytes != 0 && sink_->file_bytes() >= options_.rotate_bytes) {
       finish_file();
-      if (!cursor_ || !open_file()) return;
+      if (!cursor_) return;
+      rotate_due_ = true;
     }
   }
   // Unpinned between rounds: written chunks may go back to the budget.
@@ -225,7 +234,7 @@ void TraceStream::run() {
     pump();
     if (status().written == before) break;
   }
-  if (cursor_) finish_file();
+  if (cursor_ && !rotate_due_) finish_file();
   cursor_.reset();
   std::lock_guard<std::mutex> lock(mu_);
   status_.closed = true;

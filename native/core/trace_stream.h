@@ -94,6 +94,9 @@ class TraceStream {
   std::unique_ptr<FileSink> sink_;        // the thread's
   std::unique_ptr<PerfettoWriter> writer_;
   FrozenSnapshot batch_;
+  // A file reached rotate_bytes and was finished: the next one opens with the
+  // next batch, so no file is left without spans (thread's own).
+  bool rotate_due_ = false;
 
   mutable std::mutex mu_;
   std::condition_variable wanted_;
