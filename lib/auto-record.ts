@@ -25,7 +25,7 @@ export type Instrument = (typeof INSTRUMENTS)[number];
 
 type Attrs = Record<string, string | number | boolean>;
 
-interface AutoSpan {
+export interface AutoSpan {
   track: string;
   name: string;
   start: number;
@@ -54,6 +54,9 @@ const EVENT_LOOP_RESOLUTION_MS = 100;
 /** Records a counter sample at now (Tracer.counter). */
 export type CounterSink = (name: string, value: number) => void;
 
+/** Is given each span as it ends (OTLP export, lib/auto-export.ts); its parent may not have ended yet. */
+export type SpanSink = (span: AutoSpan) => void;
+
 const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
   [perfConstants.NODE_PERFORMANCE_GC_MAJOR]: 'major',
@@ -77,7 +80,7 @@ export class AutoRecorder {
   dropped = 0;
   private readonly stops: Array<() => void> = [];
 
-  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink) {
+  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly ended?: SpanSink) {
     if (instruments.has('http')) this.http();
     if (instruments.has('fetch')) this.fetch();
     if (instruments.has('dns')) this.dns();
@@ -95,6 +98,7 @@ export class AutoRecorder {
     s.end = end;
     if (this.spans.length >= MAX_SPANS) this.dropped++;
     else this.spans.push(s);
+    this.ended?.(s);
   }
 
   private on(channel: string, fn: (msg: unknown) => void): void {

@@ -8,11 +8,20 @@
 //   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc, eventloop
 //                       (default: all)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
+// and, for OTLP/HTTP export of the automatic spans as they end (lib/auto-export.ts:
+// each exported span is a root; the file keeps the parents), the OTEL_* variables
+// of tracer.exportOtlp() (lib/otlp-config.ts):
+//   OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT  turn it on
+//   OTEL_TRACES_EXPORTER    a comma list; export unless it is set without `otlp` (e.g. none)
+//   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL,
+//   _HEADERS, _TIMEOUT, _COMPRESSION, OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
+//   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT  as for exportOtlp()
 // Runs on the main thread only (workers inherit --require). The program's own
 // Tracer instances work beside it; this one is `require('hotspan/auto').tracer`.
 
 import { isMainThread } from 'node:worker_threads';
 
+import { otlpSink, otlpWanted } from './auto-export';
 import { AutoRecorder, INSTRUMENTS, withAutoSpans, type Instrument } from './auto-record';
 import { calibrate, readClocks } from './clock';
 import { writeAtExit } from './exit-write';
@@ -44,7 +53,6 @@ function start(): { tracer: Tracer; out: string } | undefined {
     return undefined;
   }
   const tracer = new Tracer({ threadName: 'main' });
-  const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value));
   writeAtExit(out, () => {
     rec.stop();
     tracer.flush();
@@ -54,6 +62,9 @@ function start(): { tracer: Tracer; out: string } | undefined {
     // The core's writers (WebAssembly) over those columns, on the tracer's clock.
     return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs);
   });
+  // After writeAtExit: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends.
+  const sink = otlpWanted(process.env) ? otlpSink() : undefined;
+  const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value), sink);
   if (process.env.HOTSPAN_REPORT === '1') {
     // After the write above ('exit' listeners run in order).
     process.on('exit', () => {
