@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib';
 import { freePort, Receiver, type Answer, type ReceivedSpan } from './support/otlp-receiver';
+import { cleanEnv } from './support/packed';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
 
@@ -88,20 +89,19 @@ const cfg = ${JSON.stringify(cfg)};
 `;
 
 /**
- * The memory bound on the child's RSS growth. Not under a sanitizer run
- * (native/test/sanitizers.sh sets HOTSPAN_TEST_PRELOAD): ASan's quarantine and
- * shadow memory are RSS the bound does not cover; that run still checks the
- * accounting, and the regular run checks the bound.
+ * Runs the child; `onMark` runs when it prints MARK. `base`: the environment
+ * `env` adds to (cleanEnv() for a child whose RSS is measured: the regular
+ * addon, never a sanitizer run's build and preloaded runtime, whose
+ * quarantine and shadow memory are RSS the bound does not cover).
  */
-function expectRssBound(rssGrowth: number): void {
-  if (process.env.HOTSPAN_TEST_PRELOAD) return;
-  expect(rssGrowth).toBeLessThan(128 * 1024 * 1024);
-}
-
-/** Runs the child; `onMark` runs when it prints MARK. */
-function runChild(cfg: ChildConfig, env: Record<string, string> = {}, onMark?: () => void): Promise<ChildOut> {
+function runChild(
+  cfg: ChildConfig,
+  env: Record<string, string> = {},
+  onMark?: () => void,
+  base: NodeJS.ProcessEnv = process.env,
+): Promise<ChildOut> {
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['-e', script(cfg)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+    const c = spawn(process.execPath, ['-e', script(cfg)], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...base, ...env } });
     let out = '';
     let err = '';
     let marked = false;
@@ -249,13 +249,13 @@ describe('OTLP export', () => {
       tracer: { memoryLimit: 1 << 20 },
       export: { endpoint: url, shutdownTimeoutMs: 300, ...fast },
       trees: 200_000,
-    });
+    }, {}, undefined, cleanEnv());
     checkAccounting(out, r.spans());
     expect(out.counts.produced).toBe(600_000);
     expect(out.counts.otlp.sent).toBe(0);
     expect(out.counts.otlp.dropped).toBe(600_000);
     expect(out.counts.overwritten).toBeGreaterThan(0);
-    expectRssBound(out.rssGrowth);
+    expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
   });
 
   it('exported chunks go back to the pool: a long export under a small budget keeps every span when the receiver keeps up', async () => {
@@ -265,7 +265,7 @@ describe('OTLP export', () => {
       export: { endpoint: url, ...fast },
       trees: 60_000,
       pace: 1000,
-    });
+    }, {}, undefined, cleanEnv());
     checkAccounting(out, r.spans());
     expect(out.counts.produced).toBe(180_000);
     expect(out.counts.dropped).toBe(0);
@@ -273,7 +273,7 @@ describe('OTLP export', () => {
     expect(out.counts.otlp.sent).toBe(180_000);
     // All but what the budget still holds went back to the pool.
     expect(out.counts.released).toBeGreaterThan(180_000 - (1 << 20) / 16);
-    expectRssBound(out.rssGrowth);
+    expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
   });
 
   it('a process that ends on its own without shutdown() sends what is left first', async () => {
