@@ -8,7 +8,7 @@
 //
 // Threads: the timeline's one writer at a time appends to the last block
 // without a lock (need, append: it alone moves `used`, with a release
-// store); everything else (add_block, drop_below, each_below, held) runs
+// store); everything else (add_block, drop_below, each_between, held) runs
 // under the timeline's mutex. A reader reads entries below the block's
 // `used` (acquire), so only whole entries, and the timeline hands out only
 // those below its committed count, stored before it.
@@ -47,18 +47,24 @@ class AttrArea {
   // Bytes of every block held (to uncharge at the end).
   size_t held() const { return held_; }
 
-  // Calls fn(Entry) for the entries with index below `end`, oldest first.
+  // Calls fn(Entry) for the entries with index in [begin, end), oldest first.
+  // A block whose successor begins at or below `begin` holds nothing in range
+  // and is skipped whole: a consumer's batch (begin > 0) does not walk every
+  // entry the timeline still keeps.
   template <class Fn>
-  void each_below(uint64_t end, Fn&& fn) const {
+  void each_between(uint64_t begin, uint64_t end, Fn&& fn) const {
     size_t off = head_;
-    for (const Block& b : blocks_) {
+    for (size_t k = 0; k < blocks_.size(); ++k, off = 0) {
+      if (k + 1 < blocks_.size() && blocks_[k + 1].used.load(std::memory_order_acquire) != 0 &&
+          read(blocks_[k + 1], 0).index <= begin)
+        continue;
+      const Block& b = blocks_[k];
       for (const size_t used = b.used.load(std::memory_order_acquire); off < used;) {
         const Entry e = read(b, off);
         if (e.index >= end) return;
-        fn(e);
+        if (e.index >= begin) fn(e);
         off += kHeader + e.bytes.size();
       }
-      off = 0;
     }
   }
 

@@ -273,8 +273,8 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
   // After the bracket: the copy converts every record it can reach.
   recs.anchors_ = ticks_ ? anchors_ : TickAnchors();
   out.attrs.clear();
-  attrs_.each_below(n, [&](const AttrArea::Entry& a) {
-    if (a.index >= base) out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes));
+  attrs_.each_between(base, n, [&](const AttrArea::Entry& a) {
+    out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes));
   });
   out.foreign_parents.clear();
   for (const ForeignEntry& f : foreign_) {

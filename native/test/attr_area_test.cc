@@ -1,6 +1,7 @@
 // AttrArea: entries kept in place across blocks, read back exactly, dropped
 // in record order, whole blocks given back (the byte counts the timeline
 // charges and uncharges).
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -11,13 +12,18 @@ using namespace hotspan;
 
 namespace {
 
-std::vector<std::string> read_all(const AttrArea& a, uint64_t end, std::vector<uint64_t>* idx = nullptr) {
+std::vector<std::string> read_range(const AttrArea& a, uint64_t begin, uint64_t end,
+                                    std::vector<uint64_t>* idx = nullptr) {
   std::vector<std::string> out;
-  a.each_below(end, [&](const AttrArea::Entry& e) {
+  a.each_between(begin, end, [&](const AttrArea::Entry& e) {
     out.emplace_back(e.bytes);
     if (idx != nullptr) idx->push_back(e.index);
   });
   return out;
+}
+
+std::vector<std::string> read_all(const AttrArea& a, uint64_t end, std::vector<uint64_t>* idx = nullptr) {
+  return read_range(a, 0, end, idx);
 }
 
 // Stores entry `i` as the timeline does: a block when need() asks for one.
@@ -46,6 +52,14 @@ static void spans_blocks_and_reads_back_exactly() {
   std::vector<uint64_t> idx;
   CHECK_EQ(read_all(a, 10, &idx).size(), size_t{10});
   CHECK_EQ(idx.back(), uint64_t{9});
+  // A range that begins blocks in (a consumer's batch): exactly its entries.
+  for (const uint64_t begin : {uint64_t{1}, uint64_t{700}, uint64_t{2999}}) {
+    idx.clear();
+    const std::vector<std::string> got = read_range(a, begin, begin + 250, &idx);
+    CHECK(got == std::vector<std::string>(want.begin() + static_cast<long>(begin),
+                                          want.begin() + static_cast<long>(std::min<uint64_t>(begin + 250, 3000))));
+    CHECK_EQ(idx.front(), begin);
+  }
 }
 
 static void an_entry_larger_than_a_block_gets_its_own() {
