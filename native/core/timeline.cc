@@ -10,6 +10,19 @@
 
 namespace hotspan {
 
+namespace {
+
+// Calls fn on the entries of an index-ordered deque with index in [begin, end):
+// a consumer's batch starts past what earlier batches read, found by binary search.
+template <class Entries, class Fn>
+void each_between(const Entries& entries, uint64_t begin, uint64_t end, Fn&& fn) {
+  auto it = std::lower_bound(entries.begin(), entries.end(), begin,
+                             [](const auto& e, uint64_t index) { return e.index < index; });
+  for (; it != entries.end() && it->index < end; ++it) fn(*it);
+}
+
+}  // namespace
+
 Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial, bool ticks,
                    std::shared_ptr<ChunkPool> pool)
     : id_(id),
@@ -241,11 +254,9 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
   }
   recs.pins_ = std::make_shared<ChunkPins>(std::move(self), std::move(pinned));
   recs.long_ends_.clear();
-  for (const LongEntry& e : long_ends_) {
-    if (e.index >= n) break;  // entries are in index order, none below kept_base
-    if (e.index < base) continue;
+  each_between(long_ends_, base, n, [&](const LongEntry& e) {
     recs.long_ends_.push_back(LongEnd{static_cast<uint32_t>(e.index - base), e.end});
-  }
+  });
   if (ticks_ && n > base) {
     // Bracket every newly visible record: if one lies past the last anchor
     // (it was stored after that anchor), append an anchor taken now. Its
@@ -277,17 +288,9 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
     out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes));
   });
   out.foreign_parents.clear();
-  for (const ForeignEntry& f : foreign_) {
-    if (f.index >= n) break;
-    if (f.index < base) continue;
-    out.foreign_parents.emplace_back(f.local, f.parent);
-  }
+  each_between(foreign_, base, n, [&](const ForeignEntry& f) { out.foreign_parents.emplace_back(f.local, f.parent); });
   out.contexts.clear();
-  for (const ContextEntry& c : contexts_) {
-    if (c.index >= n) break;
-    if (c.index < base) continue;
-    out.contexts.emplace_back(c.local, c.context);
-  }
+  each_between(contexts_, base, n, [&](const ContextEntry& c) { out.contexts.emplace_back(c.local, c.context); });
   return base;
 }
 
