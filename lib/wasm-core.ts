@@ -33,6 +33,8 @@ interface Exports {
   hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   hs_writer_append(handle: number, ptr: number, bytes: number): number;
   hs_writer_finish(handle: number): number;
+  /** The W3C ids of the columns' records; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
+  hs_span_ids(ptr: number, bytes: number, contexts: number, count: number, salt: bigint): number;
 }
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
@@ -239,6 +241,53 @@ export function queryColumns(snap: NativeSnapshot): QueryStep {
     const bytes = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size()).slice(); // aligned for f64
     return new Float64Array(bytes.buffer);
   };
+}
+
+/** native/wasm/exports.cc hs_span_ids: u64 per stored context in, per record out. */
+const CONTEXT_WORDS = 6;
+const IDS_WORDS = 5;
+
+/**
+ * The W3C ids of every record of these columns (native/core/span_ids.h,
+ * through the WebAssembly core): 5 u64 per record in input order [trace hi,
+ * trace lo, span id, parent span id, flags | resolved << 8], with the ids of
+ * the tracer whose salt is `salt`. The core's one resolver, so the ids are
+ * those the native backend derives for the same records.
+ */
+export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64Array {
+  const n = snap.count;
+  const contexts = snap.contexts ?? [];
+  const bytes = run(snap, new Set(), (c, ptr, size) => {
+    let at = 0;
+    if (contexts.length > 0) {
+      at = c.hs_alloc(8 * CONTEXT_WORDS * contexts.length);
+      const words = new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length);
+      let w = 0;
+      for (const [i, ctx] of contexts) {
+        words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 1]);
+        words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 2]);
+        words[w++] = ctx.traceHi;
+        words[w++] = ctx.traceLo;
+        words[w++] = ctx.parentWire;
+        words[w++] = BigInt(ctx.flags);
+      }
+    }
+    return c.hs_span_ids(ptr, size, at, contexts.length, BigInt.asIntN(64, salt));
+  }).slice(); // aligned for u64
+  const out = new BigUint64Array(bytes.buffer);
+  // The core answers timeline after timeline (the columns' timeline order),
+  // each timeline's records in input order: back to input order.
+  const slot = new Map<number, number>();
+  snap.timelines.forEach((t, k) => slot.set(t.id, k));
+  const per = new Uint32Array(snap.timelines.length + 1);
+  for (let i = 0; i < n; i++) per[(slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0) + 1]++;
+  for (let k = 1; k < per.length; k++) per[k] += per[k - 1];
+  const ids = new BigUint64Array(IDS_WORDS * n);
+  for (let i = 0; i < n; i++) {
+    const j = per[slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0]++;
+    ids.set(out.subarray(IDS_WORDS * j, IDS_WORDS * (j + 1)), IDS_WORDS * i);
+  }
+  return ids;
 }
 
 /** The core's stats rows for these columns, as the addon reports them. */

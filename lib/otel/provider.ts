@@ -118,8 +118,6 @@ export class TracerProvider implements OtelTracerProvider {
 
   constructor(tracerOrOptions?: Tracer | TracerOptions) {
     this.tracer = tracerOrOptions instanceof Tracer ? tracerOrOptions : new Tracer(tracerOrOptions);
-    // Checked now: the js backend has no W3C ids yet (a clear Error).
-    this.tracer[internals]().backend.openIds();
   }
 
   getTracer(name: string, version?: string, options?: OtelTracerOptions): OtelTracer {
