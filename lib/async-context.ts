@@ -81,6 +81,9 @@ export class AsyncContext {
         else if (d.get !== undefined) Object.defineProperty(b, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
       }
     }
+    // The interface's data properties (fields of the instance, not methods).
+    b.kind = inner.kind;
+    b.clockBoundMs = inner.clockBoundMs;
     const under = (): Current | undefined => (inner.openDepth() === 0 ? cx.storage.getStore() : undefined);
     const beginUnder = (nameId: number, json: string): boolean => {
       const parent = under();
