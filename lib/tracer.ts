@@ -486,7 +486,8 @@ export class Tracer {
   /**
    * The W3C context of the current span: the innermost open span of this
    * thread, else (async context on) the current one of the async context;
-   * undefined when there is none.
+   * undefined when there is none. Throws an Error for a span open in a
+   * worker joined to a js-backend tracer (its owner assigns its ids).
    */
   currentContext(): SpanContext | undefined {
     const store = this.cx?.storage.getStore();
