@@ -36,8 +36,7 @@ import type { TimelineKind } from './records';
 import { totalCounts, type BackendCounts } from './counts';
 import type { OnFull } from './options';
 import { statsFromNative, type StatsRow } from './stats';
-import { openIdsOf } from './trace-context';
-import { spanIdsOfColumns, statsOfColumns, writeColumns } from './wasm-core';
+import { FRAME_WORDS, openStackIds, rootIds, statsOfColumns, writeColumns } from './wasm-core';
 
 interface Timeline {
   readonly id: number;
@@ -221,6 +220,11 @@ export class JsBackend implements Backend {
   private sAttrs: string[] = [];
   /** Contexts of open spans begun under one, innermost last. */
   private readonly given: GivenOpen[] = [];
+  /** The depth of the innermost of them, -1 for none: end() tests one number. */
+  private givenTop = -1;
+  /** openIds()'s frames (wasm-core FRAME_WORDS per open span), reused. */
+  private frames = new BigUint64Array(0);
+  private readonly openOut = new BigUint64Array(5);
 
   private readonly openAsyncSpans = new Map<number, OpenAsync>();
   private readonly groups: OpenGroup[] = [];
@@ -438,10 +442,11 @@ export class JsBackend implements Backend {
     let parentTl = d > 0 ? this.mainId : 0;
     let parentLocal = d > 0 ? this.sLocal[d - 1] : 0;
     let ctx: StoredContext | undefined;
-    const g = this.given;
-    if (g.length !== 0 && g[g.length - 1].depth === d) {
+    if (d === this.givenTop) {
       // Begun under a context: the given parent replaces the stack's (the core's begin_in_context).
+      const g = this.given;
       const e = g.pop() as GivenOpen;
+      this.givenTop = g.length === 0 ? -1 : g[g.length - 1].depth;
       ctx = e.ctx;
       if (ctx !== undefined) flags |= FLAG_CONTEXT;
       if (e.parentSpan !== 0) {
@@ -929,7 +934,10 @@ export class JsBackend implements Backend {
     const d = this.depth - 1;
     this.sAttrs[d] = attrsJson;
     const { ctx, parentSpan } = storedOf(given);
-    if (ctx !== undefined || parentSpan !== 0) this.given.push({ depth: d, ctx, parentSpan });
+    if (ctx !== undefined || parentSpan !== 0) {
+      this.given.push({ depth: d, ctx, parentSpan });
+      this.givenTop = d;
+    }
   }
 
   asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
@@ -944,43 +952,37 @@ export class JsBackend implements Backend {
   openIds(): OpenIds | undefined {
     const depth = this.depth;
     if (depth === 0) return undefined;
-    const top = depth - 1;
-    const spanId = this.mainId * TIMELINE_SHIFT + this.sLocal[top];
+    const spanId = this.mainId * TIMELINE_SHIFT + this.sLocal[depth - 1];
     if (this.link !== undefined) {
       return { traceHi: 0n, traceLo: 0n, span: 0n, parent: 0n, flags: 0, spanId, resolved: true, idsUnknown: true };
     }
-    // The open stack as records, each with its stack parent or its given
-    // one, through the core's resolver: what the addon's open_span_ids
-    // answers (a given parent without a context leaves the trace unknown).
-    const fields = new Uint32Array(FPR * depth);
-    const contexts: Array<[number, StoredContext]> = [];
-    let g = 0;
-    for (let k = 0; k < depth; k++) {
-      let parentTl = k > 0 ? this.mainId : 0;
-      let parentLocal = k > 0 ? this.sLocal[k - 1] : 0;
-      let flags = 0;
-      const e = this.given[g];
-      if (e !== undefined && e.depth === k) {
-        g++;
-        if (e.ctx !== undefined) {
-          flags |= FLAG_CONTEXT;
-          contexts.push([k, e.ctx]);
-        }
-        if (e.parentSpan !== 0) {
-          parentTl = Math.floor(e.parentSpan / TIMELINE_SHIFT);
-          parentLocal = e.parentSpan % TIMELINE_SHIFT;
-        }
+    // The open stack's frames to the core's walk (open_stack_ids.h): what the addon's openIds answers.
+    if (this.frames.length < FRAME_WORDS * depth) this.frames = new BigUint64Array(2 * FRAME_WORDS * depth);
+    const f = this.frames;
+    f.fill(0n, 0, FRAME_WORDS * depth);
+    for (let k = 0; k < depth; k++) f[FRAME_WORDS * k] = BigInt(this.sLocal[k]);
+    for (const e of this.given) {
+      const w = FRAME_WORDS * e.depth;
+      f[w + 1] = BigInt((e.ctx !== undefined ? FLAG_CONTEXT : 0) | (e.parentSpan !== 0 ? FLAG_PARENT_ELSEWHERE : 0));
+      f[w + 2] = BigInt(e.parentSpan);
+      if (e.ctx !== undefined) {
+        f[w + 3] = e.ctx.traceHi;
+        f[w + 4] = e.ctx.traceLo;
+        f[w + 5] = e.ctx.parentWire;
+        f[w + 6] = BigInt(e.ctx.flags);
       }
-      fields.set([0, this.mainId, this.sLocal[k], parentTl, parentLocal, (k << 16) | flags], k * FPR);
     }
-    const ids = spanIdsOfColumns(
-      { names: [], timelines: [this.mainTl], count: depth, times: new Float64Array(2 * depth), fields, attrs: [], contexts },
-      this.salt,
-    );
-    const v = new BigUint64Array(6);
-    v.set(ids.subarray(5 * top, 5 * depth));
-    v[5] = BigInt(spanId);
-    return openIdsOf(v);
+    const ids = this.openOut;
+    openStackIds(f, depth, this.mainId, this.salt, ids);
+    return {
+      traceHi: ids[0],
+      traceLo: ids[1],
+      span: ids[2],
+      parent: ids[3],
+      flags: Number(ids[4] & 0xffn),
+      resolved: (ids[4] & 0x100n) !== 0n,
+      spanId,
+    };
   }
 
   idsOf(span: number): BigUint64Array {
@@ -988,21 +990,7 @@ export class JsBackend implements Backend {
       throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
     }
     // A joined thread's ids are its owner's to derive.
-    if (this.link !== undefined) return new BigUint64Array(3);
-    const tl = Math.floor(span / TIMELINE_SHIFT);
-    const ids = spanIdsOfColumns(
-      {
-        names: [],
-        timelines: [{ id: tl, name: '', kind: 'track', exited: false }],
-        count: 1,
-        times: new Float64Array(2),
-        fields: Uint32Array.of(0, tl, span % TIMELINE_SHIFT, 0, 0, 0),
-        attrs: [],
-      },
-      this.salt,
-    );
-    // A root's: its wire id and the trace it starts.
-    return BigUint64Array.of(ids[2], ids[0], ids[1]);
+    return this.link !== undefined ? new BigUint64Array(3) : rootIds(span, this.salt);
   }
 
   native(): NativeTracer | undefined {
