@@ -36,6 +36,8 @@ import type { TimelineKind } from './records';
 import { totalCounts, type BackendCounts } from './counts';
 import type { OnFull } from './options';
 import { statsFromNative, type StatsRow } from './stats';
+import { SideEntries } from './side-entries';
+import { openIdsOf } from './trace-context';
 import { FRAME_WORDS, openStackIds, rootIds, statsOfColumns, writeColumns } from './wasm-core';
 
 interface Timeline {
@@ -177,12 +179,10 @@ export class JsBackend implements Backend {
   private count = 0;
   private head = 0;
   private seq = 0;
-  /** [record number, text], oldest first from attrsHead on. */
-  private attrs: Array<[number, string]> = [];
-  private attrsHead = 0;
-  /** [record number, stored context] (FLAG_CONTEXT records), oldest first from ctxsHead on. */
-  private ctxs: Array<[number, StoredContext]> = [];
-  private ctxsHead = 0;
+  /** Attribute texts of the kept records. */
+  private readonly attrs = new SideEntries<string>();
+  /** Stored contexts of the kept FLAG_CONTEXT records. */
+  private readonly ctxs = new SideEntries<StoredContext>();
   /** What the kept records' attributes and contexts cost the budget. */
   private sideBytes = 0;
   /** Salt of this tracer's W3C ids (native/core/trace_id.h). A joined thread derives none: its owner does. */
@@ -224,7 +224,8 @@ export class JsBackend implements Backend {
   private givenTop = -1;
   /** openIds()'s frames (wasm-core FRAME_WORDS per open span), reused. */
   private frames = new BigUint64Array(0);
-  private readonly openOut = new BigUint64Array(5);
+  /** openIds()'s answer as the addon's: 5 ids words, then the span id. */
+  private readonly openOut = new BigUint64Array(6);
 
   private readonly openAsyncSpans = new Map<number, OpenAsync>();
   private readonly groups: OpenGroup[] = [];
@@ -366,24 +367,10 @@ export class JsBackend implements Backend {
     const h = this.head;
     this.timelineList[this.fields[h * FPR + 1] - 1].overwritten++;
     const oldest = this.seq - this.count;
-    const a = this.attrs;
-    if (this.attrsHead < a.length && a[this.attrsHead][0] === oldest) {
-      this.sideBytes -= attrCost(a[this.attrsHead][1]);
-      this.attrsHead++;
-      if (this.attrsHead >= 1024 && 2 * this.attrsHead >= a.length) {
-        this.attrs = a.slice(this.attrsHead);
-        this.attrsHead = 0;
-      }
-    }
-    const c = this.ctxs;
-    if (this.ctxsHead < c.length && c[this.ctxsHead][0] === oldest) {
-      this.sideBytes -= contextCost(c[this.ctxsHead][1]);
-      this.ctxsHead++;
-      if (this.ctxsHead >= 1024 && 2 * this.ctxsHead >= c.length) {
-        this.ctxs = c.slice(this.ctxsHead);
-        this.ctxsHead = 0;
-      }
-    }
+    const text = this.attrs.dropOldest(oldest);
+    if (text !== undefined) this.sideBytes -= attrCost(text);
+    const ctx = this.ctxs.dropOldest(oldest);
+    if (ctx !== undefined) this.sideBytes -= contextCost(ctx);
     this.head = h + 1 === this.cap ? 0 : h + 1;
     this.count--;
     this.lossSeen = true;
@@ -485,8 +472,8 @@ export class JsBackend implements Backend {
     fields[f + 5] = (depth << 16) | flags;
     this.times[2 * i] = start;
     this.times[2 * i + 1] = end;
-    if (attrs !== '') this.attrs.push([this.seq, attrs]);
-    if (ctx !== undefined) this.ctxs.push([this.seq, ctx]);
+    if (attrs !== '') this.attrs.push(this.seq, attrs);
+    if (ctx !== undefined) this.ctxs.push(this.seq, ctx);
     this.seq++;
     this.timelineList[timeline - 1].stored++;
     const n = ++this.count;
@@ -673,8 +660,8 @@ export class JsBackend implements Backend {
         count: n,
         times: this.times,
         fields: this.fields,
-        attrs: this.attrs,
-        contexts: this.ctxs,
+        attrs: this.attrs.items,
+        contexts: this.ctxs.items,
         counters: this.counters.series(false),
       };
     }
@@ -682,10 +669,8 @@ export class JsBackend implements Backend {
     const fields = new Uint32Array(FPR * n);
     this.copyKept(times, fields);
     const first = this.seq - n;
-    const attrs: Array<[number, string]> = [];
-    for (let k = this.attrsHead; k < this.attrs.length; k++) attrs.push([this.attrs[k][0] - first, this.attrs[k][1]]);
-    const contexts: Array<[number, StoredContext]> = [];
-    for (let k = this.ctxsHead; k < this.ctxs.length; k++) contexts.push([this.ctxs[k][0] - first, this.ctxs[k][1]]);
+    const attrs = this.attrs.from(first);
+    const contexts = this.ctxs.from(first);
     return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs, contexts, counters: this.counters.series(false) };
   }
 
@@ -895,12 +880,10 @@ export class JsBackend implements Backend {
       return { names, nameBase, tls, count, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], contexts: [] };
     }
     // The shipped buffers now belong to the owner: start on fresh ones.
-    const batch: Batch = { names, nameBase, tls, count, times: this.times, fields: this.fields, attrs: this.attrs, contexts: this.ctxs };
+    const batch: Batch = { names, nameBase, tls, count, times: this.times, fields: this.fields, attrs: this.attrs.take(), contexts: this.ctxs.take() };
     this.cap = JOIN_INITIAL;
     this.times = f64(2 * JOIN_INITIAL, true);
     this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
-    this.attrs = [];
-    this.ctxs = [];
     this.count = 0;
     this.seq = 0;
     this.unshipped[0] = 0;
@@ -974,15 +957,8 @@ export class JsBackend implements Backend {
     }
     const ids = this.openOut;
     openStackIds(f, depth, this.mainId, this.salt, ids);
-    return {
-      traceHi: ids[0],
-      traceLo: ids[1],
-      span: ids[2],
-      parent: ids[3],
-      flags: Number(ids[4] & 0xffn),
-      resolved: (ids[4] & 0x100n) !== 0n,
-      spanId,
-    };
+    ids[5] = BigInt(spanId);
+    return openIdsOf(ids);
   }
 
   idsOf(span: number): BigUint64Array {
