@@ -7,6 +7,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import type { Backend, Given, OpenIds } from './backend';
+import { joinedIdsError } from './errors';
 import { halves, hex64, type SpanContext } from './trace-context';
 
 /** The current span of an async context: what its children are begun under, and its own context (inject). */
@@ -22,6 +23,8 @@ function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number,
     given: { ids, flags, tracestate },
     // Formatted only when asked (inject, currentContext): most spans never are.
     get context(): SpanContext {
+      // All-zero ids: a span of a thread joined with the js backend (OpenIds.idsUnknown).
+      if (wire === 0n) throw joinedIdsError();
       return (context ??= {
         traceId: hex64(traceHi) + hex64(traceLo),
         spanId: hex64(wire),
@@ -78,6 +81,9 @@ export class AsyncContext {
         else if (d.get !== undefined) Object.defineProperty(b, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
       }
     }
+    // The interface's data properties (fields of the instance, not methods).
+    b.kind = inner.kind;
+    b.clockBoundMs = inner.clockBoundMs;
     const under = (): Current | undefined => (inner.openDepth() === 0 ? cx.storage.getStore() : undefined);
     const beginUnder = (nameId: number, json: string): boolean => {
       const parent = under();

@@ -5,8 +5,8 @@
 // records in commit order within each).
 
 import { FIELDS_PER_RECORD } from './flags';
-import type { NativeSnapshot } from './native-binding';
-import { queryColumns } from './wasm-core';
+import type { NativeSnapshot, StoredContext } from './native-binding';
+import { queryColumns, spanIdsOfColumns } from './wasm-core';
 
 export interface FrozenView {
   /** Records in the view. */
@@ -39,20 +39,26 @@ function gather(snap: NativeSnapshot, indices: ArrayLike<number>): NativeSnapsho
     const k = where.get(i);
     if (k !== undefined) attrs.push([k, text]);
   }
-  return { names: snap.names, timelines: snap.timelines, count: n, times, fields, attrs };
+  const contexts: Array<[number, StoredContext]> = [];
+  for (const [i, ctx] of snap.contexts ?? []) {
+    const k = where.get(i);
+    if (k !== undefined) contexts.push([k, ctx]);
+  }
+  return { names: snap.names, timelines: snap.timelines, count: n, times, fields, attrs, contexts };
 }
 
 /**
  * A view over columns held in JS (the js and noop backends' snapshot(),
- * records in snapshot order), queried through the WebAssembly core.
+ * records in snapshot order), queried through the WebAssembly core; its W3C
+ * ids are those of the tracer whose salt is `salt`.
  */
-export function columnsView(snap: NativeSnapshot): FrozenView {
+export function columnsView(snap: NativeSnapshot, salt: bigint): FrozenView {
   let step: ((name: string | undefined, args: Float64Array) => Float64Array) | undefined;
   return {
     count: snap.count,
     spanIds() {
       if (snap.count === 0) return new BigUint64Array(0);
-      throw new Error('hotspan: W3C span ids need the native backend; the js backend does not derive them yet');
+      return spanIdsOfColumns(snap, salt);
     },
     read(offset, limit) {
       if (offset === 0 && limit === snap.count) return snap;

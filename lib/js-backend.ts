@@ -9,6 +9,8 @@
 // joined thread, whose columns live on SharedArrayBuffers and are shipped to
 // the owner instead of being read here.
 
+import { randomBytes } from 'node:crypto';
+
 import type { Backend, Given, OpenIds } from './backend';
 import { calibrate, readClocks } from './clock';
 import { columnsView, type FrozenView } from './frozen-view';
@@ -20,6 +22,7 @@ import {
   FLAG_ABANDONED,
   FLAG_ASYNC,
   FLAG_ATTRS,
+  FLAG_CONTEXT,
   FLAG_ERROR,
   FLAG_PARENT_ELSEWHERE,
   STATUS_CLOSED,
@@ -27,13 +30,15 @@ import {
   STATUS_OK,
   TIMELINE_SHIFT,
 } from './flags';
-import type { NativeSnapshot, NativeTracer } from './native-binding';
+import type { NativeSnapshot, NativeTracer, StoredContext } from './native-binding';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
 import { totalCounts, type BackendCounts } from './counts';
 import type { OnFull } from './options';
 import { statsFromNative, type StatsRow } from './stats';
-import { statsOfColumns, writeColumns } from './wasm-core';
+import { SideEntries } from './side-entries';
+import { openIdsOf } from './trace-context';
+import { FRAME_WORDS, openStackIds, rootIds, statsOfColumns, writeColumns } from './wasm-core';
 
 interface Timeline {
   readonly id: number;
@@ -59,6 +64,15 @@ interface OpenAsync {
   readonly parentTimeline: number;
   readonly parentLocal: number;
   readonly attrs: string;
+  readonly ctx: StoredContext | undefined;
+}
+
+/** The context an open span was begun under (beginContext), at its stack depth: the core's given_stack. */
+interface GivenOpen {
+  readonly depth: number;
+  readonly ctx: StoredContext | undefined;
+  /** Tracer-wide span id of the given parent; 0: none. */
+  readonly parentSpan: number;
 }
 
 interface OpenGroup {
@@ -87,7 +101,30 @@ const RECORD_BYTES = 16 + 4 * FIELDS_PER_RECORD;
 function attrCost(text: string): number {
   return 2 * text.length + 48;
 }
+/** What a stored context costs the budget (its ids, its tracestate and its entry). */
+function contextCost(ctx: StoredContext): number {
+  return 2 * ctx.tracestate.length + 80;
+}
 const NO_LIMIT = 2 ** 40;
+/** W3C: at most 512 characters of tracestate are propagated (as the addon keeps them). */
+const MAX_TRACESTATE = 512;
+
+/** A span's given context as the core stores it: a context only for a valid trace id, a given parent apart. */
+function storedOf(given: Given): { ctx: StoredContext | undefined; parentSpan: number } {
+  const ids = given.ids;
+  const valid = ids[0] !== 0n || ids[1] !== 0n;
+  const tracestate = given.tracestate.length <= MAX_TRACESTATE ? given.tracestate : '';
+  const ctx = valid ? { traceHi: ids[0], traceLo: ids[1], parentWire: ids[2], flags: given.flags & 0xff, tracestate } : undefined;
+  return { ctx, parentSpan: Number(ids[3]) };
+}
+
+/** 64 random bits, never 0: a tracer's id salt (native/core/trace_id.cc random_salt). */
+function randomSalt(): bigint {
+  for (;;) {
+    const v = randomBytes(8).readBigUInt64LE();
+    if (v !== 0n) return v;
+  }
+}
 
 /** Joined backends of this thread, by token: a second join reuses the timeline (as the addon does). */
 const joinedByToken = new Map<string, JsBackend>();
@@ -117,10 +154,6 @@ export interface JsBackendOptions {
   join?: { token: string; state: SharedState };
 }
 
-function noTraceContext(): Error {
-  return new Error('hotspan: trace context (inject, extract, async context, hotspan/otel) needs the native backend; the js backend does not derive W3C ids yet');
-}
-
 export class JsBackend implements Backend {
   readonly kind = 'js' as const;
   readonly clockBoundMs = 0;
@@ -146,10 +179,20 @@ export class JsBackend implements Backend {
   private count = 0;
   private head = 0;
   private seq = 0;
-  /** [record number, text], oldest first from attrsHead on. */
-  private attrs: Array<[number, string]> = [];
-  private attrsHead = 0;
-  private attrBytes = 0;
+  /** Attribute texts of the kept records. */
+  private readonly attrs = new SideEntries<string>();
+  /** Stored contexts of the kept FLAG_CONTEXT records. */
+  private readonly ctxs = new SideEntries<StoredContext>();
+  /** What the kept records' attributes and contexts cost the budget. */
+  private sideBytes = 0;
+  /** Salt of this tracer's W3C ids (native/core/trace_id.h). A joined thread derives none: its owner does. */
+  private readonly salt: bigint;
+  /**
+   * Once shared: the tracer-wide counter async spans take their local ids
+   * from (every thread's, so a joined thread's track spans keep their ids
+   * when merged and the parents naming them stay valid).
+   */
+  private sharedTracks: SharedState | undefined;
   private readonly limitBytes: number;
   private readonly onFull: OnFull;
   private lossSeen = false;
@@ -175,6 +218,14 @@ export class JsBackend implements Backend {
   private sStart = new Float64Array(64);
   /** Attribute text per open span; '' for none. */
   private sAttrs: string[] = [];
+  /** Contexts of open spans begun under one, innermost last. */
+  private readonly given: GivenOpen[] = [];
+  /** The depth of the innermost of them, -1 for none: end() tests one number. */
+  private givenTop = -1;
+  /** openIds()'s frames (wasm-core FRAME_WORDS per open span), reused. */
+  private frames = new BigUint64Array(0);
+  /** openIds()'s answer as the addon's: 5 ids words, then the span id. */
+  private readonly openOut = new BigUint64Array(6);
 
   private readonly openAsyncSpans = new Map<number, OpenAsync>();
   private readonly groups: OpenGroup[] = [];
@@ -185,7 +236,9 @@ export class JsBackend implements Backend {
     this.onFull = options.onFull ?? 'overwrite';
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
+    this.salt = options.join === undefined ? randomSalt() : 0n;
     if (options.join !== undefined) {
+      this.sharedTracks = options.join.state;
       this.cap = JOIN_INITIAL;
       this.times = f64(2 * JOIN_INITIAL, true);
       this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
@@ -288,14 +341,14 @@ export class JsBackend implements Backend {
    * push()'s slow path (a full buffer, or attributes): grows, or applies the
    * budget's policy. False when the record is dropped (and counted).
    */
-  private makeRoom(timeline: number, attrs: string): boolean {
+  private makeRoom(timeline: number, attrs: string, ctx: StoredContext | undefined): boolean {
     if (this.link !== undefined) {
       // A joined thread ships its records; the owner's budget applies to them.
       if (this.count === this.cap) this.grow(this.cap * 2);
       return true;
     }
-    const need = attrs === '' ? 0 : attrCost(attrs);
-    while ((this.count + 1) * RECORD_BYTES + this.attrBytes + need > this.limitBytes) {
+    const need = (attrs === '' ? 0 : attrCost(attrs)) + (ctx === undefined ? 0 : contextCost(ctx));
+    while ((this.count + 1) * RECORD_BYTES + this.sideBytes + need > this.limitBytes) {
       if (this.onFull === 'drop' || this.count === 0) {
         this.timelineList[timeline - 1].dropped++;
         this.lossSeen = true;
@@ -304,9 +357,9 @@ export class JsBackend implements Backend {
       this.overwriteOldest();
     }
     if (this.count === this.cap) {
-      this.grow(Math.min(this.cap * 2, Math.floor((this.limitBytes - this.attrBytes - need) / RECORD_BYTES)));
+      this.grow(Math.min(this.cap * 2, Math.floor((this.limitBytes - this.sideBytes - need) / RECORD_BYTES)));
     }
-    this.attrBytes += need;
+    this.sideBytes += need;
     return true;
   }
 
@@ -314,15 +367,10 @@ export class JsBackend implements Backend {
     const h = this.head;
     this.timelineList[this.fields[h * FPR + 1] - 1].overwritten++;
     const oldest = this.seq - this.count;
-    const a = this.attrs;
-    if (this.attrsHead < a.length && a[this.attrsHead][0] === oldest) {
-      this.attrBytes -= attrCost(a[this.attrsHead][1]);
-      this.attrsHead++;
-      if (this.attrsHead >= 1024 && 2 * this.attrsHead >= a.length) {
-        this.attrs = a.slice(this.attrsHead);
-        this.attrsHead = 0;
-      }
-    }
+    const text = this.attrs.dropOldest(oldest);
+    if (text !== undefined) this.sideBytes -= attrCost(text);
+    const ctx = this.ctxs.dropOldest(oldest);
+    if (ctx !== undefined) this.sideBytes -= contextCost(ctx);
     this.head = h + 1 === this.cap ? 0 : h + 1;
     this.count--;
     this.lossSeen = true;
@@ -378,18 +426,23 @@ export class JsBackend implements Backend {
     if (d < 0) throw noOpenSpanError(what);
     const a = this.sAttrs[d];
     if (a !== '') flags |= ATTRS;
-    this.push(
-      this.sName[d],
-      this.mainId,
-      this.sLocal[d],
-      d > 0 ? this.mainId : 0,
-      d > 0 ? this.sLocal[d - 1] : 0,
-      d,
-      flags,
-      this.sStart[d],
-      t,
-      a,
-    );
+    let parentTl = d > 0 ? this.mainId : 0;
+    let parentLocal = d > 0 ? this.sLocal[d - 1] : 0;
+    let ctx: StoredContext | undefined;
+    if (d === this.givenTop) {
+      // Begun under a context: the given parent replaces the stack's (the core's begin_in_context).
+      const g = this.given;
+      const e = g.pop() as GivenOpen;
+      this.givenTop = g.length === 0 ? -1 : g[g.length - 1].depth;
+      ctx = e.ctx;
+      if (ctx !== undefined) flags |= FLAG_CONTEXT;
+      if (e.parentSpan !== 0) {
+        flags |= FLAG_PARENT_ELSEWHERE;
+        parentTl = Math.floor(e.parentSpan / TIMELINE_SHIFT);
+        parentLocal = e.parentSpan % TIMELINE_SHIFT;
+      }
+    }
+    this.push(this.sName[d], this.mainId, this.sLocal[d], parentTl, parentLocal, d, flags, this.sStart[d], t, a, ctx);
     this.depth = d;
   }
 
@@ -404,8 +457,9 @@ export class JsBackend implements Backend {
     start: number,
     end: number,
     attrs: string,
+    ctx?: StoredContext,
   ): void {
-    if ((this.count === this.cap || attrs !== '') && !this.makeRoom(timeline, attrs)) return;
+    if ((this.count === this.cap || attrs !== '' || ctx !== undefined) && !this.makeRoom(timeline, attrs, ctx)) return;
     let i = this.head + this.count;
     if (i >= this.cap) i -= this.cap;
     const f = i * FPR;
@@ -418,7 +472,8 @@ export class JsBackend implements Backend {
     fields[f + 5] = (depth << 16) | flags;
     this.times[2 * i] = start;
     this.times[2 * i + 1] = end;
-    if (attrs !== '') this.attrs.push([this.seq, attrs]);
+    if (attrs !== '') this.attrs.push(this.seq, attrs);
+    if (ctx !== undefined) this.ctxs.push(this.seq, ctx);
     this.seq++;
     this.timelineList[timeline - 1].stored++;
     const n = ++this.count;
@@ -478,45 +533,60 @@ export class JsBackend implements Backend {
   }
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
+    return this.beginAsync(track, nameId, attrsJson, 0, undefined);
+  }
+
+  private beginAsync(track: number, nameId: number, attrsJson: string, parentSpan: number, ctx: StoredContext | undefined): number {
     if (this.closedFlag) throw closedError();
     const tl = this.timelineList[track - 1];
     if (tl === undefined || tl.kind !== 'track' || nameId >= this.names.length) {
       // The core tells neither apart (token 0): the same text as the native backend.
       throw asyncRejectedError(track, nameId);
     }
-    const local = ++tl.nextLocal;
+    const shared = this.sharedTracks;
+    const local = shared === undefined ? ++tl.nextLocal : shared.nextTrackLocal();
     const token = track * TIMELINE_SHIFT + local;
-    // No parent: the binding's asyncBegin passes none to the core either.
+    // A parent only when given (asyncBeginContext), as the binding passes the core.
     this.openAsyncSpans.set(token, {
       track: tl,
       name: nameId,
       local,
       start: this.now(),
-      parentTimeline: 0,
-      parentLocal: 0,
+      parentTimeline: Math.floor(parentSpan / TIMELINE_SHIFT),
+      parentLocal: parentSpan % TIMELINE_SHIFT,
       attrs: attrsJson,
+      ctx,
     });
     return token;
   }
 
   asyncEnd(token: number, flags: number): number {
-    const t = this.now();
+    return this.endAsync(token, flags, NaN, NaN, -1, undefined);
+  }
+
+  /** asyncEnd with the late changes of asyncFinish (the core's AsyncEndChanges). */
+  private endAsync(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson: string | undefined): number {
+    const now = this.now();
     if (this.closedFlag) return STATUS_CLOSED;
+    if (nameId >= this.names.length) return STATUS_INVALID;
     const span = this.openAsyncSpans.get(token);
     if (span === undefined) return STATUS_INVALID;
     this.openAsyncSpans.delete(token);
     const tl = span.track;
-    let start = span.start;
+    const t = Number.isFinite(endMs) ? endMs : now;
+    let start = Number.isFinite(startMs) ? startMs : span.start;
     // tunix's device-span rule: a serial track runs one span at a time, so a
     // span starts no earlier than the previous one on the track ended.
     if (tl.serial) {
       if (tl.lastEnd > start) start = Math.min(tl.lastEnd, t);
       if (t > tl.lastEnd) tl.lastEnd = t;
     }
+    const attrs = attrsJson ?? span.attrs;
     let f = FLAG_ASYNC | (flags & (FLAG_ERROR | FLAG_ABANDONED));
     if (span.parentLocal !== 0) f |= FLAG_PARENT_ELSEWHERE;
-    if (span.attrs !== '') f |= FLAG_ATTRS;
-    this.push(span.name, tl.id, span.local, span.parentTimeline, span.parentLocal, 0, f, start, t, span.attrs);
+    if (attrs !== '') f |= FLAG_ATTRS;
+    if (span.ctx !== undefined) f |= FLAG_CONTEXT;
+    this.push(nameId >= 0 ? nameId : span.name, tl.id, span.local, span.parentTimeline, span.parentLocal, 0, f, start, t, attrs, span.ctx);
     return STATUS_OK;
   }
 
@@ -584,15 +654,24 @@ export class JsBackend implements Backend {
     if (this.link !== undefined) throw joinedReadError('reading records (snapshot, stats, query, write)');
     const n = this.count;
     if (this.seq === n) {
-      return { names: this.names, timelines: this.timelineList, count: n, times: this.times, fields: this.fields, attrs: this.attrs, counters: this.counters.series(false) };
+      return {
+        names: this.names,
+        timelines: this.timelineList,
+        count: n,
+        times: this.times,
+        fields: this.fields,
+        attrs: this.attrs.items,
+        contexts: this.ctxs.items,
+        counters: this.counters.series(false),
+      };
     }
     const times = new Float64Array(2 * n);
     const fields = new Uint32Array(FPR * n);
     this.copyKept(times, fields);
     const first = this.seq - n;
-    const attrs: Array<[number, string]> = [];
-    for (let k = this.attrsHead; k < this.attrs.length; k++) attrs.push([this.attrs[k][0] - first, this.attrs[k][1]]);
-    return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs, counters: this.counters.series(false) };
+    const attrs = this.attrs.from(first);
+    const contexts = this.ctxs.from(first);
+    return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs, contexts, counters: this.counters.series(false) };
   }
 
   counts(): BackendCounts {
@@ -636,6 +715,8 @@ export class JsBackend implements Backend {
     }
     const attrs: Array<[number, string]> = cols.attrs.map(([i, text]) => [where[i], text]);
     attrs.sort((a, b) => a[0] - b[0]);
+    const contexts: Array<[number, StoredContext]> = (cols.contexts ?? []).map(([i, ctx]) => [where[i], ctx]);
+    contexts.sort((a, b) => a[0] - b[0]);
     return {
       names: this.names.slice(),
       timelines: this.timelineList.map((t) => ({ id: t.id, name: t.name, kind: t.kind, exited: t.exited })),
@@ -643,12 +724,13 @@ export class JsBackend implements Backend {
       times,
       fields,
       attrs,
+      contexts,
       counters: this.counters.series(true),
     };
   }
 
   freeze(): FrozenView {
-    return columnsView(this.snapshot());
+    return columnsView(this.snapshot(), this.salt);
   }
 
   stats(): readonly StatsRow[] {
@@ -678,7 +760,14 @@ export class JsBackend implements Backend {
           "a worker's spans are stamped with performance.now() and could not be placed on that clock",
       );
     }
-    this.hub ??= new ShareHub(this);
+    if (this.hub === undefined) {
+      this.hub = new ShareHub(this);
+      // From now on every thread's async spans number from one counter, above the ones taken so far.
+      let taken = 0;
+      for (const tl of this.tracks.values()) taken = Math.max(taken, tl.nextLocal);
+      this.hub.state.raiseTrackLocals(taken);
+      this.sharedTracks = this.hub.state;
+    }
     return this.hub.token;
   }
 
@@ -718,8 +807,9 @@ export class JsBackend implements Backend {
       else id = d.id === 1 ? thread.timeline : this.addJoinedTimeline(d.name);
       thread.timelines.set(d.id, id);
     }
-    const { times, fields, attrs } = batch;
+    const { times, fields, attrs, contexts } = batch;
     let a = 0;
+    let c = 0;
     for (let i = 0; i < batch.count; i++) {
       const f = i * FPR;
       const tl = this.timelineList[(thread.timelines.get(fields[f + 1]) ?? 0) - 1];
@@ -731,9 +821,8 @@ export class JsBackend implements Backend {
         // Group local ids are shared with this thread's own groups: renumber.
         local = this.groupLocal(thread, local);
         if (parentLocal !== 0) parentLocal = this.groupLocal(thread, parentLocal);
-      } else if (tl.kind === 'track') {
-        local = ++tl.nextLocal;
       }
+      // Track locals come from the tracer-wide counter (sharedTracks): kept as they are.
       if (parentLocal === 0 || parentTl === 0) {
         parentTl = 0;
         parentLocal = 0;
@@ -743,6 +832,9 @@ export class JsBackend implements Backend {
       if (tl.serial && end > tl.lastEnd) tl.lastEnd = end;
       let text = '';
       if (a < attrs.length && attrs[a][0] === i) text = attrs[a++][1];
+      // A joined thread stores only remote contexts (its own ids are derived here, after the merge).
+      let ctx: StoredContext | undefined;
+      if (c < contexts.length && contexts[c][0] === i) ctx = contexts[c++][1];
       const depthFlags = fields[f + 5];
       this.push(
         thread.names[fields[f]] ?? this.intern('?'),
@@ -755,6 +847,7 @@ export class JsBackend implements Backend {
         start,
         end,
         text,
+        ctx,
       );
     }
   }
@@ -784,14 +877,13 @@ export class JsBackend implements Backend {
     this.shippedTimelines = this.timelineList.length;
     const count = this.count;
     if (count === 0) {
-      return { names, nameBase, tls, count, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [] };
+      return { names, nameBase, tls, count, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], contexts: [] };
     }
     // The shipped buffers now belong to the owner: start on fresh ones.
-    const batch: Batch = { names, nameBase, tls, count, times: this.times, fields: this.fields, attrs: this.attrs };
+    const batch: Batch = { names, nameBase, tls, count, times: this.times, fields: this.fields, attrs: this.attrs.take(), contexts: this.ctxs.take() };
     this.cap = JOIN_INITIAL;
     this.times = f64(2 * JOIN_INITIAL, true);
     this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
-    this.attrs = [];
     this.count = 0;
     this.seq = 0;
     this.unshipped[0] = 0;
@@ -817,21 +909,64 @@ export class JsBackend implements Backend {
     throw new Error('hotspan: nativeApi() needs the native backend; this tracer runs the js backend');
   }
 
-  // Trace context is not built for the js backend yet: a clear error, never a silent half.
-  beginContext(_nameId: number, _attrsJson: string, _given: Given): void {
-    throw noTraceContext();
+  // ---- trace context: the core's ids through the WebAssembly build (span_ids.h) ----
+
+  beginContext(nameId: number, attrsJson: string, given: Given): void {
+    this.check(nameId);
+    this.begin(nameId);
+    const d = this.depth - 1;
+    this.sAttrs[d] = attrsJson;
+    const { ctx, parentSpan } = storedOf(given);
+    if (ctx !== undefined || parentSpan !== 0) {
+      this.given.push({ depth: d, ctx, parentSpan });
+      this.givenTop = d;
+    }
   }
-  asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
-    throw noTraceContext();
+
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
+    const { ctx, parentSpan } = storedOf(given);
+    return this.beginAsync(track, nameId, attrsJson, parentSpan, ctx);
   }
+
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
+    return this.endAsync(token, flags, startMs, endMs, nameId, attrsJson);
+  }
+
   openIds(): OpenIds | undefined {
-    throw noTraceContext();
+    const depth = this.depth;
+    if (depth === 0) return undefined;
+    const spanId = this.mainId * TIMELINE_SHIFT + this.sLocal[depth - 1];
+    if (this.link !== undefined) {
+      return { traceHi: 0n, traceLo: 0n, span: 0n, parent: 0n, flags: 0, spanId, resolved: true, idsUnknown: true };
+    }
+    // The open stack's frames to the core's walk (open_stack_ids.h): what the addon's openIds answers.
+    if (this.frames.length < FRAME_WORDS * depth) this.frames = new BigUint64Array(2 * FRAME_WORDS * depth);
+    const f = this.frames;
+    f.fill(0n, 0, FRAME_WORDS * depth);
+    for (let k = 0; k < depth; k++) f[FRAME_WORDS * k] = BigInt(this.sLocal[k]);
+    for (const e of this.given) {
+      const w = FRAME_WORDS * e.depth;
+      f[w + 1] = BigInt((e.ctx !== undefined ? FLAG_CONTEXT : 0) | (e.parentSpan !== 0 ? FLAG_PARENT_ELSEWHERE : 0));
+      f[w + 2] = BigInt(e.parentSpan);
+      if (e.ctx !== undefined) {
+        f[w + 3] = e.ctx.traceHi;
+        f[w + 4] = e.ctx.traceLo;
+        f[w + 5] = e.ctx.parentWire;
+        f[w + 6] = BigInt(e.ctx.flags);
+      }
+    }
+    const ids = this.openOut;
+    openStackIds(f, depth, this.mainId, this.salt, ids);
+    ids[5] = BigInt(spanId);
+    return openIdsOf(ids);
   }
-  asyncFinish(_token: number, _flags: number, _startMs: number, _endMs: number, _nameId: number, _attrsJson?: string): number {
-    throw noTraceContext();
-  }
-  idsOf(_span: number): BigUint64Array {
-    throw noTraceContext();
+
+  idsOf(span: number): BigUint64Array {
+    if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
+      throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
+    }
+    // A joined thread's ids are its owner's to derive.
+    return this.link !== undefined ? new BigUint64Array(3) : rootIds(span, this.salt);
   }
 
   native(): NativeTracer | undefined {

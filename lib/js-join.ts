@@ -52,6 +52,7 @@ import {
 } from 'node:worker_threads';
 
 import { ChangeSignal } from './change-signal';
+import type { StoredContext } from './native-binding';
 import type { TimelineKind } from './records';
 
 export const JS_TOKEN_PREFIX = 'hotspan-js:';
@@ -68,18 +69,35 @@ const CLOSE_WAIT_MS = 100;
 const EXIT_WAIT_MS = 2000;
 
 // The shared state buffer: Int32 word 0 = records in flight | CLOSED_BIT;
-// BigInt64 at byte 8 = spans lost (ended on a joined thread, never merged).
-const STATE_BYTES = 16;
+// BigInt64 at byte 8 = spans lost (ended on a joined thread, never merged);
+// Uint32 at byte 16 = the last local id taken by an async span (any track, any thread).
+const STATE_BYTES = 24;
 const CLOSED_BIT = 0x40000000;
 
 /** The owner's and its workers' view of one shared tracer's state buffer. */
 export class SharedState {
   private readonly words: Int32Array;
   private readonly lostCount: BigInt64Array;
+  private readonly trackLocal: Uint32Array;
 
   constructor(readonly buffer: SharedArrayBuffer) {
     this.words = new Int32Array(buffer, 0, 2);
     this.lostCount = new BigInt64Array(buffer, 8, 1);
+    this.trackLocal = new Uint32Array(buffer, 16, 1);
+  }
+
+  /**
+   * The local id of a new async span. One counter for every track and thread
+   * of the shared tracer: a joined thread's track spans keep their ids when
+   * merged, so the spans naming them as parent (and their W3C ids) stay valid.
+   */
+  nextTrackLocal(): number {
+    return (Atomics.add(this.trackLocal, 0, 1) + 1) >>> 0;
+  }
+
+  /** Owner, at share(): the local ids its tracks took before. */
+  raiseTrackLocals(taken: number): void {
+    Atomics.store(this.trackLocal, 0, taken);
   }
 
   static create(): SharedState {
@@ -149,6 +167,8 @@ export interface Batch {
   readonly fields: Uint32Array;
   /** [index in this batch, attributes JSON], ascending. */
   readonly attrs: Array<[number, string]>;
+  /** [index in this batch, stored context], ascending. */
+  readonly contexts: Array<[number, StoredContext]>;
 }
 
 interface BatchMessage extends Batch {

@@ -31,6 +31,24 @@ export interface NativeSnapshot {
   attrs: Array<[number, string]>;
   /** Counter series (tracer.counter()), in order of first use; absent: none. */
   counters?: CounterSeries[];
+  /**
+   * [record index, context] for records carrying a stored trace context
+   * (FLAG_CONTEXT), ascending: the js backend's (the addon keeps them in the
+   * core and resolves ids there); absent: none.
+   */
+  contexts?: Array<[number, StoredContext]>;
+}
+
+/** A span's stored trace context (native/core/stored_context.h), as the js backend keeps it. */
+export interface StoredContext {
+  readonly traceHi: bigint;
+  readonly traceLo: bigint;
+  /** The parent's wire span id; 0n: the span is a root of the trace. */
+  readonly parentWire: bigint;
+  /** W3C trace-flags. */
+  readonly flags: number;
+  /** W3C tracestate, '' for none. */
+  readonly tracestate: string;
 }
 
 /** One counter's samples: times[i] (ms, the performance.now() axis) and values[i]. */

@@ -85,7 +85,7 @@ export class NoopBackend implements Backend {
     return EMPTY;
   }
   freeze(): FrozenView {
-    return columnsView(EMPTY);
+    return columnsView(EMPTY, 0n);
   }
   stats(): readonly StatsRow[] {
     return [];

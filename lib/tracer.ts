@@ -10,7 +10,7 @@ import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { dumpOnCrash, dumpOnSignal, type DumpSummary } from './dump';
-import { closedError, describe, nameTypeError, trackKindError } from './errors';
+import { closedError, describe, joinedIdsError, nameTypeError, trackKindError } from './errors';
 import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
@@ -460,8 +460,6 @@ export class Tracer {
    */
   enableAsyncContext(): void {
     if (this.cx !== undefined || this.isClosed) return;
-    // Checked here: the js backend throws that it has no W3C ids yet.
-    this.b.openIds();
     this.cx = new AsyncContext();
     this.b = this.cx.wrap(this.b);
   }
@@ -488,11 +486,13 @@ export class Tracer {
   /**
    * The W3C context of the current span: the innermost open span of this
    * thread, else (async context on) the current one of the async context;
-   * undefined when there is none.
+   * undefined when there is none. Throws an Error for a span open in a
+   * worker joined to a js-backend tracer (its owner assigns its ids).
    */
   currentContext(): SpanContext | undefined {
     const store = this.cx?.storage.getStore();
     const ids = this.b.openIds();
+    if (ids?.idsUnknown === true) throw joinedIdsError();
     if (ids === undefined || !ids.resolved) return store?.context;
     const ts = store !== undefined && store.given.ids[0] === ids.traceHi && store.given.ids[1] === ids.traceLo ? store.given.tracestate : '';
     return {

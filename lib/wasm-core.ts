@@ -33,6 +33,12 @@ interface Exports {
   hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   hs_writer_append(handle: number, ptr: number, bytes: number): number;
   hs_writer_finish(handle: number): number;
+  /** The W3C ids of the columns' records; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
+  hs_span_ids(ptr: number, bytes: number, contexts: number, count: number, salt: bigint): number;
+  /** The ids of an open stack's innermost span; takes the frames (7 u64 each) over. */
+  hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint): number;
+  /** [wire id, trace hi, trace lo] of a span id as a root. */
+  hs_root_ids(span: bigint, salt: bigint): number;
 }
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
@@ -239,6 +245,98 @@ export function queryColumns(snap: NativeSnapshot): QueryStep {
     const bytes = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size()).slice(); // aligned for f64
     return new Float64Array(bytes.buffer);
   };
+}
+
+/** native/wasm/exports.cc hs_span_ids: u64 per stored context in, per record out. */
+const CONTEXT_WORDS = 6;
+const IDS_WORDS = 5;
+
+/**
+ * The W3C ids of every record of these columns (native/core/span_ids.h,
+ * through the WebAssembly core): 5 u64 per record in input order [trace hi,
+ * trace lo, span id, parent span id, flags | resolved << 8], with the ids of
+ * the tracer whose salt is `salt`. The core's one resolver, so the ids are
+ * those the native backend derives for the same records.
+ */
+export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64Array {
+  const n = snap.count;
+  const contexts = snap.contexts ?? [];
+  const bytes = run(snap, new Set(), (c, ptr, size) => {
+    let at = 0;
+    if (contexts.length > 0) {
+      at = c.hs_alloc(8 * CONTEXT_WORDS * contexts.length);
+      const words = new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length);
+      let w = 0;
+      for (const [i, ctx] of contexts) {
+        words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 1]);
+        words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 2]);
+        words[w++] = ctx.traceHi;
+        words[w++] = ctx.traceLo;
+        words[w++] = ctx.parentWire;
+        words[w++] = BigInt(ctx.flags);
+      }
+    }
+    return c.hs_span_ids(ptr, size, at, contexts.length, BigInt.asIntN(64, salt));
+  }).slice(); // aligned for u64
+  const out = new BigUint64Array(bytes.buffer);
+  // The core answers timeline after timeline (the columns' timeline order),
+  // each timeline's records in input order: back to input order.
+  const slot = new Map<number, number>();
+  snap.timelines.forEach((t, k) => slot.set(t.id, k));
+  const per = new Uint32Array(snap.timelines.length + 1);
+  for (let i = 0; i < n; i++) per[(slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0) + 1]++;
+  for (let k = 1; k < per.length; k++) per[k] += per[k - 1];
+  const ids = new BigUint64Array(IDS_WORDS * n);
+  for (let i = 0; i < n; i++) {
+    const j = per[slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0]++;
+    ids.set(out.subarray(IDS_WORDS * j, IDS_WORDS * (j + 1)), IDS_WORDS * i);
+  }
+  return ids;
+}
+
+/** native/wasm/exports.cc hs_open_ids: u64 per open-stack frame. */
+export const FRAME_WORDS = 7;
+
+// A u64 view of the kept instance's memory, made again when the memory grew
+// (which detaches the old buffer): the id calls below run per span begun
+// under the async context, so they build no view and copy no buffer.
+let words64: BigUint64Array | undefined;
+function memoryWords(c: Exports): BigUint64Array {
+  const buf = c.memory.buffer;
+  if (words64 === undefined || words64.buffer !== buf) words64 = new BigUint64Array(buf);
+  return words64;
+}
+
+/** Copies the result's first `n` u64s into `out` (the result is 8-byte aligned: heap-allocated, n > 1). */
+function resultInto(c: Exports, out: BigUint64Array, n: number): void {
+  const at = c.hs_result_data();
+  const w = memoryWords(c);
+  for (let k = 0; k < n; k++) out[k] = w[at / 8 + k];
+}
+
+/**
+ * The ids of the innermost span of an open-span stack on `timeline`
+ * (native/core/open_stack_ids.h, what the addon's openIds answers) into
+ * `out`: [trace hi, trace lo, span id, parent span id, flags | resolved << 8].
+ * `frames` holds FRAME_WORDS u64 per open span, bottom first: local id, span
+ * flags, given parent span id, stored context trace hi, trace lo, parent
+ * wire id, trace flags.
+ */
+export function openStackIds(frames: BigUint64Array, depth: number, timeline: number, salt: bigint, out: BigUint64Array): void {
+  const c = instance();
+  const at = c.hs_alloc(8 * FRAME_WORDS * depth);
+  memoryWords(c).set(frames.subarray(0, FRAME_WORDS * depth), at / 8);
+  c.hs_open_ids(at, depth, timeline, BigInt.asIntN(64, salt));
+  resultInto(c, out, IDS_WORDS);
+}
+
+/** [wire span id, trace hi, trace lo] of tracer-wide span id `span` as a root (native/core/trace_id.h). */
+export function rootIds(span: number, salt: bigint): BigUint64Array {
+  const c = instance();
+  c.hs_root_ids(BigInt(span), BigInt.asIntN(64, salt));
+  const out = new BigUint64Array(3);
+  resultInto(c, out, 3);
+  return out;
 }
 
 /** The core's stats rows for these columns, as the addon reports them. */

@@ -15,8 +15,9 @@ import { runChild } from './support/child-run';
 
 const root = path.join(__dirname, '..');
 
-describe('hotspan/otel TracerProvider (native)', () => {
-  const make = tracerFactory('native');
+// One spec for both backends: the js backend's ids come from the core's resolver through WebAssembly.
+describe.each(['native', 'js'] as const)('hotspan/otel TracerProvider (%s backend)', (kind) => {
+  const make = tracerFactory(kind);
 
   it('records the Span API as a hotspan span with real ids, and the adapter hands the same ids to an exporter', async () => {
     const t = make();
@@ -142,17 +143,11 @@ describe('hotspan/otel TracerProvider (native)', () => {
     expect(leaf.spanContext().traceId).toBe(rootSpan.spanContext().traceId);
     expect(rootSpan.resource.attributes['service.name']).toBeDefined();
   });
-
-  it('refuses the js backend with a clear error', () => {
-    const t = tracerFactory('js')();
-    expect(() => new TracerProvider(t)).toThrow(/needs the native backend/);
-    t.close();
-  });
 });
 
-describe('@opentelemetry/instrumentation-http on hotspan (loopback)', () => {
+describe.each(['native', 'js'] as const)('@opentelemetry/instrumentation-http on hotspan (loopback, %s backend)', (kind) => {
   it('records client and server spans with their attributes; the client traceparent reaches the server span', async () => {
-    const r = await runChild(`require(${JSON.stringify(path.join(root, 'test/fixtures/otel-http.js'))})`, {
+    const r = await runChild(`globalThis.hotspanTestBackend = '${kind}'; require(${JSON.stringify(path.join(root, 'test/fixtures/otel-http.js'))})`, {
       args: [],
       cwd: root,
     }).catch((e: unknown) => {
@@ -160,10 +155,12 @@ describe('@opentelemetry/instrumentation-http on hotspan (loopback)', () => {
     });
     expect(r.stderr).toBe('');
     const out = JSON.parse(r.stdout.trim()) as {
+      backend: string;
       spans: Array<{ name: string; kind: number; traceId: string; spanId: string; parentSpanId?: string; attributes: Record<string, unknown>; scope: string }>;
       seenHeaders: string[];
       recs: Array<{ name: string; timelineName: string }>;
     };
+    expect(out.backend).toBe(kind);
     const client = out.spans.find((s) => s.kind === SpanKind.CLIENT);
     const server = out.spans.find((s) => s.kind === SpanKind.SERVER);
     expect(client && server).toBeTruthy();

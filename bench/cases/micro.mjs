@@ -249,6 +249,12 @@ const cases = {
   'hotspan-async-ctx': () => hotspanCase('native', 'async', UNBOUNDED, true),
   'js-id': () => hotspanCase('js', 'id'),
   'js-trace': () => hotspanCase('js', 'trace'),
+  'js-async': () => hotspanCase('js', 'async'),
+  // The js backend's async context on: the native ctx cases' shapes.
+  'js-id-ctx': () => hotspanCase('js', 'id', UNBOUNDED, true),
+  'js-id-under': () => hotspanCase('js', 'idUnder', UNBOUNDED, true),
+  'js-trace-ctx': () => hotspanCase('js', 'trace', UNBOUNDED, true),
+  'js-async-ctx': () => hotspanCase('js', 'async', UNBOUNDED, true),
   'noop-id': () => hotspanCase('noop', 'id'),
   naive: naiveCase,
   otel: () => otelCase(true),

@@ -74,8 +74,6 @@ export class SpanExporterAdapter {
     options?: SpanExporterAdapterOptions,
   ) {
     this.resource = options?.resource ?? defaultResource();
-    // Checked now: the js backend has no W3C ids yet (a clear Error).
-    tracer[internals]().backend.openIds();
   }
 
   /**

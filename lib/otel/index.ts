@@ -1,7 +1,7 @@
 // hotspan/otel: the OpenTelemetry API on hotspan (TracerProvider) and
 // hotspan's spans out through any OpenTelemetry SpanExporter
 // (SpanExporterAdapter). Needs @opentelemetry/api (an optional peer
-// dependency of hotspan) and the native backend.
+// dependency of hotspan) and the native or js backend.
 
 export { TracerProvider, OTEL_TRACK } from './provider';
 export { SpanExporterAdapter } from './exporter-adapter';

@@ -19,6 +19,7 @@ import {
 } from '@opentelemetry/api';
 
 import type { Backend, Given } from '../backend';
+import { joinedIdsError } from '../errors';
 import { internals } from '../internal';
 import type { TracerOptions } from '../options';
 import { halves, hex64 } from '../trace-context';
@@ -118,8 +119,9 @@ export class TracerProvider implements OtelTracerProvider {
 
   constructor(tracerOrOptions?: Tracer | TracerOptions) {
     this.tracer = tracerOrOptions instanceof Tracer ? tracerOrOptions : new Tracer(tracerOrOptions);
-    // Checked now: the js backend has no W3C ids yet (a clear Error).
-    this.tracer[internals]().backend.openIds();
+    // spanContext() needs ids now; a thread joined to a js-backend tracer has none (its owner derives them).
+    const b = this.tracer[internals]().backend;
+    if (b.kind === 'js' && b.idsOf(1)[0] === 0n) throw joinedIdsError();
   }
 
   getTracer(name: string, version?: string, options?: OtelTracerOptions): OtelTracer {

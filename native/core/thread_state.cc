@@ -5,8 +5,8 @@
 #include <utility>
 
 #include "clock.h"
+#include "open_stack_ids.h"
 #include "span_ids.h"
-#include "trace_id.h"
 
 namespace hotspan {
 
@@ -159,39 +159,8 @@ Status begin_in_context(ThreadState& state, uint32_t name, int64_t now, std::str
 }
 
 SpanIds open_span_ids(const ThreadState& state, uint64_t salt) {
-  SpanIds ids;
-  if (state.depth == 0) return ids;
-  const uint32_t tl = state.timeline->id();
-  const uint32_t top = state.depth - 1;
-  ids.span = trace_id::wire_span_id(salt, make_span_id(tl, state.stack[top].local));
-  // given_stack holds one entry per open span with a given context, in stack order.
-  size_t given = state.given_stack.size();
-  for (uint32_t k = top + 1; k-- > 0;) {
-    const OpenSpan& o = state.stack[k];
-    const GivenContext* g = nullptr;
-    if (o.flags & (kFlagContext | kFlagParentElsewhere)) g = &state.given_stack[--given];
-    if (k == top) {
-      if (g != nullptr && (o.flags & kFlagContext) && g->context.parent_wire != 0) {
-        ids.parent = g->context.parent_wire;
-      } else if (g != nullptr && (o.flags & kFlagParentElsewhere)) {
-        ids.parent = trace_id::wire_span_id(salt, g->parent_span);
-      } else if (k > 0) {
-        ids.parent = trace_id::wire_span_id(salt, make_span_id(tl, state.stack[k - 1].local));
-      }
-    }
-    if (g != nullptr && (o.flags & kFlagContext)) {
-      ids.trace = g->context.trace;
-      ids.flags = g->context.flags;
-      ids.resolved = true;
-      return ids;
-    }
-    // A given parent without a context: its trace is not known here.
-    if (g != nullptr) return ids;
-  }
-  ids.trace = trace_id::derived_trace_id(salt, make_span_id(tl, state.stack[0].local));
-  ids.flags = kTraceFlagSampled;
-  ids.resolved = true;
-  return ids;
+  return open_stack_ids(state.timeline->id(), state.stack, state.depth, state.given_stack,
+                        state.given_stack.size(), salt);
 }
 
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags) {
