@@ -22,7 +22,7 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
   o.name = name;
   o.local = local;
   o.parent_span = parent_span;
-  o.attrs.assign(attrs);
+  if (!attrs.empty()) o.attrs.assign(attrs);  // a free slot's attrs are empty (release)
   o.context = std::move(given);
   ++open_n_;
   return make_span_id(timeline_->id(), local);
