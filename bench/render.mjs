@@ -137,8 +137,15 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       h.cpuUsPerReqFixed ? fmt(h.cpuUsPerReqFixed.median) : '',
       h.extraCpuUsFixed ? fmt(h.extraCpuUsFixed.median) : '',
     ]);
-    out.push(table(['server', 'req/s', 'p99 ms', 'throughput loss', 'p99 increase', 'server CPU µs/request', 'CPU-based loss', `CPU µs/request at ${r.config.http.fixedRate} req/s`, 'added by tracing'], rows));
+    out.push(table(['server', 'req/s', 'p99 ms', 'throughput loss', 'p99 increase', 'server CPU µs/request', 'CPU-based loss', `CPU µs/request at ${r.config.http.fixedRate} req/s`, 'added server CPU µs/request'], rows));
     out.push('', `Losses are paired within each round against no tracing. The CPU-based loss (1 − CPU per request without tracing / with) is the throughput a CPU-bound server would lose, and is not inflated by other load on the machine. The last two columns come from a second run at a fixed ${r.config.http.fixedRate} req/s (the same for every mode, so the event loop batches the same way): the server CPU per request and what tracing adds to it.`);
+    // The issue's figure: added server CPU per request with realistic spans, hotspan against the SDK.
+    const added = r.ratios?.find((q) => q.name === 'HTTP added CPU per request at a fixed rate, hotspan / OTel');
+    const h = r.http.modes.hotspan?.extraCpuUsFixed;
+    const o = r.http.modes.otel?.extraCpuUsFixed;
+    if (added && h && o) {
+      out.push('', `Added server CPU per request with these realistic spans (the request span with its \`method\` and \`url\` attributes on a concurrent track, \`trace()\` closures, a \`begin/end\` loop, numeric attributes): hotspan ${fmt(h.median)} µs, the OpenTelemetry SDK ${fmt(o.median)} µs, a ratio of ${fmt(added.median)} (paired per round, ${range(added)}).`);
+    }
   }
   out.push('', '### Ratios (paired within each round)', '');
   out.push(table(['ratio', 'median', 'min – max'], r.ratios.map((q) => [q.name, `${fmt(q.median)}${q.unit === 'x' ? 'x' : ` ${q.unit}`}`, range(q)])));

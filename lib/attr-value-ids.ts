@@ -1,37 +1,71 @@
-// Interned attribute string values, facade side: a string value seen
-// before crosses to the addon as its id (a number), which the addon turns
-// back into the UTF-8 it stored once (native/addon/slot_calls.h), instead
-// of reading the JS string again per span. Values repeat in real spans
-// (methods, routes, table names); a program whose values never repeat fills
-// the table once and its values then cross as strings, as before.
+// How a span's attribute values cross to the addon (native/addon/slot_calls.h):
+// per slot, a number or an interned string's id is written into the
+// binding's slot view (a Float64Array the addon reads with no Node-API
+// call), a boolean goes in the call's code, and anything else (a string not
+// interned, a value the addon must check and may refuse) as an argument.
+// Interned values: string values repeat in real spans (methods, routes,
+// table names), so a value seen before crosses as its id, and the addon
+// copies the UTF-8 it stored once instead of reading the JS string again. A
+// program whose values never repeat fills the table once; its values then
+// cross as arguments, as before.
 
-/** Longest string (UTF-16 units) interned; longer ones cross as strings. */
+/** Longest string (UTF-16 units) interned; longer ones cross as arguments. */
 const MAX_LENGTH = 64;
 /** DefineValue's answer when the addon holds its limit (SlotShapes::kMaxValues). */
 const FULL = -1;
+
+// SlotKind, kKindBits and kShapeShift of native/addon/slot_calls.h.
+const VIEW_NUMBER = 0;
+const VIEW_VALUE = 1;
+const FALSE = 2;
+const TRUE = 3;
+const ARGUMENT = 4;
+const KIND_BITS = 3;
+const SHAPE_SHIFT = 12;
+/** The bits of a code that are set when some slot is an ARGUMENT. */
+export const ARGUMENTS = 0o4444;
 
 export class AttrValueIds {
   private readonly ids = new Map<string, number>();
   private full = false;
 
-  /** @param define the addon's defineValue: string -> id, or -1 */
-  constructor(private readonly define: (value: string) => number) {}
-
   /**
-   * Replaces the string values among values[0, n) by their ids; returns the
-   * bits of the values replaced (bit i: values[i]).
+   * @param define the addon's defineValue: string -> id, or -1
+   * @param view the addon's slot view; undefined where external buffers are
+   *   refused: numbers and strings then cross as arguments
    */
-  encode(values: unknown[], n: number): number {
-    let bits = 0;
+  constructor(
+    private readonly define: (value: string) => number,
+    private readonly view: Float64Array | undefined,
+  ) {}
+
+  /** The slot code of shape `shape` with values[0, n) (written into the view as they go). */
+  code(shape: number, values: unknown[], n: number): number {
+    const view = this.view;
+    let code = shape << SHAPE_SHIFT;
     for (let i = 0; i < n; i++) {
       const v = values[i];
-      if (typeof v !== 'string') continue;
-      const id = this.ids.get(v) ?? this.add(v);
-      if (id < 0) continue;
-      values[i] = id;
-      bits |= 1 << i;
+      let kind = ARGUMENT;
+      if (typeof v === 'boolean') {
+        kind = v ? TRUE : FALSE;
+      } else if (view !== undefined) {
+        // Non-finite numbers go as arguments: the addon refuses them, and the JSON path names them.
+        if (typeof v === 'number') {
+          if (v - v === 0) {
+            view[i] = v;
+            kind = VIEW_NUMBER;
+          }
+        } else if (typeof v === 'string') {
+          const id = this.ids.get(v) ?? this.add(v);
+          if (id >= 0) {
+            view[i] = id;
+            kind = VIEW_VALUE;
+          }
+        }
+      }
+      code |= kind << (KIND_BITS * i);
     }
-    return bits;
+    return code;
   }
 
   private add(v: string): number {

@@ -3,7 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import { AttrShapes } from './attr-shapes';
-import { AttrValueIds } from './attr-value-ids';
+import { ARGUMENTS, AttrValueIds } from './attr-value-ids';
 import type { Backend, Given, OpenIds } from './backend';
 import type { FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
@@ -37,7 +37,7 @@ export class NativeBackend implements Backend {
   ) {
     this.state = nt.stateView();
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
-    this.valueIds = new AttrValueIds((value) => nt.defineValue(value));
+    this.valueIds = new AttrValueIds((value) => nt.defineValue(value), nt.slotView());
   }
 
   begin(nameId: number): void {
@@ -54,8 +54,9 @@ export class NativeBackend implements Backend {
     const shape = this.shapes.of(attrs);
     if (shape < 0) return false;
     const v = this.shapes.values;
-    const interned = this.valueIds.encode(v, this.shapes.count);
-    const s = this.nt.beginSlots(nameId, shape, interned, v[0], v[1], v[2], v[3]);
+    const code = this.valueIds.code(shape, v, this.shapes.count);
+    // Values in the slot view or the code need no arguments.
+    const s = (code & ARGUMENTS) === 0 ? this.nt.beginSlots(nameId, code) : this.nt.beginSlots(nameId, code, v[0], v[1], v[2], v[3]);
     if (s === undefined) return true;
     if (s === SLOTS_REFUSED) return false;
     throw this.beginError(s, nameId);
@@ -124,7 +125,8 @@ export class NativeBackend implements Backend {
   }
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
-    const token = this.nt.asyncBegin(track, nameId, attrsJson);
+    // No attributes: no argument for the addon to read.
+    const token = attrsJson === '' ? this.nt.asyncBegin(track, nameId) : this.nt.asyncBegin(track, nameId, attrsJson);
     if (token === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
@@ -136,8 +138,11 @@ export class NativeBackend implements Backend {
     const shape = this.shapes.of(attrs);
     if (shape < 0) return 0;
     const v = this.shapes.values;
-    const interned = this.valueIds.encode(v, this.shapes.count);
-    const token = this.nt.asyncBeginSlots(track, nameId, shape, interned, v[0], v[1], v[2], v[3]);
+    const code = this.valueIds.code(shape, v, this.shapes.count);
+    const token =
+      (code & ARGUMENTS) === 0
+        ? this.nt.asyncBeginSlots(track, nameId, code)
+        : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
     return token > 0 ? token : 0;
   }

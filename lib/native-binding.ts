@@ -87,14 +87,18 @@ export interface NativeTracer {
   end(): number | undefined;
   beginAttrs(nameId: number, attrsJson: string): number;
   /**
-   * begin with attribute values for the keys of shape `shape` (defineShape):
+   * begin with attribute values for the keys of a shape (defineShape):
    * undefined when the span opened, else a NativeStatus, or -1 (nothing done)
    * when a value is not a finite number, a string or a boolean.
+   * `code` = shape << 12 | the kind of slot i << 3i (native/addon/slot_calls.h
+   * SlotKind: 0 a number in the slot view, 1 an interned value's id there,
+   * 2 false, 3 true, 4 the value as argument v<i>).
    */
-  // Bit i of `interned`: v<i> is the id of a string value from defineValue.
-  beginSlots(nameId: number, shape: number, interned: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
+  beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
   /** asyncBegin with attribute values (see beginSlots): a token, 0 (closed, unknown track or name) or -1. */
-  asyncBeginSlots(track: number, nameId: number, shape: number, interned: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  /** The slot view: 4 doubles beginSlots reads its values from; undefined where external buffers are refused. */
+  slotView(): Float64Array | undefined;
   /** Names an attribute shape (1 to 4 keys, in order): its id, or -1 when the addon holds its limit. */
   defineShape(keys: string[]): number;
   /** Interns a string attribute value: its id, or -1 when the addon holds its limit. */
@@ -120,7 +124,7 @@ export interface NativeTracer {
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)
   track(name: string, serial: boolean): number;
   /** Returns a token (a JS number, never 0) or 0 when closed / unknown track. */
-  asyncBegin(track: number, nameId: number, attrsJson: string): number;
+  asyncBegin(track: number, nameId: number, attrsJson?: string): number;
   asyncEnd(token: number, flags: number): number;
   openAsync(): Array<[number, string]>;
   groupBegin(nameId: number, attrsJson: string): number;

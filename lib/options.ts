@@ -180,8 +180,10 @@ export function checkCallOptions<T extends object>(
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new TypeError(`hotspan: ${what} options must be an object, got ${describe(options)}`);
   }
-  for (const key of Object.keys(options)) {
-    if (!(known as readonly string[]).includes(key)) {
+  // for-in walks the enum cache (no key array per call, as Object.keys
+  // makes); inherited keys (a polluted Object.prototype) are not options.
+  for (const key in options) {
+    if (!(known as readonly string[]).includes(key) && Object.hasOwn(options, key)) {
       throw new RangeError(`hotspan: unknown ${what} option "${key}" (known: ${known.join(', ') || 'none'})`);
     }
   }

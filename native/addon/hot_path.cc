@@ -14,9 +14,7 @@ namespace hotspan_addon::hot {
 // The clock is read last in begin* and first in end*, so argument handling
 // stays outside the span. Times are raw ticks (the tracer is TimeUnit::kTicks).
 
-bool U32Arg(napi_env env, napi_value v, const char* arg, uint32_t* out) {
-  // A missing argument reads as undefined, which fails here too.
-  if (napi_get_value_uint32(env, v, out) == napi_ok) return true;
+bool U32ArgFailed(napi_env env, napi_value v, const char* arg) {
   ThrowArgType(env, arg, "a number", v);
   return false;
 }
@@ -47,11 +45,11 @@ napi_value BeginAttrs(napi_env env, napi_callback_info info) {
     return ThrowArgType(env, "attrsJson", "a string", argv[1]);
   }
   // Straight into the thread's attribute bytes (thread_state.h).
-  std::string& bytes = b.thread->attr_bytes;
+  hotspan::ByteStack& bytes = b.thread->attr_bytes;
   const size_t mark = bytes.size();
-  bytes.resize(mark + len + 1);  // room for the terminator Node-API writes
-  napi_get_value_string_utf8(env, argv[1], &bytes[mark], len + 1, &len);
-  bytes.resize(mark + len);
+  char* p = bytes.grow(len + 1);  // room for the terminator Node-API writes
+  napi_get_value_string_utf8(env, argv[1], p, len + 1, &len);
+  bytes.cut(mark + len);
   const int64_t now = hotspan::clock::now_ticks();
   return StatusValue(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
 }
@@ -88,12 +86,16 @@ bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* nam
 // the track id is below 2^21; anything else is no token.
 napi_value AsyncBegin(napi_env env, napi_callback_info info) {
   napi_value argv[3];
-  TracerBinding& b = ReadArgs<3>(env, info, argv);
+  size_t argc = 3;
+  void* data;
+  napi_get_cb_info(env, info, &argc, argv, nullptr, &data);
+  TracerBinding& b = *static_cast<TracerBinding*>(data);
   uint32_t track, name;
   if (!TrackAndName(env, argv, &track, &name)) return nullptr;
   std::string attrs;
-  napi_valuetype t;
-  napi_typeof(env, argv[2], &t);
+  napi_valuetype t = napi_undefined;
+  // No third argument (the facade's span without attributes): nothing to read.
+  if (argc >= 3) napi_typeof(env, argv[2], &t);
   if (t != napi_undefined) {
     size_t len;
     if (napi_get_value_string_utf8(env, argv[2], nullptr, 0, &len) != napi_ok) {

@@ -30,7 +30,12 @@ inline TracerBinding& ReadArgs(napi_env env, napi_callback_info info, napi_value
 }
 
 // A uint32 argument, or false with a TypeError naming `arg` pending.
-bool U32Arg(napi_env env, napi_value v, const char* arg, uint32_t* out);
+// Inline: the hot calls read one to three of them.
+bool U32ArgFailed(napi_env env, napi_value v, const char* arg);
+inline bool U32Arg(napi_env env, napi_value v, const char* arg, uint32_t* out) {
+  // A missing argument reads as undefined, which fails here too.
+  return napi_get_value_uint32(env, v, out) == napi_ok || U32ArgFailed(env, v, arg);
+}
 
 // A status as a number: small integers are V8 Smis, no heap allocation.
 inline napi_value StatusValue(napi_env env, hotspan::Status status) {

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -16,7 +17,6 @@ namespace hotspan_addon::slots {
 
 namespace {
 
-using hotspan::attr_slots::put_key;
 namespace as = hotspan::attr_slots;
 
 napi_value Int(napi_env env, int32_t v) {
@@ -30,78 +30,137 @@ constexpr size_t kOnePass = 128;
 
 // Appends string `v`'s UTF-8 (lone surrogates as U+FFFD) as a u32 length
 // and the bytes; false (nothing appended) when `v` is not a string.
-bool PutString(napi_env env, napi_value v, std::string& out) {
-  const size_t at = out.size() + 4;
+bool PutString(napi_env env, napi_value v, hotspan::ByteStack& out) {
+  const size_t start = out.size();
   // One pass into room for kOnePass bytes: a result short enough that no
   // character can have been cut off (4 bytes at most) is the whole string.
-  out.resize(at + kOnePass + 1);  // + the terminator Node-API writes
+  char* p = out.grow(4 + kOnePass + 1) + 4;  // + the terminator Node-API writes
   size_t len;
-  if (napi_get_value_string_utf8(env, v, &out[at], kOnePass + 1, &len) != napi_ok) {
-    out.resize(at - 4);
+  if (napi_get_value_string_utf8(env, v, p, kOnePass + 1, &len) != napi_ok) {
+    out.cut(start);
     return false;
   }
   if (len + 4 > kOnePass) {  // maybe cut: measure, then read it whole
     napi_get_value_string_utf8(env, v, nullptr, 0, &len);
-    out.resize(at + len + 1);
-    napi_get_value_string_utf8(env, v, &out[at], len + 1, &len);
+    out.cut(start);
+    p = out.grow(4 + len + 1) + 4;
+    napi_get_value_string_utf8(env, v, p, len + 1, &len);
   }
   const auto n = static_cast<uint32_t>(len);
-  std::memcpy(&out[at - 4], &n, 4);
-  out.resize(at + len);
+  std::memcpy(p - 4, &n, 4);
+  out.cut(start + 4 + len);
   return true;
 }
 
-// argv[0] is the shape id, argv[1] the interned-value bits, argv[2..] its
-// values, appended to `out` as attr_slots. false: a value of another type
-// (nothing thrown), or a bad shape or value id (thrown: *threw); the caller
-// cuts `out` back.
-bool WriteSlots(napi_env env, TracerBinding& b, napi_value* argv, std::string& out, bool* threw) {
-  uint32_t shape, interned;
-  if (napi_get_value_uint32(env, argv[0], &shape) != napi_ok || shape >= b.shapes.keys.size()) {
-    ThrowArgType(env, "shape", "a shape id", argv[0]);
+// `v` slot-encoded (PutString), as a key or an interned value to keep.
+bool Encoded(napi_env env, napi_value v, std::string* out) {
+  hotspan::ByteStack bytes;
+  if (!PutString(env, v, bytes)) return false;
+  *out = std::string(bytes.from(0));
+  return true;
+}
+
+// A RangeError that names the bad number: `what` then ", got <v>".
+napi_value ThrowRange(napi_env env, const std::string& what, double v) {
+  std::string msg = "hotspan: " + what + ", got ";
+  if (std::isfinite(v)) {
+    as::append_js_number(msg, v);
+  } else {
+    msg += std::isnan(v) ? "NaN" : v > 0 ? "Infinity" : "-Infinity";
+  }
+  napi_throw_range_error(env, "ERR_OUT_OF_RANGE", msg.c_str());
+  return nullptr;
+}
+
+napi_value ThrowBadCode(napi_env env, uint32_t code, size_t shapes) {
+  return ThrowRange(env,
+                    "code must name a defined shape (below " + std::to_string(shapes) +
+                        ") and slot kinds 0 to 4",
+                    code);
+}
+
+// A slot whose value is `n` bytes at `v` (none for a boolean).
+HOTSPAN_HOT_INLINE void PutSlot(hotspan::ByteStack& out, as::Kind kind, const std::string& key, const void* v, size_t n) {
+  char* p = out.grow(1 + key.size() + n);
+  *p++ = static_cast<char>(kind);
+  std::memcpy(p, key.data(), key.size());
+  if (n != 0) std::memcpy(p + key.size(), v, n);
+}
+
+// Appends the slots that `code_arg` (SlotKind) describes, their values from
+// the slot view, the code or args[0..], to `out`. false: a value with no
+// slot form (nothing thrown), or a bad code or value id (thrown: *threw);
+// the caller cuts `out` back.
+bool WriteSlots(napi_env env, TracerBinding& b, napi_value code_arg, napi_value* args, hotspan::ByteStack& out,
+                bool* threw) {
+  uint32_t code;
+  if (!hot::U32Arg(env, code_arg, "code", &code)) {
     *threw = true;
     return false;
   }
-  if (!hot::U32Arg(env, argv[1], "interned", &interned)) {
+  const uint32_t shape = code >> kShapeShift;
+  if (shape >= b.shapes.keys.size()) {
+    ThrowBadCode(env, code, b.shapes.keys.size());
     *threw = true;
     return false;
   }
+  const uint32_t whole = code;
   const std::vector<std::string>& keys = b.shapes.keys[shape];
+  const double* in = b.shapes.in->data();
   out.push_back(as::kTag);
-  for (size_t i = 0; i < keys.size(); ++i) {
-    napi_value v = argv[2 + i];
+  for (size_t i = 0; i < keys.size(); ++i, code >>= kKindBits) {
     const std::string& key = keys[i];
-    const auto key_len = static_cast<uint32_t>(key.size());
-    // Each read refuses another type (no exception), so no typeof first.
-    double d;
-    bool f;
-    uint32_t id;
-    if (interned & (1u << i)) {
-      if (napi_get_value_uint32(env, v, &id) != napi_ok || id >= b.shapes.values.size()) {
-        ThrowArgType(env, "value", "an interned value id", v);
+    switch (code & ((1u << kKindBits) - 1)) {
+      case kViewNumber: {
+        const double d = in[i];
+        if (!std::isfinite(d)) return false;
+        PutSlot(out, as::kNumber, key, &d, 8);
+        continue;
+      }
+      case kViewValue: {
+        const double d = in[i];
+        const auto id = static_cast<uint32_t>(d >= 0 && d < b.shapes.values.size() ? d : 0);
+        if (!(d >= 0 && d < b.shapes.values.size()) || id != d) {
+          ThrowRange(env, "slot " + std::to_string(i) + " must hold an interned value id (below " +
+                              std::to_string(b.shapes.values.size()) + ")",
+                     d);
+          *threw = true;
+          return false;
+        }
+        const std::string& text = b.shapes.values[id];
+        PutSlot(out, as::kString, key, text.data(), text.size());
+        continue;
+      }
+      case kFalse: PutSlot(out, as::kFalse, key, nullptr, 0); continue;
+      case kTrue: PutSlot(out, as::kTrue, key, nullptr, 0); continue;
+      case kArgument: break;
+      default: {
+        ThrowBadCode(env, whole, b.shapes.keys.size());
         *threw = true;
         return false;
       }
-      const std::string& text = b.shapes.values[id];
-      put_key(out, as::kString, key.data(), key_len);
-      as::put_u32(out, static_cast<uint32_t>(text.size()));
-      out.append(text);
-      continue;
     }
+    napi_value v = args[i];
+    // Each read refuses another type (no exception), so no typeof first.
+    double d;
+    bool f;
     if (napi_get_value_double(env, v, &d) == napi_ok) {
       if (!std::isfinite(d)) return false;
-      put_key(out, as::kNumber, key.data(), key_len);
-      as::put_number(out, d);
+      PutSlot(out, as::kNumber, key, &d, 8);
       continue;
     }
     const size_t kind_at = out.size();
-    put_key(out, as::kString, key.data(), key_len);
+    PutSlot(out, as::kString, key, nullptr, 0);
     if (PutString(env, v, out)) continue;
-    out.resize(kind_at);
+    out.cut(kind_at);
     if (napi_get_value_bool(env, v, &f) != napi_ok) return false;
-    put_key(out, f ? as::kTrue : as::kFalse, key.data(), key_len);
+    PutSlot(out, f ? as::kTrue : as::kFalse, key, nullptr, 0);
   }
   return true;
+}
+
+void ReleaseIn(napi_env, void*, void* hint) {
+  delete static_cast<std::shared_ptr<std::array<double, SlotShapes::kMaxSlots>>*>(hint);
 }
 
 }  // namespace
@@ -120,14 +179,8 @@ napi_value DefineShape(napi_env env, napi_callback_info info) {
   std::vector<std::string> keys(n);
   for (uint32_t i = 0; i < n; ++i) {
     napi_value k;
-    size_t len;
     napi_get_element(env, argv[0], i, &k);
-    if (napi_get_value_string_utf8(env, k, nullptr, 0, &len) != napi_ok) {
-      return ThrowArgType(env, "keys", "an array of 1 to 4 strings", argv[0]);
-    }
-    keys[i].resize(len + 1);
-    napi_get_value_string_utf8(env, k, &keys[i][0], len + 1, &len);
-    keys[i].resize(len);
+    if (!Encoded(env, k, &keys[i])) return ThrowArgType(env, "keys", "an array of 1 to 4 strings", argv[0]);
   }
   b.shapes.keys.push_back(std::move(keys));
   return Int(env, static_cast<int32_t>(b.shapes.keys.size() - 1));
@@ -137,24 +190,41 @@ napi_value DefineValue(napi_env env, napi_callback_info info) {
   napi_value argv[1];
   TracerBinding& b = hot::ReadArgs<1>(env, info, argv);
   std::string text;
-  if (!PutString(env, argv[0], text)) return ThrowArgType(env, "value", "a string", argv[0]);
+  if (!Encoded(env, argv[0], &text)) return ThrowArgType(env, "value", "a string", argv[0]);
   if (b.shapes.values.size() >= SlotShapes::kMaxValues) return Int(env, -1);
-  b.shapes.values.push_back(text.substr(4));  // without PutString's length
+  b.shapes.values.push_back(std::move(text));
   return Int(env, static_cast<int32_t>(b.shapes.values.size() - 1));
+}
+
+// As StateView (tracer_object.cc): the buffer holds the memory alive.
+napi_value SlotView(napi_env env, napi_callback_info info) {
+  TracerBinding& b = hot::ReadArgs<0>(env, info, nullptr);
+  auto* hold = new std::shared_ptr<std::array<double, SlotShapes::kMaxSlots>>(b.shapes.in);
+  napi_value ab, view;
+  if (napi_create_external_arraybuffer(env, b.shapes.in->data(), sizeof(double) * SlotShapes::kMaxSlots,
+                                       &ReleaseIn, hold, &ab) != napi_ok) {
+    delete hold;
+    napi_value pending;
+    napi_get_and_clear_last_exception(env, &pending);
+    napi_get_undefined(env, &view);
+    return view;
+  }
+  if (napi_create_typedarray(env, napi_float64_array, SlotShapes::kMaxSlots, ab, 0, &view) != napi_ok) return nullptr;
+  return view;
 }
 
 // The slots go straight into the thread's attribute bytes (thread_state.h):
 // no allocation, no copy but Node-API's.
 napi_value BeginSlots(napi_env env, napi_callback_info info) {
-  napi_value argv[3 + SlotShapes::kMaxSlots];
-  TracerBinding& b = hot::ReadArgs<3 + SlotShapes::kMaxSlots>(env, info, argv);
+  napi_value argv[2 + SlotShapes::kMaxSlots];
+  TracerBinding& b = hot::ReadArgs<2 + SlotShapes::kMaxSlots>(env, info, argv);
   uint32_t name;
   if (!hot::U32Arg(env, argv[0], "nameId", &name)) return nullptr;
-  std::string& bytes = b.thread->attr_bytes;
+  hotspan::ByteStack& bytes = b.thread->attr_bytes;
   const size_t mark = bytes.size();
   bool threw = false;
-  if (!WriteSlots(env, b, argv + 1, bytes, &threw)) {
-    bytes.resize(mark);
+  if (!WriteSlots(env, b, argv[1], argv + 2, bytes, &threw)) {
+    bytes.cut(mark);
     return threw ? nullptr : Int(env, kRefused);
   }
   const int64_t now = hotspan::clock::now_ticks();
@@ -164,20 +234,20 @@ napi_value BeginSlots(napi_env env, napi_callback_info info) {
 // Written past the thread's attribute bytes as scratch, copied by the track
 // (into an open-span slot whose capacity stays), then cut off again.
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
-  napi_value argv[4 + SlotShapes::kMaxSlots];
-  TracerBinding& b = hot::ReadArgs<4 + SlotShapes::kMaxSlots>(env, info, argv);
+  napi_value argv[3 + SlotShapes::kMaxSlots];
+  TracerBinding& b = hot::ReadArgs<3 + SlotShapes::kMaxSlots>(env, info, argv);
   uint32_t track, name;
   if (!hot::TrackAndName(env, argv, &track, &name)) return nullptr;
-  std::string& bytes = b.thread->attr_bytes;
+  hotspan::ByteStack& bytes = b.thread->attr_bytes;
   const size_t mark = bytes.size();
   bool threw = false;
-  const bool ok = WriteSlots(env, b, argv + 2, bytes, &threw);
+  const bool ok = WriteSlots(env, b, argv[2], argv + 3, bytes, &threw);
   uint64_t token = 0;
   if (ok) {
     token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(),
-                                  std::string_view(bytes).substr(mark), 0, &b.async_caller);
+                                  bytes.from(mark), 0, &b.async_caller);
   }
-  bytes.resize(mark);
+  bytes.cut(mark);
   if (!ok) return threw ? nullptr : Int(env, kRefused);
   return hot::TokenValue(env, token);
 }

@@ -1,26 +1,37 @@
 // Attributes passed as values, not JSON: the facade names an attribute
-// shape (its keys, in order) once, then passes each span's values as
-// arguments; they are stored as typed slots (native/core/attr_slots.h),
-// with no JSON and no object walk on this side. Up to kMaxSlots values.
+// shape (its keys, in order) once, then passes each span's values; they are
+// stored as typed slots (native/core/attr_slots.h), with no JSON and no
+// object walk on this side. Up to kMaxSlots values.
+//
+// A value crosses one of three ways, picked per slot by the facade and told
+// in the call's `code`: a number or an interned string's id written into the
+// binding's slot view (a Float64Array over SlotShapes::in, read here with no
+// Node-API call), a boolean in the code itself, or the value as an argument
+// (any other string; anything this side must check and may refuse).
 #pragma once
 
 #include <node_api.h>
 
+#include <array>
 #include <cstddef>
+#include <memory>
 #include <string>
 #include <vector>
 
 namespace hotspan_addon {
 
-// A binding's shapes: id -> keys as UTF-8 (lone surrogates as U+FFFD); and
-// its interned string values: id -> UTF-8, so a repeated value crosses as a
-// number instead of being read from its JS string again.
+// A binding's shapes: id -> keys; and its interned string values. Both are
+// kept in slot encoding (u32 length, then UTF-8 with lone surrogates as
+// U+FFFD), so a slot is written by copying them: keys and repeated values
+// are encoded once, not per span.
 struct SlotShapes {
   static constexpr size_t kMaxSlots = 4;
   static constexpr size_t kMaxShapes = 4096;  // past it, new shapes take the JSON path
   static constexpr size_t kMaxValues = 4096;  // past it, values cross as strings
   std::vector<std::vector<std::string>> keys;
   std::vector<std::string> values;
+  // The slot view's memory; shared with the ArrayBuffer over it (SlotView).
+  std::shared_ptr<std::array<double, kMaxSlots>> in = std::make_shared<std::array<double, kMaxSlots>>();
 };
 
 namespace slots {
@@ -30,12 +41,26 @@ namespace slots {
 // (whose checks name the bad value).
 constexpr int kRefused = -1;
 
+// The per-slot kinds of a call's `code` = shape << kShapeShift | kind of
+// slot i << (kKindBits * i).
+enum SlotKind : uint32_t {
+  kViewNumber = 0,  // in[i] is the value
+  kViewValue = 1,   // in[i] is an interned value's id (DefineValue)
+  kFalse = 2,
+  kTrue = 3,
+  kArgument = 4,  // the value is argument v<i>
+};
+constexpr uint32_t kKindBits = 3;
+constexpr uint32_t kShapeShift = kKindBits * SlotShapes::kMaxSlots;
+
 napi_value DefineShape(napi_env env, napi_callback_info info);  // (keys[]) -> id | -1
 napi_value DefineValue(napi_env env, napi_callback_info info);  // (string) -> id | -1
-// (nameId, shape, interned, v0 .. v3) -> undefined (begun) | status | kRefused. Bit i of
-// `interned`: v<i> is the id of an interned string value (DefineValue).
+// () -> the Float64Array over SlotShapes::in, or undefined where external
+// buffers are refused (then every value crosses as an argument).
+napi_value SlotView(napi_env env, napi_callback_info info);
+// (nameId, code, v0 .. v3) -> undefined (begun) | status | kRefused.
 napi_value BeginSlots(napi_env env, napi_callback_info info);
-// (track, nameId, shape, interned, v0 .. v3) -> token (0: closed or unknown) | kRefused
+// (track, nameId, code, v0 .. v3) -> token (0: closed or unknown) | kRefused
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info);
 
 }  // namespace slots

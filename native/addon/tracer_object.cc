@@ -300,6 +300,7 @@ const Method kMethods[] = {
     {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
     {"defineShape", &slots::DefineShape, nullptr},
     {"defineValue", &slots::DefineValue, nullptr},
+    {"slotView", &slots::SlotView, nullptr},
     {"intern", nullptr, &Cold<Intern>},
     {"openDepth", nullptr, &Cold<OpenDepth>},
     {"innermost", nullptr, &Cold<Innermost>},

@@ -17,20 +17,34 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
   std::lock_guard<std::mutex> lock(mu_);
   keep_anchored(now);
   const uint32_t local = ++next_local_;
-  Open& slot = ring_[local % kRing];
-  Open& o = slot.local == 0 ? slot : overflow_[local];
+  Open& o = slot_for(local);
   o.start = now;
   o.name = name;
   o.local = local;
   o.parent_span = parent_span;
-  o.attrs.assign(attrs);
+  if (!attrs.empty()) o.attrs.assign(attrs);  // a free slot's attrs are empty (release)
   o.context = std::move(given);
   ++open_n_;
   return make_span_id(timeline_->id(), local);
 }
 
+AsyncTrack::Open& AsyncTrack::slot_for(uint32_t local) {
+  for (;;) {
+    Open& slot = ring_[local % ring_.size()];
+    if (slot.local == 0) return slot;
+    if (ring_.size() >= kMaxRing) return overflow_[local];
+    // Doubling keeps every open span's slot distinct: local % 2n differs
+    // wherever local % n did.
+    std::vector<Open> grown(ring_.size() * 2);
+    for (Open& o : ring_) {
+      if (o.local != 0) grown[o.local % grown.size()] = std::move(o);
+    }
+    ring_ = std::move(grown);
+  }
+}
+
 AsyncTrack::Open* AsyncTrack::find_open(uint32_t local) {
-  Open& slot = ring_[local % kRing];
+  Open& slot = ring_[local % ring_.size()];
   if (local != 0 && slot.local == local) return &slot;
   auto it = overflow_.find(local);
   return it == overflow_.end() ? nullptr : &it->second;
@@ -38,7 +52,7 @@ AsyncTrack::Open* AsyncTrack::find_open(uint32_t local) {
 
 void AsyncTrack::release(Open& o) {
   --open_n_;
-  if (&o == &ring_[o.local % kRing]) {
+  if (&o == &ring_[o.local % ring_.size()]) {
     o.local = 0;
     o.attrs.clear();
     o.context.reset();

@@ -57,10 +57,14 @@ class AsyncTrack {
     std::unique_ptr<StoredContext> context;  // null: none (most spans)
   };
   // Open spans: most end a little after they begin, so span `local` lives in
-  // ring_[local % kRing], allocating nothing; one whose slot an older open
-  // span still holds goes to overflow_.
+  // ring_[local % ring_.size()], allocating nothing in steady state. A span
+  // whose slot an older open span still holds doubles the ring (up to
+  // kMaxRing: a burst of concurrent requests then costs no map node per
+  // span), past that goes to overflow_.
   static constexpr uint32_t kRing = 256;
+  static constexpr uint32_t kMaxRing = 4096;
   Open* find_open(uint32_t local);
+  Open& slot_for(uint32_t local);
   void release(Open& o);
 
   const std::shared_ptr<Timeline> timeline_;

@@ -7,16 +7,6 @@
 
 namespace hotspan::attr_slots {
 
-void put_u32(std::string& out, uint32_t v) { out.append(reinterpret_cast<const char*>(&v), 4); }
-
-void put_number(std::string& out, double v) { out.append(reinterpret_cast<const char*>(&v), 8); }
-
-void put_key(std::string& out, Kind kind, const char* key, uint32_t key_len) {
-  out.push_back(static_cast<char>(kind));
-  put_u32(out, key_len);
-  out.append(key, key_len);
-}
-
 void append_js_number(std::string& out, double v) {
   if (v == 0) {  // -0 too, as JSON.stringify writes it
     out.push_back('0');

@@ -17,16 +17,12 @@ constexpr char kTag = '\x01';
 
 // Layout after kTag, per slot: kind (kNumber, kString, kTrue, kFalse),
 // u32 key length, key bytes, then a number's 8 bytes (host order) or a
-// string's u32 length and bytes.
+// string's u32 length and bytes. The writer is the addon
+// (native/addon/slot_calls.cc), which keeps keys and repeated values in
+// this encoding, so a slot is a copy.
 enum Kind : char { kNumber = 'n', kString = 's', kTrue = 't', kFalse = 'f' };
 
 inline bool is_slots(std::string_view s) { return !s.empty() && s[0] == kTag; }
-
-// Appends a slot's kind and key; a string value's length and bytes, or a
-// number's bytes, follow (put_u32 / put_number).
-void put_key(std::string& out, Kind kind, const char* key, uint32_t key_len);
-void put_u32(std::string& out, uint32_t v);
-void put_number(std::string& out, double v);
 
 // JSON object text of `stored`: slots rendered (numbers as JavaScript's
 // Number#toString writes them, so both backends show the same text),

@@ -51,7 +51,7 @@ bool ThreadState::refill_chunk() { return cursor.ready(*timeline, &anchor_due); 
 bool ThreadState::publish_side(uint64_t index, const OpenSpan& o) {
   if (o.flags & kFlagAttrs) {
     const uint32_t at = attr_marks.back();
-    const bool added = timeline->add_attrs(index, o.local, std::string_view(attr_bytes).substr(at));
+    const bool added = timeline->add_attrs(index, o.local, attr_bytes.from(at));
     pop_attrs();
     if (!added) {
       // The caller counts the drop; the given context goes with the span.
@@ -135,7 +135,7 @@ Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::str
 Status begin_with_attr_bytes(ThreadState& state, uint32_t name, int64_t now, size_t mark) {
   const Status s = fast::begin(state, name, now);
   if (s != Status::kOk || state.attr_bytes.size() == mark) {
-    state.attr_bytes.resize(mark);
+    state.attr_bytes.cut(mark);
     return s;
   }
   state.stack[state.depth - 1].flags |= kFlagAttrs;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_stack.h"
 #include "close_barrier.h"
 #include "holder_check.h"
 #include "hot_inline.h"
@@ -85,7 +86,7 @@ class ThreadState {
   // and where each begins: a stack whose capacity stays, so attributes cost
   // no allocation in steady state. A binding may write a span's bytes here
   // directly, then call begin_with_attr_bytes (tracer.h).
-  std::string attr_bytes;
+  ByteStack attr_bytes;
   std::vector<uint32_t> attr_marks;
   std::vector<GivenContext> given_stack;  // of open spans with kFlagContext or kFlagParentElsewhere
   std::unique_ptr<OpenSpan[]> stack_storage;
@@ -105,7 +106,7 @@ class ThreadState {
   // still on the cold stacks (`side`: its kSideFlags) discarded. Returns kOk.
   HOTSPAN_COLD Status drop_span(uint16_t side);
   void pop_attrs() {
-    attr_bytes.resize(attr_marks.back());
+    attr_bytes.cut(attr_marks.back());
     attr_marks.pop_back();
   }
   // The holder decision (holder_check.h): true when this thread commits the

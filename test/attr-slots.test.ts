@@ -1,0 +1,151 @@
+// The native backend's attribute slots (native/addon/slot_calls.h): every
+// way a value crosses (slot view, interned id, boolean in the code, argument)
+// keeps it exactly, the addon checks what it reads, and the facade picks the
+// view for the common values.
+import { describe, expect, it } from 'vitest';
+
+import { internals } from '../lib/internal';
+import { loadNativeAddon } from '../lib/native-loader';
+import type { NativeTracer } from '../lib/native-binding';
+import { tracerFactory } from './support/tracers';
+
+const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
+
+// SlotKind of slot_calls.h.
+const VIEW_NUMBER = 0;
+const VIEW_VALUE = 1;
+const FALSE = 2;
+const TRUE = 3;
+const ARGUMENT = 4;
+function thrown(fn: () => unknown): Error {
+  try {
+    fn();
+  } catch (e) {
+    return e as Error;
+  }
+  throw new Error('did not throw');
+}
+const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, i) => c | (k << (3 * i)), shape << 12);
+
+(skip ? describe.skip : describe)('attribute slots (native)', () => {
+  const make = tracerFactory('native');
+
+  function native(): { t: ReturnType<typeof make>; nt: NativeTracer } {
+    const t = make();
+    const nt = t[internals]().native;
+    if (nt === undefined) throw new Error('no native tracer');
+    return { t, nt };
+  }
+
+  it('stores values from the view, interned ids, the code and arguments exactly, in key order', () => {
+    const { t, nt } = native();
+    const name = t.name('direct');
+    const view = nt.slotView();
+    expect(view).toBeInstanceOf(Float64Array);
+    if (view === undefined) return;
+    const shape = nt.defineShape(['n', 's', 'b', 'a']);
+    const get = nt.defineValue('GET \u00e9\uD800');
+    view[0] = -1.25e-300;
+    view[1] = get;
+    expect(nt.beginSlots(name, code(shape, VIEW_NUMBER, VIEW_VALUE, TRUE, ARGUMENT), 0, 0, 0, 'x'.repeat(300))).toBeUndefined();
+    nt.end();
+    // Every slot as an argument: the form without a view (external buffers refused).
+    expect(nt.beginSlots(name, code(shape, ARGUMENT, ARGUMENT, ARGUMENT, ARGUMENT), 2 ** 53 + 2, 'arg', false, true)).toBeUndefined();
+    nt.end();
+    view[3] = 7.5;
+    expect(nt.beginSlots(name, code(shape, FALSE, VIEW_VALUE, FALSE, VIEW_NUMBER))).toBeUndefined();
+    nt.end();
+    t.flush();
+    const attrs = t.snapshot().map((r) => r.attrs);
+    expect(attrs).toEqual([
+      { n: -1.25e-300, s: 'GET \u00e9\uFFFD', b: true, a: 'x'.repeat(300) },
+      { n: 2 ** 53 + 2, s: 'arg', b: false, a: true },
+      { n: false, s: 'GET \u00e9\uFFFD', b: false, a: 7.5 },
+    ]);
+    expect(attrs.map((a) => Object.keys(a ?? {}))).toEqual([['n', 's', 'b', 'a'], ['n', 's', 'b', 'a'], ['n', 's', 'b', 'a']]);
+  });
+
+  it('refuses what it cannot store, and names a bad code or value id, recording nothing', async () => {
+    const { t, nt } = native();
+    const name = t.name('bad');
+    const view = nt.slotView();
+    if (view === undefined) return;
+    const shape = nt.defineShape(['v']);
+    const track = t.track('http');
+    for (const bad of [NaN, Infinity, -Infinity]) {
+      view[0] = bad;
+      expect(nt.beginSlots(name, code(shape, VIEW_NUMBER))).toBe(-1);
+      expect(nt.beginSlots(name, code(shape, ARGUMENT), bad)).toBe(-1);
+      expect(nt.asyncBeginSlots(track, name, code(shape, VIEW_NUMBER))).toBe(-1);
+    }
+    expect(nt.beginSlots(name, code(shape, ARGUMENT), {})).toBe(-1);
+    expect(nt.beginSlots(name, code(shape, ARGUMENT), 10n)).toBe(-1);
+    nt.defineValue('one');
+    for (const id of [-1, 0.5, 1, 1e9, NaN, Infinity]) {
+      view[0] = id;
+      const e = thrown(() => nt.beginSlots(name, code(shape, VIEW_VALUE)));
+      expect(e).toBeInstanceOf(RangeError);
+      expect(e.message).toBe(`hotspan: slot 0 must hold an interned value id (below 1), got ${String(id)}`);
+    }
+    for (const c of [code(shape + 1, VIEW_NUMBER), code(shape, 5)]) {
+      const e = thrown(() => nt.beginSlots(name, c));
+      expect(e).toBeInstanceOf(RangeError);
+      expect(e.message).toBe(`hotspan: code must name a defined shape (below 1) and slot kinds 0 to 4, got ${c}`);
+    }
+    const e = thrown(() => nt.beginSlots(name, 'x' as unknown as number));
+    expect(e).toBeInstanceOf(TypeError);
+    expect(e.message).toBe('hotspan: code must be a number (got string)');
+    expect(nt.openDepth()).toBe(0);
+    t.flush();
+    expect(t.snapshot()).toHaveLength(0);
+    await t.settle({ timeoutMs: 1000 });
+  });
+
+  it('sends common values through the view with no arguments, and others as arguments', async () => {
+    const { t, nt } = native();
+    const calls: number[] = [];
+    const begin = nt.beginSlots.bind(nt);
+    const asyncBegin = nt.asyncBeginSlots.bind(nt);
+    nt.beginSlots = (...a: Parameters<typeof begin>) => (calls.push(a.length), begin(...a));
+    nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (calls.push(a.length - 1), asyncBegin(...a));
+    const routes = ['/a', '/b', '/c'];
+    for (let i = 0; i < 30; i++) t.trace('route', () => 0, { route: routes[i % 3], bytes: i * 1.5, ok: i % 2 === 0 });
+    await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { method: 'GET', url: '/orders' } });
+    t.begin('long', { text: 'y'.repeat(65) });
+    t.end();
+    t.begin('inf', { n: 1 });
+    t.end();
+    expect(() => t.begin('inf', { n: Infinity })).toThrow(RangeError);
+    // (nameId, code) only; the long string needs its arguments.
+    expect(calls.slice(0, 31)).toEqual(new Array(31).fill(2));
+    expect(calls[31]).toBe(6);
+    t.flush();
+    const recs = t.snapshot();
+    expect(recs.filter((r) => r.name === 'route').map((r) => r.attrs)).toEqual(
+      Array.from({ length: 30 }, (_, i) => ({ route: routes[i % 3], bytes: i * 1.5, ok: i % 2 === 0 })),
+    );
+    expect(recs.find((r) => r.name === 'req')?.attrs).toEqual({ method: 'GET', url: '/orders' });
+    expect(recs.find((r) => r.name === 'long')?.attrs).toEqual({ text: 'y'.repeat(65) });
+    expect(recs.filter((r) => r.name === 'inf')).toHaveLength(1);
+  });
+
+  it('keeps every span of a burst past the async ring (grown to 4096, then the overflow map), ended out of order', async () => {
+    const t = make();
+    const ends: Array<() => void> = [];
+    const all: Array<Promise<unknown>> = [];
+    const n = 5000;
+    for (let i = 0; i < n; i++) {
+      all.push(t.traceAsync('req', new Promise<void>((r) => ends.push(r)), { track: 'http', attrs: { i } }));
+    }
+    // Odd ones first, then the even ones backwards.
+    for (let i = 1; i < n; i += 2) ends[i]();
+    for (let i = n - 2; i >= 0; i -= 2) ends[i]();
+    await Promise.all(all);
+    t.flush();
+    const reqs = t.snapshot().filter((r) => r.name === 'req');
+    expect(reqs).toHaveLength(n);
+    expect(reqs.map((r) => r.attrs?.i).sort((a, b) => Number(a) - Number(b))).toEqual(Array.from({ length: n }, (_, i) => i));
+    for (const r of reqs) expect(r.id % 4294967296).toBe(Number(r.attrs?.i) + 1);
+    await expect(t.settle({ timeoutMs: 0 })).resolves.toBeUndefined();
+  });
+});
