@@ -94,8 +94,12 @@ runCase(async () => {
       out.received = ok.reduce((a, s) => a + s.received, 0);
       out.lost = ok.reduce((a, s) => a + s.lost, 0);
       out.duplicates = ok.reduce((a, s) => a + s.duplicates, 0);
-      // What the tracer itself adds over the instrumentation alone (info).
-      if (per.noop) out.overNoopCpuUsFixed = summarize(paired(field(m, 'cpuUsPerReqFixed'), field('noop', 'cpuUsPerReqFixed'), (x, y) => x - y));
+      // What the tracer itself adds over the instrumentation on the no-op
+      // provider (its context propagation included), paired within the round.
+      if (per.noop) {
+        out.overNoopCpuUs = summarize(paired(field(m, 'cpuUsPerReq'), field('noop', 'cpuUsPerReq'), (x, y) => x - y));
+        out.overNoopCpuUsFixed = summarize(paired(field(m, 'cpuUsPerReqFixed'), field('noop', 'cpuUsPerReqFixed'), (x, y) => x - y));
+      }
     }
     modes[m] = out;
   }
@@ -107,6 +111,9 @@ runCase(async () => {
       // hotspan's added CPU per request / the SDK's, paired within each round.
       hotspanOverSdkFixed: ratio('addedCpuUsFixed'),
       hotspanOverSdk: ratio('addedCpuUs'),
+      // The same over the no-op provider: the tracers' own parts (info).
+      hotspanOverSdkOverNoop: ratio('overNoopCpuUs'),
+      hotspanOverSdkOverNoopFixed: ratio('overNoopCpuUsFixed'),
       errors,
       loadavgStart,
       loadavgEnd: os.loadavg(),
