@@ -19,6 +19,15 @@ export interface FrozenView {
   query(name: string | undefined, args: Float64Array): Float64Array;
   /** W3C ids of every record, 5 per record in view order (native/core/span_ids.h; NativeTracer.spanIds). */
   spanIds(): BigUint64Array;
+  /** The W3C tracestate of the records whose trace carries one (a remote parent's, inherited by its descendants), by view index. */
+  spanTracestates(): ReadonlyMap<number, string>;
+}
+
+/** NativeTracer.spanTracestates's flat [index, tracestate, ...] as a map. */
+export function tracestateMap(flat: ReadonlyArray<number | string>): ReadonlyMap<number, string> {
+  const out = new Map<number, string>();
+  for (let k = 0; k + 1 < flat.length; k += 2) out.set(flat[k] as number, flat[k + 1] as string);
+  return out;
 }
 
 /** A copy of the columns of the records at `indices` (global indices of `snap`). */
@@ -53,6 +62,10 @@ export function columnsView(snap: NativeSnapshot): FrozenView {
     spanIds() {
       if (snap.count === 0) return new BigUint64Array(0);
       throw new Error('hotspan: W3C span ids need the native backend; the js backend does not derive them yet');
+    },
+    spanTracestates() {
+      // The js backend stores no trace context (spanIds refuses its records).
+      return new Map();
     },
     read(offset, limit) {
       if (offset === 0 && limit === snap.count) return snap;

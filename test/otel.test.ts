@@ -5,11 +5,13 @@
 import * as path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 
-import { SpanExporterAdapter, TracerProvider } from '../lib/otel/index';
+import { SpanExporterAdapter, TraceContextPropagator, TracerProvider } from '../lib/otel/index';
+import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
 import { runChild } from './support/child-run';
 
@@ -141,6 +143,66 @@ describe('hotspan/otel TracerProvider (native)', () => {
     expect(leaf.parentSpanContext?.spanId).toBe(rootSpan.spanContext().spanId);
     expect(leaf.spanContext().traceId).toBe(rootSpan.spanContext().traceId);
     expect(rootSpan.resource.attributes['service.name']).toBeDefined();
+  });
+
+  it("the adapter carries the tracestate of a span's trace (a remote parent's, down to its descendants), also through the SDK's OTLP exporter", async () => {
+    const t = make();
+    const ot = new TracerProvider(t).getTracer('ts');
+    // An OTel server span under an extracted remote parent, and its child.
+    const remote = new TraceContextPropagator().extract(
+      ROOT_CONTEXT,
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=abc,other=1' },
+      defaultTextMapGetter,
+    );
+    const server = ot.startSpan('server', { kind: SpanKind.SERVER }, remote);
+    const child = ot.startSpan('child', {}, trace.setSpan(ROOT_CONTEXT, server));
+    child.end();
+    server.end();
+    // hotspan's own spans under an extracted context.
+    const own = t.extract({ traceparent: '00-11111111111111111111111111111111-2222222222222222-01', tracestate: 'own=1' });
+    expect(own).toBeDefined();
+    if (own === undefined) return;
+    t.withContext(own, () => t.trace('own', () => t.trace('own.child', () => 0)));
+    // A trace of hotspan's own: no tracestate.
+    ot.startSpan('plain', {}, ROOT_CONTEXT).end();
+    const want: Record<string, string | undefined> = { server: 'vendor=abc,other=1', child: 'vendor=abc,other=1', own: 'own=1', 'own.child': 'own=1', plain: undefined };
+
+    const mem = new InMemorySpanExporter();
+    expect(await new SpanExporterAdapter(t, mem).export()).toBe(5);
+    const spans = mem.getFinishedSpans();
+    expect(Object.fromEntries(spans.map((s) => [s.name, s.spanContext().traceState?.serialize()]))).toEqual(want);
+    const c = spans.find((s) => s.name === 'child');
+    expect(c?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(c?.parentSpanContext?.traceState?.serialize()).toBe('vendor=abc,other=1');
+    expect(spans.find((s) => s.name === 'own.child')?.parentSpanContext?.traceState?.serialize()).toBe('own=1');
+
+    // The same spans through the SDK's OTLP/HTTP protobuf exporter, decoded with the vendored schema.
+    const receiver = new Receiver();
+    try {
+      const port = await receiver.listen();
+      const adapter = new SpanExporterAdapter(t, new OTLPTraceExporter({ url: `http://127.0.0.1:${String(port)}/v1/traces` }));
+      expect(await adapter.export()).toBe(5);
+      await adapter.shutdown();
+      const got = receiver.spans();
+      expect(Object.fromEntries(got.map((s) => [s.name, s.traceState]))).toEqual({ ...want, plain: '' });
+      expect(got.find((s) => s.name === 'server')?.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an attribute under a key the span keeps its own data in is counted dropped, not stored', async () => {
+    const t = make();
+    const s = new TracerProvider(t).getTracer('x').startSpan('s', { kind: SpanKind.CLIENT, attributes: { 'hotspan.kind': 'server', ok: 1 } });
+    s.setAttribute('hotspan.scope', 'mine').setAttribute('hotspan.other', 'kept');
+    s.end();
+    const mem = new InMemorySpanExporter();
+    await new SpanExporterAdapter(t, mem).export();
+    const [got] = mem.getFinishedSpans();
+    expect(got.kind).toBe(SpanKind.CLIENT);
+    expect(got.instrumentationScope).toEqual({ name: 'x' });
+    expect(got.attributes).toEqual({ ok: 1, 'hotspan.other': 'kept' });
+    expect(got.droppedAttributesCount).toBe(2);
   });
 
   it('refuses the js backend with a clear error', () => {
