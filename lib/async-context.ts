@@ -33,6 +33,11 @@ function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number,
   };
 }
 
+/** A span of this tracer (tracer-wide id `spanId`, wire id `wire`) as the parent of the spans begun under it: hotspan/otel's bridge. */
+export function localCurrent(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number, flags: number, tracestate: string): Current {
+  return current(traceHi, traceLo, wire, spanId, flags, tracestate, false);
+}
+
 /** A remote (or user-given) context as the parent of the spans begun under it. */
 export function remoteCurrent(ctx: SpanContext): Current {
   const [hi, lo] = halves(ctx.traceId);

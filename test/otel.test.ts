@@ -110,6 +110,41 @@ describe('hotspan/otel TracerProvider (native)', () => {
     }
   });
 
+  it("hotspan's own spans begun inside an active OTel span are its children, also after an await; outside, roots", async () => {
+    const t = make();
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('bridge');
+      t.trace('before', () => 0);
+      await ot.startActiveSpan('otel-parent', async (span) => {
+        t.trace('sync-child', () => t.trace('grandchild', () => 0));
+        await delay(1);
+        t.begin('after-await');
+        t.end();
+        span.end();
+      });
+      t.trace('after', () => 0);
+      const mem = new InMemorySpanExporter();
+      expect(await new SpanExporterAdapter(t, mem).export()).toBe(6);
+      const by = Object.fromEntries(mem.getFinishedSpans().map((s) => [s.name, s]));
+      const parent = by['otel-parent'].spanContext();
+      for (const name of ['sync-child', 'after-await']) {
+        expect(by[name].parentSpanContext?.spanId, name).toBe(parent.spanId);
+        expect(by[name].spanContext().traceId, name).toBe(parent.traceId);
+      }
+      expect(by.grandchild.parentSpanContext?.spanId).toBe(by['sync-child'].spanContext().spanId);
+      expect(by.grandchild.spanContext().traceId).toBe(parent.traceId);
+      for (const name of ['before', 'after']) {
+        expect(by[name].parentSpanContext, name).toBeUndefined();
+        expect(by[name].spanContext().traceId, name).not.toBe(parent.traceId);
+      }
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
   it('a sampled-out parent gives a non-recording span that keeps the trace', () => {
     const t = make();
     const ot = new TracerProvider(t).getTracer('x');
@@ -241,6 +276,10 @@ describe('@opentelemetry/instrumentation-http on hotspan (loopback)', () => {
     expect(server.traceId).toBe(client.traceId);
     expect(server.parentSpanId).toBe(client.spanId);
     expect(client.parentSpanId).toBeUndefined();
-    expect(out.recs.map((x) => x.timelineName)).toEqual(['track: otel', 'track: otel']);
+    // hotspan's own span in the request handler is the server span's child.
+    const handler = out.spans.find((s) => s.name === 'handler');
+    expect(handler?.parentSpanId).toBe(server.spanId);
+    expect(handler?.traceId).toBe(server.traceId);
+    expect(out.recs.filter((x) => x.name !== 'handler').map((x) => x.timelineName)).toEqual(['track: otel', 'track: otel']);
   });
 });

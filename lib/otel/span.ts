@@ -16,9 +16,11 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 
+import { localCurrent, type Current } from '../async-context';
 import type { Backend } from '../backend';
 import { FLAG_ERROR } from '../flags';
-import { hex64 } from '../trace-context';
+import { internals } from '../internal';
+import { halves, hex64 } from '../trace-context';
 import type { Tracer } from '../tracer';
 import { isReservedOtelKey, otelAttrs, storedLink, type OtelData } from './otel-data';
 import { axisMs, unixNano } from './time';
@@ -56,6 +58,7 @@ export class HotspanSpan implements Span {
   private ended = false;
   private readonly data: OtelData;
   private context: SpanContext | undefined;
+  private current: Current | undefined;
 
   /**
    * @param token the hotspan async span (its tracer-wide span id)
@@ -97,6 +100,24 @@ export class HotspanSpan implements Span {
           : { traceId: p.traceId, spanId: hex64(own[0]), traceFlags: p.traceFlags, ...(p.traceState !== undefined ? { traceState: p.traceState } : {}) };
     }
     return this.context;
+  }
+
+  /**
+   * Runs `fn` with this span as the current span of its tracer's async
+   * context (turned on at the first call), so hotspan spans begun in `fn`
+   * with no open span on the thread, also after an await, are its children:
+   * the context manager calls it for a context whose span is this one.
+   */
+  runAsCurrent<T>(fn: () => T): T {
+    const cx = this.site.tracer[internals]().asyncContext();
+    if (cx === undefined) return fn();
+    if (this.current === undefined) {
+      const own = this.site.backend.idsOf(this.token);
+      const p = this.parent;
+      const [hi, lo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
+      this.current = localCurrent(hi, lo, own[0], this.token, p === undefined ? TraceFlags.SAMPLED : p.traceFlags, p?.traceState?.serialize() ?? '');
+    }
+    return cx.storage.run(this.current, fn);
   }
 
   setAttribute(key: string, value: AttributeValue): this {
