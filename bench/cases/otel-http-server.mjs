@@ -21,6 +21,7 @@
 import { createRequire } from 'node:module';
 import { rootDir } from '../lib/build.mjs';
 import { distIndex } from '../lib/hotspan.mjs';
+import { serve, work } from '../lib/serve.mjs';
 
 const require = createRequire(import.meta.url);
 const mode = process.argv[2] ?? 'none';
@@ -89,13 +90,6 @@ function setup() {
 const tracing = setup();
 const http = require('node:http');
 
-// A few hundred ns of work, standing in for a handler's own code.
-function work(seed) {
-  let h = seed | 0;
-  for (let i = 0; i < 256; i++) h = Math.imul(h ^ i, 0x9e3779b1) >>> 0;
-  return h;
-}
-
 let requests = 0;
 let finishing = false;
 
@@ -128,14 +122,11 @@ function handle(req, res) {
     return;
   }
   requests++;
-  const body = JSON.stringify({ path: req.url, h: work(req.url.length) });
+  const body = JSON.stringify({ path: req.url, h: work(req.url.length, 256) });
   res.setHeader('content-type', 'application/json');
   res.end(body);
 }
 
-const server = http.createServer(handle);
-server.keepAliveTimeout = 30000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: server.address().port, mode })}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+// The createServer of the node:http required after setup(), as an
+// instrumented application would have it.
+serve(handle, mode, http.createServer);
