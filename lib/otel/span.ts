@@ -16,7 +16,7 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 
-import { localCurrent, type Current } from '../async-context';
+import { localCurrent, type AsyncContext, type Current } from '../async-context';
 import type { Backend } from '../backend';
 import { FLAG_ERROR } from '../flags';
 import { internals } from '../internal';
@@ -41,6 +41,8 @@ export interface SpanSite {
   readonly scope: { name: string; version?: string };
   /** scopeSuffix(scope), made once. */
   readonly scopeJson: string;
+  /** The tracer's async context, once a context with one of these spans was entered (HotspanSpan.runAsCurrent). */
+  asyncContext?: AsyncContext | undefined;
 }
 
 /** What a span takes from a valid parent context: its trace. */
@@ -109,14 +111,15 @@ export class HotspanSpan implements Span {
    * the context manager calls it for a context whose span is this one.
    */
   runAsCurrent<T>(fn: () => T): T {
-    const cx = this.site.tracer[internals]().asyncContext();
+    const site = this.site;
+    const cx = (site.asyncContext ??= site.tracer[internals]().asyncContext());
     if (cx === undefined) return fn();
-    if (this.current === undefined) {
-      const own = this.site.backend.idsOf(this.token);
+    this.current ??= localCurrent(() => {
+      const own = site.backend.idsOf(this.token);
       const p = this.parent;
-      const [hi, lo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
-      this.current = localCurrent(hi, lo, own[0], this.token, p === undefined ? TraceFlags.SAMPLED : p.traceFlags, p?.traceState?.serialize() ?? '');
-    }
+      const [traceHi, traceLo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
+      return { traceHi, traceLo, wire: own[0], flags: p === undefined ? TraceFlags.SAMPLED : p.traceFlags, tracestate: p?.traceState?.serialize() ?? '' };
+    }, this.token);
     return cx.storage.run(this.current, fn);
   }
 
