@@ -11,11 +11,15 @@ import { benchDir } from './build.mjs';
 
 const require = createRequire(import.meta.url);
 
-/** Starts bench/cases/<script> with `args`; resolves with { child, port } once it printed its port. */
-export function startServer(mode, script = 'http-server.mjs', args = [mode]) {
+/**
+ * Starts bench/cases/<script> with `args`; resolves with { child, port } once it printed its port.
+ * `how`: { command, args } to run instead (e.g. under valgrind), cwd, timeoutMs to start (20 s).
+ */
+export function startServer(mode, script = 'http-server.mjs', args = [mode], how = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(benchDir, 'cases', script), ...args], {
+    const child = spawn(how.command ?? process.execPath, how.args ?? [path.join(benchDir, 'cases', script), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(how.cwd ? { cwd: how.cwd } : {}),
     });
     let err = '';
     child.stderr.on('data', (d) => {
@@ -25,7 +29,7 @@ export function startServer(mode, script = 'http-server.mjs', args = [mode]) {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`server ${mode} did not start: ${err.slice(-500)}`));
-    }, 20000);
+    }, how.timeoutMs ?? 20000);
     rl.once('line', (line) => {
       clearTimeout(timer);
       try {
