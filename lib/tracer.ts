@@ -799,6 +799,12 @@ export class Tracer {
     }
   }
 
+  /** TracerInternals.asyncContext: made once (hotspan/otel reads internals on every span). */
+  private readonly asyncContextHook = (): AsyncContext | undefined => {
+    this.enableAsyncContext();
+    return this.cx;
+  };
+
   /** @internal test and demo hooks */
   [internals](): TracerInternals {
     return {
@@ -806,10 +812,7 @@ export class Tracer {
       gcHook: this.gcHook,
       handles: this.handles,
       native: this.b.native(),
-      asyncContext: () => {
-        this.enableAsyncContext();
-        return this.cx;
-      },
+      asyncContext: this.asyncContextHook,
     };
   }
 }
