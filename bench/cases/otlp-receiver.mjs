@@ -68,4 +68,8 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => {
   process.stdout.write(`${JSON.stringify({ port: server.address().port })}\n`);
 });
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+process.on('SIGTERM', () => {
+  // An exporter's keep-alive connection must not hold the exit.
+  server.closeAllConnections();
+  server.close(() => process.exit(0));
+});
