@@ -147,6 +147,29 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       out.push('', `Added server CPU per request with these realistic spans (the request span with its \`method\` and \`url\` attributes on a concurrent track, \`trace()\` closures, a \`begin/end\` loop, numeric attributes): hotspan ${fmt(h.median)} µs, the OpenTelemetry SDK ${fmt(o.median)} µs, a ratio of ${fmt(added.median)} (paired per round, ${range(added)}).`);
     }
   }
+  const oh = r.otelHttp;
+  if (oh?.modes) {
+    const c = oh.config;
+    out.push('', `### OpenTelemetry instrumentation-http (@opentelemetry/instrumentation-http on node:http at 127.0.0.1, one server span per request, autocannon ${c.connections} connections, ${c.rounds} rounds of ${c.seconds} s saturated + ${c.fixedSeconds} s at ${c.fixedRate} req/s, modes alternating within each round)`, '');
+    const label = {
+      none: 'no instrumentation',
+      noop: "the instrumentation on the API's no-op provider (SDK context manager and propagator)",
+      sdk: 'OpenTelemetry SDK: BatchSpanProcessor (defaults), OTLP/HTTP protobuf exporter',
+      hotspan: "hotspan/otel's TracerProvider, tracer.exportOtlp()",
+    };
+    const us = (x) => (x ? `${fmt(x.median)} (${fmt(x.min)} – ${fmt(x.max)})` : '');
+    const rows = Object.entries(oh.modes).map(([k, h]) => [
+      label[k] ?? k,
+      fmt(h.rps.median),
+      fmt(h.cpuUsPerReq.median),
+      us(h.addedCpuUs),
+      fmt(h.cpuUsPerReqFixed.median),
+      us(h.addedCpuUsFixed),
+      h.produced === undefined ? '' : `${h.produced} / ${h.received} / ${h.lost}`,
+    ]);
+    out.push(table(['server', 'req/s', 'server CPU µs/request', 'added by tracing', `CPU µs/request at ${c.fixedRate} req/s`, 'added by tracing', 'spans produced / received / lost'], rows));
+    out.push('', "Server CPU is the server process's (every thread: an exporter's off-thread encoding and sending count); \"added\" is paired with the uninstrumented server of the same round. Each exporting server sends to its own loopback receiver, which decodes every request with protobufjs on the vendored OTLP schema; lost = produced − received after the exporter's shutdown.");
+  }
   out.push('', '### Ratios (paired within each round)', '');
   out.push(table(['ratio', 'median', 'min – max'], r.ratios.map((q) => [q.name, `${fmt(q.median)}${q.unit === 'x' ? 'x' : ` ${q.unit}`}`, range(q)])));
   out.push('', '### Targets (reported, not asserted)', '');

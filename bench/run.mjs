@@ -2,7 +2,7 @@
 // within each round, warm-up inside each process, >= 5 measured rounds; prints
 // the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
 //
-//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,stream,rss,bigread,http] [--runs=N] [--out=FILE]
+//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,stream,rss,bigread,http,otelhttp] [--runs=N] [--out=FILE]
 //
 // --quick: a short smoke run (< 1 minute) proving the harness works; its
 // results go to bench/results/quick-latest.json, never to a dated file.
@@ -32,8 +32,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1 } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3 } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -449,6 +449,15 @@ async function main() {
     }
     results.http = http;
   }
+  if (want('otelhttp')) {
+    // cases/otel-http.mjs pairs its modes within each of its rounds itself.
+    const modes = ['none', 'noop', 'sdk', ...(have.hotspan ? ['hotspan'] : [])];
+    log(`OpenTelemetry HTTP instrumentation: ${cfg.otelHttp.rounds} rounds x (${modes.join(', ')}), ${cfg.otelHttp.seconds}s each`);
+    const res = child('otel-http.mjs', [JSON.stringify({ ...cfg.otelHttp, modes })], { timeoutMs: 1800000 });
+    if (res.error) errors.push(res.error);
+    else errors.push(...res.errors);
+    results.otelHttp = res.error ? { error: res.error } : { ...res, skipped: have.hotspan ? null : { hotspan: have.why.hotspan } };
+  }
 
   // ---- pairwise ratios (same round) ----
   const m = results.micro ?? {};
@@ -509,6 +518,14 @@ async function main() {
     const hf = results.http.modes.hotspan.extraCpuUsFixed.runs;
     const of = results.http.modes.otel.extraCpuUsFixed.runs;
     results.ratios.push({ name: 'HTTP added CPU per request at a fixed rate, hotspan / OTel', unit: 'x', ...summarize(paired(hf, of, (x, y) => x / y)) });
+  }
+  if (results.otelHttp?.modes?.hotspan) {
+    results.ratios.push({ name: 'OTel HTTP instrumentation: added server CPU per request, hotspan / SDK', unit: 'x', ...results.otelHttp.hotspanOverSdk });
+    results.ratios.push({ name: 'OTel HTTP instrumentation: added server CPU per request at a fixed rate, hotspan / SDK', unit: 'x', ...results.otelHttp.hotspanOverSdkFixed });
+    if (results.otelHttp.hotspanOverSdkOverNoop) {
+      results.ratios.push({ name: 'OTel HTTP instrumentation: server CPU per request over the no-op provider, hotspan / SDK', unit: 'x', ...results.otelHttp.hotspanOverSdkOverNoop });
+      results.ratios.push({ name: 'OTel HTTP instrumentation: server CPU per request over the no-op provider at a fixed rate, hotspan / SDK', unit: 'x', ...results.otelHttp.hotspanOverSdkOverNoopFixed });
+    }
   }
   if (results.request?.modes) {
     results.ratios.push({ name: 'realistic request: added CPU, hotspan / OTel SDK', unit: 'x', inProcess: true, ...results.request.hotspanOverOtel });
@@ -596,6 +613,14 @@ function printTables(r) {
     row(['mode', 'req/s', 'p99 ms', 'loss', 'CPU µs/req', 'CPU loss', '+CPU µs @rate']);
     const pct = (x) => (x ? `${(x.median * 100).toFixed(1)}%` : '');
     for (const [k, h] of Object.entries(r.http.modes)) row([k, fmt(h.rps.median), fmt(h.p99Ms.median), pct(h.rpsLoss), fmt(h.cpuUsPerReq.median), pct(h.cpuLoss), h.extraCpuUsFixed ? fmt(h.extraCpuUsFixed.median) : '']);
+  }
+  const oh = r.otelHttp;
+  if (oh?.modes) {
+    out.push('', 'OpenTelemetry instrumentation-http (1 server span per request)');
+    row(['mode', 'req/s', 'CPU µs/req', '+CPU µs', `+CPU µs @${oh.config.fixedRate}/s`, 'produced', 'received', 'lost']);
+    for (const [k, h] of Object.entries(oh.modes)) {
+      row([k, fmt(h.rps.median), fmt(h.cpuUsPerReq.median), h.addedCpuUs ? fmt(h.addedCpuUs.median) : '', h.addedCpuUsFixed ? fmt(h.addedCpuUsFixed.median) : '', h.produced ?? '', h.received ?? '', h.lost ?? '']);
+    }
   }
   out.push('', 'ratios (paired within each round)');
   row(['ratio', 'median', 'min', 'max']);

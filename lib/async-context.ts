@@ -36,6 +36,30 @@ function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number,
   };
 }
 
+/**
+ * A span of this tracer (tracer-wide id `spanId`) as the parent of the spans
+ * begun under it, its ids asked of `ids` only when a span is begun under it
+ * (hotspan/otel's bridge: most OTel contexts never see one).
+ */
+export function localCurrent(ids: () => { traceHi: bigint; traceLo: bigint; wire: bigint; flags: number; tracestate: string }, spanId: number): Current {
+  let made: Current | undefined;
+  const make = (): Current => {
+    if (made === undefined) {
+      const x = ids();
+      made = current(x.traceHi, x.traceLo, x.wire, spanId, x.flags, x.tracestate, false);
+    }
+    return made;
+  };
+  return {
+    get given(): Given {
+      return make().given;
+    },
+    get context(): SpanContext {
+      return make().context;
+    },
+  };
+}
+
 /** A remote (or user-given) context as the parent of the spans begun under it. */
 export function remoteCurrent(ctx: SpanContext): Current {
   const [hi, lo] = halves(ctx.traceId);

@@ -19,6 +19,15 @@ export interface FrozenView {
   query(name: string | undefined, args: Float64Array): Float64Array;
   /** W3C ids of every record, 5 per record in view order (native/core/span_ids.h; NativeTracer.spanIds). */
   spanIds(): BigUint64Array;
+  /** The W3C tracestate of the records whose trace carries one (a remote parent's, inherited by its descendants), by view index. */
+  spanTracestates(): ReadonlyMap<number, string>;
+}
+
+/** NativeTracer.spanTracestates's flat [index, tracestate, ...] as a map. */
+export function tracestateMap(flat: ReadonlyArray<number | string>): ReadonlyMap<number, string> {
+  const out = new Map<number, string>();
+  for (let k = 0; k + 1 < flat.length; k += 2) out.set(flat[k] as number, flat[k + 1] as string);
+  return out;
 }
 
 /** A copy of the columns of the records at `indices` (global indices of `snap`). */
@@ -59,6 +68,20 @@ export function columnsView(snap: NativeSnapshot, salt: bigint): FrozenView {
     spanIds() {
       if (snap.count === 0) return new BigUint64Array(0);
       return spanIdsOfColumns(snap, salt);
+    },
+    spanTracestates() {
+      const out = new Map<number, string>();
+      const contexts = snap.contexts ?? [];
+      if (snap.count === 0 || !contexts.some(([, c]) => c.tracestate !== '')) return out;
+      // The core marks each record with the stored context its trace came from (hs_span_ids).
+      const ids = spanIdsOfColumns(snap, salt);
+      for (let i = 0; i < snap.count; i++) {
+        const from = Number(ids[5 * i + 4] >> 32n);
+        if (from === 0) continue;
+        const ts = contexts[from - 1][1].tracestate;
+        if (ts !== '') out.set(i, ts);
+      }
+      return out;
     },
     read(offset, limit) {
       if (offset === 0 && limit === snap.count) return snap;

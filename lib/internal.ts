@@ -1,5 +1,6 @@
 // Test and demo hooks, not part of the public API: `tracer[internals]()`.
 
+import type { AsyncContext } from './async-context';
 import type { Backend } from './backend';
 import type { GcHook } from './gc-hook';
 import type { HandleTracker } from './handles';
@@ -13,4 +14,6 @@ export interface TracerInternals {
   readonly handles: HandleTracker;
   /** The NativeTracer of a native tracer (pending(), nativeApi()). */
   readonly native: NativeTracer | undefined;
+  /** Turns the async context on (enableAsyncContext) and returns it; undefined on a closed tracer. */
+  readonly asyncContext: () => AsyncContext | undefined;
 }

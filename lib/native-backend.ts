@@ -5,7 +5,7 @@
 import { AttrShapes } from './attr-shapes';
 import { ARGUMENTS, AttrValueIds } from './attr-value-ids';
 import type { Backend, Given, OpenIds } from './backend';
-import type { FrozenView } from './frozen-view';
+import { tracestateMap, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
@@ -199,6 +199,7 @@ export class NativeBackend implements Backend {
       readAt: (indices) => nt.readAt(view, indices),
       query: (name, args) => nt.query(view, name, args),
       spanIds: () => nt.spanIds(view),
+      spanTracestates: () => tracestateMap(nt.spanTracestates(view)),
     };
   }
 

@@ -184,6 +184,8 @@ export interface NativeTracer {
   idsOf(span: number): BigUint64Array;
   /** Those 5 values per record of the view, in the view's record order (native/core/span_ids.h). */
   spanIds(view: NativeFrozen): BigUint64Array;
+  /** [index, tracestate, ...] for the records of the view whose trace carries a tracestate (only those; native/core/span_ids.h). */
+  spanTracestates(view: NativeFrozen): Array<number | string>;
   /**
    * Ends an async span with a start / end in ms on the performance.now() axis
    * (NaN: the begin's / now), a name id (-1: the begin's) and attributes

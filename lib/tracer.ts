@@ -799,8 +799,20 @@ export class Tracer {
     }
   }
 
+  /** TracerInternals.asyncContext: made once (hotspan/otel reads internals on every span). */
+  private readonly asyncContextHook = (): AsyncContext | undefined => {
+    this.enableAsyncContext();
+    return this.cx;
+  };
+
   /** @internal test and demo hooks */
   [internals](): TracerInternals {
-    return { backend: this.b, gcHook: this.gcHook, handles: this.handles, native: this.b.native() };
+    return {
+      backend: this.b,
+      gcHook: this.gcHook,
+      handles: this.handles,
+      native: this.b.native(),
+      asyncContext: this.asyncContextHook,
+    };
   }
 }

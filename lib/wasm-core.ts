@@ -254,8 +254,9 @@ const IDS_WORDS = 5;
 /**
  * The W3C ids of every record of these columns (native/core/span_ids.h,
  * through the WebAssembly core): 5 u64 per record in input order [trace hi,
- * trace lo, span id, parent span id, flags | resolved << 8], with the ids of
- * the tracer whose salt is `salt`. The core's one resolver, so the ids are
+ * trace lo, span id, parent span id, flags | resolved << 8 | (k + 1) << 32
+ * when the record's trace comes from snap.contexts[k]], with the ids of the
+ * tracer whose salt is `salt`. The core's one resolver, so the ids are
  * those the native backend derives for the same records.
  */
 export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64Array {

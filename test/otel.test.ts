@@ -5,11 +5,13 @@
 import * as path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
-import { context, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 
-import { SpanExporterAdapter, TracerProvider } from '../lib/otel/index';
+import { SpanExporterAdapter, TraceContextPropagator, TracerProvider } from '../lib/otel/index';
+import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
 import { runChild } from './support/child-run';
 
@@ -109,6 +111,41 @@ describe.each(['native', 'js'] as const)('hotspan/otel TracerProvider (%s backen
     }
   });
 
+  it("hotspan's own spans begun inside an active OTel span are its children, also after an await; outside, roots", async () => {
+    const t = make();
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('bridge');
+      t.trace('before', () => 0);
+      await ot.startActiveSpan('otel-parent', async (span) => {
+        t.trace('sync-child', () => t.trace('grandchild', () => 0));
+        await delay(1);
+        t.begin('after-await');
+        t.end();
+        span.end();
+      });
+      t.trace('after', () => 0);
+      const mem = new InMemorySpanExporter();
+      expect(await new SpanExporterAdapter(t, mem).export()).toBe(6);
+      const by = Object.fromEntries(mem.getFinishedSpans().map((s) => [s.name, s]));
+      const parent = by['otel-parent'].spanContext();
+      for (const name of ['sync-child', 'after-await']) {
+        expect(by[name].parentSpanContext?.spanId, name).toBe(parent.spanId);
+        expect(by[name].spanContext().traceId, name).toBe(parent.traceId);
+      }
+      expect(by.grandchild.parentSpanContext?.spanId).toBe(by['sync-child'].spanContext().spanId);
+      expect(by.grandchild.spanContext().traceId).toBe(parent.traceId);
+      for (const name of ['before', 'after']) {
+        expect(by[name].parentSpanContext, name).toBeUndefined();
+        expect(by[name].spanContext().traceId, name).not.toBe(parent.traceId);
+      }
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
   it('a sampled-out parent gives a non-recording span that keeps the trace', () => {
     const t = make();
     const ot = new TracerProvider(t).getTracer('x');
@@ -143,6 +180,67 @@ describe.each(['native', 'js'] as const)('hotspan/otel TracerProvider (%s backen
     expect(leaf.spanContext().traceId).toBe(rootSpan.spanContext().traceId);
     expect(rootSpan.resource.attributes['service.name']).toBeDefined();
   });
+
+  it("the adapter carries the tracestate of a span's trace (a remote parent's, down to its descendants), also through the SDK's OTLP exporter", async () => {
+    const t = make();
+    const ot = new TracerProvider(t).getTracer('ts');
+    // An OTel server span under an extracted remote parent, and its child.
+    const remote = new TraceContextPropagator().extract(
+      ROOT_CONTEXT,
+      { traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01', tracestate: 'vendor=abc,other=1' },
+      defaultTextMapGetter,
+    );
+    const server = ot.startSpan('server', { kind: SpanKind.SERVER }, remote);
+    const child = ot.startSpan('child', {}, trace.setSpan(ROOT_CONTEXT, server));
+    child.end();
+    server.end();
+    // hotspan's own spans under an extracted context.
+    const own = t.extract({ traceparent: '00-11111111111111111111111111111111-2222222222222222-01', tracestate: 'own=1' });
+    expect(own).toBeDefined();
+    if (own === undefined) return;
+    t.withContext(own, () => t.trace('own', () => t.trace('own.child', () => 0)));
+    // A trace of hotspan's own: no tracestate.
+    ot.startSpan('plain', {}, ROOT_CONTEXT).end();
+    const want: Record<string, string | undefined> = { server: 'vendor=abc,other=1', child: 'vendor=abc,other=1', own: 'own=1', 'own.child': 'own=1', plain: undefined };
+
+    const mem = new InMemorySpanExporter();
+    expect(await new SpanExporterAdapter(t, mem).export()).toBe(5);
+    const spans = mem.getFinishedSpans();
+    expect(Object.fromEntries(spans.map((s) => [s.name, s.spanContext().traceState?.serialize()]))).toEqual(want);
+    const c = spans.find((s) => s.name === 'child');
+    expect(c?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(c?.parentSpanContext?.traceState?.serialize()).toBe('vendor=abc,other=1');
+    expect(spans.find((s) => s.name === 'own.child')?.parentSpanContext?.traceState?.serialize()).toBe('own=1');
+
+    // The same spans through the SDK's OTLP/HTTP protobuf exporter, decoded with the vendored schema.
+    const receiver = new Receiver();
+    try {
+      const port = await receiver.listen();
+      const adapter = new SpanExporterAdapter(t, new OTLPTraceExporter({ url: `http://127.0.0.1:${String(port)}/v1/traces` }));
+      expect(await adapter.export()).toBe(5);
+      await adapter.shutdown();
+      const got = receiver.spans();
+      expect(Object.fromEntries(got.map((s) => [s.name, s.traceState]))).toEqual({ ...want, plain: '' });
+      expect(got.find((s) => s.name === 'server')?.traceId).toBe('0af7651916cd43dd8448eb211c80319c');
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an attribute under a key the span keeps its own data in is counted dropped, not stored', async () => {
+    const t = make();
+    const s = new TracerProvider(t).getTracer('x').startSpan('s', { kind: SpanKind.CLIENT, attributes: { 'hotspan.kind': 'server', ok: 1 } });
+    s.setAttribute('hotspan.scope', 'mine').setAttribute('hotspan.other', 'kept');
+    s.end();
+    const mem = new InMemorySpanExporter();
+    await new SpanExporterAdapter(t, mem).export();
+    const [got] = mem.getFinishedSpans();
+    expect(got.kind).toBe(SpanKind.CLIENT);
+    expect(got.instrumentationScope).toEqual({ name: 'x' });
+    expect(got.attributes).toEqual({ ok: 1, 'hotspan.other': 'kept' });
+    expect(got.droppedAttributesCount).toBe(2);
+  });
+
 });
 
 describe.each(['native', 'js'] as const)('@opentelemetry/instrumentation-http on hotspan (loopback, %s backend)', (kind) => {
@@ -176,6 +274,10 @@ describe.each(['native', 'js'] as const)('@opentelemetry/instrumentation-http on
     expect(server.traceId).toBe(client.traceId);
     expect(server.parentSpanId).toBe(client.spanId);
     expect(client.parentSpanId).toBeUndefined();
-    expect(out.recs.map((x) => x.timelineName)).toEqual(['track: otel', 'track: otel']);
+    // hotspan's own span in the request handler is the server span's child.
+    const handler = out.spans.find((s) => s.name === 'handler');
+    expect(handler?.parentSpanId).toBe(server.spanId);
+    expect(handler?.traceId).toBe(server.traceId);
+    expect(out.recs.filter((x) => x.name !== 'handler').map((x) => x.timelineName)).toEqual(['track: otel', 'track: otel']);
   });
 });

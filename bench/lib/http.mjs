@@ -1,6 +1,8 @@
-// Drives bench/cases/http-server.mjs with autocannon (in this process) on
-// loopback: a fresh server per measurement, a warm-up run that is discarded,
-// then a measured run; modes alternate within each round.
+// Drives a bench server (bench/cases/http-server.mjs unless told otherwise)
+// with autocannon (in this process) on loopback: a fresh server per
+// measurement, a warm-up run that is discarded, then a measured run; modes
+// alternate within each round. A server answers GET /__stats with
+// { requests, cpuUsBefore, cpuUsAfter } and prints { port } as its first line.
 import { spawn } from 'node:child_process';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -9,10 +11,15 @@ import { benchDir } from './build.mjs';
 
 const require = createRequire(import.meta.url);
 
-function startServer(mode) {
+/**
+ * Starts bench/cases/<script> with `args`; resolves with { child, port } once it printed its port.
+ * `how`: { command, args } to run instead (e.g. under valgrind), cwd, timeoutMs to start (20 s).
+ */
+export function startServer(mode, script = 'http-server.mjs', args = [mode], how = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [path.join(benchDir, 'cases', 'http-server.mjs'), mode], {
+    const child = spawn(how.command ?? process.execPath, how.args ?? [path.join(benchDir, 'cases', script), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
+      ...(how.cwd ? { cwd: how.cwd } : {}),
     });
     let err = '';
     child.stderr.on('data', (d) => {
@@ -22,7 +29,7 @@ function startServer(mode) {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(new Error(`server ${mode} did not start: ${err.slice(-500)}`));
-    }, 20000);
+    }, how.timeoutMs ?? 20000);
     rl.once('line', (line) => {
       clearTimeout(timer);
       try {
@@ -38,7 +45,7 @@ function startServer(mode) {
   });
 }
 
-function stopServer(child) {
+export function stopServer(child) {
   return new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
@@ -75,14 +82,23 @@ function percentile(sorted, p) {
   return sorted[Math.min(sorted.length - 1, Math.floor(p * (sorted.length - 1)))];
 }
 
-async function getStats(port) {
-  const res = await fetch(`http://127.0.0.1:${port}/__stats`);
+/** GET http://127.0.0.1:<port><path> as JSON (a non-2xx answer is an Error). */
+export async function getJson(port, urlPath) {
+  const res = await fetch(`http://127.0.0.1:${port}${urlPath}`);
+  if (!res.ok) throw new Error(`GET ${urlPath}: ${res.status} ${(await res.text()).slice(0, 300)}`);
   return res.json();
 }
 
-/** One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats }. */
-export async function measureMode(mode, { warmupSec, seconds, connections, fixedRate, fixedSeconds }) {
-  const { child, port } = await startServer(mode);
+const getStats = (port) => getJson(port, '/__stats');
+
+/**
+ * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, finished }.
+ * `server`: { script, args } of another server than http-server.mjs, and
+ * finish(port), awaited after the load and before the server stops (its
+ * result is `finished`).
+ */
+export async function measureMode(mode, { warmupSec, seconds, connections, fixedRate, fixedSeconds }, server = {}) {
+  const { child, port } = await startServer(mode, server.script, server.args);
   try {
     const url = `http://127.0.0.1:${port}/`;
     await load(url, warmupSec, connections, false);
@@ -102,6 +118,7 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
       const n = f1.requests - f0.requests;
       if (n > 0) cpuUsPerReqFixed = (f1.cpuUsBefore - f0.cpuUsAfter) / n;
     }
+    const finished = server.finish ? await server.finish(port) : undefined;
     const sorted = Float64Array.from(lat).sort();
     return {
       rps: r.requests.total / r.duration,
@@ -112,6 +129,7 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
       stats,
+      finished,
     };
   } finally {
     await stopServer(child);

@@ -1,4 +1,4 @@
-// The targets of issues 5 and 18, evaluated on the medians of one run's results.
+// The targets of issues 5, 13 and 18, evaluated on the medians of one run's results.
 // Reported (pass / miss / n/a), never asserted.
 import { fmt } from './stats.mjs';
 
@@ -94,5 +94,11 @@ export function evaluateTargets(results) {
     const floorText = Number.isFinite(floorLoss) ? `; 20 spans at the floor's cost alone would be a ${(floorLoss * 100).toFixed(1)}% loss` : '';
     return `req/s loss hotspan ${(h.hotspan.rpsLoss.median * 100).toFixed(1)}%, OTel ${(h.otel.rpsLoss.median * 100).toFixed(1)}%; by server CPU per request: hotspan ${(h.hotspan.cpuLoss.median * 100).toFixed(1)}%, OTel ${(h.otel.cpuLoss.median * 100).toFixed(1)}%, ratio ${fmt(cpu)}x${fixedText}${floorText}`;
   })(), rr('HTTP throughput loss, hotspan / OTel'));
+  // Issue 13: @opentelemetry/instrumentation-http on hotspan's provider vs the SDK.
+  const oh = results.otelHttp?.modes;
+  const ohRatio = 'OTel HTTP instrumentation: added server CPU per request at a fixed rate, hotspan / SDK';
+  const lostText = (m) => (oh?.[m] ? `${m}: ${oh[m].lost} of ${oh[m].produced} spans lost` : null);
+  add('otel-http', "OTel HTTP instrumentation: hotspan's added server CPU per request / the SDK's (fixed rate)", r(ohRatio), 'max', 0.2, 'x', oh?.hotspan && oh?.sdk ? `added µs per request at ${results.otelHttp.config.fixedRate} req/s: hotspan ${fmt(oh.hotspan.addedCpuUsFixed.median)}, SDK ${fmt(oh.sdk.addedCpuUsFixed.median)}, the instrumentation on the no-op provider ${fmt(oh.noop?.addedCpuUsFixed?.median)}; saturated: hotspan ${fmt(oh.hotspan.addedCpuUs.median)}, SDK ${fmt(oh.sdk.addedCpuUs.median)}, no-op ${fmt(oh.noop?.addedCpuUs?.median)}; ${lostText('sdk')}` : null, rr(ohRatio));
+  add('otel-http-lost', 'OTel HTTP instrumentation: spans hotspan lost (produced - received)', oh?.hotspan ? oh.hotspan.lost : NaN, 'max', 0, '', lostText('sdk'));
   return out;
 }

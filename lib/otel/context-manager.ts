@@ -1,9 +1,14 @@
 // An OpenTelemetry ContextManager on AsyncLocalStorage: the active context
 // follows async continuations (what instrumentations need to find a parent).
+// A context whose span is one of hotspan/otel's is also made current in its
+// tracer's async context (HotspanSpan.runAsCurrent), so hotspan's own spans
+// begun inside it are its children; other contexts cost nothing more.
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import { ROOT_CONTEXT, type Context, type ContextManager } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace, type Context, type ContextManager } from '@opentelemetry/api';
+
+import { HotspanSpan } from './span';
 
 type Listener = (...args: unknown[]) => unknown;
 type ListenerMethod = (this: Emitter, event: string | symbol, listener: Listener) => unknown;
@@ -31,7 +36,9 @@ export class AsyncLocalStorageContextManager implements ContextManager {
   }
 
   with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
-    return this.storage.run(ctx, () => fn.apply(thisArg, args));
+    const span = trace.getSpan(ctx);
+    const run = span instanceof HotspanSpan ? () => span.runAsCurrent(() => fn.apply(thisArg, args)) : () => fn.apply(thisArg, args);
+    return this.storage.run(ctx, run);
   }
 
   /**
@@ -49,7 +56,7 @@ export class AsyncLocalStorageContextManager implements ContextManager {
   private bindFunction(ctx: Context, fn: (...a: unknown[]) => unknown): (...a: unknown[]) => unknown {
     const self = this;
     return function (this: unknown, ...args: unknown[]) {
-      return self.storage.run(ctx, () => fn.apply(this, args));
+      return self.with(ctx, fn, this, ...args);
     };
   }
 

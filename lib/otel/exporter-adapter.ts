@@ -1,6 +1,6 @@
 // hotspan's finalized spans handed to any OpenTelemetry SpanExporter (the
-// SDK's ReadableSpan shape, with the core's W3C ids), so a user keeps the
-// exporter they already run.
+// SDK's ReadableSpan shape, with the core's W3C ids and the tracestate of a
+// trace that came with one), so a user keeps the exporter they already run.
 
 import { SpanStatusCode, TraceFlags, type Attributes, type HrTime, type Link, type SpanContext, createTraceState } from '@opentelemetry/api';
 
@@ -111,6 +111,7 @@ export class SpanExporterAdapter {
     const view = this.tracer[internals]().backend.freeze();
     const snap = view.read(0, view.count);
     const ids = view.spanIds();
+    const states = view.spanTracestates();
     const records = toRecords(snap);
     const out: ReadableSpanLike[] = [];
     // Records come timeline after timeline, each in end order.
@@ -133,7 +134,7 @@ export class SpanExporterAdapter {
       for (let k = from; k < j; k++) {
         const flags = ids[IDS * k + 4];
         if ((flags & 0x100n) === 0n) break; // unresolved: wait for its ancestor
-        out.push(this.readable(records[k], ids, k));
+        out.push(this.readable(records[k], ids, k, states.get(k)));
         this.last.set(tl, records[k].id % 4294967296);
       }
       i = j;
@@ -141,13 +142,16 @@ export class SpanExporterAdapter {
     return out;
   }
 
-  private readable(r: ReturnType<typeof toRecords>[number], ids: BigUint64Array, k: number): ReadableSpanLike {
+  /** @param tracestate its trace's W3C tracestate (a remote parent's), if it has one */
+  private readable(r: ReturnType<typeof toRecords>[number], ids: BigUint64Array, k: number, tracestate: string | undefined): ReadableSpanLike {
     const traceId = hex64(ids[IDS * k]) + hex64(ids[IDS * k + 1]);
     const spanId = hex64(ids[IDS * k + 2]);
     const parent = ids[IDS * k + 3];
     const traceFlags = Number(ids[IDS * k + 4] & 0xffn);
     const { attributes, data } = readOtelAttrs(r.attrs);
-    const ctx: SpanContext = { traceId, spanId, traceFlags };
+    // The parent is of the same trace: the same tracestate.
+    const state = tracestate !== undefined ? { traceState: createTraceState(tracestate) } : {};
+    const ctx: SpanContext = { traceId, spanId, traceFlags, ...state };
     const status =
       r.error || data.status === 'error'
         ? { code: SpanStatusCode.ERROR, ...(data.statusMessage !== undefined ? { message: data.statusMessage } : {}) }
@@ -156,7 +160,7 @@ export class SpanExporterAdapter {
       name: r.name,
       kind: data.kind,
       spanContext: () => ctx,
-      ...(parent !== 0n ? { parentSpanContext: { traceId, spanId: hex64(parent), traceFlags } } : {}),
+      ...(parent !== 0n ? { parentSpanContext: { traceId, spanId: hex64(parent), traceFlags, ...state } } : {}),
       startTime: hrTime(r.start),
       endTime: hrTime(r.end),
       duration: hrDuration(r.end - r.start),

@@ -35,6 +35,13 @@ export interface OtelData {
 }
 
 export const PREFIX = 'hotspan.';
+/** The keys otelAttrs writes (and readOtelAttrs reads). */
+const RESERVED: ReadonlySet<string> = new Set(['hotspan.kind', 'hotspan.status', 'hotspan.status_message', 'hotspan.events', 'hotspan.links', 'hotspan.dropped', 'hotspan.scope']);
+
+/** A key an OTel span's attributes cannot hold: otelAttrs stores the span's own data under it. */
+export function isReservedOtelKey(key: string): boolean {
+  return RESERVED.has(key);
+}
 
 export function storedLink(link: Link): StoredLink {
   const c = link.context;
@@ -48,18 +55,31 @@ export function storedLink(link: Link): StoredLink {
   };
 }
 
-/** The attribute JSON object of a span: its attributes, then the reserved keys that are set. */
-export function otelAttrs(attributes: OtelAttributes, d: OtelData): string {
-  const out: Record<string, unknown> = { ...attributes };
-  if (d.kind !== 0) out['hotspan.kind'] = KIND_NAMES[d.kind];
-  if (d.status !== undefined) out['hotspan.status'] = d.status;
-  if (d.statusMessage !== undefined && d.statusMessage !== '') out['hotspan.status_message'] = d.statusMessage;
-  if (d.events.length > 0) out['hotspan.events'] = d.events;
-  if (d.links.length > 0) out['hotspan.links'] = d.links;
+/** `,"hotspan.scope":{...}`: the same for every span of a scope, so made once per scope (scopeSuffix). */
+export function scopeSuffix(scope: OtelData['scope']): string {
+  return `,"hotspan.scope":${JSON.stringify(scope)}`;
+}
+
+/**
+ * The attribute JSON object of a span: its attributes, then the reserved keys
+ * that are set. `scopeJson` is scopeSuffix(d.scope). Built as text after one
+ * JSON.stringify of the attributes (no copy of the object: an HTTP span has a
+ * dozen attributes, and copying them cost more than the rest of its end).
+ * `attributes` holds no reserved key (isReservedOtelKey).
+ */
+export function otelAttrs(attributes: OtelAttributes, d: OtelData, scopeJson: string): string {
+  let extra = '';
+  if (d.kind !== 0) extra += `,"hotspan.kind":"${KIND_NAMES[d.kind]}"`;
+  if (d.status !== undefined) extra += `,"hotspan.status":"${d.status}"`;
+  if (d.statusMessage !== undefined && d.statusMessage !== '') extra += `,"hotspan.status_message":${JSON.stringify(d.statusMessage)}`;
+  if (d.events.length > 0) extra += `,"hotspan.events":${JSON.stringify(d.events)}`;
+  if (d.links.length > 0) extra += `,"hotspan.links":${JSON.stringify(d.links)}`;
   const { attributes: da, events: de, links: dl } = d.dropped;
-  if (da + de + dl > 0) out['hotspan.dropped'] = d.dropped;
-  out['hotspan.scope'] = d.scope;
-  return JSON.stringify(out);
+  if (da + de + dl > 0) extra += `,"hotspan.dropped":${JSON.stringify(d.dropped)}`;
+  extra += scopeJson;
+  const json = JSON.stringify(attributes);
+  // json is "{}" or "{...}": the reserved members go before its closing brace.
+  return json.length === 2 ? `{${extra.slice(1)}}` : `${json.slice(0, -1)}${extra}}`;
 }
 
 /** A span's attributes without the reserved keys, and what those keys hold. */

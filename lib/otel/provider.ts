@@ -22,10 +22,11 @@ import type { Backend, Given } from '../backend';
 import { joinedIdsError } from '../errors';
 import { internals } from '../internal';
 import type { TracerOptions } from '../options';
-import { halves, hex64 } from '../trace-context';
+import { halves } from '../trace-context';
 import { Tracer } from '../tracer';
 import { AsyncLocalStorageContextManager } from './context-manager';
 import { TraceContextPropagator } from './propagator';
+import { scopeSuffix } from './otel-data';
 import { HotspanSpan, type SpanSite } from './span';
 import { axisMs } from './time';
 
@@ -46,6 +47,7 @@ class HotspanOtelTracer implements OtelTracer {
         return tracer[internals]().backend;
       },
       scope,
+      scopeJson: scopeSuffix(scope),
     };
   }
 
@@ -59,15 +61,11 @@ class HotspanOtelTracer implements OtelTracer {
     }
     const b = this.site.backend;
     let token: number;
-    let own: BigUint64Array;
-    let traceId: string;
     try {
       const track = (this.track ??= this.tracer.track(OTEL_TRACK));
       const nameId = this.tracer.name(String(name));
       if (!valid) {
         token = b.asyncBegin(track, nameId, '');
-        own = b.idsOf(token);
-        traceId = hex64(own[1]) + hex64(own[2]);
       } else {
         const [hi, lo] = halves(parent.traceId);
         const local = parentSpan instanceof HotspanSpan && parentSpan.site.tracer === this.tracer ? parentSpan.token : 0;
@@ -77,21 +75,13 @@ class HotspanOtelTracer implements OtelTracer {
           tracestate: parent.traceState?.serialize() ?? '',
         };
         token = b.asyncBeginContext(track, nameId, '', given);
-        own = b.idsOf(token);
-        traceId = parent.traceId;
       }
     } catch {
       // A closed tracer: the API never throws; nothing is recorded.
       return trace.wrapSpanContext({ traceId: '0'.repeat(32), spanId: '0'.repeat(16), traceFlags: TraceFlags.NONE });
     }
-    const spanContext = {
-      traceId,
-      spanId: hex64(own[0]),
-      traceFlags: valid ? parent.traceFlags : TraceFlags.SAMPLED,
-      ...(valid && parent.traceState !== undefined ? { traceState: parent.traceState } : {}),
-    };
     const startMs = options.startTime === undefined ? Number.NaN : axisMs(options.startTime);
-    const span = new HotspanSpan(this.site, token, spanContext, String(name), options.kind ?? 0, startMs);
+    const span = new HotspanSpan(this.site, token, valid ? parent : undefined, String(name), options.kind ?? 0, startMs);
     if (options.attributes !== undefined) span.setAttributes(options.attributes);
     if (options.links !== undefined) span.addLinks(options.links);
     return span;

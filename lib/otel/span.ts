@@ -4,6 +4,7 @@
 
 import {
   SpanStatusCode,
+  TraceFlags,
   type Attributes as OtelAttributes,
   type AttributeValue,
   type Exception,
@@ -15,10 +16,13 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 
+import { localCurrent, type AsyncContext, type Current } from '../async-context';
 import type { Backend } from '../backend';
 import { FLAG_ERROR } from '../flags';
+import { internals } from '../internal';
+import { halves, hex64 } from '../trace-context';
 import type { Tracer } from '../tracer';
-import { otelAttrs, storedLink, type OtelData } from './otel-data';
+import { isReservedOtelKey, otelAttrs, storedLink, type OtelData } from './otel-data';
 import { axisMs, unixNano } from './time';
 
 /** OpenTelemetry's default span limits (SpanLimits): past them, data is counted as dropped. */
@@ -35,6 +39,17 @@ export interface SpanSite {
   readonly tracer: Tracer;
   readonly backend: Backend;
   readonly scope: { name: string; version?: string };
+  /** scopeSuffix(scope), made once. */
+  readonly scopeJson: string;
+  /** The tracer's async context, once a context with one of these spans was entered (HotspanSpan.runAsCurrent). */
+  asyncContext?: AsyncContext | undefined;
+}
+
+/** What a span takes from a valid parent context: its trace. */
+export interface InheritedTrace {
+  readonly traceId: string;
+  readonly traceFlags: number;
+  readonly traceState?: SpanContext['traceState'];
 }
 
 export class HotspanSpan implements Span {
@@ -44,16 +59,18 @@ export class HotspanSpan implements Span {
   private attributeCount = 0;
   private ended = false;
   private readonly data: OtelData;
+  private context: SpanContext | undefined;
+  private current: Current | undefined;
 
   /**
    * @param token the hotspan async span (its tracer-wide span id)
-   * @param context its W3C context (real ids, from the core)
+   * @param parent the trace of its valid parent context; undefined: it starts a trace
    * @param startMs an explicit start on the performance.now() axis, NaN: when begun
    */
   constructor(
     readonly site: SpanSite,
     readonly token: number,
-    private readonly context: SpanContext,
+    private readonly parent: InheritedTrace | undefined,
     name: string,
     kind: number,
     private readonly startMs: number,
@@ -70,14 +87,47 @@ export class HotspanSpan implements Span {
     };
   }
 
+  /**
+   * Its real W3C ids (the core's, from the token), made when first asked:
+   * most spans of an instrumentation are never asked (a server span that
+   * propagates nothing), and the ids cost a native call and three hex strings.
+   */
   spanContext(): SpanContext {
+    if (this.context === undefined) {
+      const own = this.site.backend.idsOf(this.token);
+      const p = this.parent;
+      this.context =
+        p === undefined
+          ? { traceId: hex64(own[1]) + hex64(own[2]), spanId: hex64(own[0]), traceFlags: TraceFlags.SAMPLED }
+          : { traceId: p.traceId, spanId: hex64(own[0]), traceFlags: p.traceFlags, ...(p.traceState !== undefined ? { traceState: p.traceState } : {}) };
+    }
     return this.context;
+  }
+
+  /**
+   * Runs `fn` with this span as the current span of its tracer's async
+   * context (turned on at the first call), so hotspan spans begun in `fn`
+   * with no open span on the thread, also after an await, are its children:
+   * the context manager calls it for a context whose span is this one.
+   */
+  runAsCurrent<T>(fn: () => T): T {
+    const site = this.site;
+    const cx = (site.asyncContext ??= site.tracer[internals]().asyncContext());
+    if (cx === undefined) return fn();
+    this.current ??= localCurrent(() => {
+      const own = site.backend.idsOf(this.token);
+      const p = this.parent;
+      const [traceHi, traceLo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
+      return { traceHi, traceLo, wire: own[0], flags: p === undefined ? TraceFlags.SAMPLED : p.traceFlags, tracestate: p?.traceState?.serialize() ?? '' };
+    }, this.token);
+    return cx.storage.run(this.current, fn);
   }
 
   setAttribute(key: string, value: AttributeValue): this {
     if (this.ended || typeof key !== 'string' || key === '' || !isAttributeValue(value)) return this;
     if (!(key in this.attributes)) {
-      if (this.attributeCount >= LIMITS.attributes) {
+      // A key hotspan keeps the span's own data under cannot be set: counted as dropped.
+      if (this.attributeCount >= LIMITS.attributes || isReservedOtelKey(key)) {
         this.data.dropped.attributes++;
         return this;
       }
@@ -88,7 +138,12 @@ export class HotspanSpan implements Span {
   }
 
   setAttributes(attributes: SpanAttributes): this {
-    for (const [k, v] of Object.entries(attributes)) if (v !== undefined) this.setAttribute(k, v);
+    // for-in, not Object.entries: no array of pairs per call.
+    for (const k in attributes) {
+      if (!Object.prototype.hasOwnProperty.call(attributes, k)) continue;
+      const v = attributes[k];
+      if (v !== undefined) this.setAttribute(k, v);
+    }
     return this;
   }
 
@@ -166,6 +221,6 @@ export class HotspanSpan implements Span {
     const nameId = this.nameChanged ? this.site.tracer.name(this.name) : -1;
     const flags = this.data.status === 'error' ? FLAG_ERROR : 0;
     // Never throws (a closed tracer records nothing, as for traceAsync).
-    this.site.backend.asyncFinish(this.token, flags, this.startMs, endMs, nameId, otelAttrs(this.attributes, this.data));
+    this.site.backend.asyncFinish(this.token, flags, this.startMs, endMs, nameId, otelAttrs(this.attributes, this.data, this.site.scopeJson));
   }
 }

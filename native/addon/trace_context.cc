@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "arg_check.h"
@@ -117,6 +118,29 @@ Napi::Value SpanIds(const Napi::CallbackInfo& info) {
   flat.reserve(view.query.size());
   for (auto& t : ids) flat.insert(flat.end(), t.begin(), t.end());
   return IdsOut(info.Env(), flat);
+}
+
+Napi::Value SpanTracestates(const Napi::CallbackInfo& info) {
+  FrozenView& view = ArgFrozenView(info, 0, "view");
+  std::vector<std::vector<hotspan::SpanIds>> ids;
+  hotspan::resolve_span_ids(view.snapshot, Self(info).tracer->id_salt(), ids);
+  Napi::Env env = info.Env();
+  Napi::Array out = Napi::Array::New(env);
+  // The spans of one trace share its context: one JS string per context.
+  std::unordered_map<const hotspan::StoredContext*, Napi::Value> strings;
+  uint32_t index = 0, at = 0;
+  for (const auto& t : ids) {
+    for (const hotspan::SpanIds& x : t) {
+      if (x.context != nullptr && !x.context->tracestate.empty()) {
+        auto it = strings.find(x.context);
+        if (it == strings.end()) it = strings.emplace(x.context, Napi::String::New(env, x.context->tracestate)).first;
+        out.Set(at++, Napi::Number::New(env, index));
+        out.Set(at++, it->second);
+      }
+      ++index;
+    }
+  }
+  return out;
 }
 
 Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {

@@ -24,6 +24,10 @@ Napi::Value IdsOf(const Napi::CallbackInfo& info);
 // spanIds(view): BigUint64Array, those 5 per record of the frozen view, in
 // the view's record order.
 Napi::Value SpanIds(const Napi::CallbackInfo& info);
+// spanTracestates(view): [index, tracestate, index, tracestate, ...] for the
+// records of the view (view order) whose trace carries a W3C tracestate (a
+// stored context's, e.g. extract()'s, inherited down the chain): only those.
+Napi::Value SpanTracestates(const Napi::CallbackInfo& info);
 // asyncFinish(token, flags, startMs, endMs, nameId, attrsJson): ends an
 // async span with what its begin did not know: a start and an end in ms on
 // the performance.now() axis (NaN: keep the begin's / now), a name id (-1:

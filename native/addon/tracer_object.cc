@@ -337,6 +337,7 @@ const Method kMethods[] = {
     {"idsOf", nullptr, &Cold<trace_context::IdsOf>},
     {"asyncFinish", nullptr, &Cold<trace_context::AsyncFinish>},
     {"spanIds", nullptr, &Cold<trace_context::SpanIds>},
+    {"spanTracestates", nullptr, &Cold<trace_context::SpanTracestates>},
     {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
 };
 

@@ -34,6 +34,7 @@ void resolve_chains(uint64_t salt, const std::vector<std::vector<uint64_t>>& sel
           top.trace = c->trace;
           top.flags = c->flags;
           top.resolved = c->trace.valid();
+          top.context = c;
           break;
         }
         if (parent == 0) {
@@ -51,6 +52,7 @@ void resolve_chains(uint64_t salt, const std::vector<std::vector<uint64_t>>& sel
         s.trace = top.resolved ? top.trace : TraceId{};
         s.flags = top.resolved ? top.flags : 0;
         s.resolved = top.resolved;
+        s.context = top.resolved ? top.context : nullptr;
       }
     }
   }

@@ -11,6 +11,9 @@
 //             timelines too), else, for a local root, derived_trace_id(salt,
 //             its span id)
 //   flags     as the trace: the stored context's, else kTraceFlagSampled
+//   context   as the trace: the stored context it comes from (its tracestate),
+//             nullptr for a trace of hotspan's own; it points into the
+//             snapshot, so it is read before the snapshot goes
 // A record whose parent chain leaves the batch before it reaches a root or a
 // stored context (the ancestor is still open, or was dropped) is returned
 // unresolved: span and parent ids set, trace id all-zero. Records end before
@@ -37,6 +40,7 @@ struct SpanIds {
   uint64_t parent = 0;  // wire span id of the parent; 0: none
   uint8_t flags = 0;    // W3C trace-flags
   bool resolved = false;
+  const StoredContext* context = nullptr;  // where the trace came from; nullptr: none
 };
 
 namespace span_ids_detail {

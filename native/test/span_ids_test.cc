@@ -107,6 +107,7 @@ static void one_trace_per_local_root() {
     CHECK(x->resolved);
     CHECK(x->trace == root);
     CHECK_EQ(x->flags, kTraceFlagSampled);
+    CHECK(x->context == nullptr);  // a trace of hotspan's own: no stored context, no tracestate
   }
   CHECK(d->trace == trace_id::derived_trace_id(salt, make_span_id(tid, 4)));
   CHECK(d->trace != root);
@@ -150,6 +151,9 @@ static void remote_parent_context() {
   CHECK_EQ(a->flags, uint8_t{1});
   CHECK(b->trace == ctx.trace);
   CHECK_EQ(b->parent, a->span);
+  // The context the trace came from (its tracestate), for the child too.
+  CHECK(a->context == &tl->contexts[0].second);
+  CHECK(b->context == &tl->contexts[0].second);
   CHECK(open.trace == ctx.trace);
   CHECK_EQ(open.parent, a->span);
   // An unsampled remote parent's flags are inherited.

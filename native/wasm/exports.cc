@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "chrome_json_writer.h"
@@ -240,7 +241,8 @@ __attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q,
 
 // The W3C ids of every record of the columns (span_ids.h) into the result:
 // 5 u64 per record [trace hi, trace lo, span id, parent span id, flags |
-// resolved << 8], timeline after timeline in the order of the columns'
+// resolved << 8 | (k + 1) << 32 where the trace comes from contexts[k]],
+// timeline after timeline in the order of the columns'
 // timeline section, each timeline's records in input order. `contexts`
 // (taken over, may be null when count is 0) holds the records' stored
 // contexts, 6 u64 each: timeline id, local id, trace hi, trace lo, parent
@@ -254,6 +256,8 @@ __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, 
   std::free(contexts);
   result().clear();
   if (!ok) return kBadInput;
+  std::vector<size_t> columns_contexts;  // contexts the columns carried themselves, per timeline
+  for (const hotspan::SnapshotTimeline& tl : snapshot.timelines) columns_contexts.push_back(tl.contexts.size());
   for (size_t k = 0; k < count; ++k) {
     const uint64_t* e = &given[6 * k];
     for (hotspan::SnapshotTimeline& tl : snapshot.timelines) {
@@ -265,6 +269,17 @@ __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, 
       tl.contexts.emplace_back(static_cast<uint32_t>(e[1]), std::move(c));
     }
   }
+  // Which given context each stored one is (its place in `contexts`), so the
+  // caller can find the tracestate a record's trace came from: the
+  // timelines' context lists are complete here, their addresses final.
+  std::unordered_map<const hotspan::StoredContext*, uint64_t> given_index;
+  for (size_t t = 0; t < snapshot.timelines.size(); ++t) {
+    hotspan::SnapshotTimeline& tl = snapshot.timelines[t];
+    size_t j = columns_contexts[t];
+    for (size_t k = 0; k < count; ++k) {
+      if (given[6 * k] == tl.id) given_index.emplace(&tl.contexts[j++].second, k);
+    }
+  }
   std::vector<std::vector<hotspan::SpanIds>> ids;
   hotspan::resolve_span_ids(snapshot, salt, ids);
   std::string& bytes = result();
@@ -274,11 +289,12 @@ __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, 
   uint64_t* out = reinterpret_cast<uint64_t*>(&bytes[0]);
   for (const auto& t : ids) {
     for (const hotspan::SpanIds& x : t) {
+      const auto from = x.context != nullptr ? given_index.find(x.context) : given_index.end();
       *out++ = x.trace.hi;
       *out++ = x.trace.lo;
       *out++ = x.span;
       *out++ = x.parent;
-      *out++ = x.flags | (x.resolved ? 0x100u : 0u);
+      *out++ = x.flags | (x.resolved ? 0x100u : 0u) | (from != given_index.end() ? (from->second + 1) << 32 : 0);
     }
   }
   return kOk;

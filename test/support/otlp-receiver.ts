@@ -29,6 +29,8 @@ export interface ReceivedSpan {
   traceId: string;
   spanId: string;
   parentSpanId: string;
+  /** W3C tracestate ('' when none). */
+  traceState: string;
   name: string;
   kind: number;
   start: bigint;
@@ -82,6 +84,7 @@ interface SpanObj {
   traceId?: Uint8Array | string;
   spanId?: Uint8Array | string;
   parentSpanId?: Uint8Array | string;
+  traceState?: string;
   name?: string;
   kind?: number;
   startTimeUnixNano?: string;
@@ -127,6 +130,7 @@ export function decodeRequest(body: Buffer, contentType: string): ReceivedReques
         traceId: id(s.traceId),
         spanId: id(s.spanId),
         parentSpanId: id(s.parentSpanId),
+        traceState: s.traceState ?? '',
         name: s.name ?? '',
         kind: s.kind ?? 0,
         start: BigInt(s.startTimeUnixNano ?? '0'),

@@ -1,0 +1,132 @@
+// The OpenTelemetry HTTP workload's server (issue 13):
+//   node bench/cases/otel-http-server.mjs <none|noop|sdk|hotspan> <OTLP traces URL>
+// @opentelemetry/instrumentation-http on a node:http server, one SERVER span
+// per request, the span as that instrumentation makes it (attributes of the
+// semantic conventions, the request handled inside the span's context):
+//   none     no instrumentation, no tracing
+//   noop     the instrumentation on @opentelemetry/api's no-op provider, with
+//            the SDK's context manager and propagator (info: what every
+//            provider pays before its tracer records anything)
+//   sdk      the OpenTelemetry SDK: BatchSpanProcessor with its default
+//            settings, the OTLP/HTTP protobuf exporter, the SDK's
+//            AsyncLocalStorage context manager and W3C propagator
+//   hotspan  hotspan/otel's TracerProvider (register(): its AsyncLocalStorage
+//            context manager and W3C propagator), tracer.exportOtlp()
+// Both exporters send to the same kind of loopback receiver
+// (otlp-receiver.mjs). Listens on 127.0.0.1 (port 0, printed as a JSON line).
+// GET /__stats answers the request count and the process CPU time (all
+// threads: an exporter's off-thread work counts too; bench/lib/http.mjs); GET /__finish shuts
+// the exporter down (what is queued is sent, within its deadline) and answers
+// the spans produced. Neither is traced (ignoreIncomingRequestHook).
+import { createRequire } from 'node:module';
+import { rootDir } from '../lib/build.mjs';
+import { distIndex } from '../lib/hotspan.mjs';
+import { serve, work } from '../lib/serve.mjs';
+
+const require = createRequire(import.meta.url);
+const mode = process.argv[2] ?? 'none';
+const url = process.argv[3];
+if (mode !== 'none' && mode !== 'noop' && url === undefined) throw new Error(`mode ${mode} needs the receiver's URL`);
+
+const control = (req) => req.url === '/__stats' || req.url === '/__finish';
+
+/** Sets tracing up before node:http is loaded (the instrumentation patches it as it is required). */
+function setup() {
+  if (mode === 'none') return { produced: () => 0, finish: async () => ({}) };
+  const api = require('@opentelemetry/api');
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
+  const instrumentation = new HttpInstrumentation({ ignoreIncomingRequestHook: control });
+  const sdkContext = () => {
+    const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
+    const { W3CTraceContextPropagator } = require('@opentelemetry/core');
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  };
+  if (mode === 'noop') {
+    sdkContext();
+    instrumentation.enable();
+    return { produced: () => 0, finish: async () => ({}) };
+  }
+  if (mode === 'sdk') {
+    const { BasicTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
+    const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-proto');
+    // Every span that ends, counted before the batch processor sees it (which
+    // drops silently once its queue is full): produced - received = lost.
+    let ended = 0;
+    const counter = { onStart() {}, onEnd() { ended++; }, forceFlush: () => Promise.resolve(), shutdown: () => Promise.resolve() };
+    const provider = new BasicTracerProvider({ spanProcessors: [counter, new BatchSpanProcessor(new OTLPTraceExporter({ url }))] });
+    api.trace.setGlobalTracerProvider(provider);
+    sdkContext();
+    instrumentation.setTracerProvider(provider);
+    instrumentation.enable();
+    return {
+      produced: () => ended,
+      finish: async () => {
+        await provider.shutdown();
+        return {};
+      },
+    };
+  }
+  if (mode === 'hotspan') {
+    const { Tracer } = require(distIndex);
+    const { TracerProvider } = require(`${rootDir}/dist/otel/index.js`);
+    const tracer = new Tracer({ backend: 'native', requireNative: true });
+    const provider = new TracerProvider(tracer).register();
+    tracer.exportOtlp({ endpoint: url });
+    instrumentation.setTracerProvider(provider);
+    instrumentation.enable();
+    return {
+      produced: () => tracer.counts().produced,
+      finish: async () => {
+        await tracer.shutdown();
+        // shutdown() closed the tracer; counts() still answers.
+        return { otlp: tracer.counts().otlp };
+      },
+    };
+  }
+  throw new Error(`unknown mode ${mode} (none, noop, sdk, hotspan)`);
+}
+
+const tracing = setup();
+const http = require('node:http');
+
+let requests = 0;
+let finishing = false;
+
+function handle(req, res) {
+  if (req.url === '/__stats') {
+    const c = process.cpuUsage();
+    res.setHeader('content-type', 'application/json');
+    // Nothing is done between the two readings bench/lib/http.mjs takes apart.
+    res.end(JSON.stringify({ requests, cpuUsBefore: c.user + c.system, cpuUsAfter: c.user + c.system }));
+    return;
+  }
+  if (req.url === '/__finish') {
+    if (finishing) {
+      res.statusCode = 409;
+      res.end();
+      return;
+    }
+    finishing = true;
+    tracing.finish().then(
+      (extra) => {
+        res.setHeader('content-type', 'application/json');
+        // Read after the shutdown: every request's span has ended by then.
+        res.end(JSON.stringify({ requests, produced: tracing.produced(), ...extra }));
+      },
+      (e) => {
+        res.statusCode = 500;
+        res.end(String(e?.stack ?? e));
+      },
+    );
+    return;
+  }
+  requests++;
+  const body = JSON.stringify({ path: req.url, h: work(req.url.length, 256) });
+  res.setHeader('content-type', 'application/json');
+  res.end(body);
+}
+
+// The createServer of the node:http required after setup(), as an
+// instrumented application would have it.
+serve(handle, mode, http.createServer);

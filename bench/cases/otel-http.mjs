@@ -1,0 +1,122 @@
+// The OpenTelemetry HTTP bench (issue 13): node bench/cases/otel-http.mjs [options JSON]
+// @opentelemetry/instrumentation-http on a node:http server
+// (otel-http-server.mjs) under autocannon, in the modes none, noop, sdk and
+// hotspan (see the server). Each round measures every mode once, in a fresh
+// server, the order rotating from round to round (bench/lib/http.mjs: a
+// warm-up, a saturated run, then a run at a fixed request rate so every mode
+// sees the same event-loop batching); sdk and hotspan export to a fresh
+// loopback receiver (otlp-receiver.mjs) that decodes every request with the
+// vendored OTLP schema. After the load the server shuts its exporter down and
+// the receiver is asked what arrived: produced - received = lost.
+// Prints one JSON line: per mode the medians over rounds, the CPU tracing
+// adds per request paired with the untraced server of the same round, and the
+// span counts of every round.
+import os from 'node:os';
+import { runCase } from '../lib/case-main.mjs';
+import { getJson, measureMode, startServer, stopServer } from '../lib/http.mjs';
+import { paired, summarize } from '../lib/stats.mjs';
+
+const opts = {
+  rounds: 3,
+  warmupSec: 1,
+  seconds: 3,
+  connections: 10,
+  fixedRate: 1000,
+  fixedSeconds: 3,
+  modes: ['none', 'noop', 'sdk', 'hotspan'],
+  ...JSON.parse(process.argv[2] ?? '{}'),
+};
+const EXPORTING = new Set(['sdk', 'hotspan']);
+
+/** One mode once: its measurement, and for an exporting mode the spans produced, received, lost. */
+async function measure(mode) {
+  if (!EXPORTING.has(mode)) return measureMode(mode, opts, { script: 'otel-http-server.mjs', args: [mode] });
+  const receiver = await startServer('receiver', 'otlp-receiver.mjs', []);
+  try {
+    const url = `http://127.0.0.1:${receiver.port}/v1/traces`;
+    const m = await measureMode(mode, opts, { script: 'otel-http-server.mjs', args: [mode, url], finish: (port) => getJson(port, '/__finish') });
+    const got = await getJson(receiver.port, '/__count');
+    const produced = m.finished.produced;
+    m.spans = {
+      requests: m.finished.requests,
+      produced,
+      received: got.spans,
+      lost: produced - got.spans,
+      duplicates: got.spans - got.uniqueSpanIds,
+      badRequests: got.bad,
+      exportRequests: got.requests,
+      ...(m.finished.otlp ? { otlp: m.finished.otlp } : {}),
+    };
+    return m;
+  } finally {
+    await stopServer(receiver.child);
+  }
+}
+
+runCase(async () => {
+  const loadavgStart = os.loadavg();
+  const per = Object.fromEntries(opts.modes.map((m) => [m, []]));
+  const errors = [];
+  for (let r = 0; r < opts.rounds; r++) {
+    for (let k = 0; k < opts.modes.length; k++) {
+      const mode = opts.modes[(k + r) % opts.modes.length];
+      try {
+        per[mode][r] = await measure(mode);
+      } catch (e) {
+        errors.push(`otel-http ${mode}: ${e.message}`);
+        per[mode][r] = null;
+      }
+      process.stderr.write(`otel-http round ${r + 1}/${opts.rounds} ${mode} done\n`);
+    }
+  }
+  const field = (m, f) => (per[m] ?? []).map((x) => (x ? x[f] : NaN));
+  const modes = {};
+  for (const m of opts.modes) {
+    const out = {
+      rps: summarize(field(m, 'rps')),
+      p99Ms: summarize(field(m, 'p99Ms')),
+      p50Ms: summarize(field(m, 'p50Ms')),
+      cpuUsPerReq: summarize(field(m, 'cpuUsPerReq')),
+      cpuUsPerReqFixed: summarize(field(m, 'cpuUsPerReqFixed')),
+      loadErrors: per[m].map((x) => (x ? x.errors + x.non2xx : null)),
+    };
+    if (m !== 'none' && per.none) {
+      out.rpsLoss = summarize(paired(field(m, 'rps'), field('none', 'rps'), (x, y) => 1 - x / y));
+      // What tracing adds to the server's CPU per request, paired within the
+      // round: at saturation, and at the fixed rate (the goal's figure).
+      out.addedCpuUs = summarize(paired(field(m, 'cpuUsPerReq'), field('none', 'cpuUsPerReq'), (x, y) => x - y));
+      out.addedCpuUsFixed = summarize(paired(field(m, 'cpuUsPerReqFixed'), field('none', 'cpuUsPerReqFixed'), (x, y) => x - y));
+    }
+    if (EXPORTING.has(m)) {
+      out.spans = per[m].map((x) => (x ? x.spans : null));
+      const ok = out.spans.filter(Boolean);
+      out.produced = ok.reduce((a, s) => a + s.produced, 0);
+      out.received = ok.reduce((a, s) => a + s.received, 0);
+      out.lost = ok.reduce((a, s) => a + s.lost, 0);
+      out.duplicates = ok.reduce((a, s) => a + s.duplicates, 0);
+      // What the tracer itself adds over the instrumentation on the no-op
+      // provider (its context propagation included), paired within the round.
+      if (per.noop) {
+        out.overNoopCpuUs = summarize(paired(field(m, 'cpuUsPerReq'), field('noop', 'cpuUsPerReq'), (x, y) => x - y));
+        out.overNoopCpuUsFixed = summarize(paired(field(m, 'cpuUsPerReqFixed'), field('noop', 'cpuUsPerReqFixed'), (x, y) => x - y));
+      }
+    }
+    modes[m] = out;
+  }
+  const ratio = (f) => (modes.hotspan?.[f] && modes.sdk?.[f] ? summarize(paired(modes.hotspan[f].runs, modes.sdk[f].runs, (x, y) => x / y)) : summarize([]));
+  process.stdout.write(
+    `${JSON.stringify({
+      config: opts,
+      modes,
+      // hotspan's added CPU per request / the SDK's, paired within each round.
+      hotspanOverSdkFixed: ratio('addedCpuUsFixed'),
+      hotspanOverSdk: ratio('addedCpuUs'),
+      // The same over the no-op provider: the tracers' own parts (info).
+      hotspanOverSdkOverNoop: ratio('overNoopCpuUs'),
+      hotspanOverSdkOverNoopFixed: ratio('overNoopCpuUsFixed'),
+      errors,
+      loadavgStart,
+      loadavgEnd: os.loadavg(),
+    })}\n`,
+  );
+});
