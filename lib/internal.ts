@@ -4,6 +4,7 @@ import type { Backend } from './backend';
 import type { GcHook } from './gc-hook';
 import type { HandleTracker } from './handles';
 import type { NativeTracer } from './native-binding';
+import type { OtlpExporter } from './otlp-exporter';
 
 export const internals: unique symbol = Symbol('hotspan.internals');
 
@@ -13,4 +14,6 @@ export interface TracerInternals {
   readonly handles: HandleTracker;
   /** The NativeTracer of a native tracer (pending(), nativeApi()). */
   readonly native: NativeTracer | undefined;
+  /** The exporter exportOtlp() started, if any. */
+  readonly otlp: OtlpExporter | undefined;
 }

@@ -801,6 +801,6 @@ export class Tracer {
 
   /** @internal test and demo hooks */
   [internals](): TracerInternals {
-    return { backend: this.b, gcHook: this.gcHook, handles: this.handles, native: this.b.native() };
+    return { backend: this.b, gcHook: this.gcHook, handles: this.handles, native: this.b.native(), otlp: this.otlp };
   }
 }
