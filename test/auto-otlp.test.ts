@@ -10,9 +10,10 @@
 // by SIGINT / SIGTERM: each sends everything, the GC entries taken at exit
 // included, and keeps its exit status.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
@@ -33,7 +34,8 @@ const REMOTE_SPAN = '00f067aa0ba902b7';
 // /outer makes an HTTPS request to /inner and a fetch of /fetched while it
 // is served; each handler answers with the traceparent it received. Main
 // requests /outer, then /remote with a traceparent of its own, then GCs and
-// ends as APP_END says, at once (the GC entry is only taken at exit). The
+// ends as APP_END says: process.exit(3), a signal to itself, or an empty
+// loop with one more GC at beforeExit (the spans' end at exit). The
 // requests that name localhost look it up in their connect().
 const APP = `
 const fs = require('node:fs');
@@ -72,6 +74,11 @@ secure.listen(0, '127.0.0.1', () => server.listen(0, '127.0.0.1', async () => {
     process.kill(process.pid, end);
     return;
   }
+  // Ending on its own, with a last GC once the loop is empty (its entry arrives while the process ends).
+  process.once('beforeExit', () => {
+    global.gc();
+    setTimeout(() => {}, 100);
+  });
   for (const s of [server, secure]) {
     s.close();
     s.closeAllConnections();
@@ -92,8 +99,10 @@ interface Run {
   stderr: string;
 }
 
-async function runApp(env: NodeJS.ProcessEnv, out: string): Promise<Run> {
-  const child = spawn(process.execPath, ['--expose-gc', '--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', APP], {
+const AUTO = path.join(repoRoot, 'dist', 'auto.js');
+
+async function runApp(env: NodeJS.ProcessEnv, out: string, args: string[] = ['--require', AUTO, '-e', APP]): Promise<Run> {
+  const child = spawn(process.execPath, ['--expose-gc', ...args], {
     env: { ...process.env, HOTSPAN_OUT: out, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -106,11 +115,11 @@ async function runApp(env: NodeJS.ProcessEnv, out: string): Promise<Run> {
 }
 
 /** Runs the app exporting to a fresh receiver (OTEL_EXPORTER_OTLP_ENDPOINT) with `env`, writing tmp/`file`. */
-async function exportRun(file: string, env: NodeJS.ProcessEnv): Promise<{ rcv: Receiver; out: string; run: Run }> {
+async function exportRun(file: string, env: NodeJS.ProcessEnv, args?: string[]): Promise<{ rcv: Receiver; out: string; run: Run }> {
   const rcv = (receiver = new Receiver());
   const port = await rcv.listen();
   const out = path.join(tmp, file);
-  const run = await runApp({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${String(port)}`, ...env }, out);
+  const run = await runApp({ OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${String(port)}`, ...env }, out, args);
   expect(run.stderr).toBe('');
   return { rcv, out, run };
 }
@@ -272,10 +281,12 @@ describe('hotspan/auto with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     checkRun(rcv, out, run);
   });
 
-  it('an empty event loop sends everything', async () => {
+  it('an empty event loop sends everything, the GC made at beforeExit included', async () => {
     const { rcv, out, run } = await exportRun('normal.json', { APP_END: 'normal' });
     expect(run.code).toBe(0);
     checkRun(rcv, out, run);
+    // Both global.gc() calls (checkRun showed the export has the file's GC spans).
+    expect(readSpans(out).spans.filter((s) => s.name === 'gc.major').length).toBeGreaterThanOrEqual(2);
   });
 
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
@@ -285,6 +296,42 @@ describe('hotspan/auto with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
       checkRun(rcv, out, run);
     });
   }
+
+  it('without the net instrument, a lookup is the child of its request, as in the file', async () => {
+    const { rcv, out, run } = await exportRun('dns-only.json', { APP_END: 'exit', HOTSPAN_INSTRUMENT: 'http,fetch,dns,gc' });
+    expect(run.code).toBe(3);
+    const spans = rcv.spans();
+    expect(canonical(exportedForest(spans))).toBe(canonical(fileForest(readSpans(out).spans)));
+    expect(spans.filter((s) => trackOf(s) === 'net')).toEqual([]);
+    for (const name of ['GET /outer', 'GET /inner']) {
+      const client = one(spans, (s) => s.kind === CLIENT && s.name === name && trackOf(s) === 'http client', name);
+      expect(childrenOf(spans, client, INTERNAL).map((s) => [s.name, s.attrs.host])).toEqual([['dns.lookup', 'localhost']]);
+    }
+  });
+
+  // node:http's ES module is made before hotspan/auto loads (an earlier --import): its named exports must follow the wrap.
+  it('an ES module importing get and createServer by name (--import) sends its traceparent too', async () => {
+    const app = path.join(tmp, 'named.mjs');
+    writeFileSync(
+      app,
+      `import { createServer, get } from 'node:http';
+const server = createServer((req, res) => res.end(JSON.stringify(req.headers.traceparent ?? null)));
+server.listen(0, '127.0.0.1', () => {
+  get({ host: '127.0.0.1', port: server.address().port, path: '/named', agent: false }, (r) => {
+    let b = '';
+    r.on('data', (c) => (b += c));
+    r.on('end', () => { console.log(b); server.close(); });
+  });
+});
+`,
+    );
+    const { rcv, run } = await exportRun('named.json', {}, ['--import', 'data:text/javascript,import "node:http";', '--import', pathToFileURL(AUTO).href, app]);
+    expect(run.code).toBe(0);
+    const spans = rcv.spans();
+    const client = one(spans, (s) => s.kind === CLIENT && s.name === 'GET /named', 'the client span');
+    expect(JSON.parse(run.stdout)).toBe(traceparentOf(client));
+    expect(one(spans, (s) => s.kind === SERVER, 'the server span').parentSpanId).toBe(client.spanId);
+  });
 
   it('exports nothing and sends no traceparent when OTEL_TRACES_EXPORTER=none', async () => {
     const { rcv, out, run } = await exportRun('none.json', { OTEL_TRACES_EXPORTER: 'none', APP_END: 'exit' });
