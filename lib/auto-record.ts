@@ -122,6 +122,12 @@ export class AutoRecorder {
     return { track, name, start, end: NaN, attrs, error: false, parent };
   }
 
+  /** An outgoing request's span (http client, fetch), "METHOD /path", under the server span being served. */
+  private openRequest(track: string, method: string | undefined, path: string | undefined, where: Attrs): AutoSpan {
+    const p = pathOf(path);
+    return this.open(track, `${method ?? ''} ${p}`, { method: method ?? '', ...where, path: p }, this.serving?.getStore());
+  }
+
   private close(s: AutoSpan, end = performance.now()): void {
     if (!Number.isNaN(s.end)) return;
     s.end = end;
@@ -167,12 +173,7 @@ export class AutoRecorder {
     const clientSpan = (request: Req): AutoSpan => {
       const known = client.get(request);
       if (known !== undefined) return known;
-      const s = this.open(
-        'http client',
-        `${request.method ?? ''} ${pathOf(request.path)}`,
-        { method: request.method ?? '', host: String(request.host ?? ''), path: pathOf(request.path) },
-        this.serving?.getStore(),
-      );
+      const s = this.openRequest('http client', request.method, request.path, { host: String(request.host ?? '') });
       client.set(request, s);
       // The connection this request opened (net.client.socket came first) becomes its child.
       const adopt = (socket: unknown): void => {
@@ -250,12 +251,7 @@ export class AutoRecorder {
     const open = new WeakMap<object, AutoSpan>();
     this.on('undici:request:create', (m) => {
       const { request } = m as { request: UReq };
-      const s = this.open(
-        'fetch',
-        `${request.method ?? ''} ${pathOf(request.path)}`,
-        { method: request.method ?? '', origin: String(request.origin ?? ''), path: pathOf(request.path) },
-        this.serving?.getStore(),
-      );
+      const s = this.openRequest('fetch', request.method, request.path, { origin: String(request.origin ?? '') });
       open.set(request, s);
       // undici connects, when it must, right away in this dispatch (Client's connect() runs up to its first await).
       this.dispatching = s;
@@ -353,23 +349,30 @@ export class AutoRecorder {
       once(e: string, f: (...a: unknown[]) => void): void;
       removeListener(e: string, f: (...a: unknown[]) => void): void;
     };
-    // Closes `s` when `socket` is ready (or fails).
+    // Closes `s` when `socket` is ready, fails, or is closed before either (destroyed while connecting).
     const follow = (socket: Sock, s: AutoSpan, ready: 'connect' | 'secureConnect', done: () => void): void => {
-      const ok = (): void => {
+      const off = (): void => {
+        socket.removeListener(ready, ok);
         socket.removeListener('error', fail);
+        socket.removeListener('close', closed);
+      };
+      const ok = (): void => {
+        off();
         s.attrs.address = socket.remoteAddress ?? '';
         s.attrs.port = socket.remotePort ?? 0;
         done();
         this.finishConnection(s);
       };
       const fail = (e: unknown): void => {
-        socket.removeListener(ready, ok);
+        off();
         s.error = true;
         s.attrs.error = String((e as Error)?.message ?? e);
         this.finishConnection(s);
       };
+      const closed = (): void => fail('closed before connecting');
       socket.once(ready, ok);
       socket.once('error', fail);
+      socket.once('close', closed);
     };
     const onSocket = (m: unknown): void => {
       const socket = (m as { socket: Sock }).socket;

@@ -333,6 +333,25 @@ server.listen(0, '127.0.0.1', () => {
     expect(one(spans, (s) => s.kind === SERVER, 'the server span').parentSpanId).toBe(client.spanId);
   });
 
+  it('a connection destroyed while it looks its host up ends (closed before connecting), so its lookup is not held', async () => {
+    const app = `
+const net = require('node:net');
+const server = net.createServer((c) => c.end()).listen(0, '127.0.0.1', () => {
+  const socket = net.connect({ host: 'localhost', family: 4, port: server.address().port });
+  socket.on('close', () => server.close());
+  socket.destroy();
+});`;
+    const { rcv, out, run } = await exportRun('destroyed.json', { HOTSPAN_INSTRUMENT: 'dns,net' }, ['--require', AUTO, '-e', app]);
+    expect(run.code).toBe(0);
+    const file = readSpans(out).spans;
+    expect(file.filter((s) => s.name === 'tcp.connect').map((s) => s.args.error)).toEqual([true]);
+    const spans = rcv.spans();
+    expect(canonical(exportedForest(spans))).toBe(canonical(fileForest(file)));
+    const exported = one(spans, (s) => s.name === 'tcp.connect', 'the connection');
+    expect(exported).toMatchObject({ statusCode: 2, attrs: { error: 'closed before connecting' } });
+    expect(childrenOf(spans, exported).map((s) => [s.name, s.attrs.host])).toEqual([['dns.lookup', 'localhost']]);
+  });
+
   it('exports nothing and sends no traceparent when OTEL_TRACES_EXPORTER=none', async () => {
     const { rcv, out, run } = await exportRun('none.json', { OTEL_TRACES_EXPORTER: 'none', APP_END: 'exit' });
     expect(run.code).toBe(3);
