@@ -187,15 +187,20 @@ export class AutoRecorder {
       };
       if (request.socket) adopt(request.socket);
       else request.once('socket', adopt);
-      request.once('error', (e) => {
-        s.error = true;
-        s.attrs.error = String((e as Error)?.message ?? e);
-        this.close(s);
-      });
       return s;
     };
     this.on('http.client.request.start', (m) => {
       clientSpan((m as { request: Req }).request);
+    });
+    // Published right before the request's 'error' event. Not an 'error' listener of ours: one would keep an
+    // error the program does not handle from being thrown.
+    this.on('http.client.request.error', (m) => {
+      const { request, error } = m as { request: Req; error: unknown };
+      const s = client.get(request);
+      if (s === undefined) return;
+      s.error = true;
+      s.attrs.error = String((error as Error)?.message ?? error);
+      this.close(s);
     });
     if (this.sink !== undefined) {
       const sink = this.sink;
@@ -325,6 +330,8 @@ export class AutoRecorder {
    * TLSSocket too: that socket is this connection's, not a second one.
    */
   private tlsOpening: AutoSpan | undefined;
+  /** Per connection not ready nor closed yet: what closes its span at stop if its socket failed. */
+  private readonly connectingSockets = new Set<() => void>();
   /** The fetch being dispatched now: a connection opened meanwhile is its own. */
   private dispatching: AutoSpan | undefined;
   /** Connection spans are kept (the net instrument), or only parent DNS spans. */
@@ -346,32 +353,35 @@ export class AutoRecorder {
       authorized?: boolean;
       alpnProtocol?: string | false;
       getProtocol?(): string | null;
+      errored?: unknown;
       once(e: string, f: (...a: unknown[]) => void): void;
       removeListener(e: string, f: (...a: unknown[]) => void): void;
     };
-    // Closes `s` when `socket` is ready, fails, or is closed before either (destroyed while connecting).
+    // Closes `s` when `socket` is ready, or is closed before (failed: its error is socket.errored; or destroyed
+    // while connecting). No 'error' listener: one would keep an error the program does not handle from being thrown.
     const follow = (socket: Sock, s: AutoSpan, ready: 'connect' | 'secureConnect', done: () => void): void => {
-      const off = (): void => {
-        socket.removeListener(ready, ok);
-        socket.removeListener('error', fail);
-        socket.removeListener('close', closed);
+      // At stop (exit): a socket whose error the program did not handle ended the process before its 'close'.
+      const atStop = (): void => {
+        if (socket.errored !== null && socket.errored !== undefined) closed();
       };
+      this.connectingSockets.add(atStop);
       const ok = (): void => {
-        off();
+        this.connectingSockets.delete(atStop);
+        socket.removeListener('close', closed);
         s.attrs.address = socket.remoteAddress ?? '';
         s.attrs.port = socket.remotePort ?? 0;
         done();
         this.finishConnection(s);
       };
-      const fail = (e: unknown): void => {
-        off();
+      const closed = (): void => {
+        this.connectingSockets.delete(atStop);
+        socket.removeListener(ready, ok);
+        const e = socket.errored;
         s.error = true;
-        s.attrs.error = String((e as Error)?.message ?? e);
+        s.attrs.error = e === null || e === undefined ? 'closed before connecting' : String((e as Error).message ?? e);
         this.finishConnection(s);
       };
-      const closed = (): void => fail('closed before connecting');
       socket.once(ready, ok);
-      socket.once('error', fail);
       socket.once('close', closed);
     };
     const onSocket = (m: unknown): void => {
@@ -503,6 +513,7 @@ export class AutoRecorder {
 
   stop(): void {
     for (const s of this.stops.splice(0)) s();
+    for (const c of [...this.connectingSockets]) c();
     this.sink?.stopped();
   }
 }
