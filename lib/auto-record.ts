@@ -10,10 +10,21 @@
 // Tracer API has no call for, so they are kept here (bounded, overflow
 // counted) and added to the tracer's snapshot as async tracks when the trace
 // is written (see withAutoSpans).
+//
+// With a SpanSink (OTLP export, lib/auto-export.ts) the recorder also keeps a
+// request context: an AsyncLocalStorage holds the HTTP server span being
+// served, so the client requests and fetches made while serving it are its
+// children, and http(s).request/get are wrapped so a client request's
+// traceparent can be set before its headers are stored. Without a sink
+// neither is installed: async_hooks stay off.
 
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as dc from 'node:diagnostics_channel';
-// The module object itself (an ES namespace's properties cannot be replaced).
+// The module objects themselves (an ES namespace's properties cannot be replaced).
 import dns = require('node:dns');
+import http = require('node:http');
+import https = require('node:https');
+import nodeModule = require('node:module');
 import tls = require('node:tls');
 import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
 
@@ -33,8 +44,10 @@ export interface AutoSpan {
   attrs: Attrs;
   error: boolean;
   parent: AutoSpan | undefined;
-  /** Index once written into a snapshot. */
-  index?: number;
+  /** A connection no request has adopted yet, still open: its parent may still be set. */
+  adoptable?: boolean;
+  /** Never in the trace (a connection kept only as its DNS lookup's link to the request). */
+  untraced?: boolean;
 }
 
 /** Spans kept at most; later ones are counted in `dropped`. */
@@ -54,8 +67,21 @@ const EVENT_LOOP_RESOLUTION_MS = 100;
 /** Records a counter sample at now (Tracer.counter). */
 export type CounterSink = (name: string, value: number) => void;
 
-/** Is given each span as it ends (OTLP export, lib/auto-export.ts); its parent may not have ended yet. */
-export type SpanSink = (span: AutoSpan) => void;
+/** Follows the spans as they open and end (OTLP export, lib/auto-export.ts). */
+export interface SpanSink {
+  /**
+   * An HTTP server or client span, or a fetch, opened for `message` (the
+   * incoming request, the ClientRequest before its headers are stored, the
+   * undici request): where trace context comes in or goes out.
+   */
+  opened(span: AutoSpan, message: object): void;
+  /** `span` ended and is in the trace; its parent may not have ended yet, and an ancestor may still be adoptable. */
+  ended(span: AutoSpan): void;
+  /** `span` is no longer adoptable (a request adopted it, or it ended). */
+  settled(span: AutoSpan): void;
+  /** The recorder stopped: nothing opens, ends or settles any more. */
+  stopped(): void;
+}
 
 const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_MINOR]: 'minor',
@@ -79,8 +105,11 @@ export class AutoRecorder {
   readonly spans: AutoSpan[] = [];
   dropped = 0;
   private readonly stops: Array<() => void> = [];
+  /** The HTTP server span being served (only with a sink: see the top of this file). */
+  private readonly serving: AsyncLocalStorage<AutoSpan> | undefined;
 
-  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly ended?: SpanSink) {
+  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly sink?: SpanSink) {
+    if (sink !== undefined) this.serving = new AsyncLocalStorage();
     if (instruments.has('http')) this.http();
     if (instruments.has('fetch')) this.fetch();
     if (instruments.has('dns')) this.dns();
@@ -93,12 +122,18 @@ export class AutoRecorder {
     return { track, name, start, end: NaN, attrs, error: false, parent };
   }
 
+  /** An outgoing request's span (http client, fetch), "METHOD /path", under the server span being served. */
+  private openRequest(track: string, method: string | undefined, path: string | undefined, where: Attrs): AutoSpan {
+    const p = pathOf(path);
+    return this.open(track, `${method ?? ''} ${p}`, { method: method ?? '', ...where, path: p }, this.serving?.getStore());
+  }
+
   private close(s: AutoSpan, end = performance.now()): void {
     if (!Number.isNaN(s.end)) return;
     s.end = end;
     if (this.spans.length >= MAX_SPANS) this.dropped++;
     else this.spans.push(s);
-    this.ended?.(s);
+    this.sink?.ended(s);
   }
 
   private on(channel: string, fn: (msg: unknown) => void): void {
@@ -115,7 +150,13 @@ export class AutoRecorder {
       const attrs: Attrs = { method: request.method ?? '', path: pathOf(request.url) };
       const bytes = size(request.headers?.['content-length']);
       if (bytes !== undefined) attrs.request_bytes = bytes;
-      server.set(response, this.open('http server', `${request.method ?? ''} ${pathOf(request.url)}`, attrs));
+      const s = this.open('http server', `${request.method ?? ''} ${pathOf(request.url)}`, attrs);
+      server.set(response, s);
+      if (this.serving !== undefined) {
+        // Published right before the 'request' event, in the connection's context: the handler and what it schedules see s.
+        this.serving.enterWith(s);
+        this.sink?.opened(s, request);
+      }
     });
     this.on('http.server.response.finish', (m) => {
       const { response } = m as { response: Res };
@@ -128,30 +169,43 @@ export class AutoRecorder {
       this.close(s);
     });
     const client = new WeakMap<object, AutoSpan>();
-    this.on('http.client.request.start', (m) => {
-      const { request } = m as { request: Req };
-      const s = this.open('http client', `${request.method ?? ''} ${pathOf(request.path)}`, {
-        method: request.method ?? '',
-        host: String(request.host ?? ''),
-        path: pathOf(request.path),
-      });
+    // The span of a client request: opened when the request is published, or earlier by the wrapped http(s).request.
+    const clientSpan = (request: Req): AutoSpan => {
+      const known = client.get(request);
+      if (known !== undefined) return known;
+      const s = this.openRequest('http client', request.method, request.path, { host: String(request.host ?? '') });
       client.set(request, s);
       // The connection this request opened (net.client.socket came first) becomes its child.
       const adopt = (socket: unknown): void => {
         const c = socket !== null && typeof socket === 'object' ? this.connecting.get(socket) : undefined;
-        if (c === undefined || c.parent !== undefined) return;
+        if (c === undefined || c.adoptable !== true) return;
         c.parent = s;
+        c.adoptable = false;
         // The request began when it asked for this connection (its start is published after).
         if (c.start < s.start) s.start = c.start;
+        this.sink?.settled(c);
       };
       if (request.socket) adopt(request.socket);
       else request.once('socket', adopt);
-      request.once('error', (e) => {
-        s.error = true;
-        s.attrs.error = String((e as Error)?.message ?? e);
-        this.close(s);
-      });
+      return s;
+    };
+    this.on('http.client.request.start', (m) => {
+      clientSpan((m as { request: Req }).request);
     });
+    // Published right before the request's 'error' event. Not an 'error' listener of ours: one would keep an
+    // error the program does not handle from being thrown.
+    this.on('http.client.request.error', (m) => {
+      const { request, error } = m as { request: Req; error: unknown };
+      const s = client.get(request);
+      if (s === undefined) return;
+      s.error = true;
+      s.attrs.error = String((error as Error)?.message ?? error);
+      this.close(s);
+    });
+    if (this.sink !== undefined) {
+      const sink = this.sink;
+      for (const mod of [http, https]) this.wrapRequest(mod, (request) => sink.opened(clientSpan(request as unknown as Req), request));
+    }
     this.on('http.client.response.finish', (m) => {
       const { request, response } = m as { request: Req; response: Res };
       const s = client.get(request);
@@ -163,19 +217,53 @@ export class AutoRecorder {
     });
   }
 
+  /**
+   * Wraps `mod.request` and `mod.get` so `created` sees each ClientRequest
+   * before its headers are stored (http.client.request.start comes after).
+   * get() is request() then end(), as in Node itself, whose get calls its
+   * own request, not the export.
+   */
+  private wrapRequest(mod: typeof http | typeof https, created: (request: http.ClientRequest) => void): void {
+    const m = mod as { request: unknown; get: unknown };
+    const original = { request: mod.request, get: mod.get };
+    const request = function request(this: unknown, ...args: unknown[]): http.ClientRequest {
+      const req = Reflect.apply(original.request, this, args) as http.ClientRequest;
+      try {
+        created(req);
+      } catch {
+        // Tracing never breaks the program's request.
+      }
+      return req;
+    };
+    const get = function get(this: unknown, ...args: unknown[]): http.ClientRequest {
+      const req = Reflect.apply(request, this, args);
+      req.end();
+      return req;
+    };
+    m.request = request;
+    m.get = get;
+    // `import { get } from 'node:http'` reads the ES module's own bindings.
+    nodeModule.syncBuiltinESMExports();
+    this.stops.push(() => {
+      m.request = original.request;
+      m.get = original.get;
+      nodeModule.syncBuiltinESMExports();
+    });
+  }
+
   private fetch(): void {
     type UReq = { method?: string; origin?: string; path?: string };
     const open = new WeakMap<object, AutoSpan>();
     this.on('undici:request:create', (m) => {
       const { request } = m as { request: UReq };
-      open.set(
-        request,
-        this.open('fetch', `${request.method ?? ''} ${pathOf(request.path)}`, {
-          method: request.method ?? '',
-          origin: String(request.origin ?? ''),
-          path: pathOf(request.path),
-        }),
-      );
+      const s = this.openRequest('fetch', request.method, request.path, { origin: String(request.origin ?? '') });
+      open.set(request, s);
+      // undici connects, when it must, right away in this dispatch (Client's connect() runs up to its first await).
+      this.dispatching = s;
+      queueMicrotask(() => {
+        if (this.dispatching === s) this.dispatching = undefined;
+      });
+      this.sink?.opened(s, request);
     });
     this.on('undici:request:headers', (m) => {
       const { request, response } = m as { request: UReq; response: { statusCode?: number } };
@@ -242,6 +330,10 @@ export class AutoRecorder {
    * TLSSocket too: that socket is this connection's, not a second one.
    */
   private tlsOpening: AutoSpan | undefined;
+  /** Per connection not ready nor closed yet: what closes its span at stop if its socket failed. */
+  private readonly connectingSockets = new Set<() => void>();
+  /** The fetch being dispatched now: a connection opened meanwhile is its own. */
+  private dispatching: AutoSpan | undefined;
   /** Connection spans are kept (the net instrument), or only parent DNS spans. */
   private keepConnections = false;
 
@@ -261,26 +353,36 @@ export class AutoRecorder {
       authorized?: boolean;
       alpnProtocol?: string | false;
       getProtocol?(): string | null;
+      errored?: unknown;
       once(e: string, f: (...a: unknown[]) => void): void;
       removeListener(e: string, f: (...a: unknown[]) => void): void;
     };
-    // Closes `s` when `socket` is ready (or fails).
+    // Closes `s` when `socket` is ready, or is closed before (failed: its error is socket.errored; or destroyed
+    // while connecting). No 'error' listener: one would keep an error the program does not handle from being thrown.
     const follow = (socket: Sock, s: AutoSpan, ready: 'connect' | 'secureConnect', done: () => void): void => {
+      // At stop (exit): a socket whose error the program did not handle ended the process before its 'close'.
+      const atStop = (): void => {
+        if (socket.errored !== null && socket.errored !== undefined) closed();
+      };
+      this.connectingSockets.add(atStop);
       const ok = (): void => {
-        socket.removeListener('error', fail);
+        this.connectingSockets.delete(atStop);
+        socket.removeListener('close', closed);
         s.attrs.address = socket.remoteAddress ?? '';
         s.attrs.port = socket.remotePort ?? 0;
         done();
         this.finishConnection(s);
       };
-      const fail = (e: unknown): void => {
+      const closed = (): void => {
+        this.connectingSockets.delete(atStop);
         socket.removeListener(ready, ok);
+        const e = socket.errored;
         s.error = true;
-        s.attrs.error = String((e as Error)?.message ?? e);
+        s.attrs.error = e === null || e === undefined ? 'closed before connecting' : String((e as Error).message ?? e);
         this.finishConnection(s);
       };
       socket.once(ready, ok);
-      socket.once('error', fail);
+      socket.once('close', closed);
     };
     const onSocket = (m: unknown): void => {
       const socket = (m as { socket: Sock }).socket;
@@ -288,7 +390,7 @@ export class AutoRecorder {
         this.connecting.set(socket, this.tlsOpening);
         return;
       }
-      const s = this.open('net', 'tcp.connect', {});
+      const s = this.connection('tcp.connect');
       this.connecting.set(socket, s);
       follow(socket, s, 'connect', () => undefined);
       // net.connect() calls socket.connect() right after publishing.
@@ -303,7 +405,7 @@ export class AutoRecorder {
     const recorder = this;
     const wrapped = function connect(this: unknown, ...args: unknown[]): unknown {
       const opts = args.find((a): a is { servername?: string; host?: string } => a !== null && typeof a === 'object');
-      const s = recorder.open('net', 'tls.connect', {});
+      const s = recorder.connection('tls.connect');
       const servername = opts?.servername ?? opts?.host;
       if (typeof servername === 'string' && servername !== '') s.attrs.servername = servername;
       const outer = recorder.connectingNow;
@@ -330,10 +432,21 @@ export class AutoRecorder {
     });
   }
 
+  /** A connection span: a fetch's being dispatched now, else adoptable until a request adopts it or it ends. */
+  private connection(name: string): AutoSpan {
+    const s = this.open('net', name, {}, this.dispatching);
+    s.adoptable = this.dispatching === undefined;
+    if (!this.keepConnections) s.untraced = true;
+    return s;
+  }
+
   /** A connection span ends: kept with the net instrument, else only a DNS span's link to its request. */
   private finishConnection(s: AutoSpan): void {
+    const was = s.adoptable === true;
+    s.adoptable = false;
     if (this.keepConnections) this.close(s);
     else s.end = performance.now();
+    if (was) this.sink?.settled(s);
   }
 
   private gc(): void {
@@ -400,6 +513,8 @@ export class AutoRecorder {
 
   stop(): void {
     for (const s of this.stops.splice(0)) s();
+    for (const c of [...this.connectingSockets]) c();
+    this.sink?.stopped();
   }
 }
 

@@ -9,7 +9,8 @@
 //                       (default: all)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
 // and, for OTLP/HTTP export of the automatic spans as they end (lib/auto-export.ts:
-// each exported span is a root; the file keeps the parents), the OTEL_* variables
+// with the file's parents, a trace id per request tree, traceparent in and out;
+// what is left is sent at exit, SIGINT and SIGTERM included), the OTEL_* variables
 // of tracer.exportOtlp() (lib/otlp-config.ts):
 //   OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT  turn it on
 //   OTEL_TRACES_EXPORTER    a comma list; export unless it is set without `otlp` (e.g. none)
@@ -62,7 +63,8 @@ function start(): { tracer: Tracer; out: string } | undefined {
     // The core's writers (WebAssembly) over those columns, on the tracer's clock.
     return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs);
   });
-  // After writeAtExit: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends.
+  // After writeAtExit: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
+  // (lib/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value), sink);
   if (process.env.HOTSPAN_REPORT === '1') {

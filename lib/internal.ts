@@ -5,6 +5,7 @@ import type { Backend } from './backend';
 import type { GcHook } from './gc-hook';
 import type { HandleTracker } from './handles';
 import type { NativeTracer } from './native-binding';
+import type { OtlpExporter } from './otlp-exporter';
 
 export const internals: unique symbol = Symbol('hotspan.internals');
 
@@ -16,4 +17,6 @@ export interface TracerInternals {
   readonly native: NativeTracer | undefined;
   /** Turns the async context on (enableAsyncContext) and returns it; undefined on a closed tracer. */
   readonly asyncContext: () => AsyncContext | undefined;
+  /** The exporter exportOtlp() started, if any. */
+  readonly otlp: OtlpExporter | undefined;
 }

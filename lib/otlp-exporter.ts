@@ -6,6 +6,7 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
+import { atExit } from './exit-write';
 import type { OtlpConfig } from './otlp-config';
 import { OtlpCounters, type OtlpCounts } from './otlp-counters';
 
@@ -21,8 +22,10 @@ export class OtlpExporter {
   private readonly worker: Worker;
   private failure: Error | undefined;
   private stopped: Promise<void> | undefined;
+  private readonly cancelExit: () => void;
   // When the event loop empties (a process ending on its own), export what
-  // is left before it exits; at process.exit() (no promise runs any more),
+  // is left before it exits; at process.exit() and at SIGINT / SIGTERM (no
+  // promise runs any more; lib/exit-write.ts passes the signal on after),
   // this thread blocks while the worker, on its own event loop, sends.
   private readonly onExit = (): void => {
     if (this.stopped !== undefined || this.counters.finished()) return;
@@ -44,7 +47,15 @@ export class OtlpExporter {
     // The exporter never keeps the process alive; beforeExit sends what is left.
     this.worker.unref();
     process.on('beforeExit', this.onBeforeExit);
-    process.on('exit', this.onExit);
+    this.cancelExit = atExit('the OTLP export', this.onExit);
+  }
+
+  /**
+   * What is left is sent at exit only, not when the event loop empties: for
+   * a caller whose own exit hook, installed before, ends spans (hotspan/auto).
+   */
+  sendOnlyAtExit(): void {
+    process.off('beforeExit', this.onBeforeExit);
   }
 
   counts(): OtlpCounts {
@@ -55,7 +66,7 @@ export class OtlpExporter {
   stop(): Promise<void> {
     this.stopped ??= (async () => {
       process.off('beforeExit', this.onBeforeExit);
-      process.off('exit', this.onExit);
+      this.cancelExit();
       this.flush();
       this.worker.ref();
       this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });

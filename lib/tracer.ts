@@ -813,6 +813,7 @@ export class Tracer {
       handles: this.handles,
       native: this.b.native(),
       asyncContext: this.asyncContextHook,
+      otlp: this.otlp,
     };
   }
 }

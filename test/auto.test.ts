@@ -214,6 +214,37 @@ function readCounters(file: string): Map<string, number[]> {
   return new Map([...readCounterSamples(file)].map(([name, samples]) => [name, samples.map(([, v]) => v)]));
 }
 
+// A refused connection that the program does not handle crashes it with the
+// error, as without hotspan: the instruments add no 'error' listener (which
+// would swallow it) to the request or its socket, yet record the error.
+describe('errors the program does not handle', () => {
+  const programs = {
+    'an http.get': "http.get({ host: '127.0.0.1', port, path: '/refused', agent: false }, () => {})",
+    'a net.connect': "net.connect(port, '127.0.0.1')",
+  };
+  for (const [what, call] of Object.entries(programs)) {
+    it(`${what} to a closed port still throws; the spans record the error`, () => {
+      const code = `const http = require('node:http'); const net = require('node:net');
+const probe = net.createServer().listen(0, '127.0.0.1', () => { const port = probe.address().port; probe.close(() => { ${call}; setTimeout(() => {}, 30000); }); });`;
+      const plain = spawnSync(process.execPath, ['-e', code], { encoding: 'utf8', timeout: 120_000 });
+      expect(plain.status).toBe(1);
+      expect(plain.stderr).toContain('ECONNREFUSED');
+      const out = path.join(tmp, `refused-${what.replace(/[ .]/g, '-')}.json`);
+      const r = spawnSync(process.execPath, ['--require', path.join(repoRoot, 'dist', 'auto.js'), '-e', code], {
+        encoding: 'utf8',
+        env: { ...process.env, HOTSPAN_OUT: out },
+        timeout: 120_000,
+      });
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toContain('ECONNREFUSED');
+      const { spans } = readSpans(out);
+      const connect = one(spans, 'net', 'tcp.connect');
+      expect(connect.args.error).toBe(true);
+      if (what === 'an http.get') expect(one(spans, 'http client', 'GET /refused').args.error).toBe(true);
+    }, 120_000);
+  }
+});
+
 describe('event-loop delay', () => {
   // A 300 ms block: the 100 ms timer that measures the delay fires at least
   // 200 ms late (more on a loaded machine, never less). Before exit, the

@@ -28,6 +28,8 @@ interface ChildConfig {
   exitOnly?: boolean;
   /** ... by process.exit(). */
   exitCall?: boolean;
+  /** No shutdown(): the process sends itself this signal (and prints nothing). */
+  exitSignal?: 'SIGINT' | 'SIGTERM';
 }
 
 interface RecordOut {
@@ -75,6 +77,11 @@ const cfg = ${JSON.stringify(cfg)};
   if (cfg.markAfterRetry) {
     while (t.counts().otlp.retries < 1) await new Promise((r) => setTimeout(r, 5));
     console.log('MARK');
+  }
+  if (cfg.exitSignal) {
+    setInterval(() => {}, 1000);
+    process.kill(process.pid, cfg.exitSignal);
+    return;
   }
   if (cfg.exitOnly) {
     process.on('exit', () => console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records: [], rssGrowth: 0, timeOrigin: 0 })));
@@ -289,6 +296,23 @@ describe('OTLP export', () => {
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
   });
+
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${sig} without shutdown() sends what is left, then the process dies of it`, async () => {
+      const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
+      const c = spawn(process.execPath, ['-e', script({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitSignal: sig })], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
+      let err = '';
+      c.stderr.on('data', (d: Buffer) => (err += d.toString()));
+      const signal = await new Promise<NodeJS.Signals | null>((resolve) => c.on('exit', (_code, s) => resolve(s)));
+      expect(err).toBe('');
+      expect(signal).toBe(sig);
+      const spans = r.spans();
+      expect(spans.length).toBe(3000);
+      expect(new Set(spans.map((s) => s.spanId)).size).toBe(3000);
+    });
+  }
 
   it('partial success: rejected spans are read from the response and counted as dropped', async () => {
     const [r, url] = await receiver((n) => (n === 0 ? { rejected: 7 } : {}));
