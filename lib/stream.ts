@@ -10,8 +10,8 @@ import { checkCallOptions } from './options';
 
 export interface StreamOptions {
   /**
-   * Rotate: once a file holds this many bytes (checked between batches, so
-   * it may pass it a little), finish it and begin the next. Files are then
+   * Rotate: once a file holds this many bytes (it passes it by at most 64
+   * spans and its closing counts packet), finish it and begin the next. Files are then
    * `<stem>-1.pftrace`, `<stem>-2.pftrace`, ... instead of `path`. At least 4096.
    */
   rotateBytes?: number;

@@ -1,4 +1,4 @@
-// The targets of issues 5, 13 and 18, evaluated on the medians of one run's results.
+// The targets of issues 5, 12, 13 and 18, evaluated on the medians of one run's results.
 // Reported (pass / miss / n/a), never asserted.
 import { fmt } from './stats.mjs';
 
@@ -51,6 +51,10 @@ export function evaluateTargets(results) {
   add('scaling', 'C ABI spans/s, 2 threads vs 1', r('C ABI spans/s, 2 threads / 1 thread'), 'min', 1.8, 'x', results.machine && results.machine.cpus <= 2 ? `${results.machine.cpus} cores: the 2-thread run competes with the OS and any other load; the bare loop scaled ${fmt(r('bare loop spans/s, 2 threads / 1 thread'))}x in the same rounds, hotspan/bare scaling ${fmt(r('C ABI 2-thread scaling / bare loop 2-thread scaling'))}x` : null, rr('C ABI spans/s, 2 threads / 1 thread'));
   add('noop', 'noop backend above the empty loop', r('noop - empty loop'), 'max', 2, ' ns', null, rr('noop - empty loop'));
   add('js-naive', 'js backend vs the naive pure-JS span', r('js backend / naive'), 'max', 1, 'x', null, rr('js backend / naive'));
+
+  // Issue 12: the overwrite policy in steady state (a 4 MiB budget full, every chunk a recycled one).
+  add('overwrite-js', 'overwrite budget full: JS begin(id)/end() vs the two-call floor', r('hotspan begin(id)/end(), overwrite budget full / floor'), 'max', 1.15, 'x', null, rr('hotspan begin(id)/end(), overwrite budget full / floor'));
+  add('overwrite-native', 'overwrite budget full: native-thread span vs the bare C++ loop (1 thread)', r('native thread (C ABI), overwrite budget full / bare loop, 1 thread'), 'max', 1.3, 'x', null, rr('native thread (C ABI), overwrite budget full / bare loop, 1 thread'));
 
   // Issue 18: spans as real code writes them.
   const rq = results.request?.modes;

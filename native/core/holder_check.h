@@ -30,7 +30,7 @@ class ThreadState;
 
 namespace holder_check {
 
-HOTSPAN_COLD void piggyback_drain(TracerShared& shared);
+HOTSPAN_OUTLINE void piggyback_drain(TracerShared& shared);
 
 // The decision over a state's flag: true when the caller commits its records
 // itself (after the piggy-back drain), false when it must queue them.

@@ -61,6 +61,9 @@ namespace {
 // Batches read per wake-up before the thread looks at its stop flag again.
 constexpr int kBatchesPerRound = 64;
 constexpr uint64_t kMaxBatch = 1 << 16;  // records
+// The smallest batch of a rotating stream: what a file may pass rotate_bytes
+// by, beside its closing counts packet.
+constexpr uint64_t kMinRotateBatch = 64;  // records
 }  // namespace
 
 std::string TraceStream::numbered(const std::string& path, uint64_t n) {
@@ -171,14 +174,22 @@ void TraceStream::finish_file() {
   }
 }
 
+uint64_t TraceStream::batch_limit() const {
+  if (options_.rotate_bytes == 0) return kMaxBatch;
+  // Half the room left in the file at the bytes per record written so far
+  // (a guess of 64 before the first batch), so the file closes in on
+  // rotate_bytes and passes it by at most one kMinRotateBatch batch. Only
+  // this thread writes status_.written: no lock to read it here.
+  const uint64_t used = rotate_due_ ? 0 : sink_->file_bytes();  // the next file opens with this batch
+  const uint64_t room = used < options_.rotate_bytes ? options_.rotate_bytes - used : 0;
+  const uint64_t written = status_.written;
+  const uint64_t per_record = written != 0 ? std::max<uint64_t>(sink_->total_bytes() / written, 1) : 64;
+  return std::min(std::max(room / 2 / per_record, kMinRotateBatch), kMaxBatch);
+}
+
 void TraceStream::pump() {
   tracer_->flush();
-  // Batches sized so a rotating file passes rotate_bytes by little.
-  const uint64_t max_records =
-      options_.rotate_bytes != 0
-          ? std::min<uint64_t>(std::max<uint64_t>(options_.rotate_bytes / 32, 1024), kMaxBatch)
-          : kMaxBatch;
-  for (int round = 0; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, max_records); ++round) {
+  for (int round = 0; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, batch_limit()); ++round) {
     uint64_t n = 0;
     for (const FrozenTimeline& tl : batch_.timelines) n += tl.records.size();
     if (rotate_due_) {

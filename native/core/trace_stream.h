@@ -8,8 +8,9 @@
 //
 // Files: without rotation, `path`. With rotate_bytes, `<stem>-1<ext>`,
 // `<stem>-2<ext>`, ...: a file is finished and the next begun once it holds
-// rotate_bytes (checked between batches, so a file may pass it by one
-// batch), keeping the newest `keep` (0: all). Each file stands alone: its
+// rotate_bytes, keeping the newest `keep` (0: all). Batches are sized to
+// half the room left in the file, so a file passes rotate_bytes by at most
+// one batch of 64 records and its closing counts packet. Each file stands alone: its
 // own clock, interned names and track descriptors (PerfettoWriter::restart).
 // Every finished file ends with the counts packet (document_info.h): the
 // tracer's counts then, plus stream_written and stream_missed.
@@ -83,6 +84,7 @@ class TraceStream {
   bool open_file();    // the next file; false (and failed) when it cannot
   void finish_file();  // counts packet, close
   void pump();         // every batch committed now
+  uint64_t batch_limit() const;  // records of the next batch
   void run();
   void fail(int err, const char* op, const std::string& path);
   DocumentCounts counts_now() const;

@@ -117,6 +117,9 @@ static void rotates_and_keeps_the_newest() {
     }
     const std::string bytes = slurp(f);
     CHECK(packets(bytes) > 0);
+    // A finished file passes rotate_bytes by at most one 64-record batch
+    // (about 3 KiB here) and its counts packet.
+    if (n < st.files) CHECK(bytes.size() <= so.rotate_bytes + (8 << 10));
     // Every file starts with the sequence's cleared state and ends with the counts.
     CHECK(bytes.find("hotspan.counts") != std::string::npos);
     in_kept += begins(bytes);
