@@ -77,6 +77,11 @@ export class AsyncContext {
   /** The current span of the async span begun last (traceAsync runs its work under it). */
   lastAsync: Current | undefined;
 
+  /** Runs `fn` with `current` as the current span (hotspan/otel's bridge, internal.ts AsyncContextHook). */
+  runAsCurrent<T>(current: Current, fn: () => T): T {
+    return this.storage.run(current, fn);
+  }
+
   /** The parent a span begun now gets: the innermost open span of this thread, else the stored current. */
   parent(inner: Backend): Current | undefined {
     const store = this.storage.getStore();

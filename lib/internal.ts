@@ -1,6 +1,5 @@
 // Test and demo hooks, not part of the public API: `tracer[internals]()`.
 
-import type { AsyncContext } from './async-context';
 import type { Backend } from './backend';
 import type { GcHook } from './gc-hook';
 import type { HandleTracker } from './handles';
@@ -9,6 +8,16 @@ import type { OtlpExporter } from './otlp-exporter';
 
 export const internals: unique symbol = Symbol('hotspan.internals');
 
+/**
+ * The tracer's async context (lib/async-context.ts, AsyncContext) as
+ * hotspan/otel uses it, by shape: the package's public declarations, which
+ * reach this file, carry no Node types (AsyncLocalStorage).
+ */
+export interface AsyncContextHook {
+  /** Runs `fn` with `current` (an async-context Current) as the current span. */
+  runAsCurrent<T>(current: object, fn: () => T): T;
+}
+
 export interface TracerInternals {
   readonly backend: Backend;
   readonly gcHook: GcHook | undefined;
@@ -16,7 +25,7 @@ export interface TracerInternals {
   /** The NativeTracer of a native tracer (pending(), nativeApi()). */
   readonly native: NativeTracer | undefined;
   /** Turns the async context on (enableAsyncContext) and returns it; undefined on a closed tracer. */
-  readonly asyncContext: () => AsyncContext | undefined;
+  readonly asyncContext: () => AsyncContextHook | undefined;
   /** The exporter exportOtlp() started, if any. */
   readonly otlp: OtlpExporter | undefined;
 }

@@ -15,7 +15,7 @@ import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
-import { internals, type TracerInternals } from './internal';
+import { internals, type AsyncContextHook, type TracerInternals } from './internal';
 import { JsBackend } from './js-backend';
 import { isJsToken } from './js-join';
 import { NativeBackend } from './native-backend';
@@ -800,7 +800,7 @@ export class Tracer {
   }
 
   /** TracerInternals.asyncContext: made once (hotspan/otel reads internals on every span). */
-  private readonly asyncContextHook = (): AsyncContext | undefined => {
+  private readonly asyncContextHook = (): AsyncContextHook | undefined => {
     this.enableAsyncContext();
     return this.cx;
   };

@@ -16,10 +16,10 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 
-import { localCurrent, type AsyncContext, type Current } from '../async-context';
+import { localCurrent, type Current } from '../async-context';
 import type { Backend } from '../backend';
 import { FLAG_ERROR } from '../flags';
-import { internals } from '../internal';
+import { internals, type AsyncContextHook } from '../internal';
 import { halves, hex64 } from '../trace-context';
 import type { Tracer } from '../tracer';
 import { isReservedOtelKey, otelAttrs, storedLink, type OtelData } from './otel-data';
@@ -42,7 +42,7 @@ export interface SpanSite {
   /** scopeSuffix(scope), made once. */
   readonly scopeJson: string;
   /** The tracer's async context, once a context with one of these spans was entered (HotspanSpan.runAsCurrent). */
-  asyncContext?: AsyncContext | undefined;
+  asyncContext?: AsyncContextHook | undefined;
 }
 
 /** What a span takes from a valid parent context: its trace. */
@@ -120,7 +120,7 @@ export class HotspanSpan implements Span {
       const [traceHi, traceLo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
       return { traceHi, traceLo, wire: own[0], flags: p === undefined ? TraceFlags.SAMPLED : p.traceFlags, tracestate: p?.traceState?.serialize() ?? '' };
     }, this.token);
-    return cx.storage.run(this.current, fn);
+    return cx.runAsCurrent(this.current, fn);
   }
 
   setAttribute(key: string, value: AttributeValue): this {
