@@ -20,6 +20,12 @@ interface ChildConfig {
   export: Record<string, unknown>;
   trees: number;
   asyncSpans?: number;
+  /**
+   * Trees under a remote parent with tracestate v=<i> (withContext): a root,
+   * a child, and an async span begun under the root that ends only after the
+   * exporter has sent the root.
+   */
+  remote?: number;
   /** After every `pace` trees, wait until the exporter has sent all spans so far. */
   pace?: number;
   /** Print MARK once the exporter has retried at least once. */
@@ -70,6 +76,21 @@ const cfg = ${JSON.stringify(cfg)};
     if (cfg.pace && (i + 1) % cfg.pace === 0) {
       while (t.counts().otlp.sent < t.counts().produced) await new Promise((r) => setTimeout(r, 2));
     }
+  }
+  for (let i = 0; i < (cfg.remote ?? 0); i++) {
+    const ctx = t.extract({ traceparent: '00-' + (i + 1).toString(16).padStart(32, '0') + '-' + 'ab'.repeat(8) + '-01', tracestate: 'v=' + i });
+    let release;
+    const later = new Promise((r) => (release = r));
+    let pending;
+    t.withContext(ctx, () => {
+      t.begin('remote.req', { i, j: 4 });
+      t.trace('remote.db', () => 0, { i, j: 5 });
+      pending = t.traceAsync('remote.io', later, { track: 'net', attrs: { i, j: 6 } });
+      t.end();
+    });
+    while (t.counts().otlp.sent < t.counts().produced) await new Promise((r) => setTimeout(r, 2));
+    release();
+    await pending;
   }
   for (let i = 0; i < (cfg.asyncSpans ?? 0); i++) {
     await t.traceAsync('io', Promise.resolve(), { track: 'net', attrs: { i, j: 3 } });
@@ -201,6 +222,30 @@ describe('OTLP export', () => {
     // A tree shares one trace id, distinct from other trees'.
     expect(new Set(spans.filter((s) => s.name === 'req').map((s) => s.traceId)).size).toBe(2000);
   });
+
+  for (const encoding of ['http/protobuf', 'http/json']) {
+    it(`a remote parent's tracestate is on every span of its trace (${encoding}), also an async one that ends after its root was sent`, async () => {
+      const [r, url] = await receiver();
+      const out = await runChild({ export: { endpoint: url, protocol: encoding, ...fast }, trees: 20, remote: 5 });
+      const spans = r.spans();
+      checkAccounting(out, spans);
+      expect(spans.length).toBe(20 * 3 + 5 * 3);
+      for (const s of spans) {
+        const i = (s.attrs as { i: number }).i;
+        if (s.name.startsWith('remote.')) {
+          expect(s.traceState, `${s.name} ${String(i)}`).toBe(`v=${String(i)}`);
+          expect(s.traceId).toBe((i + 1).toString(16).padStart(32, '0'));
+        } else {
+          expect(s.traceState).toBe('');
+        }
+      }
+      // The async span was sent in a request after its root's.
+      for (let i = 0; i < 5; i++) {
+        const at = (name: string) => r.accepted.findIndex((q) => q.spans.some((s) => s.name === name && (s.attrs as { i: number }).i === i));
+        expect(at('remote.io')).toBeGreaterThan(at('remote.req'));
+      }
+    });
+  }
 
   it('OTLP/JSON with gzip and headers, configured by the OTEL_EXPORTER_OTLP_* variables', async () => {
     const [r, url] = await receiver();

@@ -21,7 +21,7 @@ constexpr uint32_t kResourceAttributes = 1;
 constexpr uint32_t kScopeSpansScope = 1;
 constexpr uint8_t kScopeSpansSpan = len_key(2);
 constexpr uint32_t kScopeName = 1, kScopeVersion = 2;
-constexpr uint32_t kSpanTraceId = 1, kSpanSpanId = 2, kSpanParentSpanId = 4, kSpanName = 5, kSpanKind = 6,
+constexpr uint32_t kSpanTraceId = 1, kSpanSpanId = 2, kSpanTraceState = 3, kSpanParentSpanId = 4, kSpanName = 5, kSpanKind = 6,
                    kSpanStart = 7, kSpanEnd = 8, kSpanDroppedAttributes = 10, kSpanDroppedEvents = 12,
                    kSpanDroppedLinks = 14, kSpanStatus = 15, kSpanFlags = 16;
 constexpr uint8_t kSpanAttribute = len_key(9), kSpanEvent = len_key(11), kSpanLink = len_key(13);
@@ -195,6 +195,10 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
   uint8_t id[8];
   put_be64(id, span.ids.span_id);
   put_key_bytes(out, kSpanSpanId, reinterpret_cast<const char*>(id), 8);
+  if (span.ids.trace_state != nullptr && !span.ids.trace_state->empty()) {
+    const std::string ts = json_text::sanitized(*span.ids.trace_state);
+    put_key_bytes(out, kSpanTraceState, ts.data(), ts.size());
+  }
   if (span.ids.parent_span_id != 0) {
     put_be64(id, span.ids.parent_span_id);
     put_key_bytes(out, kSpanParentSpanId, reinterpret_cast<const char*>(id), 8);

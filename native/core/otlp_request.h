@@ -35,6 +35,8 @@ struct OtlpSpanIds {
   uint64_t span_id = 0;
   uint64_t parent_span_id = 0;  // 0: a root
   uint8_t trace_flags = 1;      // W3C flags (sampled)
+  // The W3C tracestate its trace carries (a remote parent's), or null.
+  const std::string* trace_state = nullptr;
 };
 
 struct OtlpResource {

@@ -133,6 +133,10 @@ void OtlpRequestWriter::add_json(const OtlpSpan& span) {
   out += "\",\"spanId\":\"";
   put_hex64(out, span.ids.span_id);
   out.push_back('"');
+  if (span.ids.trace_state != nullptr && !span.ids.trace_state->empty()) {
+    out += ",\"traceState\":";
+    put_string(out, *span.ids.trace_state);
+  }
   if (span.ids.parent_span_id != 0) {
     out += ",\"parentSpanId\":\"";
     put_hex64(out, span.ids.parent_span_id);

@@ -32,7 +32,7 @@ OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<Rec
       writer_(resource, encoding, unix_offset_ns),
       salt_(tracer_->id_salt()) {}
 
-void OtlpSource::remember(uint64_t span, const SpanIds& ids) {
+void OtlpSource::remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate) {
   if (sent_order_.size() < kSentCacheSpans) {
     sent_order_.push_back(span);
   } else {
@@ -40,7 +40,7 @@ void OtlpSource::remember(uint64_t span, const SpanIds& ids) {
     sent_order_[sent_next_] = span;
     sent_next_ = (sent_next_ + 1) % kSentCacheSpans;
   }
-  sent_[span] = SentTrace{ids.trace, ids.flags};
+  sent_[span] = SentTrace{ids.trace, ids.flags, std::move(tracestate)};
 }
 
 OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& out) {
@@ -131,6 +131,8 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
     }
     return r.parent_local != 0 ? make_span_id(in.timelines[t].id, r.parent_local) : 0;
   };
+  // The tracestate of chains resolved from a sent ancestor, by position (t << 32 | i).
+  std::unordered_map<uint64_t, std::shared_ptr<const std::string>> sent_states;
   std::vector<std::pair<size_t, uint32_t>> chain;
   for (size_t t = 0; t < in.timelines.size(); ++t) {
     const SnapshotTimeline& bt = in.timelines[t];
@@ -159,10 +161,24 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
         ids[c.first][c.second].trace = s->second.trace;
         ids[c.first][c.second].flags = s->second.flags;
         ids[c.first][c.second].resolved = true;
+        if (s->second.tracestate != nullptr) sent_states[uint64_t{c.first} << 32 | c.second] = s->second.tracestate;
       }
     }
   }
 
+  // One shared copy per stored context a sent span's trace came from (the cache outlives the batch).
+  std::unordered_map<const StoredContext*, std::shared_ptr<const std::string>> shared_states;
+  const auto tracestate_of = [&](size_t t, uint32_t i, const SpanIds& id) -> std::shared_ptr<const std::string> {
+    if (id.context != nullptr) {
+      if (id.context->tracestate.empty()) return nullptr;
+      auto& shared = shared_states[id.context];
+      if (shared == nullptr) shared = std::make_shared<const std::string>(id.context->tracestate);
+      return shared;
+    }
+    if (sent_states.empty()) return nullptr;
+    auto f = sent_states.find(uint64_t{t} << 32 | i);
+    return f != sent_states.end() ? f->second : nullptr;
+  };
   uint64_t waiting = 0;
   for (size_t t = 0; t < in.timelines.size(); ++t) {
     const SnapshotTimeline& bt = in.timelines[t];
@@ -207,8 +223,10 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
       s.ids.span_id = id.span;
       s.ids.parent_span_id = id.parent;
       s.ids.trace_flags = id.flags;
+      std::shared_ptr<const std::string> tracestate = id.resolved ? tracestate_of(t, i, id) : nullptr;
+      s.ids.trace_state = tracestate.get();
       writer_.add(s);
-      remember(make_span_id(bt.id, r.local_id), id);
+      remember(make_span_id(bt.id, r.local_id), id, std::move(tracestate));
       ++batch.spans;
     }
     waiting += still.size();

@@ -71,9 +71,11 @@ class OtlpSource {
   struct SentTrace {
     TraceId trace;
     uint8_t flags = 0;
+    // Its tracestate, shared by the spans of one trace; null: none.
+    std::shared_ptr<const std::string> tracestate;
   };
 
-  void remember(uint64_t span, const SpanIds& ids);
+  void remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate);
 
   std::shared_ptr<const Tracer> tracer_;
   std::unique_ptr<RecordCursor> cursor_;

@@ -195,6 +195,44 @@ void spans_across_batches_get_their_trees_trace_id() {
   CHECK_EQ(count, size_t{2});
 }
 
+// A remote parent's tracestate is on its trace's spans: one resolved in the
+// batch (the root), and an async child that ends after the root was sent
+// (its trace comes from the sent-span cache); a trace of hotspan's own has none.
+void tracestate_follows_the_trace_across_requests() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t n = t->intern("n");
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  StoredContext remote;
+  remote.trace = TraceId{0x0af7651916cd43ddull, 0x8448eb211c80319cull};
+  remote.parent_wire = 0xb7ad6b7169203331ull;
+  remote.flags = kTraceFlagSampled;
+  remote.tracestate = "vendor=abc,other=1";
+  std::string b1, b2, b3;
+  CHECK_EQ(begin_in_context(*main, n, 10, {}, &remote, 0), Status::kOk);
+  const uint64_t io = t->async_begin(track, n, 11, {}, make_span_id(tl, 1));
+  CHECK_EQ(end(*main, 20), Status::kOk);
+  CHECK_EQ(src.next(100, false, b1).spans, size_t{1});
+  CHECK(t->async_end(io, 30) == Status::kOk);
+  flat_span(*main, n, 5);
+  CHECK_EQ(src.next(100, false, b2).spans, size_t{2});
+  const std::string t1 = protoc_decode(b1), t2 = protoc_decode(b2);
+  CHECK(has(t1, "trace_state: \"vendor=abc,other=1\""));
+  CHECK(has(t2, "trace_state: \"vendor=abc,other=1\""));
+  size_t count = 0;
+  for (size_t at = 0; (at = t2.find("trace_state:", at)) != std::string::npos; ++at) ++count;
+  CHECK_EQ(count, size_t{1});  // the async child's, not the flat root's
+  // OTLP/JSON: the same field. A new source starts at what the tracer holds: the 3 spans, 2 of the remote trace.
+  auto json_p = OtlpSource::open(t, resource(), OtlpEncoding::kJson, 0);
+  CHECK_EQ(json_p->next(100, true, b3).spans, size_t{3});
+  count = 0;
+  for (size_t at = 0; (at = b3.find("\"traceState\":\"vendor=abc,other=1\"", at)) != std::string::npos; ++at) ++count;
+  CHECK_EQ(count, size_t{2});
+}
+
 void a_tree_waits_for_its_root_unless_final() {
   auto t = Tracer::create();
   auto main = t->attach_js_thread("main");
@@ -351,6 +389,7 @@ int main() {
   protobuf_request_decodes_with_the_upstream_schema();
   a_tree_waits_for_its_root_unless_final();
   spans_across_batches_get_their_trees_trace_id();
+  tracestate_follows_the_trace_across_requests();
   batches_are_cut_at_max_spans_and_every_record_is_taken_once();
   records_lost_before_they_are_taken_are_counted();
   json_request_is_one_json_object();
