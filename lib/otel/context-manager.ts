@@ -10,24 +10,6 @@ import { ROOT_CONTEXT, trace, type Context, type ContextManager } from '@opentel
 
 import { HotspanSpan } from './span';
 
-type Listener = (...args: unknown[]) => unknown;
-type ListenerMethod = (this: Emitter, event: string | symbol, listener: Listener) => unknown;
-
-const ADDERS = ['on', 'addListener', 'prependListener', 'once', 'prependOnceListener'] as const;
-const REMOVERS = ['removeListener', 'off'] as const;
-type Emitter = Record<(typeof ADDERS)[number] | (typeof REMOVERS)[number], ListenerMethod>;
-
-/** Emitters already bound (their methods replaced once). */
-const BOUND = new WeakSet<object>();
-/** The listener wrappers bind() made: Node's once() adds its own wrapper of one through on(), not to be wrapped again. */
-const WRAPPERS = new WeakSet<Listener>();
-
-function isEmitter(x: unknown): x is Emitter {
-  if (x === null || typeof x !== 'object') return false;
-  const o = x as Record<string, unknown>;
-  return [...ADDERS, ...REMOVERS].every((m) => typeof o[m] === 'function');
-}
-
 export class AsyncLocalStorageContextManager implements ContextManager {
   private storage = new AsyncLocalStorage<Context>();
 
@@ -42,53 +24,19 @@ export class AsyncLocalStorageContextManager implements ContextManager {
   }
 
   /**
-   * A function runs in `ctx` when called. An EventEmitter's listeners added
-   * after this call run in `ctx` (its first bind wins, as in OpenTelemetry's
-   * own context managers), and removing the original listener removes them.
-   * Anything else is returned as it is.
+   * Functions run in `ctx` when called; other targets (event emitters) are
+   * returned as they are. Binding an emitter's listeners through
+   * AsyncLocalStorage, as the SDK's context manager does, measured about
+   * twice hotspan's added server CPU per request under instrumentation-http
+   * (`node bench/run.mjs --only=otelhttp`), so it is left out.
    */
   bind<T>(ctx: Context, target: T): T {
-    if (typeof target === 'function') return this.bindFunction(ctx, target as unknown as (...a: unknown[]) => unknown) as unknown as T;
-    if (isEmitter(target)) this.bindEmitter(ctx, target);
-    return target;
-  }
-
-  private bindFunction(ctx: Context, fn: (...a: unknown[]) => unknown): (...a: unknown[]) => unknown {
-    const self = this;
+    if (typeof target !== 'function') return target;
+    const fn = target as unknown as (...a: unknown[]) => unknown;
+    const manager = this;
     return function (this: unknown, ...args: unknown[]) {
-      return self.with(ctx, fn, this, ...args);
-    };
-  }
-
-  private bindEmitter(ctx: Context, ee: Emitter): void {
-    if (BOUND.has(ee)) return;
-    // One wrapper per (event, listener): a listener added twice is removed once per removal, as Node counts it.
-    const wrappers = new Map<string | symbol, WeakMap<Listener, Listener>>();
-    BOUND.add(ee);
-    const wrapped = (event: string | symbol, listener: Listener): Listener => {
-      let m = wrappers.get(event);
-      if (m === undefined) wrappers.set(event, (m = new WeakMap()));
-      let w = m.get(listener);
-      if (w === undefined) {
-        w = this.bindFunction(ctx, listener);
-        WRAPPERS.add(w);
-        m.set(listener, w);
-      }
-      return w;
-    };
-    for (const method of ADDERS) {
-      const original = ee[method];
-      ee[method] = function (this: Emitter, event: string | symbol, listener: Listener) {
-        const asIs = typeof listener !== 'function' || WRAPPERS.has(listener) || WRAPPERS.has((listener as { listener?: Listener }).listener as Listener);
-        return original.call(this, event, asIs ? listener : wrapped(event, listener));
-      };
-    }
-    for (const method of REMOVERS) {
-      const original = ee[method];
-      ee[method] = function (this: Emitter, event: string | symbol, listener: Listener) {
-        return original.call(this, event, wrappers.get(event)?.get(listener) ?? listener);
-      };
-    }
+      return manager.with(ctx, fn, this, ...args);
+    } as unknown as T;
   }
 
   enable(): this {
