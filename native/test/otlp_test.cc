@@ -154,13 +154,19 @@ void flat_span(ThreadState& th, uint32_t name, uint64_t i) {
   CHECK_EQ(end(th, static_cast<int64_t>(10 * i + 5)), Status::kOk);
 }
 
+// A tracer with its main thread, one name, an async track and a protobuf source.
+struct AsyncTreeFixture {
+  std::shared_ptr<Tracer> t = Tracer::create();
+  std::shared_ptr<ThreadState> main = t->attach_js_thread("main");
+  uint32_t n = t->intern("n");
+  uint32_t tl = timeline_id(*main);
+  uint32_t track = t->track("net", false);
+  std::unique_ptr<OtlpSource> src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+};
+
 void spans_across_batches_get_their_trees_trace_id() {
-  auto t = Tracer::create();
-  auto main = t->attach_js_thread("main");
-  const uint32_t n = t->intern("n");
-  const uint32_t tl = timeline_id(*main);
-  const uint32_t track = t->track("net", false);
-  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  AsyncTreeFixture f;
+  auto& [t, main, n, tl, track, src_p] = f;
   OtlpSource& src = *src_p;
   std::string b1, b2, b3, b4;
   // An async span outlives the span it began under (sent in an earlier request).
@@ -199,12 +205,8 @@ void spans_across_batches_get_their_trees_trace_id() {
 // batch (the root), and an async child that ends after the root was sent
 // (its trace comes from the sent-span cache); a trace of hotspan's own has none.
 void tracestate_follows_the_trace_across_requests() {
-  auto t = Tracer::create();
-  auto main = t->attach_js_thread("main");
-  const uint32_t n = t->intern("n");
-  const uint32_t tl = timeline_id(*main);
-  const uint32_t track = t->track("net", false);
-  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  AsyncTreeFixture f;
+  auto& [t, main, n, tl, track, src_p] = f;
   OtlpSource& src = *src_p;
   StoredContext remote;
   remote.trace = TraceId{0x0af7651916cd43ddull, 0x8448eb211c80319cull};
