@@ -63,20 +63,22 @@ function gather(snap: NativeSnapshot, indices: ArrayLike<number>): NativeSnapsho
  */
 export function columnsView(snap: NativeSnapshot, salt: bigint): FrozenView {
   let step: ((name: string | undefined, args: Float64Array) => Float64Array) | undefined;
+  let ids: BigUint64Array | undefined;
   return {
     count: snap.count,
     spanIds() {
       if (snap.count === 0) return new BigUint64Array(0);
-      return spanIdsOfColumns(snap, salt);
+      // Resolved once per view: spanTracestates() reads the same words.
+      return (ids ??= spanIdsOfColumns(snap, salt));
     },
     spanTracestates() {
       const out = new Map<number, string>();
       const contexts = snap.contexts ?? [];
       if (snap.count === 0 || !contexts.some(([, c]) => c.tracestate !== '')) return out;
       // The core marks each record with the stored context its trace came from (hs_span_ids).
-      const ids = spanIdsOfColumns(snap, salt);
+      const words = this.spanIds();
       for (let i = 0; i < snap.count; i++) {
-        const from = Number(ids[5 * i + 4] >> 32n);
+        const from = Number(words[5 * i + 4] >> 32n);
         if (from === 0) continue;
         const ts = contexts[from - 1][1].tracestate;
         if (ts !== '') out.set(i, ts);
