@@ -6,7 +6,7 @@
 // closures), 12 x db.query (begin/end), render > 4 x render.part (with a
 // numeric `bytes` attribute). GET /__stats answers the span counts, the
 // request count and the process CPU time (not traced, not part of the load).
-import http from 'node:http';
+import { serve, work } from '../lib/serve.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 import { makeOtel } from '../lib/otel.mjs';
 
@@ -108,13 +108,6 @@ function makeRecorder() {
 
 const rec = makeRecorder();
 
-// A few hundred ns of work per step, standing in for real handler code.
-function work(seed) {
-  let h = seed | 0;
-  for (let i = 0; i < 64; i++) h = Math.imul(h ^ i, 0x9e3779b1) >>> 0;
-  return h;
-}
-
 let requests = 0;
 
 function handle(req, res) {
@@ -142,11 +135,11 @@ function handle(req, res) {
   requests++;
   rec.request(req, async () => {
     const path = rec.span(PARSE, () => req.url.split('?')[0]);
-    const user = rec.span(AUTH, () => work(path.length));
+    const user = rec.span(AUTH, () => work(path.length, 64));
     const rows = [];
     for (let q = 0; q < 12; q++) {
       rec.begin(DB);
-      rows.push(work(user + q));
+      rows.push(work(user + q, 64));
       rec.end();
     }
     const body = rec.span(RENDER, () => {
@@ -162,9 +155,4 @@ function handle(req, res) {
   });
 }
 
-const server = http.createServer(handle);
-server.keepAliveTimeout = 30000;
-server.listen(0, '127.0.0.1', () => {
-  process.stdout.write(`${JSON.stringify({ port: server.address().port, mode })}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));
+serve(handle, mode);
