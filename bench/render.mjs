@@ -170,6 +170,10 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     ]);
     out.push(table(['server', 'req/s', 'server CPU µs/request', 'added by tracing', `CPU µs/request at ${c.fixedRate} req/s`, 'added by tracing', 'spans produced / received / lost'], rows));
     out.push('', "Server CPU is the server process's (every thread: an exporter's off-thread encoding and sending count); \"added\" is paired with the uninstrumented server of the same round. Each exporting server sends to its own loopback receiver, which decodes every request with protobufjs on the vendored OTLP schema; lost = produced − received after the exporter's shutdown.");
+    const ex = oh.modes.hotspan;
+    if (ex?.exporterCpuUsPerReqFixed) {
+      out.push('', `Of hotspan's server CPU per request, its exporter's worker thread (reading, encoding and sending) took ${fmt(ex.exporterCpuUsPerReq.median)} µs saturated (spans it sends after the run are outside this figure) and ${fmt(ex.exporterCpuUsPerReqFixed.median)} µs at ${c.fixedRate} req/s.`);
+    }
     const f = otelHttpFloor(oh);
     if (f) {
       out.push('', `Over the no-op provider (the instrumentation and its context propagation, which every provider pays): saturated, hotspan adds ${fmt(f.saturated.hotspanUs)} µs and the SDK ${fmt(f.saturated.sdkUs)} µs per request, (hotspan − no-op) / (SDK − no-op) = ${floorRatioText(f.saturated)}; at ${c.fixedRate} req/s, ${floorRatioText(f.fixed)} (medians of the differences paired per round). The no-op floor alone is ${fmt(f.saturated.floorOverSdk)}x (saturated) and ${fmt(f.fixed.floorOverSdk)}x (at ${c.fixedRate} req/s) of the SDK's added CPU: no provider under this instrumentation, however cheap, reads a lower hotspan / SDK ratio.`);

@@ -14,10 +14,12 @@
 //            context manager and W3C propagator), tracer.exportOtlp()
 // Both exporters send to the same kind of loopback receiver
 // (otlp-receiver.mjs). Listens on 127.0.0.1 (port 0, printed as a JSON line).
-// GET /__stats answers the request count and the process CPU time (all
-// threads: an exporter's off-thread work counts too; bench/lib/http.mjs); GET /__finish shuts
+// GET /__stats answers the request count, the process CPU time (all
+// threads: an exporter's off-thread work counts too; bench/lib/http.mjs) and
+// the CPU time of hotspan's exporter thread alone; GET /__finish shuts
 // the exporter down (what is queued is sent, within its deadline) and answers
 // the spans produced. Neither is traced (ignoreIncomingRequestHook).
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { rootDir } from '../lib/build.mjs';
 import { distIndex } from '../lib/hotspan.mjs';
@@ -27,6 +29,25 @@ const require = createRequire(import.meta.url);
 const mode = process.argv[2] ?? 'none';
 const url = process.argv[3];
 if (mode !== 'none' && mode !== 'noop' && url === undefined) throw new Error(`mode ${mode} needs the receiver's URL`);
+
+/** This process's thread ids (Linux). */
+const threads = () => readdirSync('/proc/self/task');
+// hotspan's exporter threads, whose CPU /__stats reports apart (none for the
+// other modes: the SDK exports on the main thread).
+let exporterThreads = [];
+
+/** CPU µs the exporter's threads ran (schedstat: ns on a CPU, exact, unlike stat's ticks). */
+function exporterCpuUs() {
+  let ns = 0;
+  for (const t of exporterThreads) {
+    try {
+      ns += Number(readFileSync(`/proc/self/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread has ended (after the shutdown).
+    }
+  }
+  return ns / 1000;
+}
 
 const control = (req) => req.url === '/__stats' || req.url === '/__finish';
 
@@ -72,7 +93,10 @@ function setup() {
     const { TracerProvider } = require(`${rootDir}/dist/otel/index.js`);
     const tracer = new Tracer({ backend: 'native', requireNative: true });
     const provider = new TracerProvider(tracer).register();
+    // The threads exportOtlp() starts (its worker): their CPU time apart.
+    const before = new Set(threads());
     tracer.exportOtlp({ endpoint: url });
+    exporterThreads = threads().filter((t) => !before.has(t));
     instrumentation.setTracerProvider(provider);
     instrumentation.enable();
     return {
@@ -96,9 +120,11 @@ let finishing = false;
 function handle(req, res) {
   if (req.url === '/__stats') {
     const c = process.cpuUsage();
+    // Reading the exporter's CPU is left out of the process CPU bench/lib/http.mjs takes apart.
+    const exporterUs = exporterCpuUs();
+    const a = process.cpuUsage();
     res.setHeader('content-type', 'application/json');
-    // Nothing is done between the two readings bench/lib/http.mjs takes apart.
-    res.end(JSON.stringify({ requests, cpuUsBefore: c.user + c.system, cpuUsAfter: c.user + c.system }));
+    res.end(JSON.stringify({ requests, cpuUsBefore: c.user + c.system, cpuUsAfter: a.user + a.system, exporterCpuUs: exporterUs, exporterThreads }));
     return;
   }
   if (req.url === '/__finish') {

@@ -46,6 +46,12 @@ async function measure(mode, load = opts, receiverDelayMs = 0) {
   try {
     const url = `http://127.0.0.1:${receiver.port}/v1/traces`;
     const m = await measureMode(mode, load, { script: 'otel-http-server.mjs', args: [mode, url], finish: (port) => getJson(port, '/__finish') });
+    // hotspan's exporter thread alone (CPU µs per request), saturated and at the fixed rate.
+    const exporterPer = ([a, b] = []) => (a && b && b.requests > a.requests ? (b.exporterCpuUs - a.exporterCpuUs) / (b.requests - a.requests) : NaN);
+    if (mode === 'hotspan') {
+      m.exporterCpuUsPerReq = exporterPer(m.saturatedStats);
+      m.exporterCpuUsPerReqFixed = exporterPer(m.fixedStats);
+    }
     const got = await getJson(receiver.port, '/__count');
     const produced = m.finished.produced;
     m.spans = {
@@ -129,6 +135,11 @@ runCase(async () => {
       cpuUsPerReqFixed: summarize(field(m, 'cpuUsPerReqFixed')),
       loadErrors: per[m].map((x) => (x ? x.errors + x.non2xx : null)),
     };
+    if (m === 'hotspan') {
+      // Its exporter thread's share of cpuUsPerReq (info: what the worker costs per request).
+      out.exporterCpuUsPerReq = summarize(field(m, 'exporterCpuUsPerReq'));
+      out.exporterCpuUsPerReqFixed = summarize(field(m, 'exporterCpuUsPerReqFixed'));
+    }
     if (m !== 'none' && per.none) {
       out.rpsLoss = summarize(paired(field(m, 'rps'), field('none', 'rps'), (x, y) => 1 - x / y));
       // What tracing adds to the server's CPU per request, paired within the

@@ -92,7 +92,7 @@ export async function getJson(port, urlPath) {
 const getStats = (port) => getJson(port, '/__stats');
 
 /**
- * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, finished }.
+ * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, saturatedStats, fixedStats, finished }.
  * `server`: { script, args } of another server than http-server.mjs, and
  * finish(port), awaited after the load and before the server stops (its
  * result is `finished`).
@@ -110,11 +110,13 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
     // the same rate for every mode is the tracing cost per request, with the
     // same batching of the event loop (at saturation batching shifts with speed).
     let cpuUsPerReqFixed = NaN;
+    let fixedStats;
     if (fixedRate) {
       await load(url, 0.5, connections, false, fixedRate);
       const f0 = await getStats(port);
       await load(url, fixedSeconds, connections, false, fixedRate);
       const f1 = await getStats(port);
+      fixedStats = [f0, f1];
       const n = f1.requests - f0.requests;
       if (n > 0) cpuUsPerReqFixed = (f1.cpuUsBefore - f0.cpuUsAfter) / n;
     }
@@ -129,6 +131,9 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
       stats,
+      // The /__stats answers around the saturated run and the fixed-rate one.
+      saturatedStats: [s0, stats],
+      fixedStats,
       finished,
     };
   } finally {
