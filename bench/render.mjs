@@ -169,10 +169,10 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       h.produced === undefined ? '' : `${h.produced} / ${h.received} / ${h.lost}`,
     ]);
     out.push(table(['server', 'req/s', 'server CPU µs/request', 'added by tracing', `CPU µs/request at ${c.fixedRate} req/s`, 'added by tracing', 'spans produced / received / lost'], rows));
-    out.push('', "Server CPU is the server process's (every thread: an exporter's off-thread encoding and sending count); \"added\" is paired with the uninstrumented server of the same round. Each exporting server sends to its own loopback receiver, which decodes every request with protobufjs on the vendored OTLP schema; lost = produced − received after the exporter's shutdown.");
+    out.push('', `Server CPU is the server process's (every thread: an exporter's off-thread encoding and sending count); \"added\" is paired with the uninstrumented server of the same round. Each exporting server sends to its own loopback receiver, which decodes every request with protobufjs on the vendored OTLP schema; lost = produced − received after the exporter's shutdown.${oh.drained ? " Each run's CPU is read once its exporter has sent what the run produced (hotspan: its counts; the SDK: `forceFlush()`), so export work done late is charged to the run that made it." : ''}`);
     const ex = oh.modes.hotspan;
     if (ex?.exporterCpuUsPerReqFixed) {
-      out.push('', `Of hotspan's server CPU per request, its exporter's worker thread (reading, encoding and sending) took ${fmt(ex.exporterCpuUsPerReq.median)} µs saturated (spans it sends after the run are outside this figure) and ${fmt(ex.exporterCpuUsPerReqFixed.median)} µs at ${c.fixedRate} req/s.`);
+      out.push('', `Of hotspan's server CPU per request, its exporter's worker thread (reading, encoding and sending) took ${fmt(ex.exporterCpuUsPerReq.median)} µs saturated and ${fmt(ex.exporterCpuUsPerReqFixed.median)} µs at ${c.fixedRate} req/s.`);
     }
     const f = otelHttpFloor(oh);
     if (f) {

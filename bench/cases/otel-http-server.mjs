@@ -16,7 +16,9 @@
 // (otlp-receiver.mjs). Listens on 127.0.0.1 (port 0, printed as a JSON line).
 // GET /__stats answers the request count, the process CPU time (all
 // threads: an exporter's off-thread work counts too; bench/lib/http.mjs) and
-// the CPU time of hotspan's exporter thread alone; GET /__finish shuts
+// the CPU time of hotspan's exporter thread alone; GET /__drain answers once
+// the exporter has sent what has ended so far (the SDK: forceFlush), so its
+// late work is charged to the run that made it; GET /__finish shuts
 // the exporter down (what is queued is sent, within its deadline) and answers
 // the spans produced. Neither is traced (ignoreIncomingRequestHook).
 import { readdirSync, readFileSync } from 'node:fs';
@@ -49,11 +51,11 @@ function exporterCpuUs() {
   return ns / 1000;
 }
 
-const control = (req) => req.url === '/__stats' || req.url === '/__finish';
+const control = (req) => req.url === '/__stats' || req.url === '/__drain' || req.url === '/__finish';
 
 /** Sets tracing up before node:http is loaded (the instrumentation patches it as it is required). */
 function setup() {
-  if (mode === 'none') return { produced: () => 0, finish: async () => ({}) };
+  if (mode === 'none') return { produced: () => 0, drain: async () => {}, finish: async () => ({}) };
   const api = require('@opentelemetry/api');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
   const instrumentation = new HttpInstrumentation({ ignoreIncomingRequestHook: control });
@@ -66,7 +68,7 @@ function setup() {
   if (mode === 'noop') {
     sdkContext();
     instrumentation.enable();
-    return { produced: () => 0, finish: async () => ({}) };
+    return { produced: () => 0, drain: async () => {}, finish: async () => ({}) };
   }
   if (mode === 'sdk') {
     const { BasicTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
@@ -82,6 +84,7 @@ function setup() {
     instrumentation.enable();
     return {
       produced: () => ended,
+      drain: () => provider.forceFlush(),
       finish: async () => {
         await provider.shutdown();
         return {};
@@ -101,6 +104,17 @@ function setup() {
     instrumentation.enable();
     return {
       produced: () => tracer.counts().produced,
+      // Until the worker has sent (or dropped) every span ended so far, at its own pace.
+      drain: async () => {
+        const produced = tracer.counts().produced;
+        const deadline = Date.now() + 60000;
+        for (;;) {
+          const o = tracer.counts().otlp;
+          if (o.sent + o.dropped >= produced) return;
+          if (Date.now() > deadline) throw new Error(`the exporter did not send ${produced - o.sent - o.dropped} spans within 60 s`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
       finish: async () => {
         await tracer.shutdown();
         // shutdown() closed the tracer; counts() still answers.
@@ -125,6 +139,16 @@ function handle(req, res) {
     const a = process.cpuUsage();
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ requests, cpuUsBefore: c.user + c.system, cpuUsAfter: a.user + a.system, exporterCpuUs: exporterUs, exporterThreads }));
+    return;
+  }
+  if (req.url === '/__drain') {
+    tracing.drain().then(
+      () => res.end('{}'),
+      (e) => {
+        res.statusCode = 500;
+        res.end(String(e?.stack ?? e));
+      },
+    );
     return;
   }
   if (req.url === '/__finish') {

@@ -6,7 +6,9 @@
 // warm-up, a saturated run, then a run at a fixed request rate so every mode
 // sees the same event-loop batching); sdk and hotspan export to a fresh
 // loopback receiver (otlp-receiver.mjs) that decodes every request with the
-// vendored OTLP schema. After the load the server shuts its exporter down and
+// vendored OTLP schema. Each measured run ends once the exporter has sent
+// what the run produced (the server's /__drain), so its late work is
+// charged to that run. After the load the server shuts its exporter down and
 // the receiver is asked what arrived: produced - received = lost.
 // Then the drop scenario (`slow`; null skips it): sdk and hotspan alone,
 // saturated, each sending to a receiver that answers every request
@@ -45,7 +47,7 @@ async function measure(mode, load = opts, receiverDelayMs = 0) {
   const receiver = await startServer('receiver', 'otlp-receiver.mjs', [String(receiverDelayMs)]);
   try {
     const url = `http://127.0.0.1:${receiver.port}/v1/traces`;
-    const m = await measureMode(mode, load, { script: 'otel-http-server.mjs', args: [mode, url], finish: (port) => getJson(port, '/__finish') });
+    const m = await measureMode(mode, load, { script: 'otel-http-server.mjs', args: [mode, url], drain: (port) => getJson(port, '/__drain'), finish: (port) => getJson(port, '/__finish') });
     // hotspan's exporter thread alone (CPU µs per request), saturated and at the fixed rate.
     const exporterPer = ([a, b] = []) => (a && b && b.requests > a.requests ? (b.exporterCpuUs - a.exporterCpuUs) / (b.requests - a.requests) : NaN);
     if (mode === 'hotspan') {
@@ -164,6 +166,8 @@ runCase(async () => {
   process.stdout.write(
     `${JSON.stringify({
       config: opts,
+      // Each exporting run's CPU was read after /__drain (render.mjs says so).
+      drained: true,
       modes,
       // hotspan's added CPU per request / the SDK's, paired within each round.
       hotspanOverSdkFixed: ratio('addedCpuUsFixed'),
