@@ -16,7 +16,7 @@ import { buildCoreBench, coreBenchPath } from './lib/core-bench.mjs';
 import { addonPath, hotspanMissing } from './lib/hotspan.mjs';
 import { measureMode } from './lib/http.mjs';
 import { fmt, paired, summarize } from './lib/stats.mjs';
-import { evaluateTargets } from './lib/targets.mjs';
+import { evaluateTargets, floorRatioText, otelHttpFloor } from './lib/targets.mjs';
 import { renderMarkdown, renderSvg } from './render.mjs';
 
 const argv = process.argv.slice(2);
@@ -624,6 +624,9 @@ function printTables(r) {
     for (const [k, h] of Object.entries(oh.modes)) {
       row([k, fmt(h.rps.median), fmt(h.cpuUsPerReq.median), h.addedCpuUs ? fmt(h.addedCpuUs.median) : '', h.addedCpuUsFixed ? fmt(h.addedCpuUsFixed.median) : '', h.produced ?? '', h.received ?? '', h.lost ?? '']);
     }
+    const f = otelHttpFloor(oh);
+    if (f) out.push(`  over the no-op floor, (hotspan - no-op) / (SDK - no-op): ${floorRatioText(f.saturated)} saturated, ${floorRatioText(f.fixed)} @${oh.config.fixedRate}/s; floor / SDK added ${fmt(f.saturated.floorOverSdk)}, ${fmt(f.fixed.floorOverSdk)} @${oh.config.fixedRate}/s`);
+    for (const [k, h] of Object.entries(oh.slow?.modes ?? {})) out.push(`  slow collector (${oh.slow.config.receiverDelayMs} ms per answer), ${k}: ${h.lost} of ${h.produced} spans lost${h.countedDropped === undefined ? '' : `, ${h.countedDropped} counted dropped`}`);
   }
   out.push('', 'ratios (paired within each round)');
   row(['ratio', 'median', 'min', 'max']);
