@@ -71,22 +71,17 @@ function openCurrent(ids: OpenIds, ts: string): Current {
   return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
 }
 
-/** Whether `given` is a context of the open span's trace. */
 const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
 
 export class AsyncContext {
   readonly storage = new AsyncLocalStorage<Current>();
   /** The current span of the async span begun last (traceAsync runs its work under it). */
   lastAsync: Current | undefined;
-  /**
-   * The context the thread's outermost open span was last begun under: its
-   * trace's tracestate once the callback that gave the context has returned
-   * (the core's open-span ids carry none). Every span open above it is of
-   * its trace, and a later outermost span replaces it, so one is enough.
-   */
+  // The context the outermost open span was begun under: its trace's
+  // tracestate after that context's callback returned (open ids carry none).
   private outermost: Given | undefined;
 
-  /** The tracestate of the open span `ids`: its trace's, from the current context or the outermost span's. */
+  /** The tracestate of the open span `ids`'s trace. */
   openTracestate(ids: OpenIds): string {
     const store = this.storage.getStore()?.given;
     if (ofTrace(store, ids)) return store.tracestate;

@@ -24,13 +24,7 @@ export interface OtlpExportOptions {
   resource?: Record<string, string>;
   /** Spans per request at most. Default: OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 2048. */
   maxBatchSize?: number;
-  /**
-   * Ms between reads of new spans when no full batch waits. Default:
-   * OTEL_BSP_SCHEDULE_DELAY, else 5000 (the specification's default, the
-   * SDK's batch processor's): each wake costs the worker about a
-   * millisecond whatever the batch (its JS runs too rarely to be
-   * optimized), a large part of its cost at low rates.
-   */
+  /** Ms between reads of new spans when no full batch waits. Default: OTEL_BSP_SCHEDULE_DELAY, else 5000 (the spec's). */
   scheduledDelayMs?: number;
   /** First retry delay in ms (doubled per attempt, full jitter, capped by maxRetryDelayMs). Default 1000. */
   retryInitialDelayMs?: number;
