@@ -8,6 +8,7 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, median } from './lib/stats.mjs';
+import { floorRatioText, otelHttpFloor } from './lib/targets.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const resultsDir = path.join(benchDir, 'results');
@@ -168,7 +169,30 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       h.produced === undefined ? '' : `${h.produced} / ${h.received} / ${h.lost}`,
     ]);
     out.push(table(['server', 'req/s', 'server CPU µs/request', 'added by tracing', `CPU µs/request at ${c.fixedRate} req/s`, 'added by tracing', 'spans produced / received / lost'], rows));
-    out.push('', "Server CPU is the server process's (every thread: an exporter's off-thread encoding and sending count); \"added\" is paired with the uninstrumented server of the same round. Each exporting server sends to its own loopback receiver, which decodes every request with protobufjs on the vendored OTLP schema; lost = produced − received after the exporter's shutdown.");
+    out.push('', `Server CPU is the server process's (every thread: an exporter's off-thread encoding and sending count); \"added\" is paired with the uninstrumented server of the same round. Each exporting server sends to its own loopback receiver, which decodes every request with protobufjs on the vendored OTLP schema; lost = produced − received after the exporter's shutdown.${oh.drained ? " Each run's CPU is read once its exporter has sent what the run produced (hotspan: its counts; the SDK: `forceFlush()`), so export work done late is charged to the run that made it." : ''}`);
+    const ex = oh.modes.hotspan;
+    if (ex?.exporterCpuUsPerReqFixed) {
+      out.push('', `Of hotspan's server CPU per request, its exporter's worker thread (reading, encoding and sending) took ${fmt(ex.exporterCpuUsPerReq.median)} µs saturated and ${fmt(ex.exporterCpuUsPerReqFixed.median)} µs at ${c.fixedRate} req/s.`);
+    }
+    const f = otelHttpFloor(oh);
+    if (f) {
+      out.push('', `Over the no-op provider (the instrumentation and its context propagation, which every provider pays): saturated, hotspan adds ${fmt(f.saturated.hotspanUs)} µs and the SDK ${fmt(f.saturated.sdkUs)} µs per request, (hotspan − no-op) / (SDK − no-op) = ${floorRatioText(f.saturated)}; at ${c.fixedRate} req/s, ${floorRatioText(f.fixed)} (medians of the differences paired per round). The no-op floor alone is ${fmt(f.saturated.floorOverSdk)}x (saturated) and ${fmt(f.fixed.floorOverSdk)}x (at ${c.fixedRate} req/s) of the SDK's added CPU: no provider under this instrumentation, however cheap, reads a lower hotspan / SDK ratio.`);
+    }
+    const slow = oh.slow;
+    if (slow?.modes) {
+      const sc = slow.config;
+      out.push('', `#### OpenTelemetry instrumentation-http, a slow collector (the receiver answers each request ${sc.receiverDelayMs} ms late; ${sc.rounds} rounds of ${sc.seconds} s saturated, autocannon ${sc.connections} connections)`, '');
+      const rows = Object.entries(slow.modes).map(([k, h]) => [
+        label[k] ?? k,
+        fmt(h.rps.median),
+        String(h.produced),
+        String(h.received),
+        `${h.lost} (${((100 * h.lost) / Math.max(1, h.produced)).toFixed(1)}%)`,
+        h.countedDropped === undefined ? 'not counted' : String(h.countedDropped),
+      ]);
+      out.push(table(['server', 'req/s', 'spans produced', 'received', 'lost', 'counted as dropped by the exporter'], rows));
+      out.push('', "The SDK's BatchSpanProcessor with its defaults (a 2048-span queue, one 512-span export at a time) drops what does not fit its queue, silently; hotspan's exporter keeps unsent spans in the tracer's memory budget (two 2048-span requests in flight) and counts any it drops in `counts().otlp.dropped`. Lost = produced − received, counted by the same decoding receiver for both.");
+    }
   }
   out.push('', '### Ratios (paired within each round)', '');
   out.push(table(['ratio', 'median', 'min – max'], r.ratios.map((q) => [q.name, `${fmt(q.median)}${q.unit === 'x' ? 'x' : ` ${q.unit}`}`, range(q)])));

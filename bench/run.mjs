@@ -16,7 +16,7 @@ import { buildCoreBench, coreBenchPath } from './lib/core-bench.mjs';
 import { addonPath, hotspanMissing } from './lib/hotspan.mjs';
 import { measureMode } from './lib/http.mjs';
 import { fmt, paired, summarize } from './lib/stats.mjs';
-import { evaluateTargets } from './lib/targets.mjs';
+import { evaluateTargets, floorRatioText, otelHttpFloor } from './lib/targets.mjs';
 import { renderMarkdown, renderSvg } from './render.mjs';
 
 const argv = process.argv.slice(2);
@@ -32,8 +32,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1 } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3 } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1, slow: { receiverDelayMs: 1000, rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10 } } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3, slow: { receiverDelayMs: 1000, rounds: 3, warmupSec: 1, seconds: 3, connections: 10 } } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -454,7 +454,8 @@ async function main() {
     // cases/otel-http.mjs pairs its modes within each of its rounds itself.
     const modes = ['none', 'noop', 'sdk', ...(have.hotspan ? ['hotspan'] : [])];
     log(`OpenTelemetry HTTP instrumentation: ${cfg.otelHttp.rounds} rounds x (${modes.join(', ')}), ${cfg.otelHttp.seconds}s each`);
-    const res = child('otel-http.mjs', [JSON.stringify({ ...cfg.otelHttp, modes })], { timeoutMs: 1800000 });
+    // The slow-collector drop scenario compares hotspan with the SDK: not without hotspan.
+    const res = child('otel-http.mjs', [JSON.stringify({ ...cfg.otelHttp, modes, slow: have.hotspan ? cfg.otelHttp.slow : null })], { timeoutMs: 1800000 });
     if (res.error) errors.push(res.error);
     else errors.push(...res.errors);
     results.otelHttp = res.error ? { error: res.error } : { ...res, skipped: have.hotspan ? null : { hotspan: have.why.hotspan } };
@@ -623,6 +624,9 @@ function printTables(r) {
     for (const [k, h] of Object.entries(oh.modes)) {
       row([k, fmt(h.rps.median), fmt(h.cpuUsPerReq.median), h.addedCpuUs ? fmt(h.addedCpuUs.median) : '', h.addedCpuUsFixed ? fmt(h.addedCpuUsFixed.median) : '', h.produced ?? '', h.received ?? '', h.lost ?? '']);
     }
+    const f = otelHttpFloor(oh);
+    if (f) out.push(`  over the no-op floor, (hotspan - no-op) / (SDK - no-op): ${floorRatioText(f.saturated)} saturated, ${floorRatioText(f.fixed)} @${oh.config.fixedRate}/s; floor / SDK added ${fmt(f.saturated.floorOverSdk)}, ${fmt(f.fixed.floorOverSdk)} @${oh.config.fixedRate}/s`);
+    for (const [k, h] of Object.entries(oh.slow?.modes ?? {})) out.push(`  slow collector (${oh.slow.config.receiverDelayMs} ms per answer), ${k}: ${h.lost} of ${h.produced} spans lost${h.countedDropped === undefined ? '' : `, ${h.countedDropped} counted dropped`}`);
   }
   out.push('', 'ratios (paired within each round)');
   row(['ratio', 'median', 'min', 'max']);

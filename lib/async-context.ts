@@ -66,16 +66,27 @@ export function remoteCurrent(ctx: SpanContext): Current {
   return current(hi, lo, BigInt('0x' + ctx.spanId), 0, ctx.traceFlags, ctx.traceState ?? '', ctx.isRemote === true);
 }
 
-/** The open span `ids` as current, its tracestate inherited from `outer`. */
-export function openCurrent(ids: OpenIds, outer: Current | undefined): Current {
-  const ts = outer !== undefined && outer.given.ids[0] === ids.traceHi && outer.given.ids[1] === ids.traceLo ? outer.given.tracestate : '';
+/** The open span `ids` as current, with its trace's tracestate `ts`. */
+function openCurrent(ids: OpenIds, ts: string): Current {
   return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
 }
+
+const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
 
 export class AsyncContext {
   readonly storage = new AsyncLocalStorage<Current>();
   /** The current span of the async span begun last (traceAsync runs its work under it). */
   lastAsync: Current | undefined;
+  // The context the outermost open span was begun under: its trace's
+  // tracestate after that context's callback returned (open ids carry none).
+  private outermost: Given | undefined;
+
+  /** The tracestate of the open span `ids`'s trace. */
+  openTracestate(ids: OpenIds): string {
+    const store = this.storage.getStore()?.given;
+    if (ofTrace(store, ids)) return store.tracestate;
+    return ofTrace(this.outermost, ids) ? this.outermost.tracestate : '';
+  }
 
   /** Runs `fn` with `current` as the current span (hotspan/otel's bridge, internal.ts AsyncContextHook). */
   runAsCurrent<T>(current: Current, fn: () => T): T {
@@ -87,14 +98,14 @@ export class AsyncContext {
     const store = this.storage.getStore();
     if (inner.openDepth() === 0) return store;
     const ids = inner.openIds();
-    return ids !== undefined && ids.resolved ? openCurrent(ids, store) : store;
+    return ids !== undefined && ids.resolved ? openCurrent(ids, this.openTracestate(ids)) : store;
   }
 
   /** Runs `fn` with the innermost open span of this thread as the current span. */
   runInOpen<T>(inner: Backend, fn: () => T): T {
     const ids = inner.openIds();
     if (ids === undefined || !ids.resolved) return fn();
-    return this.storage.run(openCurrent(ids, this.storage.getStore()), fn);
+    return this.storage.run(openCurrent(ids, this.openTracestate(ids)), fn);
   }
 
   /** Wraps `inner` so spans begun with no open span on this thread get the current one as parent. */
@@ -117,6 +128,7 @@ export class AsyncContext {
     const beginUnder = (nameId: number, json: string): boolean => {
       const parent = under();
       if (parent === undefined) return false;
+      cx.outermost = parent.given;
       inner.beginContext(nameId, json, parent.given);
       return true;
     };

@@ -24,7 +24,7 @@ export interface OtlpExportOptions {
   resource?: Record<string, string>;
   /** Spans per request at most. Default: OTEL_BSP_MAX_EXPORT_BATCH_SIZE, else 2048. */
   maxBatchSize?: number;
-  /** Ms between reads of new spans when no full batch waits. Default: OTEL_BSP_SCHEDULE_DELAY, else 1000. */
+  /** Ms between reads of new spans when no full batch waits. Default: OTEL_BSP_SCHEDULE_DELAY, else 5000 (the spec's). */
   scheduledDelayMs?: number;
   /** First retry delay in ms (doubled per attempt, full jitter, capped by maxRetryDelayMs). Default 1000. */
   retryInitialDelayMs?: number;
@@ -168,7 +168,7 @@ export function otlpConfig(options: OtlpExportOptions | undefined, env: Env, ver
     gzip: compression === 'gzip',
     resource,
     maxBatchSize,
-    scheduledDelayMs: positive('scheduledDelayMs', o.scheduledDelayMs ?? envOf(env, 'OTEL_BSP_SCHEDULE_DELAY'), 1000),
+    scheduledDelayMs: positive('scheduledDelayMs', o.scheduledDelayMs ?? envOf(env, 'OTEL_BSP_SCHEDULE_DELAY'), 5000),
     retryInitialDelayMs: positive('retryInitialDelayMs', o.retryInitialDelayMs, 1000),
     maxRetryDelayMs: positive('maxRetryDelayMs', o.maxRetryDelayMs, 30000),
     shutdownTimeoutMs: positive('shutdownTimeoutMs', o.shutdownTimeoutMs ?? envOf(env, 'OTEL_BSP_EXPORT_TIMEOUT'), 30000),

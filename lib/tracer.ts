@@ -494,7 +494,7 @@ export class Tracer {
     const ids = this.b.openIds();
     if (ids?.idsUnknown === true) throw joinedIdsError();
     if (ids === undefined || !ids.resolved) return store?.context;
-    const ts = store !== undefined && store.given.ids[0] === ids.traceHi && store.given.ids[1] === ids.traceLo ? store.given.tracestate : '';
+    const ts = this.cx?.openTracestate(ids) ?? '';
     return {
       traceId: hex64(ids.traceHi) + hex64(ids.traceLo),
       spanId: hex64(ids.span),

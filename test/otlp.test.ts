@@ -10,6 +10,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib';
+import { otlpConfig } from '../lib/otlp-config';
 import { freePort, Receiver, type Answer, type ReceivedSpan } from './support/otlp-receiver';
 import { cleanEnv } from './support/packed';
 
@@ -366,6 +367,12 @@ describe('OTLP export', () => {
     expect(out.counts.otlp.dropped).toBe(7);
     expect(out.counts.otlp.sent).toBe(300 - 7);
     expect(r.spans().length).toBe(300);  // the receiver had them all; it said it rejected 7
+  });
+
+  it("reads new spans every OTEL_BSP_SCHEDULE_DELAY ms, by default the specification's 5000 (the SDK's batch processor's)", () => {
+    expect(otlpConfig(undefined, {}, '0').scheduledDelayMs).toBe(5000);
+    expect(otlpConfig(undefined, { OTEL_BSP_SCHEDULE_DELAY: '250' }, '0').scheduledDelayMs).toBe(250);
+    expect(otlpConfig({ scheduledDelayMs: 40 }, { OTEL_BSP_SCHEDULE_DELAY: '250' }, '0').scheduledDelayMs).toBe(40);
   });
 
   it('bad options throw naming the value; the js backend says it cannot export', () => {

@@ -172,6 +172,43 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       t.trace('later', () => expect(t.inject<Record<string, string>>({}).traceparent).not.toContain('0af7651916cd43dd8448eb211c80319c'));
     });
 
+    it('an open span of a remote-parented trace passes its tracestate on after the withContext() callback returned', async () => {
+      const t = make();
+      const remote = t.extract({ traceparent: PARENT, tracestate: 'congo=t61rcWkgMzE' });
+      if (remote === undefined) throw new Error('no context');
+      // Left open: the callback returns, and the async context with it.
+      t.withContext(remote, () => t.begin('server'));
+      const out: Array<Record<string, string>> = [t.inject({})];
+      // Async spans begun under the open span, injected from after an await.
+      const io = t.traceAsync('io', async () => {
+        await delay(1);
+        out.push(t.inject({}));
+        t.trace('db', () => out.push(t.inject({})));
+      });
+      const h = t.start('handle');
+      t.trace('inner', () => out.push(t.inject({})));
+      h.end();
+      t.end();
+      await io;
+      expect(out).toHaveLength(4);
+      for (const x of out) {
+        expect(x.traceparent).toMatch(/^00-0af7651916cd43dd8448eb211c80319c-[0-9a-f]{16}-01$/);
+        expect(x.tracestate).toBe('congo=t61rcWkgMzE');
+      }
+      // The records' tracestates (what OTLP's trace_state and the adapter send) agree.
+      t.flush();
+      const view = t[internals]().backend.freeze();
+      const snap = view.read(0, view.count);
+      const states = view.spanTracestates();
+      const names = ['server', 'io', 'db', 'handle', 'inner'];
+      for (let i = 0; i < view.count; i++) {
+        const name = snap.names[snap.fields[6 * i]];
+        if (names.includes(name)) expect(states.get(i), name).toBe('congo=t61rcWkgMzE');
+      }
+      // A later trace of its own carries none.
+      t.trace('later', () => expect(t.inject<Record<string, string>>({}).tracestate).toBeUndefined());
+    });
+
     it('the ids inject() writes are the ids of the records (what OTLP and the OTel adapter send)', async () => {
       const t = make();
       t.enableAsyncContext();

@@ -14,10 +14,14 @@
 //            context manager and W3C propagator), tracer.exportOtlp()
 // Both exporters send to the same kind of loopback receiver
 // (otlp-receiver.mjs). Listens on 127.0.0.1 (port 0, printed as a JSON line).
-// GET /__stats answers the request count and the process CPU time (all
-// threads: an exporter's off-thread work counts too; bench/lib/http.mjs); GET /__finish shuts
+// GET /__stats answers the request count, the process CPU time (all
+// threads: an exporter's off-thread work counts too; bench/lib/http.mjs) and
+// the CPU time of hotspan's exporter thread alone; GET /__drain answers once
+// the exporter has sent what has ended so far (the SDK: forceFlush), so its
+// late work is charged to the run that made it; GET /__finish shuts
 // the exporter down (what is queued is sent, within its deadline) and answers
 // the spans produced. Neither is traced (ignoreIncomingRequestHook).
+import { readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { rootDir } from '../lib/build.mjs';
 import { distIndex } from '../lib/hotspan.mjs';
@@ -28,11 +32,30 @@ const mode = process.argv[2] ?? 'none';
 const url = process.argv[3];
 if (mode !== 'none' && mode !== 'noop' && url === undefined) throw new Error(`mode ${mode} needs the receiver's URL`);
 
-const control = (req) => req.url === '/__stats' || req.url === '/__finish';
+/** This process's thread ids (Linux). */
+const threads = () => readdirSync('/proc/self/task');
+// hotspan's exporter threads, whose CPU /__stats reports apart (none for the
+// other modes: the SDK exports on the main thread).
+let exporterThreads = [];
+
+/** CPU µs the exporter's threads ran (schedstat: ns on a CPU, exact, unlike stat's ticks). */
+function exporterCpuUs() {
+  let ns = 0;
+  for (const t of exporterThreads) {
+    try {
+      ns += Number(readFileSync(`/proc/self/task/${t}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread has ended (after the shutdown).
+    }
+  }
+  return ns / 1000;
+}
+
+const control = (req) => req.url === '/__stats' || req.url === '/__drain' || req.url === '/__finish';
 
 /** Sets tracing up before node:http is loaded (the instrumentation patches it as it is required). */
 function setup() {
-  if (mode === 'none') return { produced: () => 0, finish: async () => ({}) };
+  if (mode === 'none') return { produced: () => 0, drain: async () => {}, finish: async () => ({}) };
   const api = require('@opentelemetry/api');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http');
   const instrumentation = new HttpInstrumentation({ ignoreIncomingRequestHook: control });
@@ -45,7 +68,7 @@ function setup() {
   if (mode === 'noop') {
     sdkContext();
     instrumentation.enable();
-    return { produced: () => 0, finish: async () => ({}) };
+    return { produced: () => 0, drain: async () => {}, finish: async () => ({}) };
   }
   if (mode === 'sdk') {
     const { BasicTracerProvider, BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base');
@@ -61,6 +84,7 @@ function setup() {
     instrumentation.enable();
     return {
       produced: () => ended,
+      drain: () => provider.forceFlush(),
       finish: async () => {
         await provider.shutdown();
         return {};
@@ -72,11 +96,25 @@ function setup() {
     const { TracerProvider } = require(`${rootDir}/dist/otel/index.js`);
     const tracer = new Tracer({ backend: 'native', requireNative: true });
     const provider = new TracerProvider(tracer).register();
+    // The threads exportOtlp() starts (its worker): their CPU time apart.
+    const before = new Set(threads());
     tracer.exportOtlp({ endpoint: url });
+    exporterThreads = threads().filter((t) => !before.has(t));
     instrumentation.setTracerProvider(provider);
     instrumentation.enable();
     return {
       produced: () => tracer.counts().produced,
+      // Until the worker has sent (or dropped) every span ended so far, at its own pace.
+      drain: async () => {
+        const produced = tracer.counts().produced;
+        const deadline = Date.now() + 60000;
+        for (;;) {
+          const o = tracer.counts().otlp;
+          if (o.sent + o.dropped >= produced) return;
+          if (Date.now() > deadline) throw new Error(`the exporter did not send ${produced - o.sent - o.dropped} spans within 60 s`);
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      },
       finish: async () => {
         await tracer.shutdown();
         // shutdown() closed the tracer; counts() still answers.
@@ -96,9 +134,21 @@ let finishing = false;
 function handle(req, res) {
   if (req.url === '/__stats') {
     const c = process.cpuUsage();
+    // Reading the exporter's CPU is left out of the process CPU bench/lib/http.mjs takes apart.
+    const exporterUs = exporterCpuUs();
+    const a = process.cpuUsage();
     res.setHeader('content-type', 'application/json');
-    // Nothing is done between the two readings bench/lib/http.mjs takes apart.
-    res.end(JSON.stringify({ requests, cpuUsBefore: c.user + c.system, cpuUsAfter: c.user + c.system }));
+    res.end(JSON.stringify({ requests, cpuUsBefore: c.user + c.system, cpuUsAfter: a.user + a.system, exporterCpuUs: exporterUs, exporterThreads }));
+    return;
+  }
+  if (req.url === '/__drain') {
+    tracing.drain().then(
+      () => res.end('{}'),
+      (e) => {
+        res.statusCode = 500;
+        res.end(String(e?.stack ?? e));
+      },
+    );
     return;
   }
   if (req.url === '/__finish') {

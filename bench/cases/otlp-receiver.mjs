@@ -1,9 +1,11 @@
-// A loopback OTLP/HTTP receiver for the benches: node bench/cases/otlp-receiver.mjs
+// A loopback OTLP/HTTP receiver for the benches:
+//   node bench/cases/otlp-receiver.mjs [delayMs]
 // Listens on 127.0.0.1 (port 0, printed as a JSON line); decodes each POSTed
 // ExportTraceServiceRequest (protobuf, gzip or not) with protobufjs on the
 // vendored upstream schema (vendor/opentelemetry), counts its spans and
-// answers 200 with an empty ExportTraceServiceResponse; a body that does not
-// decode is answered 400 and counted. GET /__count answers
+// answers 200 with an empty ExportTraceServiceResponse (`delayMs` after the
+// body arrived: a slow collector, default 0); a body that does not decode is
+// answered 400 and counted. GET /__count answers
 // { spans, requests, bytes, bad, uniqueSpanIds }. Runs in its own process so
 // its decoding is not charged to the server it receives from.
 import http from 'node:http';
@@ -21,6 +23,9 @@ root.loadSync('opentelemetry/proto/collector/trace/v1/trace_service.proto');
 const Request = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest');
 const Response = root.lookupType('opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse');
 const empty = Buffer.from(Response.encode(Response.create({})).finish());
+
+const delayMs = Number(process.argv[2] ?? 0);
+if (!(delayMs >= 0)) throw new RangeError(`otlp-receiver: delayMs must be a number >= 0, got ${process.argv[2]}`);
 
 const count = { spans: 0, requests: 0, bytes: 0, bad: 0 };
 // Span ids seen (hex), so a duplicate delivery shows as spans > uniqueSpanIds.
@@ -55,8 +60,12 @@ const server = http.createServer((req, res) => {
       const n = receive(body, req.headers['content-encoding'] === 'gzip');
       count.spans += n;
       count.requests++;
-      res.writeHead(200, { 'content-type': 'application/x-protobuf' });
-      res.end(empty);
+      const answer = () => {
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' });
+        res.end(empty);
+      };
+      if (delayMs > 0) setTimeout(answer, delayMs);
+      else answer();
     } catch (e) {
       count.bad++;
       res.writeHead(400);

@@ -92,10 +92,12 @@ export async function getJson(port, urlPath) {
 const getStats = (port) => getJson(port, '/__stats');
 
 /**
- * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, finished }.
- * `server`: { script, args } of another server than http-server.mjs, and
- * finish(port), awaited after the load and before the server stops (its
- * result is `finished`).
+ * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, saturatedStats, fixedStats, finished }.
+ * `server`: { script, args } of another server than http-server.mjs,
+ * drain(port), awaited after each measured run and before its closing
+ * stats (an exporter's late work belongs to the run), and finish(port),
+ * awaited after the load and before the server stops (its result is
+ * `finished`).
  */
 export async function measureMode(mode, { warmupSec, seconds, connections, fixedRate, fixedSeconds }, server = {}) {
   const { child, port } = await startServer(mode, server.script, server.args);
@@ -104,17 +106,22 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
     await load(url, warmupSec, connections, false);
     const s0 = await getStats(port);
     const { res: r, lat } = await load(url, seconds, connections, true);
+    // An exporter's work for this run is charged to it, not to the next.
+    if (server.drain) await server.drain(port);
     const stats = await getStats(port);
     const served = stats.requests - s0.requests;
     // Then a fixed request rate below saturation: server CPU per request at
     // the same rate for every mode is the tracing cost per request, with the
     // same batching of the event loop (at saturation batching shifts with speed).
     let cpuUsPerReqFixed = NaN;
+    let fixedStats;
     if (fixedRate) {
       await load(url, 0.5, connections, false, fixedRate);
       const f0 = await getStats(port);
       await load(url, fixedSeconds, connections, false, fixedRate);
+      if (server.drain) await server.drain(port);
       const f1 = await getStats(port);
+      fixedStats = [f0, f1];
       const n = f1.requests - f0.requests;
       if (n > 0) cpuUsPerReqFixed = (f1.cpuUsBefore - f0.cpuUsAfter) / n;
     }
@@ -129,6 +136,9 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
       errors: r.errors + r.timeouts,
       non2xx: r.non2xx,
       stats,
+      // The /__stats answers around the saturated run and the fixed-rate one.
+      saturatedStats: [s0, stats],
+      fixedStats,
       finished,
     };
   } finally {
