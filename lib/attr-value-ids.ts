@@ -22,6 +22,9 @@ const TRUE = 3;
 const ARGUMENT = 4;
 const KIND_BITS = 3;
 const SHAPE_SHIFT = 12;
+/** Where beginView reads the name id and the code in the view (SlotShapes::kNameAt, kCodeAt). */
+export const VIEW_NAME = 4;
+export const VIEW_CODE = 5;
 /** The bits of a code that are set when some slot is an ARGUMENT. */
 export const ARGUMENTS = 0o4444;
 

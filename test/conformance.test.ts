@@ -291,8 +291,10 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       let slotCalls = 0;
       if (nt !== undefined) {
         const begin = nt.beginSlots.bind(nt);
+        const beginView = nt.beginView.bind(nt);
         const asyncBegin = nt.asyncBeginSlots.bind(nt);
         nt.beginSlots = (...a: Parameters<typeof begin>) => (slotCalls++, begin(...a));
+        nt.beginView = () => (slotCalls++, beginView());
         nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (slotCalls++, asyncBegin(...a));
       }
       const numbers = [0, -0, 1, -1, 0.1, 1.5e-7, 1e-7, 123e-20, 1e21, 1e20, 2 ** 53 + 2, -(2 ** 31), 5e-324, Number.MAX_VALUE, -123.456e300];
