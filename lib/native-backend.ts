@@ -22,7 +22,6 @@ export class NativeBackend implements Backend {
   /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
   private readonly state: Uint32Array | undefined;
   private readonly shapes: AttrShapes;
-  private readonly valueIds: AttrValueIds;
   /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
   private readonly view: Float64Array | undefined;
 
@@ -38,9 +37,8 @@ export class NativeBackend implements Backend {
     private readonly owner: boolean,
   ) {
     this.state = nt.stateView();
-    this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
     this.view = nt.slotView();
-    this.valueIds = new AttrValueIds((value) => nt.defineValue(value), this.view);
+    this.shapes = new AttrShapes((keys) => nt.defineShape(keys), new AttrValueIds((value) => nt.defineValue(value), this.view));
   }
 
   begin(nameId: number): void {
@@ -54,10 +52,9 @@ export class NativeBackend implements Backend {
   }
 
   beginValues(nameId: number, attrs: unknown): boolean {
-    const shape = this.shapes.of(attrs);
-    if (shape < 0) return false;
-    const v = this.shapes.values;
-    const code = this.valueIds.code(shape, v, this.shapes.count);
+    const code = this.shapes.of(attrs);
+    if (code < 0) return false;
+    const v = this.shapes.args;
     const view = this.view;
     let s: number | undefined;
     if ((code & ARGUMENTS) === 0 && view !== undefined) {
@@ -146,10 +143,9 @@ export class NativeBackend implements Backend {
   }
 
   asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
-    const shape = this.shapes.of(attrs);
-    if (shape < 0) return 0;
-    const v = this.shapes.values;
-    const code = this.valueIds.code(shape, v, this.shapes.count);
+    const code = this.shapes.of(attrs);
+    if (code < 0) return 0;
+    const v = this.shapes.args;
     const token =
       (code & ARGUMENTS) === 0
         ? this.nt.asyncBeginSlots(track, nameId, code)
