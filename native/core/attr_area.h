@@ -22,11 +22,15 @@
 #include <memory>
 #include <string_view>
 
+#include "chunk_reserve.h"
+
 namespace hotspan {
 
 class AttrArea {
  public:
-  static constexpr size_t kBlockBytes = 16 * 1024;
+  // A block is a reserve chunk (chunk_reserve.h), its pages already faulted
+  // in: the recording thread does not fault once per 4 KiB of attributes.
+  static constexpr size_t kBlockBytes = chunk_reserve::kChunkBytes;
   static constexpr size_t kHeader = 16;  // index u64, local u32, length u32
 
   struct Entry {
@@ -83,9 +87,13 @@ class AttrArea {
   }
 
  private:
+  struct Free {
+    void operator()(char* p) const { ::operator delete(p); }
+  };
   struct Block {
-    explicit Block(size_t n) : data(new char[n]), size(n) {}
-    const std::unique_ptr<char[]> data;
+    explicit Block(size_t n)
+        : data(static_cast<char*>(n == kBlockBytes ? chunk_reserve::take() : ::operator new(n))), size(n) {}
+    const std::unique_ptr<char, Free> data;
     const size_t size;
     std::atomic<size_t> used{0};
   };
