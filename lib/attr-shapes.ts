@@ -1,16 +1,22 @@
 // The native backend's attribute fast path, facade side: an attribute
 // object whose keys were seen before (a few keys, in the same order) maps
-// to a shape id the addon knows, and its values go to the addon as
-// arguments, stored there as typed slots (native/addon/slot_calls.h). No
-// JSON, no per-key checks on the common path: keys are checked once, when
-// their shape is made; values by the addon, which refuses what is not a
-// finite number, a string or a boolean. Anything without a fast form
+// to a shape id the addon knows, and its values go to the addon in the
+// slot view or as arguments (./attr-value-ids), stored there as typed
+// slots (native/addon/slot_calls.h). No JSON, no per-key checks on the
+// common path: keys are checked once, when their shape is made; values by
+// the addon, which refuses what is not a finite number, a string or a
+// boolean. One walk over the object finds the shape and places the values. Anything without a fast form
 // (another prototype, more than 4 keys, a reserved or ill-formed key, a
 // refused value, shapes past the addon's limit) takes the JSON path, whose
 // checks throw the errors of ./attrs.
 
 import { isReservedKey } from './attrs';
-import { forInIsOwn } from './plain-keys';
+import { KIND_BITS, SHAPE_SHIFT, type AttrValueIds } from './attr-value-ids';
+
+// Called on the for-in key inside the loop, TurboFan folds it into the
+// loop's own map check: free, where for-in walks the enum cache (only own
+// keys); it is false for the inherited keys a generic walk also yields.
+const hasOwn = Object.prototype.hasOwnProperty;
 
 /** The most values a shape has (SlotShapes::kMaxSlots). */
 export const MAX_SLOTS = 4;
@@ -39,29 +45,33 @@ function newNode(keys: readonly string[], id: number, poisoned: boolean): ShapeN
 export class AttrShapes {
   private readonly root: ShapeNode = newNode([], -2, false);
   private nodes = 0;
-  /** The values of the last object of(): [0, count). */
-  readonly values: unknown[] = [undefined, undefined, undefined, undefined];
-  /** The key count of the last object of() gave a shape id. */
-  count = 0;
+  /** The values of the last object of() that cross as arguments (SlotKind ARGUMENT), by slot. */
+  readonly args: unknown[] = [undefined, undefined, undefined, undefined];
 
-  /** @param define the addon's defineShape: keys -> shape id, or -1 */
-  constructor(private readonly define: (keys: string[]) => number) {}
+  /**
+   * @param define the addon's defineShape: keys -> shape id, or -1
+   * @param ids how values cross
+   */
+  constructor(
+    private readonly define: (keys: string[]) => number,
+    private readonly ids: AttrValueIds,
+  ) {}
 
-  /** The shape id of `attrs` (its values in `values`), or -1: no fast form. */
+  /** The slot code of `attrs` (its values placed: view or `args`), or -1: no fast form. */
   of(attrs: unknown): number {
     if (typeof attrs !== 'object' || attrs === null) return -1;
     const proto: unknown = Object.getPrototypeOf(attrs);
     if (proto !== Object.prototype && proto !== null) return -1;
-    if (proto !== null && !forInIsOwn()) return -1;
     const obj = attrs as Record<string, unknown>;
+    const ids = this.ids;
     let node = this.root;
     let n = 0;
+    let kinds = 0;
     // for-in walks the object's enum cache: no key array, and the loads
     // below are by enum-cache index, not a megamorphic keyed load.
-    // for-in would also walk inherited enumerable keys: an object over an
-    // Object.prototype given one takes the JSON path (own keys only).
     for (const k in obj) {
-      if (n === MAX_SLOTS) return -1;
+      // An inherited key (a program gave Object.prototype one): own keys only, the JSON path.
+      if (n === MAX_SLOTS || !hasOwn.call(obj, k)) return -1;
       let next = node.lastKey === k ? node.lastNext : undefined;
       if (next === undefined) {
         next = node.next.get(k) ?? this.grow(node, k);
@@ -70,11 +80,13 @@ export class AttrShapes {
         node.lastNext = next;
       }
       node = next;
-      this.values[n++] = obj[k];
+      if (node.poisoned) return -1;
+      kinds |= ids.kind(n, obj[k], this.args) << (KIND_BITS * n);
+      n++;
     }
     if (n === 0) return -1;
-    this.count = n;
-    return node.id === -1 ? this.make(node) : node.id;
+    const id = node.id === -1 ? this.make(node) : node.id;
+    return id < 0 ? -1 : (id << SHAPE_SHIFT) | kinds;
   }
 
   private grow(parent: ShapeNode, key: string): ShapeNode | undefined {

@@ -20,8 +20,11 @@ const VIEW_VALUE = 1;
 const FALSE = 2;
 const TRUE = 3;
 const ARGUMENT = 4;
-const KIND_BITS = 3;
-const SHAPE_SHIFT = 12;
+export const KIND_BITS = 3;
+export const SHAPE_SHIFT = 12;
+/** Where beginView reads the name id and the code in the view (SlotShapes::kNameAt, kCodeAt). */
+export const VIEW_NAME = 4;
+export const VIEW_CODE = 5;
 /** The bits of a code that are set when some slot is an ARGUMENT. */
 export const ARGUMENTS = 0o4444;
 
@@ -39,33 +42,30 @@ export class AttrValueIds {
     private readonly view: Float64Array | undefined,
   ) {}
 
-  /** The slot code of shape `shape` with values[0, n) (written into the view as they go). */
-  code(shape: number, values: unknown[], n: number): number {
+  /**
+   * How value `v` of slot `i` crosses (a SlotKind): written into the view
+   * when it can be, else kept in `args[i]`, an argument for the addon.
+   */
+  kind(i: number, v: unknown, args: unknown[]): number {
+    if (typeof v === 'boolean') return v ? TRUE : FALSE;
     const view = this.view;
-    let code = shape << SHAPE_SHIFT;
-    for (let i = 0; i < n; i++) {
-      const v = values[i];
-      let kind = ARGUMENT;
-      if (typeof v === 'boolean') {
-        kind = v ? TRUE : FALSE;
-      } else if (view !== undefined) {
-        // Non-finite numbers go as arguments: the addon refuses them, and the JSON path names them.
-        if (typeof v === 'number') {
-          if (v - v === 0) {
-            view[i] = v;
-            kind = VIEW_NUMBER;
-          }
-        } else if (typeof v === 'string') {
-          const id = this.ids.get(v) ?? this.add(v);
-          if (id >= 0) {
-            view[i] = id;
-            kind = VIEW_VALUE;
-          }
+    if (view !== undefined) {
+      // Non-finite numbers go as arguments: the addon refuses them, and the JSON path names them.
+      if (typeof v === 'number') {
+        if (v - v === 0) {
+          view[i] = v;
+          return VIEW_NUMBER;
+        }
+      } else if (typeof v === 'string') {
+        const id = this.ids.get(v) ?? this.add(v);
+        if (id >= 0) {
+          view[i] = id;
+          return VIEW_VALUE;
         }
       }
-      code |= kind << (KIND_BITS * i);
     }
-    return code;
+    args[i] = v;
+    return ARGUMENT;
   }
 
   private add(v: string): number {

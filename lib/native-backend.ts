@@ -3,7 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import { AttrShapes } from './attr-shapes';
-import { ARGUMENTS, AttrValueIds } from './attr-value-ids';
+import { ARGUMENTS, AttrValueIds, VIEW_CODE, VIEW_NAME } from './attr-value-ids';
 import type { Backend, Given, OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
@@ -22,7 +22,8 @@ export class NativeBackend implements Backend {
   /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
   private readonly state: Uint32Array | undefined;
   private readonly shapes: AttrShapes;
-  private readonly valueIds: AttrValueIds;
+  /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
+  private readonly view: Float64Array | undefined;
 
   /**
    * @param nt the env's NativeTracer
@@ -36,8 +37,8 @@ export class NativeBackend implements Backend {
     private readonly owner: boolean,
   ) {
     this.state = nt.stateView();
-    this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
-    this.valueIds = new AttrValueIds((value) => nt.defineValue(value), nt.slotView());
+    this.view = nt.slotView();
+    this.shapes = new AttrShapes((keys) => nt.defineShape(keys), new AttrValueIds((value) => nt.defineValue(value), this.view));
   }
 
   begin(nameId: number): void {
@@ -51,12 +52,19 @@ export class NativeBackend implements Backend {
   }
 
   beginValues(nameId: number, attrs: unknown): boolean {
-    const shape = this.shapes.of(attrs);
-    if (shape < 0) return false;
-    const v = this.shapes.values;
-    const code = this.valueIds.code(shape, v, this.shapes.count);
-    // Values in the slot view or the code need no arguments.
-    const s = (code & ARGUMENTS) === 0 ? this.nt.beginSlots(nameId, code) : this.nt.beginSlots(nameId, code, v[0], v[1], v[2], v[3]);
+    const code = this.shapes.of(attrs);
+    if (code < 0) return false;
+    const v = this.shapes.args;
+    const view = this.view;
+    let s: number | undefined;
+    if ((code & ARGUMENTS) === 0 && view !== undefined) {
+      // Values in the slot view or the code: the name and the code go there too, no argument to read.
+      view[VIEW_NAME] = nameId;
+      view[VIEW_CODE] = code;
+      s = this.nt.beginView();
+    } else {
+      s = this.nt.beginSlots(nameId, code, v[0], v[1], v[2], v[3]);
+    }
     if (s === undefined) return true;
     if (s === SLOTS_REFUSED) return false;
     throw this.beginError(s, nameId);
@@ -135,10 +143,9 @@ export class NativeBackend implements Backend {
   }
 
   asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
-    const shape = this.shapes.of(attrs);
-    if (shape < 0) return 0;
-    const v = this.shapes.values;
-    const code = this.valueIds.code(shape, v, this.shapes.count);
+    const code = this.shapes.of(attrs);
+    if (code < 0) return 0;
+    const v = this.shapes.args;
     const token =
       (code & ARGUMENTS) === 0
         ? this.nt.asyncBeginSlots(track, nameId, code)

@@ -97,7 +97,9 @@ export interface NativeTracer {
   beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
   /** asyncBegin with attribute values (see beginSlots): a token, 0 (closed, unknown track or name) or -1. */
   asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
-  /** The slot view: 4 doubles beginSlots reads its values from; undefined where external buffers are refused. */
+  /** beginSlots with the name id, the code and every value in the slot view (no ARGUMENT slot): undefined (begun), a status or -1. */
+  beginView(): number | undefined;
+  /** The slot view: 4 doubles beginSlots reads its values from, then beginView's name id and code; undefined where external buffers are refused. */
   slotView(): Float64Array | undefined;
   /** Names an attribute shape (1 to 4 keys, in order): its id, or -1 when the addon holds its limit. */
   defineShape(keys: string[]): number;

@@ -101,13 +101,56 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     await t.settle({ timeoutMs: 1000 });
   });
 
+  it('beginView reads the name id and the code from the view, and names a bad one, recording nothing', () => {
+    const { t, nt } = native();
+    const name = t.name('view');
+    const view = nt.slotView();
+    if (view === undefined) return;
+    expect(view).toHaveLength(6);
+    const shape = nt.defineShape(['n', 's']);
+    const id = nt.defineValue('GET');
+    view[0] = 0.5;
+    view[1] = id;
+    view[4] = name;
+    view[5] = code(shape, VIEW_NUMBER, VIEW_VALUE);
+    expect(nt.beginView()).toBeUndefined();
+    nt.end();
+    for (const bad of [-1, 0.5, 2 ** 32, NaN, Infinity]) {
+      view[4] = bad;
+      const e = thrown(() => nt.beginView());
+      expect(e).toBeInstanceOf(RangeError);
+      expect(e.message).toBe(`hotspan: slot view name id must be a uint32, got ${String(bad)}`);
+      view[4] = name;
+      view[5] = bad;
+      const c = thrown(() => nt.beginView());
+      expect(c).toBeInstanceOf(RangeError);
+      expect(c.message).toBe(`hotspan: slot view code must be a uint32, got ${String(bad)}`);
+    }
+    // An ARGUMENT slot has no value in the view: a bad code for beginView.
+    const withArg = code(shape, VIEW_NUMBER, ARGUMENT);
+    view[5] = withArg;
+    const e = thrown(() => nt.beginView());
+    expect(e).toBeInstanceOf(RangeError);
+    expect(e.message).toBe(`hotspan: code must name a defined shape (below 1) and slot kinds 0 to 4, got ${withArg}`);
+    // An unknown name id: the status, as begin() answers it.
+    view[4] = name + 1000;
+    view[5] = code(shape, VIEW_NUMBER, VIEW_VALUE);
+    expect(nt.beginView()).toBeTypeOf('number');
+    expect(nt.openDepth()).toBe(0);
+    t.flush();
+    expect(t.snapshot().map((r) => r.attrs)).toEqual([{ n: 0.5, s: 'GET' }]);
+  });
+
   it('sends common values through the view with no arguments, and others as arguments', async () => {
     const { t, nt } = native();
-    const calls: number[] = [];
+    // Per call: 'view' (beginView, no argument) or the arguments after (nameId, code).
+    const calls: Array<number | 'view'> = [];
     const begin = nt.beginSlots.bind(nt);
+    const beginView = nt.beginView.bind(nt);
     const asyncBegin = nt.asyncBeginSlots.bind(nt);
-    nt.beginSlots = (...a: Parameters<typeof begin>) => (calls.push(a.length), begin(...a));
-    nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (calls.push(a.length - 1), asyncBegin(...a));
+    nt.beginSlots = (...a: Parameters<typeof begin>) => (calls.push(a.length - 2), begin(...a));
+    nt.beginView = () => (calls.push('view'), beginView());
+    nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (calls.push(a.length - 3), asyncBegin(...a));
     const routes = ['/a', '/b', '/c'];
     for (let i = 0; i < 30; i++) t.trace('route', () => 0, { route: routes[i % 3], bytes: i * 1.5, ok: i % 2 === 0 });
     await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { method: 'GET', url: '/orders' } });
@@ -116,9 +159,9 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     t.begin('inf', { n: 1 });
     t.end();
     expect(() => t.begin('inf', { n: Infinity })).toThrow(RangeError);
-    // (nameId, code) only; the long string needs its arguments.
-    expect(calls.slice(0, 31)).toEqual(new Array(31).fill(2));
-    expect(calls[31]).toBe(6);
+    // Everything in the view, (track, nameId, code) for the async span; the long string needs its arguments.
+    expect(calls.slice(0, 31)).toEqual([...new Array(30).fill('view'), 0]);
+    expect(calls[31]).toBe(4);
     t.flush();
     const recs = t.snapshot();
     expect(recs.filter((r) => r.name === 'route').map((r) => r.attrs)).toEqual(

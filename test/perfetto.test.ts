@@ -208,7 +208,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       t.trace('outer', () => {
         t.trace('inner', () => undefined, { rows: 12, ratio: 0.5, table: 'users é', hit: true, neg: -3 });
         // Values past the one-pass string read (128 bytes, a 4-byte character across it), past an
-        // attribute block (16 KiB), an integer past 2^53 and the smallest double.
+        // attribute block (28 KiB), an integer past 2^53 and the smallest double.
         t.trace('tricky', () => undefined, { cut: `${'a'.repeat(126)}😀ü`, long: 'ü€'.repeat(9000), big: 2 ** 53 + 2, tiny: 5e-324 });
         expect(() =>
           t.trace('fails', () => {

@@ -79,66 +79,77 @@ napi_value ThrowBadCode(napi_env env, uint32_t code, size_t shapes) {
                     code);
 }
 
-// A slot whose value is `n` bytes at `v` (none for a boolean).
-HOTSPAN_HOT_INLINE void PutSlot(hotspan::ByteStack& out, as::Kind kind, const std::string& key, const void* v, size_t n) {
-  char* p = out.grow(1 + key.size() + n);
-  *p++ = static_cast<char>(kind);
-  std::memcpy(p, key.data(), key.size());
-  if (n != 0) std::memcpy(p + key.size(), v, n);
+// n bytes from `src` to `dst`: inline for the short keys and values of
+// common spans (a libc call costs more than the copy).
+HOTSPAN_HOT_INLINE void Copy(char* dst, const char* src, size_t n) {
+  if (n <= 16 && n >= 8) {
+    std::memcpy(dst, src, 8);
+    std::memcpy(dst + n - 8, src + n - 8, 8);
+  } else if (n < 8 && n >= 4) {
+    std::memcpy(dst, src, 4);
+    std::memcpy(dst + n - 4, src + n - 4, 4);
+  } else {
+    std::memcpy(dst, src, n);
+  }
 }
 
-// Appends the slots that `code_arg` (SlotKind) describes, their values from
-// the slot view, the code or args[0..], to `out`. false: a value with no
-// slot form (nothing thrown), or a bad code or value id (thrown: *threw);
-// the caller cuts `out` back.
-bool WriteSlots(napi_env env, TracerBinding& b, napi_value code_arg, napi_value* args, hotspan::ByteStack& out,
-                bool* threw) {
-  uint32_t code;
-  if (!hot::U32Arg(env, code_arg, "code", &code)) {
-    *threw = true;
-    return false;
-  }
+// A slot: its head (kind byte, key) then `n` bytes at `v` (none for a boolean).
+HOTSPAN_HOT_INLINE void PutSlot(hotspan::ByteStack& out, as::Kind kind, const std::string& head, const void* v,
+                                size_t n) {
+  char* p = out.grow(head.size() + n);
+  Copy(p, head.data(), head.size());
+  *p = static_cast<char>(kind);
+  if (n != 0) Copy(p + head.size(), static_cast<const char*>(v), n);
+}
+
+// Appends the slots that `code` (SlotKind) describes, their values from the
+// slot view, the code or args[0..] (nullptr: none may be an argument), to
+// `out`. false: a value with no slot form (nothing thrown), or a bad code
+// or value id (thrown: *threw); the caller cuts `out` back.
+HOTSPAN_HOT_INLINE bool WriteSlots(napi_env env, const SlotShapes& shapes, uint32_t code, napi_value* args,
+                                   hotspan::ByteStack& out, bool* threw) {
   const uint32_t shape = code >> kShapeShift;
-  if (shape >= b.shapes.keys.size()) {
-    ThrowBadCode(env, code, b.shapes.keys.size());
+  if (HOTSPAN_UNLIKELY(shape >= shapes.shapes.size())) {
+    ThrowBadCode(env, code, shapes.shapes.size());
     *threw = true;
     return false;
   }
   const uint32_t whole = code;
-  const std::vector<std::string>& keys = b.shapes.keys[shape];
-  const double* in = b.shapes.in->data();
+  const SlotShapes::Shape& sh = shapes.shapes[shape];
+  const double* in = shapes.in->data();
+  const size_t n_values = shapes.values.size();
   out.push_back(as::kTag);
-  for (size_t i = 0; i < keys.size(); ++i, code >>= kKindBits) {
-    const std::string& key = keys[i];
-    switch (code & ((1u << kKindBits) - 1)) {
-      case kViewNumber: {
-        const double d = in[i];
-        if (!std::isfinite(d)) return false;
-        PutSlot(out, as::kNumber, key, &d, 8);
-        continue;
-      }
-      case kViewValue: {
-        const double d = in[i];
-        const auto id = static_cast<uint32_t>(d >= 0 && d < b.shapes.values.size() ? d : 0);
-        if (!(d >= 0 && d < b.shapes.values.size()) || id != d) {
-          ThrowRange(env, "slot " + std::to_string(i) + " must hold an interned value id (below " +
-                              std::to_string(b.shapes.values.size()) + ")",
-                     d);
-          *threw = true;
-          return false;
-        }
-        const std::string& text = b.shapes.values[id];
-        PutSlot(out, as::kString, key, text.data(), text.size());
-        continue;
-      }
-      case kFalse: PutSlot(out, as::kFalse, key, nullptr, 0); continue;
-      case kTrue: PutSlot(out, as::kTrue, key, nullptr, 0); continue;
-      case kArgument: break;
-      default: {
-        ThrowBadCode(env, whole, b.shapes.keys.size());
+  for (uint32_t i = 0; i < sh.slots; ++i, code >>= kKindBits) {
+    const std::string& head = sh.heads[i];
+    const uint32_t kind = code & ((1u << kKindBits) - 1);
+    if (kind == kViewNumber) {
+      const double d = in[i];
+      if (HOTSPAN_UNLIKELY(!std::isfinite(d))) return false;
+      PutSlot(out, as::kNumber, head, &d, 8);
+      continue;
+    }
+    if (kind == kViewValue) {
+      const double d = in[i];
+      const auto id = static_cast<uint32_t>(d >= 0 && d < n_values ? d : 0);
+      if (HOTSPAN_UNLIKELY(!(d >= 0 && d < n_values) || id != d)) {
+        ThrowRange(env, "slot " + std::to_string(i) + " must hold an interned value id (below " +
+                            std::to_string(n_values) + ")",
+                   d);
         *threw = true;
         return false;
       }
+      const std::string& text = shapes.values[id];
+      PutSlot(out, as::kString, head, text.data(), text.size());
+      continue;
+    }
+    if (kind == kFalse || kind == kTrue) {
+      PutSlot(out, kind == kTrue ? as::kTrue : as::kFalse, head, nullptr, 0);
+      continue;
+    }
+    if (kind != kArgument || args == nullptr) {
+      ThrowBadCode(env, whole, shapes.shapes.size());
+      *threw = true;
+      return false;
     }
     napi_value v = args[i];
     // Each read refuses another type (no exception), so no typeof first.
@@ -146,21 +157,51 @@ bool WriteSlots(napi_env env, TracerBinding& b, napi_value code_arg, napi_value*
     bool f;
     if (napi_get_value_double(env, v, &d) == napi_ok) {
       if (!std::isfinite(d)) return false;
-      PutSlot(out, as::kNumber, key, &d, 8);
+      PutSlot(out, as::kNumber, head, &d, 8);
       continue;
     }
     const size_t kind_at = out.size();
-    PutSlot(out, as::kString, key, nullptr, 0);
+    PutSlot(out, as::kString, head, nullptr, 0);
     if (PutString(env, v, out)) continue;
     out.cut(kind_at);
     if (napi_get_value_bool(env, v, &f) != napi_ok) return false;
-    PutSlot(out, f ? as::kTrue : as::kFalse, key, nullptr, 0);
+    PutSlot(out, f ? as::kTrue : as::kFalse, head, nullptr, 0);
   }
   return true;
 }
 
-void ReleaseIn(napi_env, void*, void* hint) {
-  delete static_cast<std::shared_ptr<std::array<double, SlotShapes::kMaxSlots>>*>(hint);
+using ViewMemory = std::shared_ptr<std::array<double, SlotShapes::kViewSize>>;
+
+void ReleaseIn(napi_env, void*, void* hint) { delete static_cast<ViewMemory*>(hint); }
+
+// Begins the span `name` with the slots of `code`, written straight into the
+// thread's attribute bytes (thread_state.h): no allocation, no copy but
+// Node-API's.
+HOTSPAN_HOT_INLINE napi_value Begin(napi_env env, TracerBinding& b, uint32_t name, uint32_t code, napi_value* args) {
+  hotspan::ByteStack& bytes = b.thread->attr_bytes;
+  const size_t mark = bytes.size();
+  bool threw = false;
+  if (!WriteSlots(env, b.shapes, code, args, bytes, &threw)) {
+    bytes.cut(mark);
+    return threw ? nullptr : Int(env, kRefused);
+  }
+  const int64_t now = hotspan::clock::now_ticks();
+  return hot::EndResult(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
+}
+
+HOTSPAN_COLD napi_value ThrowViewU32(napi_env env, const char* what, double d) {
+  return ThrowRange(env, std::string("slot view ") + what + " must be a uint32", d);
+}
+
+// A view entry that must hold a uint32 (the name id, the code); false: a
+// RangeError naming it is pending.
+HOTSPAN_HOT_INLINE bool ViewU32(napi_env env, double d, const char* what, uint32_t* out) {
+  if (d >= 0 && d < 4294967296.0) {
+    *out = static_cast<uint32_t>(d);
+    if (*out == d) return true;
+  }
+  ThrowViewU32(env, what, d);
+  return false;
 }
 
 }  // namespace
@@ -175,15 +216,18 @@ napi_value DefineShape(napi_env env, napi_callback_info info) {
       n > SlotShapes::kMaxSlots) {
     return ThrowArgType(env, "keys", "an array of 1 to 4 strings", argv[0]);
   }
-  if (b.shapes.keys.size() >= SlotShapes::kMaxShapes) return Int(env, -1);
-  std::vector<std::string> keys(n);
+  if (b.shapes.shapes.size() >= SlotShapes::kMaxShapes) return Int(env, -1);
+  SlotShapes::Shape shape;
+  shape.slots = n;
   for (uint32_t i = 0; i < n; ++i) {
     napi_value k;
     napi_get_element(env, argv[0], i, &k);
-    if (!Encoded(env, k, &keys[i])) return ThrowArgType(env, "keys", "an array of 1 to 4 strings", argv[0]);
+    std::string key;
+    if (!Encoded(env, k, &key)) return ThrowArgType(env, "keys", "an array of 1 to 4 strings", argv[0]);
+    shape.heads[i] = '\0' + key;  // the kind's byte, set per span
   }
-  b.shapes.keys.push_back(std::move(keys));
-  return Int(env, static_cast<int32_t>(b.shapes.keys.size() - 1));
+  b.shapes.shapes.push_back(std::move(shape));
+  return Int(env, static_cast<int32_t>(b.shapes.shapes.size() - 1));
 }
 
 napi_value DefineValue(napi_env env, napi_callback_info info) {
@@ -199,9 +243,9 @@ napi_value DefineValue(napi_env env, napi_callback_info info) {
 // As StateView (tracer_object.cc): the buffer holds the memory alive.
 napi_value SlotView(napi_env env, napi_callback_info info) {
   TracerBinding& b = hot::ReadArgs<0>(env, info, nullptr);
-  auto* hold = new std::shared_ptr<std::array<double, SlotShapes::kMaxSlots>>(b.shapes.in);
+  auto* hold = new ViewMemory(b.shapes.in);
   napi_value ab, view;
-  if (napi_create_external_arraybuffer(env, b.shapes.in->data(), sizeof(double) * SlotShapes::kMaxSlots,
+  if (napi_create_external_arraybuffer(env, b.shapes.in->data(), sizeof(double) * SlotShapes::kViewSize,
                                        &ReleaseIn, hold, &ab) != napi_ok) {
     delete hold;
     napi_value pending;
@@ -209,26 +253,26 @@ napi_value SlotView(napi_env env, napi_callback_info info) {
     napi_get_undefined(env, &view);
     return view;
   }
-  if (napi_create_typedarray(env, napi_float64_array, SlotShapes::kMaxSlots, ab, 0, &view) != napi_ok) return nullptr;
+  if (napi_create_typedarray(env, napi_float64_array, SlotShapes::kViewSize, ab, 0, &view) != napi_ok) return nullptr;
   return view;
 }
 
-// The slots go straight into the thread's attribute bytes (thread_state.h):
-// no allocation, no copy but Node-API's.
 napi_value BeginSlots(napi_env env, napi_callback_info info) {
   napi_value argv[2 + SlotShapes::kMaxSlots];
   TracerBinding& b = hot::ReadArgs<2 + SlotShapes::kMaxSlots>(env, info, argv);
-  uint32_t name;
-  if (!hot::U32Arg(env, argv[0], "nameId", &name)) return nullptr;
-  hotspan::ByteStack& bytes = b.thread->attr_bytes;
-  const size_t mark = bytes.size();
-  bool threw = false;
-  if (!WriteSlots(env, b, argv[1], argv + 2, bytes, &threw)) {
-    bytes.cut(mark);
-    return threw ? nullptr : Int(env, kRefused);
-  }
-  const int64_t now = hotspan::clock::now_ticks();
-  return hot::EndResult(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
+  uint32_t name, code;
+  if (!hot::U32Arg(env, argv[0], "nameId", &name) || !hot::U32Arg(env, argv[1], "code", &code)) return nullptr;
+  return Begin(env, b, name, code, argv + 2);
+}
+
+napi_value BeginView(napi_env env, napi_callback_info info) {
+  TracerBinding& b = hot::ReadArgs<0>(env, info, nullptr);
+  const double* in = b.shapes.in->data();
+  uint32_t name, code;
+  if (!ViewU32(env, in[SlotShapes::kNameAt], "name id", &name) ||
+      !ViewU32(env, in[SlotShapes::kCodeAt], "code", &code))
+    return nullptr;
+  return Begin(env, b, name, code, nullptr);
 }
 
 // Written past the thread's attribute bytes as scratch, copied by the track
@@ -241,7 +285,9 @@ napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
   hotspan::ByteStack& bytes = b.thread->attr_bytes;
   const size_t mark = bytes.size();
   bool threw = false;
-  const bool ok = WriteSlots(env, b, argv[2], argv + 3, bytes, &threw);
+  uint32_t code;
+  if (!hot::U32Arg(env, argv[2], "code", &code)) return nullptr;
+  const bool ok = WriteSlots(env, b.shapes, code, argv + 3, bytes, &threw);
   uint64_t token = 0;
   if (ok) {
     token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(),

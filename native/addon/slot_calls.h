@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -28,10 +29,20 @@ struct SlotShapes {
   static constexpr size_t kMaxSlots = 4;
   static constexpr size_t kMaxShapes = 4096;  // past it, new shapes take the JSON path
   static constexpr size_t kMaxValues = 4096;  // past it, values cross as strings
-  std::vector<std::vector<std::string>> keys;
+  // The slot view: the values, then the name id and the code of a
+  // BeginView call (so the common call reads no argument).
+  static constexpr size_t kNameAt = kMaxSlots;
+  static constexpr size_t kCodeAt = kMaxSlots + 1;
+  static constexpr size_t kViewSize = kMaxSlots + 2;
+  // Per slot of a shape, what precedes its value: the kind's byte (set per
+  // span), then the key (u32 length, bytes); one copy per slot.
+  struct Shape {
+    uint32_t slots = 0;
+    std::array<std::string, kMaxSlots> heads;
+  };
+  std::vector<Shape> shapes;
   std::vector<std::string> values;
-  // The slot view's memory; shared with the ArrayBuffer over it (SlotView).
-  std::shared_ptr<std::array<double, kMaxSlots>> in = std::make_shared<std::array<double, kMaxSlots>>();
+  std::shared_ptr<std::array<double, kViewSize>> in = std::make_shared<std::array<double, kViewSize>>();
 };
 
 namespace slots {
@@ -56,10 +67,14 @@ constexpr uint32_t kShapeShift = kKindBits * SlotShapes::kMaxSlots;
 napi_value DefineShape(napi_env env, napi_callback_info info);  // (keys[]) -> id | -1
 napi_value DefineValue(napi_env env, napi_callback_info info);  // (string) -> id | -1
 // () -> the Float64Array over SlotShapes::in, or undefined where external
-// buffers are refused (then every value crosses as an argument).
+// buffers are refused (then every value crosses as an argument, with
+// BeginSlots).
 napi_value SlotView(napi_env env, napi_callback_info info);
 // (nameId, code, v0 .. v3) -> undefined (begun) | status | kRefused.
 napi_value BeginSlots(napi_env env, napi_callback_info info);
+// () -> as BeginSlots, with the name id, the code and every value in the
+// view (no slot kArgument): the common call, with no argument to read.
+napi_value BeginView(napi_env env, napi_callback_info info);
 // (track, nameId, code, v0 .. v3) -> token (0: closed or unknown) | kRefused
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info);
 

@@ -297,6 +297,7 @@ const Method kMethods[] = {
     {"endFlags", &hot::EndFlags, nullptr},
     {"endAt", &hot::EndAt, nullptr},
     {"beginSlots", &slots::BeginSlots, nullptr},
+    {"beginView", &slots::BeginView, nullptr},
     {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
     {"defineShape", &slots::DefineShape, nullptr},
     {"defineValue", &slots::DefineValue, nullptr},

@@ -5,26 +5,9 @@
 
 namespace hotspan {
 
-size_t AttrArea::need(size_t n) const {
-  if (last_ != nullptr && last_->size - last_->used.load(std::memory_order_relaxed) >= kHeader + n) return 0;
-  return std::max(kBlockBytes, kHeader + n);
-}
-
 void AttrArea::add_block(size_t size) {
   last_ = &blocks_.emplace_back(size);
   held_ += size;
-}
-
-void AttrArea::append(uint64_t index, uint32_t local, const char* p, size_t n) {
-  Block& b = *last_;
-  const size_t used = b.used.load(std::memory_order_relaxed);
-  char* at = b.data.get() + used;
-  const auto len = static_cast<uint32_t>(n);
-  std::memcpy(at, &index, 8);
-  std::memcpy(at + 8, &local, 4);
-  std::memcpy(at + 12, &len, 4);
-  if (n != 0) std::memcpy(at + kHeader, p, n);
-  b.used.store(used + kHeader + n, std::memory_order_release);
 }
 
 AttrArea::Entry AttrArea::read(const Block& b, size_t off) {

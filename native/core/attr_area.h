@@ -17,15 +17,20 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <deque>
 #include <memory>
 #include <string_view>
+
+#include "chunk_reserve.h"
 
 namespace hotspan {
 
 class AttrArea {
  public:
-  static constexpr size_t kBlockBytes = 16 * 1024;
+  // A block is a reserve chunk (chunk_reserve.h), its pages already faulted
+  // in: the recording thread does not fault once per 4 KiB of attributes.
+  static constexpr size_t kBlockBytes = chunk_reserve::kChunkBytes;
   static constexpr size_t kHeader = 16;  // index u64, local u32, length u32
 
   struct Entry {
@@ -35,12 +40,25 @@ class AttrArea {
   };
 
   // Writer: bytes a new block must have for an entry of n bytes; 0 when it
-  // fits the last one.
-  size_t need(size_t n) const;
+  // fits the last one. Inline, as append: every span with attributes calls both.
+  size_t need(size_t n) const {
+    if (last_ != nullptr && last_->size - last_->used.load(std::memory_order_relaxed) >= kHeader + n) return 0;
+    return n + kHeader > kBlockBytes ? n + kHeader : kBlockBytes;
+  }
   // Opens a block of `size` (from need(), already charged).
   void add_block(size_t size);
   // Writer: stores an entry; need() answered 0 or a block of that size was added.
-  void append(uint64_t index, uint32_t local, const char* p, size_t n);
+  void append(uint64_t index, uint32_t local, const char* p, size_t n) {
+    Block& b = *last_;
+    const size_t used = b.used.load(std::memory_order_relaxed);
+    char* at = b.data.get() + used;
+    const auto len = static_cast<uint32_t>(n);
+    std::memcpy(at, &index, 8);
+    std::memcpy(at + 8, &local, 4);
+    std::memcpy(at + 12, &len, 4);
+    if (n != 0) std::memcpy(at + kHeader, p, n);
+    b.used.store(used + kHeader + n, std::memory_order_release);
+  }
   // Drops the entries with index below `end`; returns the bytes of the
   // blocks given back (to uncharge).
   size_t drop_below(uint64_t end);
@@ -69,9 +87,13 @@ class AttrArea {
   }
 
  private:
+  struct Free {
+    void operator()(char* p) const { ::operator delete(p); }
+  };
   struct Block {
-    explicit Block(size_t n) : data(new char[n]), size(n) {}
-    const std::unique_ptr<char[]> data;
+    explicit Block(size_t n)
+        : data(static_cast<char*>(n == kBlockBytes ? chunk_reserve::take() : ::operator new(n))), size(n) {}
+    const std::unique_ptr<char, Free> data;
     const size_t size;
     std::atomic<size_t> used{0};
   };
