@@ -1,0 +1,170 @@
+// A ticks timeline's anchors in a long recording (timeline.h): bounded in
+// overwrite steady state and charged to the budget, and trimming never
+// changes the ns of a kept record, including a span that began long before
+// the oldest kept chunk. Without a usable TSC (HOTSPAN_CLOCK=monotonic) the
+// tracer records ns and keeps no anchors: the checks that need them are
+// skipped, the rest still run.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "check.h"
+#include "clock.h"
+#include "test_util.h"
+#include "thread_state.h"
+#include "tracer.h"
+
+using namespace hotspan;
+
+namespace {
+
+constexpr size_t kLimit = ChunkPool::kMinLimit;  // 37 chunks
+constexpr uint64_t kChunksInLimit = kLimit / ChunkPool::kChunkBytes;
+
+std::shared_ptr<Tracer> ticks_tracer() {
+  TracerOptions o;
+  o.origin_ns = clock::now_ns();
+  o.time_unit = TimeUnit::kTicks;
+  o.memory_limit = kLimit;
+  o.on_full = FullPolicy::kOverwrite;
+  return Tracer::create(o);
+}
+
+// `chunks` chunks' worth of short spans, one level below what is open.
+void record_chunks(ThreadState& st, uint32_t name, uint64_t chunks) {
+  for (uint64_t i = 0; i < chunks * kChunkRecords; ++i) {
+    CHECK_EQ(begin(st, name, clock::now_ticks()), Status::kOk);
+    CHECK_EQ(end(st, clock::now_ticks()), Status::kOk);
+  }
+}
+
+// Every record of the timeline, by local id.
+using Times = std::map<uint32_t, std::pair<int64_t, int64_t>>;
+Times read(const Tracer& t, uint32_t timeline) {
+  const FrozenSnapshot snap = t.freeze();
+  Times out;
+  const FrozenTimeline* tl = test_util::find_timeline(snap, timeline);
+  CHECK(tl != nullptr);
+  if (tl == nullptr) return out;
+  for (const SpanRecord r : tl->records) out[r.local_id] = {r.start_ns, r.end_ns};
+  return out;
+}
+
+// memory_used() is the kept chunks plus what every timeline charged for its
+// anchors (plain spans have no other side table).
+void check_charged(const Tracer& t) {
+  size_t anchors = 0;
+  for (const auto& tl : t.timelines()) anchors += tl->anchor_bytes();
+  CHECK(t.memory_used() >= anchors);
+  CHECK_EQ((t.memory_used() - anchors) % ChunkPool::kChunkBytes, size_t{0});
+  CHECK(t.memory_used() <= t.memory_limit());
+}
+
+}  // namespace
+
+// 3000 chunks (3M spans) through a 37-chunk budget: a new anchor with every
+// chunk, so without trimming there would be over 3000 of them.
+static void steady_state_is_bounded() {
+  auto t = ticks_tracer();
+  const uint32_t name = t->intern("op");
+  auto st = t->attach_js_thread("main");
+  Timeline& tl = *st->timeline;
+  if (!tl.ticks()) {
+    t->detach_thread(*st, t->now());
+    return;
+  }
+  record_chunks(*st, name, 1000);
+  const size_t after_1000 = tl.anchor_count();
+  record_chunks(*st, name, 2000);
+  const size_t after_3000 = tl.anchor_count();
+  // The kept records need the anchors of about 37 chunks and of the few
+  // kAnchorMs periods they span; a trim waits for twice what it kept, at
+  // least 64. 1000 leaves room for a slow, loaded run.
+  CHECK(after_1000 < 1000);
+  CHECK(after_3000 < 1000);
+  CHECK(tl.anchors_trimmed() >= 2000);
+  CHECK(tl.anchor_bytes() > 0);
+  check_charged(*t);
+  const RecordCounts c = test_util::counts_of(*t, timeline_id(*st));
+  CHECK_EQ(c.produced, c.kept + c.overwritten + c.released + c.dropped);
+  CHECK(c.kept <= kChunksInLimit * kChunkRecords);
+  t->detach_thread(*st, t->now());
+}
+
+// Snapshots every 8 chunks while two outer spans stay open across many
+// budgets' worth of records: each record converts to the same ns in every
+// snapshot that holds it, while trims drop anchors in between. The inner
+// outer span ends when its start lies far below every kept chunk's records
+// and is then read in several snapshots; the outermost one is long in the
+// stored sense too (its end in the long-end table) when the TSC is fast
+// enough for the run to last 2^32 ticks, which it usually does not.
+static void kept_records_convert_the_same() {
+  auto t = ticks_tracer();
+  const uint32_t name = t->intern("op");
+  auto st = t->attach_js_thread("main");
+  Timeline& tl = *st->timeline;
+  const bool ticks = tl.ticks();
+  const uint32_t id = timeline_id(*st);
+  CHECK_EQ(begin(*st, name, clock::now_ticks()), Status::kOk);  // outermost, never ended here
+  uint32_t inner = 0;
+  Times prev;
+  uint64_t trims_seen = 0;    // snapshot pairs with a trim between and records in common
+  uint64_t trimmed_at_prev = 0;
+  int inner_reads = 0;        // snapshots holding the inner span below every chunk
+  for (int round = 0; round < 40; ++round) {
+    if (round == 2) {
+      CHECK_EQ(begin(*st, name, clock::now_ticks()), Status::kOk);
+      inner = innermost_local(*st);
+    }
+    record_chunks(*st, name, 8);
+    if (round == 20) CHECK_EQ(end(*st, clock::now_ticks()), Status::kOk);  // the inner span
+    const Times now = read(*t, id);
+    size_t common = 0;
+    for (const auto& [local, times] : now) {
+      const auto it = prev.find(local);
+      if (it == prev.end()) continue;
+      ++common;
+      CHECK_EQ(times.first, it->second.first);
+      CHECK_EQ(times.second, it->second.second);
+    }
+    const auto in = now.find(inner);
+    if (inner != 0 && in != now.end()) {
+      // Its start lies below every other kept record's.
+      int64_t others = INT64_MAX;
+      for (const auto& [local, times] : now) {
+        if (local != inner) others = std::min(others, times.first);
+      }
+      CHECK(in->second.first < others);
+      CHECK(in->second.first <= in->second.second);
+      ++inner_reads;
+    }
+    const uint64_t trimmed = tl.anchors_trimmed();
+    if (common != 0 && trimmed > trimmed_at_prev) ++trims_seen;
+    trimmed_at_prev = trimmed;
+    prev = now;
+  }
+  CHECK_EQ(end(*st, clock::now_ticks()), Status::kOk);  // the outermost
+  // The outermost span: it began before any kept record; read twice.
+  const Times a = read(*t, id);
+  record_chunks(*st, name, 4);
+  const Times b = read(*t, id);
+  const uint32_t outer = 1;
+  CHECK(a.count(outer) == 1 && b.count(outer) == 1);
+  if (a.count(outer) == 1 && b.count(outer) == 1) {
+    CHECK_EQ(a.at(outer).first, b.at(outer).first);
+    CHECK_EQ(a.at(outer).second, b.at(outer).second);
+  }
+  CHECK(inner_reads >= 3);  // ended at round 20, recycled some 4 rounds later
+  if (ticks) CHECK(trims_seen >= 3);  // about 6: one per doubling of the anchors
+  check_charged(*t);
+  t->detach_thread(*st, t->now());
+}
+
+int main() {
+  steady_state_is_bounded();
+  kept_records_convert_the_same();
+  return check::result("anchor_trim_test");
+}
