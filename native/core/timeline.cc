@@ -143,6 +143,17 @@ void Timeline::settle_anchor_charge(std::ptrdiff_t delta) const {
   if (delta < 0) pool_->uncharge(static_cast<size_t>(-delta));
 }
 
+void Timeline::add_anchor(clock::Anchor a) {
+  if (!ticks_) return;
+  std::ptrdiff_t charge = 0;
+  {
+    std::lock_guard<TimelineMutex> lock(mu_);
+    append_anchor_locked(a);
+    charge = anchor_charge_locked();
+  }
+  settle_anchor_charge(charge);
+}
+
 size_t Timeline::anchor_count() const {
   std::lock_guard<TimelineMutex> lock(mu_);
   return anchors_.size();

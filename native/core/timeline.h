@@ -85,6 +85,10 @@ class Timeline {
   // (a reader may have added one), and returns the next due tick.
   int64_t anchor_if_stale(int64_t now);
   bool ticks() const { return ticks_; }
+  // Appends an anchor the caller measured (tests: a skewed one gives the
+  // segments distinct slopes, so a record that changed segment converts
+  // differently). Dropped unless past the last in both tick and ns.
+  void add_anchor(clock::Anchor a);
   // The anchors held, the bytes of them charged to the budget, and how many
   // trims dropped (tests).
   size_t anchor_count() const;

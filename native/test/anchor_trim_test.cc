@@ -33,11 +33,27 @@ std::shared_ptr<Tracer> ticks_tracer() {
   return Tracer::create(o);
 }
 
-// `chunks` chunks' worth of short spans, one level below what is open.
-void record_chunks(ThreadState& st, uint32_t name, uint64_t chunks) {
-  for (uint64_t i = 0; i < chunks * kChunkRecords; ++i) {
-    CHECK_EQ(begin(st, name, clock::now_ticks()), Status::kOk);
-    CHECK_EQ(end(st, clock::now_ticks()), Status::kOk);
+// An anchor ahead of the clock by 50 ns times the square of the kinks so
+// far: the anchors then lie on a curve, not a line, so a record that moved
+// to another segment (or is extrapolated) converts differently, by far
+// more than rounding. Once the first kink is taken, the tracer's own
+// anchors are refused (their ns would go backwards): a read must follow a
+// kink, which then brackets the records before it.
+int64_t g_kinks = 0;
+void kink(Timeline& tl) {
+  ++g_kinks;
+  tl.add_anchor(clock::Anchor{clock::now_ticks_ordered(), clock::now_ns() + 50 * g_kinks * g_kinks});
+}
+
+// `chunks` chunks' worth of short spans, one level below what is open; with
+// `kinks`, a kink after each chunk.
+void record_chunks(ThreadState& st, uint32_t name, uint64_t chunks, bool kinks = false) {
+  for (uint64_t c = 0; c < chunks; ++c) {
+    for (uint64_t i = 0; i < kChunkRecords; ++i) {
+      CHECK_EQ(begin(st, name, clock::now_ticks()), Status::kOk);
+      CHECK_EQ(end(st, clock::now_ticks()), Status::kOk);
+    }
+    if (kinks) kink(*st.timeline);
   }
 }
 
@@ -95,7 +111,7 @@ static void steady_state_is_bounded() {
 }
 
 // Snapshots every 8 chunks while two outer spans stay open across many
-// budgets' worth of records: each record converts to the same ns in every
+// budgets' worth of records, with a skewed anchor after each chunk (kink): each record converts to the same ns in every
 // snapshot that holds it, while trims drop anchors in between. The inner
 // outer span ends when its start lies far below every kept chunk's records
 // and is then read in several snapshots; the outermost one is long in the
@@ -119,8 +135,18 @@ static void kept_records_convert_the_same() {
       CHECK_EQ(begin(*st, name, clock::now_ticks()), Status::kOk);
       inner = innermost_local(*st);
     }
-    record_chunks(*st, name, 8);
-    if (round == 20) CHECK_EQ(end(*st, clock::now_ticks()), Status::kOk);  // the inner span
+    if (round == 23) {
+      // More anchors than the last trim kept, at once: the next chunk tries
+      // a trim while the inner span (ended three rounds ago, recycled in
+      // two) is kept, and must leave the segment its start lies in as it is.
+      const size_t burst = tl.anchor_count() + 64;
+      for (size_t k = 0; k < burst; ++k) kink(tl);
+    }
+    record_chunks(*st, name, 8, true);
+    if (round == 20) {
+      CHECK_EQ(end(*st, clock::now_ticks()), Status::kOk);  // the inner span
+      kink(tl);
+    }
     const Times now = read(*t, id);
     size_t common = 0;
     for (const auto& [local, times] : now) {
@@ -147,9 +173,10 @@ static void kept_records_convert_the_same() {
     prev = now;
   }
   CHECK_EQ(end(*st, clock::now_ticks()), Status::kOk);  // the outermost
+  kink(tl);
   // The outermost span: it began before any kept record; read twice.
   const Times a = read(*t, id);
-  record_chunks(*st, name, 4);
+  record_chunks(*st, name, 4, true);
   const Times b = read(*t, id);
   const uint32_t outer = 1;
   CHECK(a.count(outer) == 1 && b.count(outer) == 1);
