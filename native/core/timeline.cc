@@ -7,6 +7,7 @@
 
 #include "attr_slots.h"
 #include "clock.h"
+#include "hot_inline.h"
 
 namespace hotspan {
 
@@ -90,23 +91,33 @@ void Timeline::append_anchor_locked(clock::Anchor a) const {
 int64_t Timeline::scan_locked(uint64_t upto, uint64_t top_from) const {
   const uint64_t kept_base = recycled_ * kChunkRecords;
   scanned_ = std::max(scanned_, kept_base);
+  const uint64_t lo = std::min(scanned_, top_from);
   int64_t top = INT64_MIN;
   // Long ends in index order, met in index order.
-  auto long_end = std::lower_bound(long_ends_.begin(), long_ends_.end(), std::min(scanned_, top_from),
+  auto long_end = std::lower_bound(long_ends_.begin(), long_ends_.end(), lo,
                                    [](const LongEntry& e, uint64_t index) { return e.index < index; });
-  for (uint64_t i = std::min(scanned_, top_from); i < upto; ++i) {
+  for (uint64_t i = lo; i < upto;) {
     PoolChunk* c = ring_at(static_cast<size_t>((i - kept_base) / kChunkRecords));
-    const StoredSpan& r = c->records[i % kChunkRecords];
-    // By value: a reference to the packed (4-aligned) int64 is undefined.
-    const int64_t start = r.start;
-    int64_t end = start + static_cast<int64_t>(r.duration);
-    if (r.duration == kLongSpan) {
-      while (long_end != long_ends_.end() && long_end->index < i) ++long_end;
-      // Every kLongSpan record got its entry before it was published.
-      end = long_end != long_ends_.end() && long_end->index == i ? long_end->end : start;
+    const uint64_t chunk_end = std::min(upto, (i / kChunkRecords + 1) * kChunkRecords);
+    int64_t low = c->low;
+    for (; i < chunk_end; ++i) {
+      const StoredSpan& r = c->records[i % kChunkRecords];
+      // By value: a reference to the packed (4-aligned) int64 is undefined.
+      const int64_t start = r.start;
+      int64_t end = start + static_cast<int64_t>(r.duration);  // >= start
+      int64_t first = start;
+      if (HOTSPAN_UNLIKELY(r.duration == kLongSpan)) {
+        while (long_end != long_ends_.end() && long_end->index < i) ++long_end;
+        // Every kLongSpan record got its entry before it was published; a
+        // caller-supplied end may lie before the start.
+        end = long_end != long_ends_.end() && long_end->index == i ? long_end->end : start;
+        first = std::min(start, end);
+        end = std::max(start, end);
+      }
+      if (i >= scanned_) low = std::min(low, first);
+      if (i >= top_from) top = std::max(top, end);
     }
-    if (i >= scanned_) c->low = std::min(c->low, std::min(start, end));
-    if (i >= top_from) top = std::max(top, std::max(start, end));
+    c->low = low;
   }
   scanned_ = std::max(scanned_, upto);
   return top;
@@ -123,8 +134,14 @@ void Timeline::trim_anchors_locked() {
   // have doubled since the last one.
   if (anchors_.size() < trim_at_) return;
   // Every committed record is one a reader may already have converted:
-  // its ticks must keep their segments.
-  scan_locked(committed_.load(std::memory_order_acquire), UINT64_MAX);
+  // its ticks must keep their segments. The scan catches up at most
+  // kScanChunks chunks a time, so no chunk holds its writer longer than
+  // that (it gains on the writer, and recycling skips what it has not
+  // reached); the trim waits until it is done.
+  const uint64_t committed = committed_.load(std::memory_order_acquire);
+  const uint64_t from = std::max(scanned_, recycled_ * kChunkRecords);
+  scan_locked(std::min(committed, from + kScanChunks * kChunkRecords), UINT64_MAX);
+  if (scanned_ < committed) return;
   anchors_trimmed_ += anchors_.trim_below(low_locked(0, ring_size_));
   trim_at_ = std::max(kTrimAnchors, 2 * anchors_.size());
 }

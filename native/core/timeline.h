@@ -203,6 +203,7 @@ class Timeline {
   size_t trim_at_ = kTrimAnchors;           // anchor count that makes a new chunk trim
   uint64_t anchors_trimmed_ = 0;
   static constexpr size_t kTrimAnchors = 64;
+  static constexpr uint64_t kScanChunks = 4;  // records a new chunk scans for a trim, in chunks
 
   void append_anchor_locked(clock::Anchor a) const;
   // Folds the kept records [scanned_, upto) into their chunks' low, and
