@@ -7,7 +7,6 @@
 
 #include "attr_slots.h"
 #include "clock.h"
-#include "hot_inline.h"
 
 namespace hotspan {
 
@@ -91,34 +90,42 @@ void Timeline::append_anchor_locked(clock::Anchor a) const {
 int64_t Timeline::scan_locked(uint64_t upto, uint64_t top_from) const {
   const uint64_t kept_base = recycled_ * kChunkRecords;
   scanned_ = std::max(scanned_, kept_base);
-  const uint64_t lo = std::min(scanned_, top_from);
+  auto chunk_of = [&](uint64_t i) { return ring_at(static_cast<size_t>((i - kept_base) / kChunkRecords)); };
+  auto chunk_end = [&](uint64_t i) { return std::min(upto, (i / kChunkRecords + 1) * kChunkRecords); };
+  // The highest tick of [top_from, upto): a reader's bracket.
   int64_t top = INT64_MIN;
-  // Long ends in index order, met in index order.
-  auto long_end = std::lower_bound(long_ends_.begin(), long_ends_.end(), lo,
-                                   [](const LongEntry& e, uint64_t index) { return e.index < index; });
-  for (uint64_t i = lo; i < upto;) {
-    PoolChunk* c = ring_at(static_cast<size_t>((i - kept_base) / kChunkRecords));
-    const uint64_t chunk_end = std::min(upto, (i / kChunkRecords + 1) * kChunkRecords);
-    int64_t low = c->low;
-    for (; i < chunk_end; ++i) {
-      const StoredSpan& r = c->records[i % kChunkRecords];
+  each_between(long_ends_, top_from, upto, [&](const LongEntry& e) { top = std::max(top, e.end); });
+  for (uint64_t i = top_from; i < upto; i = chunk_end(i)) {
+    const StoredSpan* r = chunk_of(i)->records + i % kChunkRecords;
+    for (const StoredSpan* e = r + (chunk_end(i) - i); r != e; ++r) {
       // By value: a reference to the packed (4-aligned) int64 is undefined.
-      const int64_t start = r.start;
-      int64_t end = start + static_cast<int64_t>(r.duration);  // >= start
-      int64_t first = start;
-      if (HOTSPAN_UNLIKELY(r.duration == kLongSpan)) {
-        while (long_end != long_ends_.end() && long_end->index < i) ++long_end;
-        // Every kLongSpan record got its entry before it was published; a
-        // caller-supplied end may lie before the start.
-        end = long_end != long_ends_.end() && long_end->index == i ? long_end->end : start;
-        first = std::min(start, end);
-        end = std::max(start, end);
-      }
-      if (i >= scanned_) low = std::min(low, first);
-      if (i >= top_from) top = std::max(top, end);
+      const int64_t start = r->start;
+      // A long span's end is in the long-end table, taken above.
+      top = std::max(top, r->duration != kLongSpan ? start + static_cast<int64_t>(r->duration) : start);
     }
-    c->low = low;
   }
+  // The lowest tick of each chunk's records from scanned_ on: the starts
+  // (a stored end is never below its start), and the long ends, which a
+  // caller-supplied time may put below it. The writer's cost per record for
+  // a trim, so kept to a load and a min.
+  for (uint64_t i = scanned_; i < upto; i = chunk_end(i)) {
+    PoolChunk* c = chunk_of(i);
+    const StoredSpan* r = c->records + i % kChunkRecords;
+    const StoredSpan* e = r + (chunk_end(i) - i);
+    int64_t low0 = c->low, low1 = INT64_MAX;
+    for (; e - r >= 2; r += 2) {
+      const int64_t s0 = r[0].start;
+      const int64_t s1 = r[1].start;
+      low0 = std::min(low0, s0);
+      low1 = std::min(low1, s1);
+    }
+    if (r != e) low0 = std::min(low0, static_cast<int64_t>(r->start));
+    c->low = std::min(low0, low1);
+  }
+  each_between(long_ends_, scanned_, upto, [&](const LongEntry& e) {
+    PoolChunk* c = chunk_of(e.index);
+    c->low = std::min(c->low, e.end);
+  });
   scanned_ = std::max(scanned_, upto);
   return top;
 }
@@ -130,8 +137,8 @@ int64_t Timeline::low_locked(size_t first, size_t count) const {
 }
 
 void Timeline::trim_anchors_locked() {
-  // Amortized: a trim moves what it keeps, so it waits until the anchors
-  // have doubled since the last one.
+  // Amortized: a trim moves what it keeps and needs every kept record
+  // scanned, so it waits until the anchors have grown kTrimGrowth-fold.
   if (anchors_.size() < trim_at_) return;
   // Every committed record is one a reader may already have converted:
   // its ticks must keep their segments. The scan catches up at most
@@ -143,7 +150,7 @@ void Timeline::trim_anchors_locked() {
   scan_locked(std::min(committed, from + kScanChunks * kChunkRecords), UINT64_MAX);
   if (scanned_ < committed) return;
   anchors_trimmed_ += anchors_.trim_below(low_locked(0, ring_size_));
-  trim_at_ = std::max(kTrimAnchors, 2 * anchors_.size());
+  trim_at_ = std::max(kTrimAnchors, kTrimGrowth * anchors_.size());
 }
 
 std::ptrdiff_t Timeline::anchor_charge_locked() const {
