@@ -199,7 +199,7 @@ export class AutoRecorder {
       const s = client.get(request);
       if (s === undefined) return;
       s.error = true;
-      s.attrs.error = String((error as Error)?.message ?? error);
+      s.attrs['error.message'] = String((error as Error)?.message ?? error);
       this.close(s);
     });
     if (this.sink !== undefined) {
@@ -279,7 +279,7 @@ export class AutoRecorder {
       const s = open.get(request);
       if (s === undefined) return;
       s.error = true;
-      s.attrs.error = String(error?.message ?? error);
+      s.attrs['error.message'] = String(error?.message ?? error);
       this.close(s);
     });
   }
@@ -295,7 +295,7 @@ export class AutoRecorder {
       rest[rest.length - 1] = (err: Error | null, address: unknown, family: unknown): void => {
         if (err) {
           s.error = true;
-          s.attrs.error = err.message;
+          s.attrs['error.message'] = err.message;
         } else if (typeof address === 'string') {
           s.attrs.address = address;
           s.attrs.family = Number(family);
@@ -378,7 +378,7 @@ export class AutoRecorder {
         socket.removeListener(ready, ok);
         const e = socket.errored;
         s.error = true;
-        s.attrs.error = e === null || e === undefined ? 'closed before connecting' : String((e as Error).message ?? e);
+        s.attrs['error.message'] = e === null || e === undefined ? 'closed before connecting' : String((e as Error).message ?? e);
         this.finishConnection(s);
       };
       socket.once(ready, ok);

@@ -348,7 +348,7 @@ const server = net.createServer((c) => c.end()).listen(0, '127.0.0.1', () => {
     const spans = rcv.spans();
     expect(canonical(exportedForest(spans))).toBe(canonical(fileForest(file)));
     const exported = one(spans, (s) => s.name === 'tcp.connect', 'the connection');
-    expect(exported).toMatchObject({ statusCode: 2, attrs: { error: 'closed before connecting' } });
+    expect(exported).toMatchObject({ statusCode: 2, attrs: { 'error.message': 'closed before connecting' } });
     expect(childrenOf(spans, exported).map((s) => [s.name, s.attrs.host])).toEqual([['dns.lookup', 'localhost']]);
   });
 

@@ -30,6 +30,16 @@ const FrozenView::Lookups& FrozenView::lookups(size_t t) {
   return *l;
 }
 
+const std::vector<std::vector<hotspan::SpanIds>>& FrozenView::span_ids(uint64_t salt) {
+  // Keyed by salt: a view handed to another tracer's method resolves anew.
+  if (!ids_resolved_ || ids_salt_ != salt) {
+    hotspan::resolve_span_ids(snapshot, salt, ids_);
+    ids_salt_ = salt;
+    ids_resolved_ = true;
+  }
+  return ids_;
+}
+
 Napi::Object NewFrozenView(Napi::Env env, const hotspan::Tracer& tracer) {
   auto* view = new FrozenView(tracer.freeze(), tracer.origin_ns());
   Napi::Object obj = Napi::Object::New(env);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "snapshot_query.h"
+#include "span_ids.h"
 #include "tracer.h"
 
 namespace hotspan_addon {
@@ -29,6 +30,10 @@ struct FrozenView {
   };
   // Timeline t's lookups, built on first use.
   const Lookups& lookups(size_t t);
+  // The records' W3C ids under `salt` (span_ids.h), resolved on first use:
+  // NativeTracer.spanIds and spanTracestates, which the OTel adapter calls
+  // on one view, share one resolve.
+  const std::vector<std::vector<hotspan::SpanIds>>& span_ids(uint64_t salt);
 
   const hotspan::FrozenSnapshot snapshot;
   const int64_t origin_ns;
@@ -36,6 +41,9 @@ struct FrozenView {
 
  private:
   std::vector<std::unique_ptr<Lookups>> lookups_;
+  std::vector<std::vector<hotspan::SpanIds>> ids_;
+  uint64_t ids_salt_ = 0;
+  bool ids_resolved_ = false;
 };
 
 // A new JS object holding a view of `tracer`'s committed records now; its

@@ -112,18 +112,16 @@ Napi::Value IdsOf(const Napi::CallbackInfo& info) {
 
 Napi::Value SpanIds(const Napi::CallbackInfo& info) {
   FrozenView& view = ArgFrozenView(info, 0, "view");
-  std::vector<std::vector<hotspan::SpanIds>> ids;
-  hotspan::resolve_span_ids(view.snapshot, Self(info).tracer->id_salt(), ids);
+  const auto& ids = view.span_ids(Self(info).tracer->id_salt());
   std::vector<hotspan::SpanIds> flat;
   flat.reserve(view.query.size());
-  for (auto& t : ids) flat.insert(flat.end(), t.begin(), t.end());
+  for (const auto& t : ids) flat.insert(flat.end(), t.begin(), t.end());
   return IdsOut(info.Env(), flat);
 }
 
 Napi::Value SpanTracestates(const Napi::CallbackInfo& info) {
   FrozenView& view = ArgFrozenView(info, 0, "view");
-  std::vector<std::vector<hotspan::SpanIds>> ids;
-  hotspan::resolve_span_ids(view.snapshot, Self(info).tracer->id_salt(), ids);
+  const auto& ids = view.span_ids(Self(info).tracer->id_salt());
   Napi::Env env = info.Env();
   Napi::Array out = Napi::Array::New(env);
   // The spans of one trace share its context: one JS string per context.

@@ -56,6 +56,9 @@ struct PoolChunk {
   // Frozen snapshots reading this chunk. The recycler needs 0 (acquire),
   // checked under the owner's lock, under which freeze pins.
   std::atomic<uint32_t> pins{0};
+  // The lowest tick among the records of it that its owner's anchor upkeep
+  // has scanned (INT64_MAX: none); guarded by the owner's lock.
+  int64_t low = INT64_MAX;
   // Guarded by the pool's mutex:
   Timeline* owner = nullptr;
   uint64_t first = 0;  // the owner's index of records[0]

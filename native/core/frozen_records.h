@@ -1,6 +1,7 @@
 // A timeline's kept committed records, read where they are stored. Freezing
 // a timeline (Timeline::freeze) copies only what may still change under its
-// lock: the chunk pointers, the long-end entries and the tick anchors. The
+// lock: the chunk pointers, the long-end entries and the tick anchors from
+// the segment holding its records' lowest tick on (tick_anchors.h). The
 // records themselves are not rewritten while the frozen copy pins their
 // chunks (chunk_pool.h: the overwrite policy skips pinned chunks), and the
 // pins keep the timeline alive. So a

@@ -29,6 +29,32 @@ uint64_t TickAnchors::slope(const clock::Anchor& a, const clock::Anchor& b) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(dn) << 32) / static_cast<uint64_t>(den));
 }
 
+size_t TickAnchors::segment_start(int64_t low) const {
+  if (anchors_.size() < 3) return 0;
+  const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), low,
+                                   [](int64_t t, const clock::Anchor& a) { return t < a.tick; });
+  const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor > low
+  return above == 0 ? 0 : std::min(above - 1, anchors_.size() - 2);
+}
+
+size_t TickAnchors::trim_below(int64_t low) {
+  const size_t j = segment_start(low);
+  if (j <= 1) return 0;
+  // Anchors [1, j) go; segment 0 becomes [anchors_[0], anchors_[j]) and the
+  // segments from j on keep their slopes.
+  anchors_.erase(anchors_.begin() + 1, anchors_.begin() + static_cast<std::ptrdiff_t>(j));
+  slopes_.erase(slopes_.begin() + 1, slopes_.begin() + static_cast<std::ptrdiff_t>(j));
+  slopes_[0] = slope(anchors_[0], anchors_[1]);
+  return j - 1;
+}
+
+void TickAnchors::assign_from(const TickAnchors& src, int64_t low) {
+  const size_t j = src.segment_start(low);
+  anchors_.assign(src.anchors_.begin() + static_cast<std::ptrdiff_t>(j), src.anchors_.end());
+  slopes_.assign(src.slopes_.begin() + static_cast<std::ptrdiff_t>(std::min(j, src.slopes_.size())),
+                 src.slopes_.end());
+}
+
 int64_t TickAnchors::to_ns_outline(int64_t tick, size_t& hint) const {
   const size_t n = anchors_.size();
   if (n == 0) return tick;  // not a ticks timeline

@@ -9,6 +9,14 @@
 // it converts (Timeline::freeze), so later appends never change the
 // segment a visible record falls in: the same record converts to the same ns
 // in every snapshot.
+//
+// Trimming (trim_below) keeps the anchors a conversion can depend on: every
+// segment at or above the one holding a given tick is kept as it is, so
+// ticks from there on convert as before; the first anchor stays too, so a
+// tick below the kept ones (a span begun long ago that ends later) is
+// interpolated over one long segment rather than extrapolated from a short
+// one. A copy for readers (assign_from) takes the segments from a tick on in
+// the same way.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +30,11 @@ class TickAnchors {
  public:
   bool empty() const { return anchors_.empty(); }
   size_t size() const { return anchors_.size(); }
+  // Heap bytes held (what the timeline charges to its budget).
+  size_t bytes() const {
+    return anchors_.capacity() * sizeof(clock::Anchor) + slopes_.capacity() * sizeof(uint64_t);
+  }
+  int64_t first_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.front().tick; }
   int64_t last_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.back().tick; }
 
   // Appends `a` if it is past the last anchor in both tick and ns; a tick
@@ -34,6 +47,16 @@ class TickAnchors {
     if (anchors_.size() >= 2) slopes_.push_back(slope(anchors_[anchors_.size() - 2], a));
     return true;
   }
+
+  // Drops the anchors between the first and the one that starts the segment
+  // holding `low` (the lowest tick any kept record has): every tick >= low
+  // converts exactly as before. The last segment (extrapolation past the
+  // end) is always kept. Returns how many anchors were dropped.
+  size_t trim_below(int64_t low);
+  // This set becomes `src`'s segments from the one holding `low` on (all of
+  // them if `low` lies below its second anchor): ticks >= low convert as in
+  // `src`. Reuses this set's capacity.
+  void assign_from(const TickAnchors& src, int64_t low);
 
   // Tick -> ns. `hint` caches the last segment (records come mostly in tick
   // order); any value is valid. A pure function of the anchors and the tick,
@@ -70,6 +93,9 @@ class TickAnchors {
     return a.ns + static_cast<int64_t>((static_cast<unsigned __int128>(dt) * m) >> 32);
   }
   int64_t to_ns_outline(int64_t tick, size_t& hint) const;
+  // The first anchor of the segment holding `low` (0 when below the second
+  // anchor), at most size() - 2 so the last segment stays whole.
+  size_t segment_start(int64_t low) const;
 
   std::vector<clock::Anchor> anchors_;
   std::vector<uint64_t> slopes_;  // slopes_[i]: segment [anchors_[i], anchors_[i + 1])

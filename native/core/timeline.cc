@@ -35,7 +35,7 @@ Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial
       ring_(16),
       name_(std::move(name)) {
   if (ticks_) anchors_.append(clock::measure_anchor());  // no other thread sees us yet
-}
+}  // its bytes are charged with the next anchor's (anchor_charge_locked)
 
 Timeline::~Timeline() {
   // No reader is left (frozen records keep the timeline alive).
@@ -44,7 +44,7 @@ Timeline::~Timeline() {
   side += attrs_.held();
   for (const ContextEntry& c : contexts_) side += context_bytes(c);
   side += foreign_.size() * sizeof(ForeignEntry) + long_ends_.size() * sizeof(LongEntry);
-  pool_->uncharge(side);
+  pool_->uncharge(side + anchors_charged_);
 }
 
 void Timeline::ring_push(PoolChunk* c) {
@@ -65,12 +65,132 @@ StoredSpan* Timeline::append_chunk(uint64_t first, int64_t* anchor_due) {
   // timeline's oldest chunk, and a reader waits only for the push.
   PoolChunk* c = pool_->acquire(*this, first);
   if (c == nullptr) return nullptr;
-  std::lock_guard<TimelineMutex> lock(mu_);
-  ring_push(c);
-  // Anchors are measured under the lock so they are appended in tick order.
-  if (ticks_) anchors_.append(clock::measure_anchor());
-  if (anchor_due != nullptr) *anchor_due = due_locked();
+  std::ptrdiff_t charge = 0;
+  {
+    std::lock_guard<TimelineMutex> lock(mu_);
+    c->low = INT64_MAX;
+    ring_push(c);
+    if (ticks_) {
+      // Anchors are measured under the lock so they are appended in tick order.
+      append_anchor_locked(clock::measure_anchor());
+      trim_anchors_locked();
+      charge = anchor_charge_locked();
+    }
+    if (anchor_due != nullptr) *anchor_due = due_locked();
+  }
+  settle_anchor_charge(charge);
   return c->records;
+}
+
+void Timeline::append_anchor_locked(clock::Anchor a) const {
+  anchors_.append(a);
+  written_at_anchor_ = written_.load(std::memory_order_relaxed);
+}
+
+int64_t Timeline::scan_locked(uint64_t upto, uint64_t top_from) const {
+  const uint64_t kept_base = recycled_ * kChunkRecords;
+  scanned_ = std::max(scanned_, kept_base);
+  auto chunk_of = [&](uint64_t i) { return ring_at(static_cast<size_t>((i - kept_base) / kChunkRecords)); };
+  auto chunk_end = [&](uint64_t i) { return std::min(upto, (i / kChunkRecords + 1) * kChunkRecords); };
+  // The highest tick of [top_from, upto): a reader's bracket.
+  int64_t top = INT64_MIN;
+  each_between(long_ends_, top_from, upto, [&](const LongEntry& e) { top = std::max(top, e.end); });
+  for (uint64_t i = top_from; i < upto; i = chunk_end(i)) {
+    const StoredSpan* r = chunk_of(i)->records + i % kChunkRecords;
+    for (const StoredSpan* e = r + (chunk_end(i) - i); r != e; ++r) {
+      // By value: a reference to the packed (4-aligned) int64 is undefined.
+      const int64_t start = r->start;
+      // A long span's end is in the long-end table, taken above.
+      top = std::max(top, r->duration != kLongSpan ? start + static_cast<int64_t>(r->duration) : start);
+    }
+  }
+  // The lowest tick of each chunk's records from scanned_ on: the starts
+  // (a stored end is never below its start), and the long ends, which a
+  // caller-supplied time may put below it. The writer's cost per record for
+  // a trim, so kept to a load and a min.
+  for (uint64_t i = scanned_; i < upto; i = chunk_end(i)) {
+    PoolChunk* c = chunk_of(i);
+    const StoredSpan* r = c->records + i % kChunkRecords;
+    const StoredSpan* e = r + (chunk_end(i) - i);
+    int64_t low0 = c->low, low1 = INT64_MAX;
+    for (; e - r >= 2; r += 2) {
+      const int64_t s0 = r[0].start;
+      const int64_t s1 = r[1].start;
+      low0 = std::min(low0, s0);
+      low1 = std::min(low1, s1);
+    }
+    if (r != e) low0 = std::min(low0, static_cast<int64_t>(r->start));
+    c->low = std::min(low0, low1);
+  }
+  each_between(long_ends_, scanned_, upto, [&](const LongEntry& e) {
+    PoolChunk* c = chunk_of(e.index);
+    c->low = std::min(c->low, e.end);
+  });
+  scanned_ = std::max(scanned_, upto);
+  return top;
+}
+
+int64_t Timeline::low_locked(size_t first, size_t count) const {
+  int64_t low = INT64_MAX;
+  for (size_t k = first; k < first + count; ++k) low = std::min(low, ring_at(k)->low);
+  return low;
+}
+
+void Timeline::trim_anchors_locked() {
+  // Amortized: a trim moves what it keeps and needs every kept record
+  // scanned, so it waits until the anchors have grown kTrimGrowth-fold.
+  if (anchors_.size() < trim_at_) return;
+  // Every committed record is one a reader may already have converted:
+  // its ticks must keep their segments. The scan catches up at most
+  // kScanChunks chunks a time, so no chunk holds its writer longer than
+  // that (it gains on the writer, and recycling skips what it has not
+  // reached); the trim waits until it is done.
+  const uint64_t committed = committed_.load(std::memory_order_acquire);
+  const uint64_t from = std::max(scanned_, recycled_ * kChunkRecords);
+  scan_locked(std::min(committed, from + kScanChunks * kChunkRecords), UINT64_MAX);
+  if (scanned_ < committed) return;
+  anchors_trimmed_ += anchors_.trim_below(low_locked(0, ring_size_));
+  trim_at_ = std::max(kTrimAnchors, kTrimGrowth * anchors_.size());
+}
+
+std::ptrdiff_t Timeline::anchor_charge_locked() const {
+  const size_t now = anchors_.bytes();
+  const auto delta = static_cast<std::ptrdiff_t>(now) - static_cast<std::ptrdiff_t>(anchors_charged_);
+  anchors_charged_ = now;
+  return delta;
+}
+
+void Timeline::settle_anchor_charge(std::ptrdiff_t delta) const {
+  // Always taken, as a foreign parent is: the anchors are what converts the
+  // records the budget holds (under overwrite, charging recycles chunks).
+  if (delta > 0) pool_->charge(static_cast<size_t>(delta), false);
+  if (delta < 0) pool_->uncharge(static_cast<size_t>(-delta));
+}
+
+void Timeline::add_anchor(clock::Anchor a) {
+  if (!ticks_) return;
+  std::ptrdiff_t charge = 0;
+  {
+    std::lock_guard<TimelineMutex> lock(mu_);
+    append_anchor_locked(a);
+    charge = anchor_charge_locked();
+  }
+  settle_anchor_charge(charge);
+}
+
+size_t Timeline::anchor_count() const {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  return anchors_.size();
+}
+
+size_t Timeline::anchor_bytes() const {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  return anchors_charged_;
+}
+
+uint64_t Timeline::anchors_trimmed() const {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  return anchors_trimmed_;
 }
 
 Recycled Timeline::recycle_front(PoolChunk& c, bool released_only) {
@@ -148,11 +268,26 @@ int64_t Timeline::anchor_due() const {
 
 int64_t Timeline::anchor_if_stale(int64_t now) {
   if (!ticks_) return INT64_MAX;
-  std::lock_guard<TimelineMutex> lock(mu_);
-  // A tick below the due one (another anchor came first, or this thread's
-  // core lags the one that took it) needs nothing.
-  if (now >= due_locked()) anchors_.append(clock::measure_anchor());
-  return due_locked();
+  std::ptrdiff_t charge = 0;
+  int64_t due;
+  {
+    std::lock_guard<TimelineMutex> lock(mu_);
+    // A tick below the due one (another anchor came first, or this thread's
+    // core lags the one that took it) needs nothing.
+    due = due_locked();
+    if (now >= due) {
+      if (written_.load(std::memory_order_relaxed) == written_at_anchor_) {
+        // Nothing stored since the last anchor (a budget full under the drop
+        // policy): no anchor is needed yet; look again in kAnchorMs.
+        return now > INT64_MAX - anchor_interval_ ? INT64_MAX : now + anchor_interval_;
+      }
+      append_anchor_locked(clock::measure_anchor());
+      charge = anchor_charge_locked();
+      due = due_locked();
+    }
+  }
+  settle_anchor_charge(charge);
+  return due;
 }
 
 bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs) {
@@ -218,7 +353,19 @@ void Timeline::mark_exited() {
 
 uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
                           uint64_t from, int consumer, uint64_t limit) const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  std::ptrdiff_t charge = 0;
+  uint64_t base;
+  {
+    std::lock_guard<TimelineMutex> lock(mu_);
+    base = freeze_locked(std::move(self), out, from, consumer, limit);
+    if (ticks_) charge = anchor_charge_locked();
+  }
+  settle_anchor_charge(charge);
+  return base;
+}
+
+uint64_t Timeline::freeze_locked(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
+                                 uint64_t from, int consumer, uint64_t limit) const {
   // Acquire pairs with the committer's release: the records below it (and
   // the side-table entries added before them) are complete.
   const uint64_t committed = committed_.load(std::memory_order_acquire);
@@ -262,14 +409,8 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
     // (it was stored after that anchor), append an anchor taken now. Its
     // ordered tick read comes after the acquire load of `committed`, hence
     // after every visible record's tick on a shared invariant TSC.
-    int64_t top = INT64_MIN;
-    for (uint64_t i = std::max(bracketed_, base); i < n; ++i) {
-      const auto k = static_cast<uint32_t>(i - base);
-      const StoredSpan& r = recs.stored(k);
-      // By value: a reference to the packed (4-aligned) int64 is undefined.
-      const int64_t start = r.start;
-      top = std::max(top, std::max(start, recs.stored_end(r, k)));
-    }
+    // The same pass folds the newly visible records into their chunks' low.
+    const int64_t top = scan_locked(n, std::max(bracketed_, base));
     if (anchors_.size() < 2 || top >= anchors_.last_tick()) {
       clock::Anchor a = clock::measure_anchor();
       // Sanity: a TSC that disagrees slightly across cores could put a
@@ -277,12 +418,18 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
       // past the end (which a later anchor would change). A tick far in the
       // future is not skew but a bogus caller-supplied time: not followed.
       if (a.tick <= top && top - a.tick < anchor_interval_) a.tick = top + 1;
-      anchors_.append(a);
+      append_anchor_locked(a);
     }
     bracketed_ = std::max(bracketed_, n);
   }
-  // After the bracket: the copy converts every record it can reach.
-  recs.anchors_ = ticks_ ? anchors_ : TickAnchors();
+  // After the bracket: the copy converts every record it can reach, with the
+  // segments from the one holding the pinned chunks' lowest tick on (a
+  // consumer's batch needs a few, not the whole history).
+  if (ticks_) {
+    recs.anchors_.assign_from(anchors_, n > base ? low_locked(skip, used) : INT64_MAX);
+  } else {
+    recs.anchors_ = TickAnchors();
+  }
   out.attrs.clear();
   attrs_.each_between(base, n, [&](const AttrArea::Entry& a) {
     out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes));

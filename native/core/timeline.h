@@ -14,14 +14,23 @@
 // owner's per-record path takes no lock.
 //
 // A ticks timeline (record times from clock::now_ticks) also keeps its
-// (tick, ns) anchors under the mutex; freeze copies them, and the frozen
-// records convert to CLOCK_MONOTONIC ns when read. Anchors are appended at
-// creation, with each new chunk, by the writer when its last anchor is older
-// than kAnchorMs (anchor_if_stale), and by a reader whenever a visible record
-// lies past the last anchor.
+// (tick, ns) anchors under the mutex; freeze copies the ones its records
+// need, and the frozen records convert to CLOCK_MONOTONIC ns when read.
+// Anchors are appended at creation, with each new chunk, by the writer when
+// its last anchor is older than kAnchorMs and it stored a record since
+// (anchor_if_stale), and by a reader whenever a visible record lies past the
+// last anchor. They are bounded and charged to the budget: each chunk keeps
+// the lowest tick of its records (PoolChunk::low, folded in by freeze and by
+// the trim), and when the anchors have grown fourfold since the last trim, a new
+// chunk trims those below the lowest tick of every kept record
+// (TickAnchors::trim_below), so a kept span that began long before the
+// oldest chunk still converts as it did. What is left is at most about four
+// times what the kept records need (at least kTrimAnchors); its heap bytes
+// are charged to the pool.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -77,6 +86,15 @@ class Timeline {
   // (a reader may have added one), and returns the next due tick.
   int64_t anchor_if_stale(int64_t now);
   bool ticks() const { return ticks_; }
+  // Appends an anchor the caller measured (tests: a skewed one gives the
+  // segments distinct slopes, so a record that changed segment converts
+  // differently). Dropped unless past the last in both tick and ns.
+  void add_anchor(clock::Anchor a);
+  // The anchors held, the bytes of them charged to the budget, and how many
+  // trims dropped (tests).
+  size_t anchor_count() const;
+  size_t anchor_bytes() const;
+  uint64_t anchors_trimmed() const;
   // Release: the record stores before it are visible to whoever reads `w`.
   void publish_written(uint64_t w) { written_.store(w, std::memory_order_release); }
   // Side tables, keyed by record index so snapshots can cut them at committed.
@@ -180,6 +198,32 @@ class Timeline {
   // Readers append too, hence mutable. Guarded by mu_.
   mutable TickAnchors anchors_;
   mutable uint64_t bracketed_ = 0;  // records [0, bracketed_) lie below the last anchor
+  mutable uint64_t scanned_ = 0;    // kept records below it are in their chunk's low
+  mutable uint64_t written_at_anchor_ = 0;  // written_ when the last anchor was appended
+  mutable size_t anchors_charged_ = 0;      // anchor bytes charged to the pool
+  size_t trim_at_ = kTrimAnchors;           // anchor count that makes a new chunk trim
+  uint64_t anchors_trimmed_ = 0;
+  // A trim waits for this many anchors, and then for four times what the
+  // last one kept: the scan it needs reads each record for a fraction of a
+  // load (the writer pays it), and what it keeps is 0.3% of the chunks'
+  // memory (24 bytes against a 28 KiB chunk) plus the kAnchorMs ones.
+  static constexpr size_t kTrimAnchors = 256;
+  static constexpr size_t kTrimGrowth = 4;
+  static constexpr uint64_t kScanChunks = 4;  // records a new chunk scans for a trim, in chunks
+
+  void append_anchor_locked(clock::Anchor a) const;
+  // Folds the kept records [scanned_, upto) into their chunks' low, and
+  // returns the highest tick of records [top_from, upto) (INT64_MIN: none).
+  int64_t scan_locked(uint64_t upto, uint64_t top_from) const;
+  // The lowest tick of the scanned records of ring chunks [first, first + count).
+  int64_t low_locked(size_t first, size_t count) const;
+  void trim_anchors_locked();
+  uint64_t freeze_locked(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from,
+                         int consumer, uint64_t limit) const;
+  // The anchor bytes not yet charged (negative: to uncharge), now counted as
+  // charged: the caller settles them outside the lock (charging may recycle).
+  std::ptrdiff_t anchor_charge_locked() const;
+  void settle_anchor_charge(std::ptrdiff_t delta) const;
 
   int64_t due_locked() const;
   PoolChunk* ring_at(size_t k) const { return ring_[(ring_head_ + k) & (ring_.size() - 1)]; }

@@ -1,7 +1,9 @@
 // Tick -> ns conversion against an exact reference: short segments (the
 // fixed-point route) within 2 ns below it, long segments (an idle writer:
-// exact division, 128-bit products) and extrapolation equal to it, and
-// conversion never decreasing with the tick.
+// exact division, 128-bit products) and extrapolation equal to it,
+// conversion never decreasing with the tick, and trimming (trim_below) and
+// partial copies (assign_from) that leave every tick from the given low on
+// converting exactly as before.
 #include <cstdint>
 #include <algorithm>
 #include <climits>
@@ -71,9 +73,60 @@ void check_segments(int64_t max_tick_step, int64_t max_ns_step, uint32_t seed) {
   CHECK_EQ(anchors.to_ns(z.tick + 987654321, hint), reference(y, z, z.tick + 987654321));
 }
 
+// Anchors [0, 64) with uneven steps; ticks from inside segment `seg` on
+// convert identically after trim_below and in a partial copy, the first
+// anchor stays, and the memory stays put.
+void check_trim(size_t seg) {
+  std::mt19937_64 rng(7 + seg);
+  TickAnchors anchors;
+  std::vector<Anchor> list;
+  Anchor cur{1'000'000, 9'000'000};
+  for (int i = 0; i < 64; ++i) {
+    list.push_back(cur);
+    CHECK(anchors.append(cur));
+    cur.tick += 1 + static_cast<int64_t>(rng() % 20'000'000);
+    cur.ns += 1 + static_cast<int64_t>(rng() % 7'000'000);
+  }
+  // The low lies inside segment seg (or past the last anchor).
+  const int64_t low = seg + 1 < list.size() ? list[seg].tick + (list[seg + 1].tick - list[seg].tick) / 3
+                                            : list.back().tick + 5;
+  std::vector<int64_t> ticks{low, list.back().tick, list.back().tick + 123'456'789};
+  for (size_t i = seg + 1; i < list.size(); ++i) ticks.push_back(list[i].tick);
+  for (int k = 0; k < 2000; ++k) {
+    ticks.push_back(low + static_cast<int64_t>(rng() % static_cast<uint64_t>(list.back().tick - low + 1000)));
+  }
+  std::vector<int64_t> before;
+  size_t hint = 0;
+  for (int64_t t : ticks) before.push_back(anchors.to_ns(t, hint));
+
+  TickAnchors copy;
+  copy.assign_from(anchors, low);
+  const size_t kept_from = std::min(seg, list.size() - 2);  // the last segment always stays
+  CHECK_EQ(copy.size(), list.size() - kept_from);
+  const size_t bytes = anchors.bytes();
+  const size_t dropped = anchors.trim_below(low);
+  CHECK_EQ(dropped, kept_from > 1 ? kept_from - 1 : size_t{0});
+  CHECK_EQ(anchors.size(), list.size() - dropped);
+  CHECK_EQ(anchors.first_tick(), list[0].tick);
+  CHECK_EQ(anchors.bytes(), bytes);  // trimming reuses what it holds
+  size_t h1 = 0, h2 = 0;
+  for (size_t i = 0; i < ticks.size(); ++i) {
+    CHECK_EQ(anchors.to_ns(ticks[i], h1), before[i]);
+    CHECK_EQ(copy.to_ns(ticks[i], h2), before[i]);
+  }
+  // Below the kept segments, the first anchor and the next kept one
+  // interpolate: still between their ns, not extrapolated.
+  if (dropped > 0) {
+    const int64_t mid = list[1].tick;
+    const int64_t got = anchors.to_ns(mid, h1);
+    CHECK(got >= list[0].ns && got <= list[kept_from].ns);
+  }
+}
+
 }  // namespace
 
 int main() {
+  for (size_t seg : {size_t{0}, size_t{1}, size_t{2}, size_t{17}, size_t{62}, size_t{63}}) check_trim(seg);
   // Writer-made segments: about 5 ms of a 3 GHz TSC.
   check_segments(20'000'000, 7'000'000, 1);
   // An idle writer: segments of hours, whose products overflow 64 bits.
