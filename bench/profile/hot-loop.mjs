@@ -1,5 +1,5 @@
 // A plain loop over one hot case for a profiler (perf record, callgrind):
-//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|floor|js-id> [spans]
+//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-async|floor|js-id> [spans]
 // See bench/profile/README.md for the commands.
 import { createRequire } from 'node:module';
 import { floorPath } from '../lib/build.mjs';
@@ -12,6 +12,7 @@ let begin;
 let end;
 let trace;
 let start;
+let traceAsync;
 if (which === 'floor') {
   const f = require(floorPath);
   begin = f.begin;
@@ -23,9 +24,20 @@ if (which === 'floor') {
   end = () => t.end();
   trace = (fn) => t.trace(id, fn);
   start = () => t.start('profile.span').end();
+  const asyncOpts = { track: t.track('http') };
+  traceAsync = (fn) => t.traceAsync(id, fn, asyncOpts);
 }
 const work = () => 0;
-function loop(count) {
+async function loop(count) {
+  if (which === 'hotspan-async') {
+    // As bench/cases/micro.mjs: 1000 concurrent spans, then wait for them to end.
+    for (let i = 0; i < count; i += 1000) {
+      let p;
+      for (let j = 0; j < 1000; j++) p = traceAsync(work);
+      await p;
+    }
+    return;
+  }
   if (which === 'hotspan-start') {
     for (let i = 0; i < count; i++) start();
     return;
@@ -39,8 +51,8 @@ function loop(count) {
     end();
   }
 }
-loop(100000); // warm-up
+await loop(100000); // warm-up
 const t0 = process.hrtime.bigint();
-loop(n);
+await loop(n);
 const dt = Number(process.hrtime.bigint() - t0);
 console.log(JSON.stringify({ case: which, spans: n, nsPerSpan: dt / n }));
