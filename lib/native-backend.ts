@@ -17,6 +17,15 @@ import { openIdsOf } from './trace-context';
 /** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
 const SLOTS_REFUSED = -1;
 
+/**
+ * The span token (track id << 32 | local id, the span id) from the local id
+ * an async begin answers: the binding sends only the lower half, a small
+ * integer, so no heap number is made per span there (hot_path.h TokenValue).
+ */
+function asyncToken(track: number, local: number): number {
+  return track * 2 ** 32 + local;
+}
+
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
   /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
@@ -126,12 +135,12 @@ export class NativeBackend implements Backend {
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
     // No attributes: no argument for the addon to read.
-    const token = attrsJson === '' ? this.nt.asyncBegin(track, nameId) : this.nt.asyncBegin(track, nameId, attrsJson);
-    if (token === 0) {
+    const local = attrsJson === '' ? this.nt.asyncBegin(track, nameId) : this.nt.asyncBegin(track, nameId, attrsJson);
+    if (local === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
     }
-    return token;
+    return asyncToken(track, local);
   }
 
   asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
@@ -139,16 +148,16 @@ export class NativeBackend implements Backend {
     if (shape < 0) return 0;
     const v = this.shapes.values;
     const code = this.valueIds.code(shape, v, this.shapes.count);
-    const token =
+    const local =
       (code & ARGUMENTS) === 0
         ? this.nt.asyncBeginSlots(track, nameId, code)
         : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
-    return token > 0 ? token : 0;
+    return local > 0 ? asyncToken(track, local) : 0;
   }
 
   asyncEnd(token: number, flags: number): number {
-    return this.nt.asyncEnd(token, flags);
+    return this.nt.asyncEnd(token, flags) ?? STATUS_OK;
   }
 
   openAsync(): Array<[number, string]> {
@@ -234,12 +243,12 @@ export class NativeBackend implements Backend {
   }
 
   asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
-    const token = this.nt.asyncBeginContext(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
-    if (token === 0) {
+    const local = this.nt.asyncBeginContext(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
+    if (local === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
     }
-    return token;
+    return asyncToken(track, local);
   }
 
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {

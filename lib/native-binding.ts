@@ -95,7 +95,7 @@ export interface NativeTracer {
    * 2 false, 3 true, 4 the value as argument v<i>).
    */
   beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
-  /** asyncBegin with attribute values (see beginSlots): a token, 0 (closed, unknown track or name) or -1. */
+  /** asyncBegin with attribute values (see beginSlots): the token's local id, 0 (closed, unknown track or name) or -1. */
   asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
   /** The slot view: 4 doubles beginSlots reads its values from; undefined where external buffers are refused. */
   slotView(): Float64Array | undefined;
@@ -123,9 +123,10 @@ export interface NativeTracer {
 
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)
   track(name: string, serial: boolean): number;
-  /** Returns a token (a JS number, never 0) or 0 when closed / unknown track. */
+  /** The token's local id, its lower 32 bits (never 0; the upper half is `track`), or 0 when closed / unknown track. */
   asyncBegin(track: number, nameId: number, attrsJson?: string): number;
-  asyncEnd(token: number, flags: number): number;
+  /** undefined when the span ended, else the NativeStatus. */
+  asyncEnd(token: number, flags: number): number | undefined;
   openAsync(): Array<[number, string]>;
   groupBegin(nameId: number, attrsJson: string): number;
   groupEnd(): number;
@@ -176,7 +177,7 @@ export interface NativeTracer {
   // trace context (native/addon/trace_context.h); 64-bit values as BigUint64Array
   /** begin under a context: ids = [trace hi, trace lo, parent wire id, parent span id]; a NativeStatus. */
   beginContext(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
-  /** asyncBegin under a context (ids as beginContext's): a token, or 0 (closed, unknown track or name). */
+  /** asyncBegin under a context (ids as beginContext's): the token's local id, or 0 (closed, unknown track or name). */
   asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
   /** [trace hi, trace lo, span, parent, flags | resolved << 8, tracer-wide span id] of the innermost open span (zeros: none). */
   openIds(): BigUint64Array;

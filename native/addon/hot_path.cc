@@ -83,7 +83,8 @@ bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* nam
 
 // Async spans: raw Node-API as well, since traceAsync() makes one of each
 // per span. Tokens are track id << 32 | local id: exact in a double while
-// the track id is below 2^21; anything else is no token.
+// the track id is below 2^21; anything else is no token. A begin answers the
+// local id only (TokenValue).
 napi_value AsyncBegin(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   size_t argc = 3;
@@ -129,7 +130,8 @@ napi_value AsyncEnd(napi_env env, napi_callback_info info) {
   }
   const bool token_ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
   const uint64_t token = token_ok ? static_cast<uint64_t>(d) : 0;
-  return StatusValue(env, b.tracer->async_end(token, now, static_cast<uint16_t>(flags), &b.async_caller));
+  // undefined when it ended (nothing built per span), else the status.
+  return EndResult(env, b.tracer->async_end(token, now, static_cast<uint16_t>(flags), &b.async_caller));
 }
 
 }  // namespace hotspan_addon::hot

@@ -8,6 +8,7 @@
 #include "arg_check.h"
 #include "clock.h"
 #include "frozen_view.h"
+#include "hot_path.h"
 #include "span_ids.h"
 #include "trace_id.h"
 #include "tracer_binding.h"
@@ -83,7 +84,7 @@ Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
   const uint64_t token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), attrs,
                                                g.parent_span, &b.async_caller, &g.context);
-  return Napi::Number::New(info.Env(), static_cast<double>(token));
+  return Napi::Value(info.Env(), hot::TokenValue(info.Env(), token));
 }
 
 Napi::Value OpenIds(const Napi::CallbackInfo& info) {
