@@ -17,6 +17,12 @@ import { openIdsOf } from './trace-context';
 /** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
 const SLOTS_REFUSED = -1;
 
+// The async view's entries (native/addon/async_args.h AsyncArgs::Index).
+const ASYNC_TRACK = 0;
+const ASYNC_NAME = 1;
+const ASYNC_TOKEN = 2;
+const ASYNC_FLAGS = 3;
+
 /**
  * The span token (track id << 32 | local id, the span id) from the local id
  * an async begin answers: the binding sends only the lower half, a small
@@ -32,6 +38,11 @@ export class NativeBackend implements Backend {
   private readonly state: Uint32Array | undefined;
   private readonly shapes: AttrShapes;
   private readonly valueIds: AttrValueIds;
+  /**
+   * [track, nameId, token, flags] of the next asyncBeginView/asyncEndView
+   * call (native/addon/async_args.h), or undefined: then they are arguments.
+   */
+  private readonly asyncArgs: Float64Array | undefined;
 
   /**
    * @param nt the env's NativeTracer
@@ -45,6 +56,7 @@ export class NativeBackend implements Backend {
     private readonly owner: boolean,
   ) {
     this.state = nt.stateView();
+    this.asyncArgs = nt.asyncView();
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
     this.valueIds = new AttrValueIds((value) => nt.defineValue(value), nt.slotView());
   }
@@ -134,8 +146,18 @@ export class NativeBackend implements Backend {
   }
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
-    // No attributes: no argument for the addon to read.
-    const local = attrsJson === '' ? this.nt.asyncBegin(track, nameId) : this.nt.asyncBegin(track, nameId, attrsJson);
+    const a = this.asyncArgs;
+    let local: number;
+    if (attrsJson !== '') {
+      local = this.nt.asyncBegin(track, nameId, attrsJson);
+    } else if (a !== undefined) {
+      a[ASYNC_TRACK] = track;
+      a[ASYNC_NAME] = nameId;
+      local = this.nt.asyncBeginView();
+    } else {
+      // No attributes: no argument for the addon to read.
+      local = this.nt.asyncBegin(track, nameId);
+    }
     if (local === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
@@ -157,7 +179,11 @@ export class NativeBackend implements Backend {
   }
 
   asyncEnd(token: number, flags: number): number {
-    return this.nt.asyncEnd(token, flags) ?? STATUS_OK;
+    const a = this.asyncArgs;
+    if (a === undefined) return this.nt.asyncEnd(token, flags) ?? STATUS_OK;
+    a[ASYNC_TOKEN] = token;
+    a[ASYNC_FLAGS] = flags;
+    return this.nt.asyncEndView() ?? STATUS_OK;
   }
 
   openAsync(): Array<[number, string]> {

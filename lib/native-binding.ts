@@ -127,6 +127,16 @@ export interface NativeTracer {
   asyncBegin(track: number, nameId: number, attrsJson?: string): number;
   /** undefined when the span ended, else the NativeStatus. */
   asyncEnd(token: number, flags: number): number | undefined;
+  /**
+   * A Float64Array [track, nameId, token, flags] over the binding's memory,
+   * read by asyncBeginView/asyncEndView; undefined where external buffers
+   * are refused.
+   */
+  asyncView(): Float64Array | undefined;
+  /** asyncBegin(view[0], view[1]) with no attributes: the token's local id, or 0 (refused, also for a track or name that is not a uint32). */
+  asyncBeginView(): number;
+  /** asyncEnd(view[2], view[3]): undefined when the span ended, else the NativeStatus (STATUS_INVALID for flags that are not a uint32). */
+  asyncEndView(): number | undefined;
   openAsync(): Array<[number, string]>;
   groupBegin(nameId: number, attrsJson: string): number;
   groupEnd(): number;

@@ -182,9 +182,7 @@ Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
     c.has_attrs = true;
     c.attrs_json = ARG_STRING(5, "attrsJson");
   }
-  const bool token_ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
-  const hotspan::Status s =
-      b.tracer->async_end(token_ok ? static_cast<uint64_t>(d) : 0, end, static_cast<uint16_t>(flags), std::move(c));
+  const hotspan::Status s = b.tracer->async_end(hot::TokenOf(d), end, static_cast<uint16_t>(flags), std::move(c));
   return Napi::Number::New(info.Env(), static_cast<int>(s));
 }
 
