@@ -8,7 +8,7 @@ import type { Backend, Given, OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
-import { STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
+import { spanId, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
 import type { BackendCounts } from './counts';
 import { statsFromNative, type StatsRow } from './stats';
@@ -22,15 +22,6 @@ const ASYNC_TRACK = 0;
 const ASYNC_NAME = 1;
 const ASYNC_TOKEN = 2;
 const ASYNC_FLAGS = 3;
-
-/**
- * The span token (track id << 32 | local id, the span id) from the local id
- * an async begin answers: the binding sends only the lower half, a small
- * integer, so no heap number is made per span there (hot_path.h TokenValue).
- */
-function asyncToken(track: number, local: number): number {
-  return track * 2 ** 32 + local;
-}
 
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
@@ -145,6 +136,9 @@ export class NativeBackend implements Backend {
     return id;
   }
 
+  // The async begins answer the token's local id (a small integer, so no heap
+  // number per span in the addon, hot_path.h TokenValue); the token is the
+  // span id of that local id on the track.
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
     const a = this.asyncArgs;
     let local: number;
@@ -162,7 +156,7 @@ export class NativeBackend implements Backend {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
     }
-    return asyncToken(track, local);
+    return spanId(track, local);
   }
 
   asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
@@ -175,7 +169,7 @@ export class NativeBackend implements Backend {
         ? this.nt.asyncBeginSlots(track, nameId, code)
         : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
-    return local > 0 ? asyncToken(track, local) : 0;
+    return local > 0 ? spanId(track, local) : 0;
   }
 
   asyncEnd(token: number, flags: number): number {
@@ -274,7 +268,7 @@ export class NativeBackend implements Backend {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
     }
-    return asyncToken(track, local);
+    return spanId(track, local);
   }
 
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
