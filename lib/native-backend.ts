@@ -8,7 +8,7 @@ import type { Backend, Given, OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
-import { STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
+import { spanId, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from './flags';
 import type { OutputFormat, WrittenFile } from './output';
 import type { BackendCounts } from './counts';
 import { statsFromNative, type StatsRow } from './stats';
@@ -17,6 +17,12 @@ import { openIdsOf } from './trace-context';
 /** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
 const SLOTS_REFUSED = -1;
 
+// The async view's entries (native/addon/async_args.h AsyncArgs::Index).
+const ASYNC_TRACK = 0;
+const ASYNC_NAME = 1;
+const ASYNC_TOKEN = 2;
+const ASYNC_FLAGS = 3;
+
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
   /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
@@ -24,6 +30,11 @@ export class NativeBackend implements Backend {
   private readonly shapes: AttrShapes;
   /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
   private readonly view: Float64Array | undefined;
+  /**
+   * [track, nameId, token, flags] of the next asyncBeginView/asyncEndView
+   * call (native/addon/async_args.h), or undefined: then they are arguments.
+   */
+  private readonly asyncArgs: Float64Array | undefined;
 
   /**
    * @param nt the env's NativeTracer
@@ -39,6 +50,7 @@ export class NativeBackend implements Backend {
     this.state = nt.stateView();
     this.view = nt.slotView();
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys), new AttrValueIds((value) => nt.defineValue(value), this.view));
+    this.asyncArgs = nt.asyncView();
   }
 
   begin(nameId: number): void {
@@ -132,30 +144,47 @@ export class NativeBackend implements Backend {
     return id;
   }
 
+  // The async begins answer the token's local id (a small integer, so no heap
+  // number per span in the addon, hot_path.h TokenValue); the token is the
+  // span id of that local id on the track.
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
-    // No attributes: no argument for the addon to read.
-    const token = attrsJson === '' ? this.nt.asyncBegin(track, nameId) : this.nt.asyncBegin(track, nameId, attrsJson);
-    if (token === 0) {
+    const a = this.asyncArgs;
+    let local: number;
+    if (attrsJson !== '') {
+      local = this.nt.asyncBegin(track, nameId, attrsJson);
+    } else if (a !== undefined) {
+      a[ASYNC_TRACK] = track;
+      a[ASYNC_NAME] = nameId;
+      local = this.nt.asyncBeginView();
+    } else {
+      // No attributes: no argument for the addon to read.
+      local = this.nt.asyncBegin(track, nameId);
+    }
+    if (local === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
     }
-    return token;
+    return spanId(track, local);
   }
 
   asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
     const code = this.shapes.of(attrs);
     if (code < 0) return 0;
     const v = this.shapes.args;
-    const token =
+    const local =
       (code & ARGUMENTS) === 0
         ? this.nt.asyncBeginSlots(track, nameId, code)
         : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
-    return token > 0 ? token : 0;
+    return local > 0 ? spanId(track, local) : 0;
   }
 
   asyncEnd(token: number, flags: number): number {
-    return this.nt.asyncEnd(token, flags);
+    const a = this.asyncArgs;
+    if (a === undefined) return this.nt.asyncEnd(token, flags) ?? STATUS_OK;
+    a[ASYNC_TOKEN] = token;
+    a[ASYNC_FLAGS] = flags;
+    return this.nt.asyncEndView() ?? STATUS_OK;
   }
 
   openAsync(): Array<[number, string]> {
@@ -241,12 +270,12 @@ export class NativeBackend implements Backend {
   }
 
   asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
-    const token = this.nt.asyncBeginContext(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
-    if (token === 0) {
+    const local = this.nt.asyncBeginContext(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
+    if (local === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
     }
-    return token;
+    return spanId(track, local);
   }
 
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {

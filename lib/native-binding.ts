@@ -95,7 +95,7 @@ export interface NativeTracer {
    * 2 false, 3 true, 4 the value as argument v<i>).
    */
   beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
-  /** asyncBegin with attribute values (see beginSlots): a token, 0 (closed, unknown track or name) or -1. */
+  /** asyncBegin with attribute values (see beginSlots): the token's local id, 0 (closed, unknown track or name) or -1. */
   asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
   /** beginSlots with the name id, the code and every value in the slot view (no ARGUMENT slot): undefined (begun), a status or -1. */
   beginView(): number | undefined;
@@ -125,9 +125,20 @@ export interface NativeTracer {
 
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)
   track(name: string, serial: boolean): number;
-  /** Returns a token (a JS number, never 0) or 0 when closed / unknown track. */
+  /** The token's local id, its lower 32 bits (never 0; the upper half is `track`), or 0 when closed / unknown track. */
   asyncBegin(track: number, nameId: number, attrsJson?: string): number;
-  asyncEnd(token: number, flags: number): number;
+  /** undefined when the span ended, else the NativeStatus. */
+  asyncEnd(token: number, flags: number): number | undefined;
+  /**
+   * A Float64Array [track, nameId, token, flags] over the binding's memory,
+   * read by asyncBeginView/asyncEndView; undefined where external buffers
+   * are refused.
+   */
+  asyncView(): Float64Array | undefined;
+  /** asyncBegin(view[0], view[1]) with no attributes: the token's local id, or 0 (refused, also for a track or name that is not a uint32). */
+  asyncBeginView(): number;
+  /** asyncEnd(view[2], view[3]): undefined when the span ended, else the NativeStatus (STATUS_INVALID for flags that are not a uint32). */
+  asyncEndView(): number | undefined;
   openAsync(): Array<[number, string]>;
   groupBegin(nameId: number, attrsJson: string): number;
   groupEnd(): number;
@@ -178,7 +189,7 @@ export interface NativeTracer {
   // trace context (native/addon/trace_context.h); 64-bit values as BigUint64Array
   /** begin under a context: ids = [trace hi, trace lo, parent wire id, parent span id]; a NativeStatus. */
   beginContext(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
-  /** asyncBegin under a context (ids as beginContext's): a token, or 0 (closed, unknown track or name). */
+  /** asyncBegin under a context (ids as beginContext's): the token's local id, or 0 (closed, unknown track or name). */
   asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
   /** [trace hi, trace lo, span, parent, flags | resolved << 8, tracer-wide span id] of the innermost open span (zeros: none). */
   openIds(): BigUint64Array;

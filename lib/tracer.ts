@@ -101,6 +101,25 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
   );
 }
 
+const TRACE_ASYNC_KEYS: readonly (keyof TraceAsyncOptions)[] = ['track', 'attrs'];
+
+/**
+ * checkCallOptions for traceAsync, which is per span: the usual options
+ * (only known keys) pass with two comparisons a key instead of a list search.
+ */
+function traceAsyncOptions(options: TraceAsyncOptions | undefined): TraceAsyncOptions | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options === 'object' && options !== null) {
+    let known = true;
+    for (const key in options) {
+      if (key !== 'track' && key !== 'attrs') known = false;
+    }
+    if (known && !Array.isArray(options)) return options;
+  }
+  // Throws for what it refuses (inherited keys pass).
+  return checkCallOptions(options, 'traceAsync()', TRACE_ASYNC_KEYS);
+}
+
 /** Set by Tracer.join for the constructor it calls. */
 let injectedBackend: Backend | undefined;
 
@@ -367,7 +386,7 @@ export class Tracer {
     if (typeof work !== 'function' && !isThenable(work)) {
       throw new TypeError(`hotspan: traceAsync() needs a function or a promise, got ${describe(work)}`);
     }
-    const o = checkCallOptions(options, 'traceAsync()', ['track', 'attrs']);
+    const o = traceAsyncOptions(options);
     const id = this.nameId(name);
     const attrs = o?.attrs;
     const track = this.trackId(o?.track);

@@ -1,6 +1,8 @@
 // A plain loop over one hot case for a profiler (perf record, callgrind):
-//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|floor|js-id> [spans] [warm-up spans]
-// See bench/profile/README.md for the commands.
+//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|floor|js-id> [spans] [warm-up spans]
+// Instructions per span (load-independent): run `valgrind --tool=callgrind
+// node --hash-seed=1 bench/profile/hot-loop.mjs <case> N` at two N and divide
+// the difference of the totals by the difference of the N.
 import { createRequire } from 'node:module';
 import { floorPath } from '../lib/build.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
@@ -14,6 +16,7 @@ let trace;
 let start;
 let attrs;
 const ROUTES = ['/users', '/orders', '/items', '/health'];
+let traceAsync;
 if (which === 'floor') {
   const f = require(floorPath);
   begin = f.begin;
@@ -27,9 +30,20 @@ if (which === 'floor') {
   start = () => t.start('profile.span').end();
   // micro.mjs's hotspan-attrs: a string from a few values and a number.
   attrs = (i) => t.begin(id, { route: ROUTES[i & 3], bytes: i });
+  const asyncOpts = { track: t.track('http') };
+  traceAsync = (fn) => t.traceAsync(id, fn, asyncOpts);
 }
 const work = () => 0;
-function loop(count) {
+async function loop(count) {
+  if (which === 'hotspan-async') {
+    // As bench/cases/micro.mjs: 1000 concurrent spans, then wait for them to end.
+    for (let i = 0; i < count; i += 1000) {
+      let p;
+      for (let j = 0; j < 1000; j++) p = traceAsync(work);
+      await p;
+    }
+    return;
+  }
   if (which === 'hotspan-start') {
     for (let i = 0; i < count; i++) start();
     return;
@@ -50,8 +64,8 @@ function loop(count) {
     end();
   }
 }
-loop(Math.floor(Number(warmArg))); // warm-up
+await loop(Math.floor(Number(warmArg))); // warm-up
 const t0 = process.hrtime.bigint();
-loop(n);
+await loop(n);
 const dt = Number(process.hrtime.bigint() - t0);
 console.log(JSON.stringify({ case: which, spans: n, nsPerSpan: dt / n }));

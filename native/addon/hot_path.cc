@@ -5,7 +5,9 @@
 #include <utility>
 
 #include "arg_check.h"
+#include "async_args.h"
 #include "clock.h"
+#include "external_view.h"
 #include "thread_state.h"  // the core's inline fast::begin/end
 #include "tracer_binding.h"
 
@@ -83,7 +85,8 @@ bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* nam
 
 // Async spans: raw Node-API as well, since traceAsync() makes one of each
 // per span. Tokens are track id << 32 | local id: exact in a double while
-// the track id is below 2^21; anything else is no token.
+// the track id is below 2^21; anything else is no token. A begin answers the
+// local id only (TokenValue).
 napi_value AsyncBegin(napi_env env, napi_callback_info info) {
   napi_value argv[3];
   size_t argc = 3;
@@ -111,6 +114,17 @@ napi_value AsyncBegin(napi_env env, napi_callback_info info) {
                                                std::move(attrs), 0, &b.async_caller));
 }
 
+namespace {
+
+// An exact uint32 from the async view; false for anything else.
+bool ViewU32(double d, uint32_t* out) {
+  if (!(d >= 0 && d <= 4294967295.0)) return false;
+  *out = static_cast<uint32_t>(d);
+  return static_cast<double>(*out) == d;
+}
+
+}  // namespace
+
 napi_value AsyncEnd(napi_env env, napi_callback_info info) {
   const int64_t now = hotspan::clock::now_ticks();
   napi_value argv[2];
@@ -127,9 +141,35 @@ napi_value AsyncEnd(napi_env env, napi_callback_info info) {
     if (t != napi_undefined) return ThrowArgType(env, "flags", "a number", argv[1]);
     flags = 0;
   }
-  const bool token_ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
-  const uint64_t token = token_ok ? static_cast<uint64_t>(d) : 0;
-  return StatusValue(env, b.tracer->async_end(token, now, static_cast<uint16_t>(flags), &b.async_caller));
+  // undefined when it ended (nothing built per span), else the status.
+  return EndResult(env, b.tracer->async_end(TokenOf(d), now, static_cast<uint16_t>(flags), &b.async_caller));
+}
+
+napi_value AsyncView(napi_env env, napi_callback_info info) {
+  TracerBinding& b = ReadArgs<0>(env, info, nullptr);
+  return ExternalView(env, b.async_args.in, napi_float64_array);
+}
+
+napi_value AsyncBeginView(napi_env env, napi_callback_info info) {
+  TracerBinding& b = ReadArgs<0>(env, info, nullptr);
+  const auto& in = *b.async_args.in;
+  uint32_t track, name;
+  // Not a track and name id: refused, as an unknown one is (the facade's
+  // error names both).
+  if (!ViewU32(in[AsyncArgs::kTrack], &track) || !ViewU32(in[AsyncArgs::kName], &name)) {
+    return TokenValue(env, 0);
+  }
+  return TokenValue(env, b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), {}, 0, &b.async_caller));
+}
+
+napi_value AsyncEndView(napi_env env, napi_callback_info info) {
+  const int64_t now = hotspan::clock::now_ticks();
+  TracerBinding& b = ReadArgs<0>(env, info, nullptr);
+  const auto& in = *b.async_args.in;
+  uint32_t flags;
+  if (!ViewU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
+  return EndResult(env, b.tracer->async_end(TokenOf(in[AsyncArgs::kToken]), now, static_cast<uint16_t>(flags),
+                                            &b.async_caller));
 }
 
 }  // namespace hotspan_addon::hot

@@ -8,6 +8,7 @@
 
 #include <node_api.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -61,14 +62,30 @@ napi_value EndAt(napi_env env, napi_callback_info info);       // (depth, flags)
 
 // The async begins' (track, nameId) in argv[0..1]; false with a TypeError pending.
 bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* name);
-// An async span token (0: refused) as a JS number.
+// An async begin's answer for token `token` (0: refused): its local id, the
+// lower half. Below 2^31 that is a V8 Smi, so no heap number is made per span
+// (a double token would be one); the facade adds the upper half, which is
+// the track id it passed (lib/native-backend.ts).
 inline napi_value TokenValue(napi_env env, uint64_t token) {
   napi_value out;
-  napi_create_double(env, static_cast<double>(token), &out);
+  napi_create_uint32(env, static_cast<uint32_t>(token), &out);
   return out;
 }
 
-napi_value AsyncBegin(napi_env env, napi_callback_info info);  // (track, nameId, attrsJson?) -> token | 0
-napi_value AsyncEnd(napi_env env, napi_callback_info info);    // (token, flags?) -> status
+// A token as the facade passes it (a double); 0 (no token) for anything but
+// an integer in (0, 2^53].
+inline uint64_t TokenOf(double d) {
+  const bool ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
+  return ok ? static_cast<uint64_t>(d) : 0;
+}
+
+napi_value AsyncBegin(napi_env env, napi_callback_info info);  // (track, nameId, attrsJson?) -> local id | 0
+napi_value AsyncEnd(napi_env env, napi_callback_info info);    // (token, flags?) -> undefined | status
+// The same calls with their numbers in the async view (async_args.h): no
+// Node-API argument is read. asyncView() -> the Float64Array, or undefined
+// where external buffers are refused (then the calls above are used).
+napi_value AsyncView(napi_env env, napi_callback_info info);       // () -> Float64Array | undefined
+napi_value AsyncBeginView(napi_env env, napi_callback_info info);  // () [track, name] -> local id | 0
+napi_value AsyncEndView(napi_env env, napi_callback_info info);    // () [token, flags] -> undefined | status
 
 }  // namespace hotspan_addon::hot

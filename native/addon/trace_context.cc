@@ -8,6 +8,7 @@
 #include "arg_check.h"
 #include "clock.h"
 #include "frozen_view.h"
+#include "hot_path.h"
 #include "span_ids.h"
 #include "trace_id.h"
 #include "tracer_binding.h"
@@ -83,7 +84,7 @@ Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
   const uint64_t token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), attrs,
                                                g.parent_span, &b.async_caller, &g.context);
-  return Napi::Number::New(info.Env(), static_cast<double>(token));
+  return Napi::Value(info.Env(), hot::TokenValue(info.Env(), token));
 }
 
 Napi::Value OpenIds(const Napi::CallbackInfo& info) {
@@ -152,14 +153,17 @@ Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
   hotspan::AsyncEndChanges c;
   // ms on the performance.now() axis -> the tracer's ticks, through the
   // ns distance from a (ns, ticks) pair read together: ns read on both sides
-  // of the ticks, again if a preemption came between them.
+  // of the ticks, again if a preemption came between them. Read only when a
+  // time is given: without one, `now` is all the clock this call needs.
   int64_t pair_ns = 0, pair_ticks = 0;
-  for (int k = 0; k < 8; ++k) {
-    const int64_t before = hotspan::clock::now_ns();
-    pair_ticks = hotspan::clock::now_ticks();
-    const int64_t after = hotspan::clock::now_ns();
-    pair_ns = before + (after - before) / 2;
-    if (after - before < 20000) break;
+  if (std::isfinite(start_ms) || std::isfinite(end_ms)) {
+    for (int k = 0; k < 8; ++k) {
+      const int64_t before = hotspan::clock::now_ns();
+      pair_ticks = hotspan::clock::now_ticks();
+      const int64_t after = hotspan::clock::now_ns();
+      pair_ns = before + (after - before) / 2;
+      if (after - before < 20000) break;
+    }
   }
   const double ticks_per_ns = static_cast<double>(hotspan::clock::ticks_for_ms(1000)) / 1e9;
   auto ticks_at = [&](double ms) {
@@ -176,9 +180,7 @@ Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
     c.has_attrs = true;
     c.attrs_json = ARG_STRING(5, "attrsJson");
   }
-  const bool token_ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
-  const hotspan::Status s =
-      b.tracer->async_end(token_ok ? static_cast<uint64_t>(d) : 0, end, static_cast<uint16_t>(flags), std::move(c));
+  const hotspan::Status s = b.tracer->async_end(hot::TokenOf(d), end, static_cast<uint16_t>(flags), std::move(c));
   return Napi::Number::New(info.Env(), static_cast<int>(s));
 }
 

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <memory>
 
+#include "async_args.h"
 #include "env_data.h"
 #include "slot_calls.h"
 #include "tracer.h"
@@ -42,6 +43,8 @@ struct TracerBinding {
   SlotShapes shapes;
   // This env thread's async cache (its last track, its state); env thread only.
   hotspan::AsyncCaller async_caller;
+  // The async calls' numbers (async_args.h); env thread only.
+  AsyncArgs async_args;
 
   // Ends this thread's open spans (abandoned), commits them, marks the
   // timeline exited, drops the wake-up. Idempotent; never throws.

@@ -1,5 +1,5 @@
 // A named async track: spans that begin on one thread and end on any, on a
-// timeline of their own. Everything is guarded by the track's mutex (taken
+// timeline of their own. Everything is guarded by the track's lock (taken
 // before the timeline's). Token = track timeline id << 32 | local id, i.e. the
 // span id. The caller commits or queues the record after end() returns.
 //
@@ -24,6 +24,7 @@
 
 #include "timeline.h"
 #include "tracer.h"
+#include "yield_lock.h"
 
 namespace hotspan {
 
@@ -69,7 +70,9 @@ class AsyncTrack {
 
   const std::shared_ptr<Timeline> timeline_;
   const bool serial_;
-  mutable std::mutex mu_;
+  // Not std::mutex: nearly every take is uncontended, and a span takes it
+  // twice (begin, end). See yield_lock.h.
+  mutable YieldLock mu_;
   uint32_t next_local_ = 0;                                   // guarded by mu_
   int64_t last_end_ = std::numeric_limits<int64_t>::min();    // guarded by mu_
   std::vector<Open> ring_;                                    // guarded by mu_

@@ -1,0 +1,21 @@
+// The numbers of the per-span async calls, passed through memory instead of
+// as Node-API arguments: reading a number argument costs ~50 instructions
+// (napi_get_value_*), a span's begin and end read four. The facade writes
+// them into a Float64Array over `in` (asyncView) and calls asyncBeginView()
+// or asyncEndView() with no argument. Env thread only, like the calls: the
+// numbers are written right before the call that reads them.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <memory>
+
+namespace hotspan_addon {
+
+struct AsyncArgs {
+  enum Index : size_t { kTrack, kName, kToken, kFlags, kCount };
+  // Shared with the ArrayBuffer over it, which may outlive the binding.
+  std::shared_ptr<std::array<double, kCount>> in = std::make_shared<std::array<double, kCount>>();
+};
+
+}  // namespace hotspan_addon

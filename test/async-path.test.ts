@@ -1,0 +1,137 @@
+// The native backend's per-span async calls (native/addon/hot_path.h,
+// async_args.h): begins answer the token's local id (a small integer) and the
+// facade adds the track; asyncBeginView/asyncEndView read their numbers from
+// the async view, check them, and answer undefined for a span ended; and
+// traceAsync over them keeps its semantics and its counts.
+import { describe, expect, it } from 'vitest';
+
+import { spanId, STATUS_INVALID } from '../lib/flags';
+import { internals } from '../lib/internal';
+import { loadNativeAddon } from '../lib/native-loader';
+import type { NativeTracer } from '../lib/native-binding';
+import { tracerFactory } from './support/tracers';
+
+const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
+
+// AsyncArgs::Index of native/addon/async_args.h.
+const TRACK = 0;
+const NAME = 1;
+const TOKEN = 2;
+const FLAGS = 3;
+
+(skip ? describe.skip : describe)('async begin and end (native)', () => {
+  const make = tracerFactory('native');
+
+  function native(): { t: ReturnType<typeof make>; nt: NativeTracer; view: Float64Array } {
+    const t = make();
+    const nt = t[internals]().native;
+    if (nt === undefined) throw new Error('no native tracer');
+    const view = nt.asyncView();
+    if (view === undefined) throw new Error('no async view');
+    return { t, nt, view };
+  }
+  const openTokens = (nt: NativeTracer): number[] => nt.openAsync().map(([token]) => token);
+
+  it('a begin answers the local id; the track id above it is the token the core keeps open', () => {
+    const { t, nt, view } = native();
+    const track = t.track('http');
+    const name = t.name('req');
+    view[TRACK] = track;
+    view[NAME] = name;
+    const a = nt.asyncBeginView();
+    const b = nt.asyncBegin(track, name);
+    const c = nt.asyncBegin(track, name, '{"k":1}');
+    for (const local of [a, b, c]) {
+      expect(Number.isInteger(local) && local > 0 && local < 2 ** 31).toBe(true);
+    }
+    expect(new Set([a, b, c]).size).toBe(3);
+    expect(openTokens(nt).sort()).toEqual([a, b, c].map((l) => spanId(track, l)).sort());
+    // Ended through the view and through arguments: undefined, then the
+    // second end of the same token is refused with its status.
+    view[TOKEN] = spanId(track, a);
+    view[FLAGS] = 0;
+    expect(nt.asyncEndView()).toBeUndefined();
+    expect(nt.asyncEndView()).toBe(STATUS_INVALID);
+    expect(nt.asyncEnd(spanId(track, b), 0)).toBeUndefined();
+    expect(nt.asyncEnd(spanId(track, b), 0)).toBe(STATUS_INVALID);
+    expect(openTokens(nt)).toEqual([spanId(track, c)]);
+    expect(nt.asyncEnd(spanId(track, c), 0)).toBeUndefined();
+    t.flush();
+    expect(t.stats().find((r) => r.name === 'req')?.count).toBe(3);
+    t.close();
+  });
+
+  it('refuses view numbers that are not ids, tokens or flags, and changes nothing', () => {
+    const { t, nt, view } = native();
+    const track = t.track('http');
+    const name = t.name('req');
+    for (const [tr, nm] of [
+      [NaN, name],
+      [track + 0.5, name],
+      [-1, name],
+      [track, 2 ** 32],
+      [track, name + 0.25],
+      [track, Infinity],
+    ]) {
+      view[TRACK] = tr;
+      view[NAME] = nm;
+      expect(nt.asyncBeginView()).toBe(0);
+    }
+    expect(nt.openAsync()).toEqual([]);
+    view[TRACK] = track;
+    view[NAME] = name;
+    const token = spanId(track, nt.asyncBeginView());
+    for (const [tok, flags] of [
+      [token, 0.5],
+      [token, -1],
+      [token, NaN],
+      [token + 0.5, 0],
+      [0, 0],
+      [NaN, 0],
+    ]) {
+      view[TOKEN] = tok;
+      view[FLAGS] = flags;
+      expect(nt.asyncEndView()).toBe(STATUS_INVALID);
+    }
+    expect(openTokens(nt)).toEqual([token]);
+    view[TOKEN] = token;
+    view[FLAGS] = 0;
+    expect(nt.asyncEndView()).toBeUndefined();
+    expect(nt.openAsync()).toEqual([]);
+    t.close();
+  });
+
+  it('traceAsync: values, rejections and sync throws pass through, errors are flagged, every span ends', async () => {
+    const { t } = native();
+    const n = 3000; // past the track's first ring of open slots
+    const outcomes = await Promise.allSettled(
+      Array.from({ length: n }, (_, i) =>
+        t.traceAsync(
+          'op',
+          i % 3 === 0
+            ? async () => i
+            : i % 3 === 1
+              ? async () => {
+                  throw new RangeError(`r${String(i)}`);
+                }
+              : () => {
+                  throw new TypeError(`s${String(i)}`);
+                },
+          { track: 'http' },
+        ),
+      ),
+    );
+    outcomes.forEach((o, i) => {
+      if (i % 3 === 0) expect(o).toEqual({ status: 'fulfilled', value: i });
+      else expect(o.status === 'rejected' && (o.reason as Error).message).toBe(`${i % 3 === 1 ? 'r' : 's'}${String(i)}`);
+    });
+    await t.settle({ timeoutMs: 60000 });
+    const spans = t.snapshot().filter((s) => s.name === 'op');
+    expect(spans.length).toBe(n);
+    expect(spans.filter((s) => s.error).length).toBe((2 * n) / 3);
+    expect(new Set(spans.map((s) => s.id)).size).toBe(n);
+    expect(spans.every((s) => s.async && s.timelineName === 'track: http')).toBe(true);
+    expect(t.counts().dropped).toBe(0);
+    t.close();
+  });
+});
