@@ -19,7 +19,10 @@ const SLOTS_REFUSED = -1;
 
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
-  /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
+  /**
+   * [0]: open-span depth, [3]: last local id of this thread, live; [4]: the
+   * name id beginStaged() reads (NativeTracer.stateView).
+   */
   private readonly state: Uint32Array | undefined;
   private readonly shapes: AttrShapes;
   private readonly valueIds: AttrValueIds;
@@ -40,8 +43,17 @@ export class NativeBackend implements Backend {
     this.valueIds = new AttrValueIds((value) => nt.defineValue(value), nt.slotView());
   }
 
+  // The facade passes only checked uint32 ids (Tracer.begin), so the id can
+  // cross through the state view: beginStaged() reads no argument.
   begin(nameId: number): void {
-    const s = this.nt.begin(nameId);
+    const v = this.state;
+    let s;
+    if (v !== undefined) {
+      v[4] = nameId;
+      s = this.nt.beginStaged();
+    } else {
+      s = this.nt.begin(nameId);
+    }
     if (s !== undefined) throw this.beginError(s, nameId);
   }
 

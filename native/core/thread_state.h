@@ -66,12 +66,17 @@ class ThreadState {
   // Set by holder_check::grant / revoke (attach, detach). Atomic only so a
   // misuse from another thread is not undefined behaviour.
   std::atomic<bool> holder{false};
-  // depth .. next_local stay adjacent: the addon lends them to JS as one
+  // depth .. begin_name stay adjacent: the addon lends them to JS as one
   // Uint32Array (native/addon/tracer_object.cc StateView).
   uint32_t depth = 0;
   uint32_t capacity = 0;
   uint32_t known_names = 0;  // name ids below this exist (they are never removed)
   uint32_t next_local = 0;
+  // Written by JS through that view just before it calls the binding's
+  // argument-less begin (native/addon/call_slots.h), which reads the name id
+  // here instead of through Node-API. Any value is safe: fast::begin checks it.
+  // Fills what was padding before `pushed`.
+  uint32_t begin_name = 0;
   uint64_t pushed = 0;  // cursor.written at the last queue push
   // Ticks timeline: the tick past which begin/end add an anchor (one compare
   // on the hot path). INT64_MAX on an ns timeline.

@@ -1,4 +1,4 @@
-#include "end_slots.h"
+#include "call_slots.h"
 
 #include <array>
 #include <atomic>
@@ -8,16 +8,22 @@
 #include "clock.h"
 #include "hot_path.h"
 
-namespace hotspan_addon::end_slots {
+namespace hotspan_addon::call_slots {
 
 namespace {
 
 // Written under g_mu when a slot is taken, before the function exists in JS;
 // read by that binding's own thread. Relaxed is enough: the env thread that
-// calls end() is the one that stored the pointer.
+// calls begin() and end() is the one that stored the pointer.
 std::atomic<hotspan::ThreadState*> g_threads[kSlots];
 std::mutex g_mu;
 bool g_taken[kSlots];  // guarded by g_mu
+
+template <size_t N>
+napi_value BeginAt(napi_env env, napi_callback_info) {
+  hotspan::ThreadState& t = *g_threads[N].load(std::memory_order_relaxed);
+  return hot::EndResult(env, hotspan::fast::begin(t, t.begin_name, hotspan::clock::now_ticks()));
+}
 
 template <size_t N>
 napi_value EndAt(napi_env env, napi_callback_info) {
@@ -26,21 +32,21 @@ napi_value EndAt(napi_env env, napi_callback_info) {
 }
 
 template <size_t... N>
-constexpr std::array<napi_callback, sizeof...(N)> MakeTable(std::index_sequence<N...>) {
-  return {&EndAt<N>...};
+constexpr std::array<Functions, sizeof...(N)> MakeTable(std::index_sequence<N...>) {
+  return {Functions{&BeginAt<N>, &EndAt<N>}...};
 }
 
-constexpr std::array<napi_callback, kSlots> kEnds = MakeTable(std::make_index_sequence<kSlots>{});
+constexpr std::array<Functions, kSlots> kFunctions = MakeTable(std::make_index_sequence<kSlots>{});
 
 }  // namespace
 
-size_t Acquire(hotspan::ThreadState* thread, napi_callback* end) {
+size_t Acquire(hotspan::ThreadState* thread, Functions* fns) {
   std::lock_guard<std::mutex> lock(g_mu);
   for (size_t i = 0; i < kSlots; ++i) {
     if (g_taken[i]) continue;
     g_taken[i] = true;
     g_threads[i].store(thread, std::memory_order_relaxed);
-    *end = kEnds[i];
+    *fns = kFunctions[i];
     return i;
   }
   return kNone;
@@ -53,4 +59,4 @@ void Release(size_t slot) {
   g_taken[slot] = false;
 }
 
-}  // namespace hotspan_addon::end_slots
+}  // namespace hotspan_addon::call_slots
