@@ -7,8 +7,10 @@
 // inline it: a status load, a name-id bound check, a stack push or pop, one
 // 28-byte store and one or two release stores of a watermark, plus one
 // compare against anchor_due (anchor upkeep of a ticks timeline, out of
-// line). No lock, no allocation in steady state, no virtual call. The
-// out-of-line functions declared in tracer.h forward to these.
+// line). Every rare case is tested first and handled out of line
+// (begin_slow, end_slow), so the common path makes no call before its store.
+// No lock, no allocation in steady state, no virtual call. The out-of-line
+// functions declared in tracer.h forward to these.
 #pragma once
 
 #include <atomic>
