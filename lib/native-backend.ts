@@ -24,6 +24,10 @@ export class NativeBackend implements Backend {
    * name id beginStaged() reads (NativeTracer.stateView).
    */
   private readonly state: Uint32Array | undefined;
+  // nt's two per-span functions as fields of this object, so a span loads
+  // them without loading nt first (the addon ignores the receiver).
+  private readonly beginStagedFn: NativeTracer['beginStaged'];
+  private readonly endFn: NativeTracer['end'];
   private readonly shapes: AttrShapes;
   private readonly valueIds: AttrValueIds;
 
@@ -39,6 +43,8 @@ export class NativeBackend implements Backend {
     private readonly owner: boolean,
   ) {
     this.state = nt.stateView();
+    this.beginStagedFn = nt.beginStaged;
+    this.endFn = nt.end;
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys));
     this.valueIds = new AttrValueIds((value) => nt.defineValue(value), nt.slotView());
   }
@@ -50,7 +56,7 @@ export class NativeBackend implements Backend {
     let s;
     if (v !== undefined) {
       v[4] = nameId;
-      s = this.nt.beginStaged();
+      s = this.beginStagedFn();
     } else {
       s = this.nt.begin(nameId);
     }
@@ -83,7 +89,7 @@ export class NativeBackend implements Backend {
   }
 
   endAt(depth: number, flags: number, name: number | string): void {
-    const s = this.openDepth() !== depth ? this.nt.endAt(depth, flags) : flags === 0 ? this.nt.end() : this.nt.endFlags(flags);
+    const s = this.openDepth() !== depth ? this.nt.endAt(depth, flags) : flags === 0 ? this.endFn() : this.nt.endFlags(flags);
     if (s === undefined) return;
     const open = this.nt.openDepth();
     throw s === STATUS_NO_OPEN_SPAN && open !== depth ? traceNestingError(name, open, depth) : statusError(s, 'end()');
@@ -98,7 +104,7 @@ export class NativeBackend implements Backend {
   // The addon returns undefined when the span ended: nothing is built on
   // the common path.
   end(): void {
-    const s = this.nt.end();
+    const s = this.endFn();
     if (s !== undefined) throw statusError(s, 'end()');
   }
 
