@@ -25,8 +25,15 @@ const ASYNC_FLAGS = 3;
 
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
-  /** [0]: open-span depth, [3]: last local id of this thread, live (NativeTracer.stateView). */
+  /**
+   * [0]: open-span depth, [3]: last local id of this thread, live; [4]: the
+   * name id beginStaged() reads (NativeTracer.stateView).
+   */
   private readonly state: Uint32Array | undefined;
+  // nt's two per-span functions as fields of this object, so a span loads
+  // them without loading nt first (the addon ignores the receiver).
+  private readonly beginStagedFn: NativeTracer['beginStaged'];
+  private readonly endFn: NativeTracer['end'];
   private readonly shapes: AttrShapes;
   /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
   private readonly view: Float64Array | undefined;
@@ -51,10 +58,21 @@ export class NativeBackend implements Backend {
     this.view = nt.slotView();
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys), new AttrValueIds((value) => nt.defineValue(value), this.view));
     this.asyncArgs = nt.asyncView();
+    this.beginStagedFn = nt.beginStaged;
+    this.endFn = nt.end;
   }
 
+  // The facade passes only checked uint32 ids (Tracer.begin), so the id can
+  // cross through the state view: beginStaged() reads no argument.
   begin(nameId: number): void {
-    const s = this.nt.begin(nameId);
+    const v = this.state;
+    let s;
+    if (v !== undefined) {
+      v[4] = nameId;
+      s = this.beginStagedFn();
+    } else {
+      s = this.nt.begin(nameId);
+    }
     if (s !== undefined) throw this.beginError(s, nameId);
   }
 
@@ -91,7 +109,7 @@ export class NativeBackend implements Backend {
   }
 
   endAt(depth: number, flags: number, name: number | string): void {
-    const s = this.openDepth() !== depth ? this.nt.endAt(depth, flags) : flags === 0 ? this.nt.end() : this.nt.endFlags(flags);
+    const s = this.openDepth() !== depth ? this.nt.endAt(depth, flags) : flags === 0 ? this.endFn() : this.nt.endFlags(flags);
     if (s === undefined) return;
     const open = this.nt.openDepth();
     throw s === STATUS_NO_OPEN_SPAN && open !== depth ? traceNestingError(name, open, depth) : statusError(s, 'end()');
@@ -106,7 +124,7 @@ export class NativeBackend implements Backend {
   // The addon returns undefined when the span ended: nothing is built on
   // the common path.
   end(): void {
-    const s = this.nt.end();
+    const s = this.endFn();
     if (s !== undefined) throw statusError(s, 'end()');
   }
 

@@ -85,6 +85,11 @@ export interface NativeTracer {
   begin(nameId: number): number | undefined;
   /** undefined when the span ended, else a NativeStatus (never Ok). */
   end(): number | undefined;
+  /**
+   * begin() of the name id written to stateView()[4] just before: the same
+   * answers as begin(), with no argument to read (the facade's hot path).
+   */
+  beginStaged(): number | undefined;
   beginAttrs(nameId: number, attrsJson: string): number;
   /**
    * begin with attribute values for the keys of a shape (defineShape):
@@ -116,9 +121,9 @@ export interface NativeTracer {
   /** Local id of the innermost open span on this thread; 0 when none is open. */
   innermost(): number;
   /**
-   * This thread's live [depth, -, -, last local id] (read without a call;
-   * the addon writes it only inside its own calls), or undefined where
-   * external buffers are refused.
+   * This thread's live [depth, -, -, last local id, staged name id] (read
+   * without a call; the addon writes it only inside its own calls; JS writes
+   * [4] for beginStaged), or undefined where external buffers are refused.
    */
   stateView(): Uint32Array | undefined;
   setThreadName(name: string): void;

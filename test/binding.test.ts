@@ -16,6 +16,7 @@ import {
   FLAG_ATTRS,
   FLAG_ERROR,
   STATUS_CLOSED as CLOSED,
+  STATUS_INVALID as INVALID,
   STATUS_NO_OPEN_SPAN as NO_OPEN_SPAN,
   STATUS_OK as OK,
 } from '../lib/flags';
@@ -222,13 +223,19 @@ describe('hot path', () => {
     expect(i.flags).toBe(0);
   });
 
-  it("end() ends its own tracer's span, for more live tracers than there are end slots", () => {
-    // 70 > end_slots::kSlots (64): the first ones get slot functions, the
-    // rest the data-pointer end(). A slot read from the wrong entry would end
-    // another tracer's span and leave this one open.
+  it("beginStaged() and end() act on their own tracer, for more live tracers than there are call slots", () => {
+    // 70 > call_slots::kSlots (64): the first ones get slot functions, the
+    // rest the data-pointer ones. A slot read from the wrong entry would
+    // begin or end another tracer's span.
     const ts = Array.from({ length: 70 }, () => newTracer());
     const ids = ts.map((t, k) => t.intern(`n${k}`));
-    ts.forEach((t, k) => t.begin(ids[k]));
+    const views = ts.map((t) => t.stateView()!);
+    // Every view staged first, then every begin: each must read its own.
+    ts.forEach((_, k) => (views[k][4] = ids[k]));
+    ts.forEach((t, k) => {
+      expect(t.beginStaged()).toBeUndefined();
+      expect(views[k][0]).toBe(1);
+    });
     const order = ts.map((_, k) => (k * 37) % ts.length); // 37 is coprime with 70: a permutation
     expect(new Set(order).size).toBe(ts.length);
     for (const k of order) {
@@ -239,6 +246,29 @@ describe('hot path', () => {
       expect(t.end()).toBe(NO_OPEN_SPAN);
       expect(rows(t.snapshot()).map((r) => r.name)).toEqual([`n${k}`]);
     });
+  });
+
+  it('beginStaged() answers as begin() does for the id staged in stateView()[4], slot or not', () => {
+    // A fresh process: the first 64 of its 70 tracers hold call slots.
+    const child = spawnSync(process.execPath, [path.join(fixtures, 'binding-staged-child.js'), root], {
+      timeout: 30_000,
+      encoding: 'utf8',
+    });
+    expect(child.status, `stderr: ${child.stderr}`).toBe(0);
+    const { out, closed } = JSON.parse(child.stdout);
+    expect(out).toHaveLength(70);
+    out.forEach((r: { spans: unknown }, k: number) =>
+      expect(r, `tracer ${k}`).toEqual({
+        viewLength: 5,
+        answers: ['ok', 'ok', INVALID, INVALID],
+        depth: 2,
+        spans: [
+          [`a${k}`, 1],
+          [`b${k}`, 0],
+        ],
+      }),
+    );
+    expect(closed).toEqual(Array(70).fill(CLOSED));
   });
 
   it('beginAttrs and endFlags carry attributes and extra flags', () => {

@@ -31,6 +31,11 @@ napi_value Begin(napi_env env, napi_callback_info info) {
   return EndResult(env, hotspan::fast::begin(*b.thread, name, hotspan::clock::now_ticks()));
 }
 
+napi_value BeginStaged(napi_env env, napi_callback_info info) {
+  hotspan::ThreadState& t = *ReadArgs<0>(env, info, nullptr).thread;
+  return EndResult(env, hotspan::fast::begin(t, t.begin_name, hotspan::clock::now_ticks()));
+}
+
 napi_value End(napi_env env, napi_callback_info info) {
   const int64_t now = hotspan::clock::now_ticks();
   TracerBinding& b = ReadArgs<0>(env, info, nullptr);

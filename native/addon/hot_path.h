@@ -2,8 +2,9 @@
 // callbacks whose data pointer is the TracerBinding: one napi_get_cb_info,
 // one napi_get_value_uint32, the clock and the core call. No node-addon-api
 // wrappers, no allocation (beginAttrs copies its JSON text), no exception
-// objects unless an argument is bad. A binding's end() is usually an
-// end_slots function instead of End, which makes no Node-API call at all.
+// objects unless an argument is bad. A binding's end() and beginStaged()
+// are usually call_slots functions instead of End and BeginStaged, which
+// make no Node-API call at all.
 #pragma once
 
 #include <node_api.h>
@@ -52,6 +53,9 @@ inline napi_value EndResult(napi_env env, hotspan::Status status) {
 }
 
 napi_value Begin(napi_env env, napi_callback_info info);       // (nameId) -> status
+// begin with the name id the facade wrote to ThreadState::begin_name (the
+// state view) instead of an argument: a checked uint32 by construction.
+napi_value BeginStaged(napi_env env, napi_callback_info info);  // () -> status
 napi_value End(napi_env env, napi_callback_info info);         // () -> status
 napi_value BeginAttrs(napi_env env, napi_callback_info info);  // (nameId, attrsJson) -> status
 napi_value EndFlags(napi_env env, napi_callback_info info);    // (flags) -> status

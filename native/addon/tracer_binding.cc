@@ -1,7 +1,7 @@
 #include "tracer_binding.h"
 
 #include "clock.h"
-#include "end_slots.h"
+#include "call_slots.h"
 
 namespace hotspan_addon {
 
@@ -13,13 +13,13 @@ TracerBinding::TracerBinding(std::shared_ptr<hotspan::Tracer> tracer_in,
       thread(state.get()),
       env_data(std::move(env_data_in)),
       wake(std::move(wake_in)),
-      end_slot(end_slots::kNone) {
+      call_slot(call_slots::kNone) {
   async_caller.state = thread;
   env_data->Add(this);
 }
 
 TracerBinding::~TracerBinding() {
-  end_slots::Release(end_slot);
+  call_slots::Release(call_slot);
   env_data->Remove(this);
 }
 

@@ -37,8 +37,8 @@ struct TracerBinding {
 
   // This env's thread was detached (env cleanup or last handle collected).
   bool detached = false;
-  // The end_slots slot of this binding's end(), if it got one.
-  size_t end_slot;
+  // The call_slots slot of this binding's begin and end, if it got one.
+  size_t call_slot;
   // Attribute shapes of this env's facade (slot_calls.h); env thread only.
   SlotShapes shapes;
   // This env thread's async cache (its last track, its state); env thread only.

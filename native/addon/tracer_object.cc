@@ -7,7 +7,7 @@
 #include "arg_check.h"
 #include "c_api.h"
 #include "clock.h"
-#include "end_slots.h"
+#include "call_slots.h"
 #include "hot_path.h"
 #include "frozen_view.h"
 #include "perfetto_writer.h"
@@ -29,8 +29,9 @@ inline TracerBinding& Self(const Napi::CallbackInfo& info) {
   return *static_cast<TracerBinding*>(info.Data());
 }
 
-// Index of next_local in the state view (depth is index 0).
+// Indices in the state view (depth is index 0): next_local, begin_name.
 constexpr ptrdiff_t kStateLocal = 3;
+constexpr ptrdiff_t kStateBeginName = 4;
 
 inline Napi::Number Num(Napi::Env env, double v) { return Napi::Number::New(env, v); }
 
@@ -56,26 +57,28 @@ void ReleaseState(napi_env, void*, void* hint) {
 }
 
 // This thread's open-span depth and last local id, read by the facade with
-// no call: a Uint32Array over ThreadState's depth .. next_local (the buffer
-// holds the state alive). Only this env's thread writes them, and only
-// inside calls, so JS reads them between calls race-free. undefined when
-// external buffers are refused (a V8 sandbox) or the fields moved apart.
+// no call, and the name id beginStaged() reads: a Uint32Array over
+// ThreadState's depth .. begin_name (the buffer holds the state alive). Only
+// this env's thread touches them, the addon only inside calls, so JS reads
+// and writes them between calls race-free. undefined when external buffers
+// are refused (a V8 sandbox) or the fields moved apart.
 Napi::Value StateView(const Napi::CallbackInfo& info) {
   napi_env env = info.Env();
   TracerBinding& b = Self(info);
   uint32_t* depth = &b.thread->depth;
-  const ptrdiff_t local = &b.thread->next_local - depth;
-  if (local != kStateLocal) return info.Env().Undefined();
+  if (&b.thread->next_local - depth != kStateLocal || &b.thread->begin_name - depth != kStateBeginName) {
+    return info.Env().Undefined();
+  }
   auto* hold = new std::shared_ptr<hotspan::ThreadState>(b.state);
   napi_value ab, view;
-  if (napi_create_external_arraybuffer(env, depth, (kStateLocal + 1) * sizeof(uint32_t),
+  if (napi_create_external_arraybuffer(env, depth, (kStateBeginName + 1) * sizeof(uint32_t),
                                        &ReleaseState, hold, &ab) != napi_ok) {
     delete hold;
     napi_value pending;
     napi_get_and_clear_last_exception(env, &pending);
     return info.Env().Undefined();
   }
-  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, napi_uint32_array, kStateLocal + 1, ab, 0, &view),
+  NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, napi_uint32_array, kStateBeginName + 1, ab, 0, &view),
                        Napi::Value());
   return Napi::Value(env, view);
 }
@@ -293,6 +296,7 @@ Napi::Function ColdVoid(napi_env env, const char* name, void* data) {
 const Method kMethods[] = {
     {"begin", &hot::Begin, nullptr},
     {"end", &hot::End, nullptr},
+    {"beginStaged", &hot::BeginStaged, nullptr},
     {"beginAttrs", &hot::BeginAttrs, nullptr},
     {"endFlags", &hot::EndFlags, nullptr},
     {"endAt", &hot::EndAt, nullptr},
@@ -350,14 +354,18 @@ const Method kMethods[] = {
 Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
   Napi::Object obj = Napi::Object::New(env);
   NAPI_THROW_IF_FAILED(env, napi_type_tag_object(env, obj, &kTracerObjectTag), Napi::Object());
+  // end() and beginStaged(): slot functions that need no napi_get_cb_info,
+  // when a slot is free (else the data-pointer ones).
+  call_slots::Functions slot_fns{&hot::BeginStaged, &hot::End};
+  if (binding->call_slot == call_slots::kNone) {
+    binding->call_slot = call_slots::Acquire(binding->thread, &slot_fns);
+  }
   for (const Method& m : kMethods) {
     napi_value fn;
     if (m.raw != nullptr) {
-      napi_callback cb = m.raw;
-      // end(): a slot function that needs no napi_get_cb_info, when one is free.
-      if (cb == &hot::End && binding->end_slot == end_slots::kNone) {
-        binding->end_slot = end_slots::Acquire(binding->thread, &cb);  // cb kept when none is free
-      }
+      napi_callback cb = m.raw == &hot::End           ? slot_fns.end
+                         : m.raw == &hot::BeginStaged ? slot_fns.begin_staged
+                                                      : m.raw;
       NAPI_THROW_IF_FAILED(
           env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
           Napi::Object());

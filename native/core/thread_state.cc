@@ -46,6 +46,30 @@ bool ThreadState::grow_stack() {
 
 void ThreadState::refresh_anchor(int64_t now) { anchor_due = timeline->anchor_if_stale(now); }
 
+Status ThreadState::begin_slow(uint32_t name, int64_t now) {
+  const uint8_t st = status.load(std::memory_order_relaxed);
+  if (st != kLive) return fast::blocked_status(st);
+  if (name >= known_names && !refresh_names(name)) return Status::kInvalid;
+  if (depth == capacity && !grow_stack()) return Status::kInvalid;
+  if (now > anchor_due) refresh_anchor(now);
+  fast::push_open(*this, name, now);
+  return Status::kOk;
+}
+
+Status ThreadState::end_slow(int64_t now, uint16_t extra_flags) {
+  const uint8_t st = status.load(std::memory_order_relaxed);
+  if (st != kLive) return fast::blocked_status(st);
+  if (depth == 0) return Status::kNoOpenSpan;
+  if (now > anchor_due) refresh_anchor(now);
+  const uint32_t d = --depth;
+  const OpenSpan& o = stack[d];
+  // A full budget that gives no chunk, or no room for the attributes: the
+  // span is dropped whole and counted.
+  if (cursor.slot == cursor.end && !refill_chunk()) return drop_span(o.flags & kSideFlags);
+  if ((o.flags & kSideFlags) && !publish_side(cursor.written, o)) return drop_span(0);
+  return fast::store_popped(*this, d, now, extra_flags);
+}
+
 bool ThreadState::refill_chunk() { return cursor.ready(*timeline, &anchor_due); }
 
 bool ThreadState::publish_side(uint64_t index, const OpenSpan& o) {

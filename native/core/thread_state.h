@@ -7,8 +7,10 @@
 // inline it: a status load, a name-id bound check, a stack push or pop, one
 // 28-byte store and one or two release stores of a watermark, plus one
 // compare against anchor_due (anchor upkeep of a ticks timeline, out of
-// line). No lock, no allocation in steady state, no virtual call. The
-// out-of-line functions declared in tracer.h forward to these.
+// line). Every rare case is tested first and handled out of line
+// (begin_slow, end_slow), so the common path makes no call before its store.
+// No lock, no allocation in steady state, no virtual call. The out-of-line
+// functions declared in tracer.h forward to these.
 #pragma once
 
 #include <atomic>
@@ -66,12 +68,17 @@ class ThreadState {
   // Set by holder_check::grant / revoke (attach, detach). Atomic only so a
   // misuse from another thread is not undefined behaviour.
   std::atomic<bool> holder{false};
-  // depth .. next_local stay adjacent: the addon lends them to JS as one
+  // depth .. begin_name stay adjacent: the addon lends them to JS as one
   // Uint32Array (native/addon/tracer_object.cc StateView).
   uint32_t depth = 0;
   uint32_t capacity = 0;
   uint32_t known_names = 0;  // name ids below this exist (they are never removed)
   uint32_t next_local = 0;
+  // Written by JS through that view just before it calls the binding's
+  // argument-less begin (native/addon/call_slots.h), which reads the name id
+  // here instead of through Node-API. Any value is safe: fast::begin checks it.
+  // Fills what was padding before `pushed`.
+  uint32_t begin_name = 0;
   uint64_t pushed = 0;  // cursor.written at the last queue push
   // Ticks timeline: the tick past which begin/end add an anchor (one compare
   // on the hot path). INT64_MAX on an ns timeline.
@@ -94,6 +101,12 @@ class ThreadState {
   std::shared_ptr<TracerShared> shared_ref;
 
   // Out-of-line slow paths of fast::begin / fast::end.
+  // fast::begin past one of its rare cases (closed, a name not seen yet, a
+  // full stack, an anchor due): each handled in turn, then the push.
+  HOTSPAN_COLD Status begin_slow(uint32_t name, int64_t now);
+  // fast::end past one of its rare cases before the store (closed, no open
+  // span, an anchor due, a full chunk, side data): each handled in turn.
+  HOTSPAN_COLD Status end_slow(int64_t now, uint16_t extra_flags);
   HOTSPAN_COLD bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
   HOTSPAN_COLD bool grow_stack();
   HOTSPAN_COLD bool refill_chunk();  // false: the budget is full (drop)
@@ -129,33 +142,43 @@ inline Status blocked_status(uint8_t status) {
   return status == ThreadState::kTracerClosed ? Status::kClosed : Status::kInvalid;
 }
 
-HOTSPAN_HOT_INLINE Status begin(ThreadState& s, uint32_t name, int64_t now) {
-  const uint8_t st = s.status.load(std::memory_order_relaxed);
-  if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
-  if (HOTSPAN_UNLIKELY(name >= s.known_names) && !s.refresh_names(name)) return Status::kInvalid;
-  if (HOTSPAN_UNLIKELY(s.depth == s.capacity) && !s.grow_stack()) return Status::kInvalid;
-  if (HOTSPAN_UNLIKELY(now > s.anchor_due)) s.refresh_anchor(now);
+HOTSPAN_HOT_INLINE void push_open(ThreadState& s, uint32_t name, int64_t now) {
   OpenSpan& o = s.stack[s.depth++];
   o.start = now;
   o.local = ++s.next_local;
   o.name = name;
   o.flags = 0;
-  return Status::kOk;
 }
 
-HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
-  const uint8_t st = s.status.load(std::memory_order_relaxed);
-  if (HOTSPAN_UNLIKELY(st != ThreadState::kLive)) return blocked_status(st);
-  if (HOTSPAN_UNLIKELY(s.depth == 0)) return Status::kNoOpenSpan;
-  if (HOTSPAN_UNLIKELY(now > s.anchor_due)) s.refresh_anchor(now);
-  const uint32_t d = --s.depth;
+// begin() when none of its rare cases applies: true when the span opened,
+// false (nothing done) when begin_slow must handle it. The common path makes
+// no call, so a caller that tail-calls begin_slow needs no stack frame.
+HOTSPAN_HOT_INLINE bool begin_common(ThreadState& s, uint32_t name, int64_t now) {
+  if (HOTSPAN_UNLIKELY(s.status.load(std::memory_order_relaxed) != ThreadState::kLive || name >= s.known_names ||
+                       s.depth == s.capacity || now > s.anchor_due)) {
+    return false;
+  }
+  push_open(s, name, now);
+  return true;
+}
+
+HOTSPAN_HOT_INLINE Status begin(ThreadState& s, uint32_t name, int64_t now) {
+  return begin_common(s, name, now) ? Status::kOk : s.begin_slow(name, now);
+}
+
+// end() when none of its rare cases before the store applies (closed, no
+// open span, an anchor due, a full chunk, side data to publish): then it
+// makes no call up to the store.
+HOTSPAN_HOT_INLINE bool end_ready(const ThreadState& s, int64_t now) {
+  return !HOTSPAN_UNLIKELY(s.status.load(std::memory_order_relaxed) != ThreadState::kLive || s.depth == 0 ||
+                           now > s.anchor_due || s.cursor.slot == s.cursor.end ||
+                           (s.stack[s.depth - 1].flags & kSideFlags) != 0);
+}
+
+// Stores the span just popped (at depth d: its chunk slot ready, its side
+// data published) and commits or queues it.
+HOTSPAN_HOT_INLINE Status store_popped(ThreadState& s, uint32_t d, int64_t now, uint16_t extra_flags) {
   const OpenSpan& o = s.stack[d];
-  // A full budget that gives no chunk, or no room for the attributes: the
-  // span is dropped whole and counted.
-  if (HOTSPAN_UNLIKELY(s.cursor.slot == s.cursor.end) && !s.refill_chunk())
-    return s.drop_span(o.flags & kSideFlags);
-  if (HOTSPAN_UNLIKELY(o.flags & kSideFlags) && !s.publish_side(s.cursor.written, o))
-    return s.drop_span(0);
   StoredSpan* r = s.cursor.slot++;
   const uint32_t parent = d != 0 ? s.stack[d - 1].local : 0;
   // Callers may add error/abandoned; the structural flags are the core's.
@@ -167,8 +190,8 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
     s.timeline->add_long_end(s.cursor.written, now);
   const uint64_t w = ++s.cursor.written;
   s.timeline->publish_written(w);
-  // close() may have run since the status check above: OK must mean the
-  // record is in the trace (close_barrier.h).
+  // close() may have run since the status check: OK must mean the record is
+  // in the trace (close_barrier.h).
   close_barrier::writer();
   if (HOTSPAN_UNLIKELY(s.status.load(std::memory_order_relaxed) != ThreadState::kLive)) {
     return s.end_after_close(w);
@@ -179,6 +202,11 @@ HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags 
     s.publish_batch();
   }
   return Status::kOk;
+}
+
+HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
+  if (HOTSPAN_UNLIKELY(!end_ready(s, now))) return s.end_slow(now, extra_flags);
+  return store_popped(s, --s.depth, now, extra_flags);
 }
 
 }  // namespace fast

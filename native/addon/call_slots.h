@@ -1,0 +1,34 @@
+// begin() and end() without a Node-API call. end() takes no argument, and
+// the staged begin reads its name id from ThreadState::begin_name, which the
+// facade writes through the state view just before the call; all either
+// needs is its binding's ThreadState, and reading the data pointer for that
+// costs a napi_get_cb_info per call (with the argument, also a
+// napi_get_value_uint32). Instead a binding takes one of kSlots pairs of
+// functions, each compiled to read its own entry of a process-wide table.
+// A binding belongs to one env thread and only that thread calls its
+// functions; a slot is released when the binding is deleted, which happens
+// after every function of it was collected. Past kSlots live bindings, they
+// are hot::BeginStaged and hot::End (data pointer) again.
+#pragma once
+
+#include <node_api.h>
+
+#include <cstddef>
+
+#include "thread_state.h"
+
+namespace hotspan_addon::call_slots {
+
+constexpr size_t kSlots = 64;
+constexpr size_t kNone = static_cast<size_t>(-1);
+
+struct Functions {
+  napi_callback begin_staged;  // () -> status, the name id from begin_name
+  napi_callback end;           // () -> status
+};
+
+// A free slot set to `thread`, or kNone. *fns gets the slot's functions.
+size_t Acquire(hotspan::ThreadState* thread, Functions* fns);
+void Release(size_t slot);  // kNone: nothing
+
+}  // namespace hotspan_addon::call_slots
