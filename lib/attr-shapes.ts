@@ -42,6 +42,9 @@ function newNode(keys: readonly string[], id: number, poisoned: boolean): ShapeN
   return { keys, id, poisoned, next: new Map(), lastKey: undefined, lastNext: undefined };
 }
 
+/** step()'s answer past MAX_NODES: poisoned, as a shape with no fast form. */
+const DEAD = newNode([], -2, true);
+
 export class AttrShapes {
   private readonly root: ShapeNode = newNode([], -2, false);
   private nodes = 0;
@@ -72,21 +75,24 @@ export class AttrShapes {
     for (const k in obj) {
       // An inherited key (a program gave Object.prototype one): own keys only, the JSON path.
       if (n === MAX_SLOTS || !hasOwn.call(obj, k)) return -1;
-      let next = node.lastKey === k ? node.lastNext : undefined;
-      if (next === undefined) {
-        next = node.next.get(k) ?? this.grow(node, k);
-        if (next === undefined) return -1;
-        node.lastKey = k;
-        node.lastNext = next;
-      }
-      node = next;
+      node = node.lastKey === k ? (node.lastNext as ShapeNode) : this.step(node, k);
       if (node.poisoned) return -1;
       kinds |= ids.kind(n, obj[k], this.args) << (KIND_BITS * n);
       n++;
     }
-    if (n === 0) return -1;
+    // The root's id is -2: no keys, no fast form.
     const id = node.id === -1 ? this.make(node) : node.id;
     return id < 0 ? -1 : (id << SHAPE_SHIFT) | kinds;
+  }
+
+  // Out of of(), which stays small enough for TurboFan to inline into the caller.
+  /** The child of `node` by `key` (remembered as its last), or DEAD. */
+  private step(node: ShapeNode, key: string): ShapeNode {
+    const next = node.next.get(key) ?? this.grow(node, key);
+    if (next === undefined) return DEAD;
+    node.lastKey = key;
+    node.lastNext = next;
+    return next;
   }
 
   private grow(parent: ShapeNode, key: string): ShapeNode | undefined {

@@ -28,9 +28,21 @@ export const VIEW_CODE = 5;
 /** The bits of a code that are set when some slot is an ARGUMENT. */
 export const ARGUMENTS = 0o4444;
 
+/** Recent values kept per slot: a real span's slot cycles through a few (methods, routes). */
+const RECENT = 4;
+// Fills the recent lists before real values do: longer than MAX_LENGTH, so
+// a value equal to it is not interned either, and its id -1 says so. Never
+// undefined: the compares then see strings only and stay string compares.
+const UNSET = '\u0000'.repeat(MAX_LENGTH + 1);
+
 export class AttrValueIds {
   private readonly ids = new Map<string, number>();
   private full = false;
+  /** Per slot i, at i * RECENT + j: the values met last and their ids, so a repeat needs no Map lookup. */
+  private readonly recent: string[] = new Array<string>(4 * RECENT).fill(UNSET);
+  private readonly recentIds: number[] = new Array<number>(4 * RECENT).fill(-1);
+  /** Per slot, where its next new value goes in `recent` (round robin). */
+  private readonly recentNext: number[] = [0, 0, 0, 0];
 
   /**
    * @param define the addon's defineValue: string -> id, or -1
@@ -57,7 +69,7 @@ export class AttrValueIds {
           return VIEW_NUMBER;
         }
       } else if (typeof v === 'string') {
-        const id = this.ids.get(v) ?? this.add(v);
+        const id = this.idOf(i, v);
         if (id >= 0) {
           view[i] = id;
           return VIEW_VALUE;
@@ -66,6 +78,25 @@ export class AttrValueIds {
     }
     args[i] = v;
     return ARGUMENT;
+  }
+
+  /** The interned id of `v` (slot `i`), or -1; the slot's recent values first. */
+  private idOf(i: number, v: string): number {
+    const r = this.recent;
+    let j = i * RECENT;
+    const end = j + RECENT;
+    do if (r[j] === v) return this.recentIds[j];
+    while (++j < end);
+    return this.remember(i, v);
+  }
+
+  // Out of idOf, so that the hit path stays small enough for TurboFan to inline.
+  private remember(i: number, v: string): number {
+    const id = this.ids.get(v) ?? this.add(v);
+    const j = i * RECENT + (this.recentNext[i]++ & (RECENT - 1));
+    this.recent[j] = v;
+    this.recentIds[j] = id;
+    return id;
   }
 
   private add(v: string): number {
