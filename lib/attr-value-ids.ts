@@ -20,11 +20,11 @@ const VIEW_VALUE = 1;
 const FALSE = 2;
 const TRUE = 3;
 const ARGUMENT = 4;
-export const KIND_BITS = 3;
-export const SHAPE_SHIFT = 12;
+const KIND_BITS = 3;
+const SHAPE_SHIFT = 12;
 /** Where beginView reads the name id and the code in the view (SlotShapes::kNameAt, kCodeAt). */
-export const VIEW_NAME = 4;
-export const VIEW_CODE = 5;
+const VIEW_NAME = 4;
+const VIEW_CODE = 5;
 /** The bits of a code that are set when some slot is an ARGUMENT. */
 export const ARGUMENTS = 0o4444;
 
@@ -35,12 +35,17 @@ const RECENT = 4;
 // undefined: the compares then see strings only and stay string compares.
 const UNSET = '\u0000'.repeat(MAX_LENGTH + 1);
 
+/** The code bits of shape `id` (`| kinds`: a call's code). */
+export function shapeCode(id: number): number {
+  return id << SHAPE_SHIFT;
+}
+
 export class AttrValueIds {
   private readonly ids = new Map<string, number>();
   private full = false;
   /** Per slot i, at i * RECENT + j: the values met last and their ids, so a repeat needs no Map lookup. */
-  private readonly recent: string[] = new Array<string>(4 * RECENT).fill(UNSET);
-  private readonly recentIds: number[] = new Array<number>(4 * RECENT).fill(-1);
+  private readonly recent: string[] = Array.from({ length: 4 * RECENT }, () => UNSET);
+  private readonly recentIds: number[] = Array.from({ length: 4 * RECENT }, () => -1);
   /** Per slot, where its next new value goes in `recent` (round robin). */
   private readonly recentNext: number[] = [0, 0, 0, 0];
 
@@ -55,11 +60,14 @@ export class AttrValueIds {
   ) {}
 
   /**
-   * How value `v` of slot `i` crosses (a SlotKind): written into the view
-   * when it can be, else kept in `args[i]`, an argument for the addon.
+   * How value `v` of slot `i` crosses (a SlotKind, shifted to slot i's
+   * bits of a code): written into the view when it can be, else kept in
+   * `args[i]`, an argument for the addon.
    */
   kind(i: number, v: unknown, args: unknown[]): number {
-    if (typeof v === 'boolean') return v ? TRUE : FALSE;
+    // The shifts here and not at the caller: module-local constants fold, imported ones are loads.
+    const at = KIND_BITS * i;
+    if (typeof v === 'boolean') return (v ? TRUE : FALSE) << at;
     const view = this.view;
     if (view !== undefined) {
       // Non-finite numbers go as arguments: the addon refuses them, and the JSON path names them.
@@ -72,12 +80,24 @@ export class AttrValueIds {
         const id = this.idOf(i, v);
         if (id >= 0) {
           view[i] = id;
-          return VIEW_VALUE;
+          return VIEW_VALUE << at;
         }
       }
     }
     args[i] = v;
-    return ARGUMENT;
+    return ARGUMENT << at;
+  }
+
+  /**
+   * True when a span of `code` can begin with beginView: no value is an
+   * argument, so the name and the code go in the view too.
+   */
+  inView(nameId: number, code: number): boolean {
+    const view = this.view;
+    if ((code & ARGUMENTS) !== 0 || view === undefined) return false;
+    view[VIEW_NAME] = nameId;
+    view[VIEW_CODE] = code;
+    return true;
   }
 
   /** The interned id of `v` (slot `i`), or -1; the slot's recent values first. */
