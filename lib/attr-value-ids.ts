@@ -28,11 +28,9 @@ const VIEW_CODE = 5;
 /** The bits of a code that are set when some slot is an ARGUMENT. */
 export const ARGUMENTS = 0o4444;
 
-/** Recent values kept per slot: a real span's slot cycles through a few (methods, routes). */
+/** Recent values kept per slot (a slot cycles through a few: methods, routes). */
 const RECENT = 4;
-// Fills the recent lists before real values do: longer than MAX_LENGTH, so
-// a value equal to it is not interned either, and its id -1 says so. Never
-// undefined: the compares then see strings only and stay string compares.
+// Unset entries: too long to intern, so id -1 is right for it; a string, so compares stay string compares.
 const UNSET = '\u0000'.repeat(MAX_LENGTH + 1);
 
 /** The code bits of shape `id` (`| kinds`: a call's code). */
@@ -43,10 +41,10 @@ export function shapeCode(id: number): number {
 export class AttrValueIds {
   private readonly ids = new Map<string, number>();
   private full = false;
-  /** Per slot i, at i * RECENT + j: the values met last and their ids, so a repeat needs no Map lookup. */
+  /** At i * RECENT + j: slot i's last values and their ids (no Map lookup for a repeat). */
   private readonly recent: string[] = Array.from({ length: 4 * RECENT }, () => UNSET);
   private readonly recentIds: number[] = Array.from({ length: 4 * RECENT }, () => -1);
-  /** Per slot, where its next new value goes in `recent` (round robin). */
+  /** Per slot, where its next value goes (round robin). */
   private readonly recentNext: number[] = [0, 0, 0, 0];
 
   /**
@@ -60,12 +58,11 @@ export class AttrValueIds {
   ) {}
 
   /**
-   * How value `v` of slot `i` crosses (a SlotKind, shifted to slot i's
-   * bits of a code): written into the view when it can be, else kept in
-   * `args[i]`, an argument for the addon.
+   * How value `v` of slot `i` crosses (a SlotKind at slot i's bits): written
+   * into the view when it can be, else kept in `args[i]`, an argument.
    */
   kind(i: number, v: unknown, args: unknown[]): number {
-    // The shifts here and not at the caller: module-local constants fold, imported ones are loads.
+    // Shifted here: module-local constants fold, imported ones are loads.
     const at = KIND_BITS * i;
     if (typeof v === 'boolean') return (v ? TRUE : FALSE) << at;
     const view = this.view;
@@ -88,10 +85,7 @@ export class AttrValueIds {
     return ARGUMENT << at;
   }
 
-  /**
-   * True when a span of `code` can begin with beginView: no value is an
-   * argument, so the name and the code go in the view too.
-   */
+  /** True (name and code written to the view) when `code` can begin with beginView: no argument. */
   inView(nameId: number, code: number): boolean {
     const view = this.view;
     if ((code & ARGUMENTS) !== 0 || view === undefined) return false;
@@ -110,7 +104,7 @@ export class AttrValueIds {
     return this.remember(i, v);
   }
 
-  // Out of idOf, so that the hit path stays small enough for TurboFan to inline.
+  // Out of idOf: the hit path stays small enough to inline.
   private remember(i: number, v: string): number {
     const id = this.ids.get(v) ?? this.add(v);
     const j = i * RECENT + (this.recentNext[i]++ & (RECENT - 1));
