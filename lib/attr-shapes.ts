@@ -11,7 +11,7 @@
 // checks throw the errors of ./attrs.
 
 import { isReservedKey } from './attrs';
-import { KIND_BITS, SHAPE_SHIFT, type AttrValueIds } from './attr-value-ids';
+import { shapeCode, type AttrValueIds } from './attr-value-ids';
 
 // Called on the for-in key inside the loop, TurboFan folds it into the
 // loop's own map check: free, where for-in walks the enum cache (only own
@@ -28,8 +28,8 @@ const MAX_NODES = 4 * 4096;
 interface ShapeNode {
   /** Keys from the root to here. */
   readonly keys: readonly string[];
-  /** Shape id of exactly these keys; -1: not made yet; -2: no fast form. */
-  id: number;
+  /** shapeCode of exactly these keys; -1: not made yet; -2: no fast form. */
+  code: number;
   /** A reserved or ill-formed key on the way here: no shape through it has a fast form. */
   readonly poisoned: boolean;
   readonly next: Map<string, ShapeNode>;
@@ -38,9 +38,12 @@ interface ShapeNode {
   lastNext: ShapeNode | undefined;
 }
 
-function newNode(keys: readonly string[], id: number, poisoned: boolean): ShapeNode {
-  return { keys, id, poisoned, next: new Map(), lastKey: undefined, lastNext: undefined };
+function newNode(keys: readonly string[], code: number, poisoned: boolean): ShapeNode {
+  return { keys, code, poisoned, next: new Map(), lastKey: undefined, lastNext: undefined };
 }
+
+/** step()'s answer past MAX_NODES: poisoned, as a shape with no fast form. */
+const DEAD = newNode([], -2, true);
 
 export class AttrShapes {
   private readonly root: ShapeNode = newNode([], -2, false);
@@ -72,21 +75,24 @@ export class AttrShapes {
     for (const k in obj) {
       // An inherited key (a program gave Object.prototype one): own keys only, the JSON path.
       if (n === MAX_SLOTS || !hasOwn.call(obj, k)) return -1;
-      let next = node.lastKey === k ? node.lastNext : undefined;
-      if (next === undefined) {
-        next = node.next.get(k) ?? this.grow(node, k);
-        if (next === undefined) return -1;
-        node.lastKey = k;
-        node.lastNext = next;
-      }
-      node = next;
+      node = node.lastKey === k ? (node.lastNext as ShapeNode) : this.step(node, k);
       if (node.poisoned) return -1;
-      kinds |= ids.kind(n, obj[k], this.args) << (KIND_BITS * n);
+      kinds |= ids.kind(n, obj[k], this.args);
       n++;
     }
-    if (n === 0) return -1;
-    const id = node.id === -1 ? this.make(node) : node.id;
-    return id < 0 ? -1 : (id << SHAPE_SHIFT) | kinds;
+    // The root's code is -2: no keys, no fast form.
+    const code = node.code === -1 ? this.make(node) : node.code;
+    return code < 0 ? -1 : code | kinds;
+  }
+
+  // Out of of(), which stays small enough for TurboFan to inline into the caller.
+  /** The child of `node` by `key` (remembered as its last), or DEAD. */
+  private step(node: ShapeNode, key: string): ShapeNode {
+    const next = node.next.get(key) ?? this.grow(node, key);
+    if (next === undefined) return DEAD;
+    node.lastKey = key;
+    node.lastNext = next;
+    return next;
   }
 
   private grow(parent: ShapeNode, key: string): ShapeNode | undefined {
@@ -100,7 +106,7 @@ export class AttrShapes {
 
   private make(node: ShapeNode): number {
     const id = this.define([...node.keys]);
-    node.id = id === NO_SHAPE ? -2 : id;
-    return node.id;
+    node.code = id === NO_SHAPE ? -2 : shapeCode(id);
+    return node.code;
   }
 }

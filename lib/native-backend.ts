@@ -3,7 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import { AttrShapes } from './attr-shapes';
-import { ARGUMENTS, AttrValueIds, VIEW_CODE, VIEW_NAME } from './attr-value-ids';
+import { ARGUMENTS, AttrValueIds } from './attr-value-ids';
 import type { Backend, Given, OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
@@ -35,6 +35,7 @@ export class NativeBackend implements Backend {
   private readonly beginStagedFn: NativeTracer['beginStaged'];
   private readonly endFn: NativeTracer['end'];
   private readonly shapes: AttrShapes;
+  private readonly ids: AttrValueIds;
   /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
   private readonly view: Float64Array | undefined;
   /**
@@ -56,7 +57,8 @@ export class NativeBackend implements Backend {
   ) {
     this.state = nt.stateView();
     this.view = nt.slotView();
-    this.shapes = new AttrShapes((keys) => nt.defineShape(keys), new AttrValueIds((value) => nt.defineValue(value), this.view));
+    this.ids = new AttrValueIds((value) => nt.defineValue(value), this.view);
+    this.shapes = new AttrShapes((keys) => nt.defineShape(keys), this.ids);
     this.asyncArgs = nt.asyncView();
     this.beginStagedFn = nt.beginStaged;
     this.endFn = nt.end;
@@ -84,15 +86,11 @@ export class NativeBackend implements Backend {
   beginValues(nameId: number, attrs: unknown): boolean {
     const code = this.shapes.of(attrs);
     if (code < 0) return false;
-    const v = this.shapes.args;
-    const view = this.view;
     let s: number | undefined;
-    if ((code & ARGUMENTS) === 0 && view !== undefined) {
-      // Values in the slot view or the code: the name and the code go there too, no argument to read.
-      view[VIEW_NAME] = nameId;
-      view[VIEW_CODE] = code;
+    if (this.ids.inView(nameId, code)) {
       s = this.nt.beginView();
     } else {
+      const v = this.shapes.args;
       s = this.nt.beginSlots(nameId, code, v[0], v[1], v[2], v[3]);
     }
     if (s === undefined) return true;

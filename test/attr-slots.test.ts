@@ -172,6 +172,37 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     expect(recs.filter((r) => r.name === 'inf')).toHaveLength(1);
   });
 
+  it('keeps each interned value exactly when a slot cycles through more values than it remembers', () => {
+    const { t, nt } = native();
+    const calls: Array<'view' | 'args'> = [];
+    const beginView = nt.beginView.bind(nt);
+    const beginSlots = nt.beginSlots.bind(nt);
+    nt.beginView = () => (calls.push('view'), beginView());
+    nt.beginSlots = (...a: Parameters<typeof beginSlots>) => (calls.push('args'), beginSlots(...a));
+    // Slot 0 mostly repeats 3 values, with one of 3 others every 7th span (more than the 4 it remembers:
+    // hits, misses and evictions); slot 1 cycles through all 6. Built at run time (not one string object
+    // per value); then a 65-unit string of NULs, the length past which values are not interned.
+    const values = ['GET', 'PUT', 'POST', 'HEAD', 'PATCH', 'DELETE'].map((v) => [...v].join(''));
+    const nul = '\u0000'.repeat(65);
+    const want: Array<Record<string, string>> = [];
+    for (let i = 0; i < 60; i++) {
+      const a = { m: values[i % 7 === 6 ? 3 + (i % 3) : i % 3], o: values[(i * 5 + 1) % 6] };
+      want.push({ ...a });
+      t.begin('cycle', a);
+      t.end();
+    }
+    // In slot 0 after the others, and in slot 2, whose remembered values were never set.
+    for (const a of [{ m: nul, o: 'PUT' }, { m: 'GET', o: 'PUT' }, { m: 'GET', o: 'PUT', x: nul }] as Array<Record<string, string>>) {
+      want.push({ ...a });
+      t.begin('cycle', a);
+      t.end();
+    }
+    t.flush();
+    expect(t.snapshot().map((r) => r.attrs)).toEqual(want);
+    // The interned ones crossed in the view; the long one as an argument.
+    expect(calls).toEqual([...new Array(60).fill('view'), 'args', 'view', 'args']);
+  });
+
   it('keeps every span of a burst past the async ring (grown to 4096, then the overflow map), ended out of order', async () => {
     const t = make();
     const ends: Array<() => void> = [];
