@@ -30,12 +30,12 @@ const ALLOWED: RegExp[] = [
   /^native\/wasm\/hotspan_core\.wasm$/,
   /^prebuilds\/linux-x64\/hotspan\.(glibc|musl)\.node$/,
 ];
-/** Unpacked size of everything but the prebuilt binaries (0.43 MB when this was written, before the wasm build; 1.13 MB with the 0.29 MB wasm core of the counters/query merge). */
-const MAX_SOURCE_BYTES = 1_500_000;
+/** Unpacked size of everything but the prebuilt binaries (0.43 MB when this was written, before the wasm build; 1.13 MB with the 0.29 MB wasm core of the counters/query merge; 1.53 MB at the jsfast/async/attrs/anchors merge: 0.34 MB wasm, 0.38 MB core sources, 0.09 MB README). */
+const MAX_SOURCE_BYTES = 1_700_000;
 /** Each prebuilt binary (stripped; 0.41 MB when this was written). */
 const MAX_PREBUILD_BYTES = 1_000_000;
-/** dist (a .js and a .d.ts per module), esm, the core and binding sources: 218 files at the budget/reads/counters merge, 269 with the stream, context and otlp branches together. */
-const MAX_FILES = 290;
+/** dist (a .js and a .d.ts per module), esm, the core and binding sources: 218 files at the budget/reads/counters merge, 269 with the stream, context and otlp branches together, 284 at the jsfast/async/attrs/anchors merge. */
+const MAX_FILES = 310;
 
 interface PackFile {
   path: string;
