@@ -297,7 +297,12 @@ async function pairMain(aName, bName) {
   await warm(a);
   await warm(b);
   const stretches = opts.stretches ?? 12;
-  const each = { min_cpu_time: (opts.stretchMs ?? 30) * 1e6, min_samples: 5, max_samples: 5000 };
+  // batch_samples 256 (mitata's default 4096): a body under 65.5 µs is run
+  // batch_samples times per sample, so a "30 ms" stretch was at least 5 x 4096
+  // calls (20M spans) and the growing cases recorded ~250M spans a process;
+  // once the attribute case got under the threshold it outgrew a 24 GiB
+  // machine (OOM-killed). 256 keeps batched samples and ~2 GB at most.
+  const each = { min_cpu_time: (opts.stretchMs ?? 30) * 1e6, min_samples: 5, max_samples: 5000, batch_samples: 256 };
   const ra = [];
   const rb = [];
   const ratios = [];
