@@ -9,6 +9,7 @@
 #include "arg_check.h"
 #include "attr_slots.h"
 #include "clock.h"
+#include "external_view.h"
 #include "hot_path.h"
 #include "thread_state.h"
 #include "tracer_binding.h"
@@ -170,10 +171,6 @@ HOTSPAN_HOT_INLINE bool WriteSlots(napi_env env, const SlotShapes& shapes, uint3
   return true;
 }
 
-using ViewMemory = std::shared_ptr<std::array<double, SlotShapes::kViewSize>>;
-
-void ReleaseIn(napi_env, void*, void* hint) { delete static_cast<ViewMemory*>(hint); }
-
 // Begins the span `name` with the slots of `code`, written straight into the
 // thread's attribute bytes (thread_state.h): no allocation, no copy but
 // Node-API's.
@@ -240,21 +237,10 @@ napi_value DefineValue(napi_env env, napi_callback_info info) {
   return Int(env, static_cast<int32_t>(b.shapes.values.size() - 1));
 }
 
-// As StateView (tracer_object.cc): the buffer holds the memory alive.
+// The buffer holds the memory alive (external_view.h).
 napi_value SlotView(napi_env env, napi_callback_info info) {
   TracerBinding& b = hot::ReadArgs<0>(env, info, nullptr);
-  auto* hold = new ViewMemory(b.shapes.in);
-  napi_value ab, view;
-  if (napi_create_external_arraybuffer(env, b.shapes.in->data(), sizeof(double) * SlotShapes::kViewSize,
-                                       &ReleaseIn, hold, &ab) != napi_ok) {
-    delete hold;
-    napi_value pending;
-    napi_get_and_clear_last_exception(env, &pending);
-    napi_get_undefined(env, &view);
-    return view;
-  }
-  if (napi_create_typedarray(env, napi_float64_array, SlotShapes::kViewSize, ab, 0, &view) != napi_ok) return nullptr;
-  return view;
+  return ExternalView(env, b.shapes.in, napi_float64_array);
 }
 
 napi_value BeginSlots(napi_env env, napi_callback_info info) {
