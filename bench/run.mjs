@@ -2,7 +2,13 @@
 // within each round, warm-up inside each process, >= 5 measured rounds; prints
 // the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
 //
-//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,stream,rss,bigread,http,otelhttp] [--runs=N] [--out=FILE]
+//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,stream,rss,bigread,otlp,http,otelhttp] [--runs=N] [--out=FILE]
+//
+// Groups: micro (JS spans), pairs (in-process ratios), request (realistic
+// request), native (native threads), holder (the core in C++), writers,
+// stream (tracer.stream()), rss (memory per span and the 64 MiB overwrite
+// budget over 100M spans), bigread (reads of 100M spans), otlp (native OTLP
+// export to a loopback receiver), http, otelhttp (instrumentation-http).
 //
 // --quick: a short smoke run (< 1 minute) proving the harness works; its
 // results go to bench/results/quick-latest.json, never to a dated file.
@@ -16,7 +22,7 @@ import { buildCoreBench, coreBenchPath } from './lib/core-bench.mjs';
 import { addonPath, hotspanMissing } from './lib/hotspan.mjs';
 import { measureMode } from './lib/http.mjs';
 import { fmt, paired, summarize } from './lib/stats.mjs';
-import { evaluateTargets, floorRatioText, otelHttpFloor } from './lib/targets.mjs';
+import { budgetSummary, evaluateTargets, floorRatioText, otelHttpFloor } from './lib/targets.mjs';
 import { renderMarkdown, renderSvg } from './render.mjs';
 
 const argv = process.argv.slice(2);
@@ -32,8 +38,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 2e6, bigreadSpans: 1e6, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1, slow: { receiverDelayMs: 1000, rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10 } } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3, slow: { receiverDelayMs: 1000, rounds: 3, warmupSec: 1, seconds: 3, connections: 10 } } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 4e6, bigreadSpans: 1e6, otlp: { spans: 2e5, reps: 1, stretches: 6 }, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1, slow: { receiverDelayMs: 1000, rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10 } } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, otlp: { spans: 2e6, reps: 3, stretches: 40 }, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3, slow: { receiverDelayMs: 1000, rounds: 3, warmupSec: 1, seconds: 3, connections: 10 } } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -391,10 +397,16 @@ async function main() {
       const res = child('rss.mjs', [JSON.stringify({ spans: cfg.rssSpans })], { expose: true, timeoutMs: 300000 });
       if (res.error) errors.push(res.error);
       results.rss = res;
-      log(`RSS under a 64 MiB overwrite budget (${cfg.budgetSpans} spans, fresh process)`);
-      const b = child('rss.mjs', [JSON.stringify({ spans: cfg.budgetSpans, memoryLimit: 64 * 2 ** 20, onFull: 'overwrite' })], { expose: true, timeoutMs: 600000 });
-      if (b.error) errors.push(b.error);
-      results.rssBudget = b;
+      const budgetRuns = Math.min(RUNS, 3);
+      log(`RSS under a 64 MiB overwrite budget (${cfg.budgetSpans} spans, ${budgetRuns} fresh processes)`);
+      const runs = [];
+      for (let r = 0; r < budgetRuns; r++) {
+        const b = child('rss.mjs', [JSON.stringify({ spans: cfg.budgetSpans, memoryLimit: 64 * 2 ** 20, onFull: 'overwrite' })], { expose: true, timeoutMs: 600000 });
+        if (b.error) errors.push(b.error);
+        else runs.push(b);
+      }
+      // Each run's own line; budgetSummary() (lib/targets.mjs) reads this and the one-run form of older results.
+      results.rssBudget = runs.length === 0 ? { error: 'no run finished' } : { runs };
     }
   }
   if (want('bigread')) {
@@ -408,6 +420,33 @@ async function main() {
         else runs.push(res);
       }
       results.bigread = summarizeBigread(runs);
+    }
+  }
+  if (want('otlp')) {
+    const otlpRuns = Math.min(RUNS, 3);
+    log(`OTLP export: throughput to a loopback receiver, JS cost with export on vs off (side by side in one process); ${otlpRuns} fresh processes`);
+    if (!have.hotspan) results.otlp = { skipped: have.why.hotspan };
+    else {
+      const runs = [];
+      for (let r = 0; r < otlpRuns; r++) {
+        const res = child('otlp.mjs', [JSON.stringify(cfg.otlp)], { timeoutMs: 300000 });
+        if (res.error) errors.push(res.error);
+        else runs.push(res);
+      }
+      results.otlp = runs.length === 0 ? { error: 'no run finished' } : {
+        spans: runs[0].spans,
+        batch: runs[0].batch,
+        gzip: runs[0].gzip,
+        runs: runs.length,
+        // Each process's figure is the median of its reps.
+        spansPerSec: summarize(runs.map((x) => x.medianSpansPerSecond)),
+        spansPerCpuSec: summarize(runs.map((x) => x.medianSpansPerCpuSecond)),
+        onNsPerSpan: summarize(runs.map((x) => x.jsThread.onNs)),
+        offNsPerSpan: summarize(runs.map((x) => x.jsThread.offNs)),
+        ratio: summarize(runs.map((x) => x.jsThread.ratio)),
+        // The exporting tracer of the JS-cost part: its exporter's counts after shutdown().
+        exported: runs.map((x) => ({ produced: x.jsThread.produced, sent: x.jsThread.sent, dropped: x.jsThread.dropped })),
+      };
     }
   }
   if (want('http')) {
@@ -607,9 +646,15 @@ function printTables(r) {
     line(`snapshotColumns() of ${b.columnsRecords} records`, b.columnsMs);
     line('snapshot() (plain): its refusal', b.plainSnapshotMs);
   }
-  const rb = r.rssBudget;
-  if (rb && !rb.error && !rb.skipped) {
-    out.push(`RSS growth under a 64 MiB overwrite budget: ${fmt(rb.rssGrowthMiB)} MiB over ${rb.spans} spans (bound ${rb.boundMiB} MiB: ${rb.withinBound ? 'met' : 'NOT met'}); counts ${rb.countsExact ? 'exact' : 'NOT exact'} (kept ${rb.kept}, overwritten ${rb.overwritten}, dropped ${rb.dropped})`);
+  const rb = budgetSummary(r.rssBudget);
+  if (rb) {
+    out.push('', `RSS growth under a ${fmt(rb.memoryLimitMiB)} MiB overwrite budget: ${fmt(rb.growthMiB.median)} MiB (${fmt(rb.growthMiB.min)} – ${fmt(rb.growthMiB.max)}, ${rb.runs.length} runs) over ${rb.spans} spans (bound ${rb.boundMiB} MiB: ${rb.withinBound} of ${rb.runs.length} runs within); counts exact in ${rb.countsExact} of ${rb.runs.length} runs (first run: kept ${rb.counts.kept}, overwritten ${rb.counts.overwritten}, dropped ${rb.counts.dropped})`);
+  }
+  const ot = r.otlp;
+  if (ot && !ot.error && !ot.skipped) {
+    out.push('', `OTLP export (tracer.exportOtlp(), native backend; medians of ${ot.runs} runs)`);
+    out.push(`  throughput: ${fmt(ot.spansPerSec.median / 1e6)} M spans/s encoded and sent to a loopback receiver (${ot.spans} spans, ${ot.batch} per request${ot.gzip ? ', gzip' : ''}; goal >= 2 M/s); ${fmt(ot.spansPerCpuSec.median / 1e6)} M spans per CPU-second of the process`);
+    out.push(`  JS begin(id)/end(): ${fmt(ot.onNsPerSpan.median)} ns exporting vs ${fmt(ot.offNsPerSpan.median)} ns not: ${fmt(ot.ratio.median)}x (goal <= 1.1x); exporter sent / dropped / produced ${ot.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.produced}`).join(', ')}`);
   }
   if (r.http) {
     out.push('', 'HTTP workload (20 spans per request)');

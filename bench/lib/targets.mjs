@@ -1,6 +1,6 @@
 // The targets of issues 5, 12, 13 and 18, evaluated on the medians of one run's results.
 // Reported (pass / miss / n/a), never asserted.
-import { fmt } from './stats.mjs';
+import { fmt, summarize } from './stats.mjs';
 
 const byName = (results, name) => (results.ratios ?? []).find((r) => r.name === name);
 
@@ -27,6 +27,31 @@ export function otelHttpFloor(otelHttp) {
 export function floorRatioText(f) {
   if (!(f.sdkUs > 0)) return `n/a (the SDK's ${fmt(f.sdkUs)} µs over the floor is within the noise)`;
   return `${fmt(f.ratio)}x (${fmt(f.hotspanUs)} / ${fmt(f.sdkUs)} µs)`;
+}
+
+/**
+ * The memory-budget case (cases/rss.mjs with a budget) over its runs:
+ * results.rssBudget is { runs: [...] }, or in older results (one run) that
+ * run's fields themselves. Undefined when it did not run.
+ */
+export function budgetSummary(rb) {
+  if (!rb || rb.error || rb.skipped) return undefined;
+  const runs = rb.runs ?? [rb];
+  if (runs.length === 0) return undefined;
+  const first = runs[0];
+  return {
+    runs,
+    spans: first.spans,
+    onFull: first.onFull,
+    memoryLimitMiB: first.memoryLimit / 2 ** 20,
+    boundMiB: first.boundMiB,
+    growthMiB: summarize(runs.map((x) => x.rssGrowthMiB)),
+    nsPerSpan: summarize(runs.map((x) => x.nsPerSpan)),
+    // How many runs met the bound, and how many had exact counts.
+    withinBound: runs.filter((x) => x.withinBound).length,
+    countsExact: runs.filter((x) => x.countsExact).length,
+    counts: { produced: first.produced, kept: first.kept, overwritten: first.overwritten, dropped: first.dropped },
+  };
 }
 
 export function evaluateTargets(results) {
@@ -89,6 +114,20 @@ export function evaluateTargets(results) {
   add('attrs', 'a span with two attributes / the same span without', r('begin(id, 2 attributes) / begin(id)'), 'max', 1.5, 'x', null, rr('begin(id, 2 attributes) / begin(id)'));
   add('async', 'traceAsync / a plain span', r('traceAsync(id, fn) / begin(id)'), 'max', 3, 'x', null, rr('traceAsync(id, fn) / begin(id)'));
   add('start', 'a start() handle / a plain span', r('start(name).end() / begin(id)'), 'max', 2, 'x', null, rr('start(name).end() / begin(id)'));
+
+  // Issue 12: the memory budget over 100M spans, and streaming to disk.
+  const bs = budgetSummary(results.rssBudget);
+  const bText = bs ? `${bs.spans} spans from JS, ${fmt(bs.memoryLimitMiB)} MiB budget, onFull '${bs.onFull}'` : '100M spans from JS, 64 MiB overwrite budget';
+  add('budget-rss', `${bText}: RSS growth (MiB) at most the budget + 16 MiB`, bs?.growthMiB.median, 'max', bs?.boundMiB ?? 80, ' MiB', bs ? `${bs.withinBound} of ${bs.runs.length} runs within the bound` : null, bs ? [bs.growthMiB.min, bs.growthMiB.max] : undefined);
+  add('budget-counts', `${bText}: runs whose counts are not exact (produced = spans made = kept + overwritten + dropped)`, bs ? bs.runs.length - bs.countsExact : NaN, 'max', 0, '', bs ? `first run: produced ${bs.counts.produced}, kept ${bs.counts.kept}, overwritten ${bs.counts.overwritten}, dropped ${bs.counts.dropped}` : null);
+  const st = results.stream && !results.stream.error && !results.stream.skipped ? results.stream : undefined;
+  add('stream-writer', "stream writer thread's throughput into a Perfetto file, tracer.stream()", st ? st.spansPerSec.median / 1e6 : NaN, 'min', 20, 'M spans/s', st ? `${st.spans} spans, ${fmt(st.bytesPerSpan.median)} bytes/span` : null, st ? [st.spansPerSec.min / 1e6, st.spansPerSec.max / 1e6] : undefined);
+  // The side-by-side figure: adjacent on/off stretches in one process, the median of their ratios.
+  add('stream-js', 'JS begin(id)/end() with streaming on / off (in-process, per adjacent stretch pair)', st?.pairRatio?.median, 'max', 1.1, 'x', st ? `ratio of the medians ${fmt(st.ratio.median)}x; the JS thread's own CPU time ${fmt(st.cpuRatio.median)}x; the stream missed ${st.missed.join(', ')}` : null, st?.pairRatio ? [st.pairRatio.min, st.pairRatio.max] : undefined);
+  // Issue 13: native OTLP export.
+  const ot = results.otlp && !results.otlp.error && !results.otlp.skipped ? results.otlp : undefined;
+  add('otlp-throughput', 'OTLP export throughput: spans encoded (protobuf) and sent to a loopback receiver, tracer.exportOtlp()', ot ? ot.spansPerSec.median / 1e6 : NaN, 'min', 2, 'M spans/s', ot ? `${ot.spans} spans, ${ot.batch} per request; ${fmt(ot.spansPerCpuSec.median / 1e6)}M spans per CPU-second of the exporting process` : null, ot ? [ot.spansPerSec.min / 1e6, ot.spansPerSec.max / 1e6] : undefined);
+  add('otlp-js', 'JS begin(id)/end() with OTLP export on / off (in-process, alternating stretches)', ot?.ratio.median, 'max', 1.1, 'x', ot ? `${fmt(ot.onNsPerSpan.median)} ns on, ${fmt(ot.offNsPerSpan.median)} ns off` : null, ot ? [ot.ratio.min, ot.ratio.max] : undefined);
 
   const w = results.writers?.writers ?? {};
   const cj = w['chrome-json'];
