@@ -3,12 +3,15 @@
 // bench/results/chart.svg. Every figure comes from the JSON; nothing here is
 // typed by hand.
 //
-//   node bench/render.mjs [--file=bench/results/<date>-<commit>.json] [--quick]
+//   node bench/render.mjs [--file=bench/results/<date>-<commit>.json] [--quick] [--partial] [--out=FILE.md]
+//
+// --out: the markdown to FILE.md and its chart beside it (FILE.svg), nothing
+// else: README.md and bench/results/ stay as they are (a look at a run).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { fmt, median } from './lib/stats.mjs';
-import { floorRatioText, otelHttpFloor } from './lib/targets.mjs';
+import { budgetSummary, floorRatioText, otelHttpFloor } from './lib/targets.mjs';
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const resultsDir = path.join(benchDir, 'results');
@@ -28,6 +31,11 @@ function newestResults() {
 
 const ns = (x) => (Number.isFinite(x) ? fmt(x) : 'n/a');
 const range = (s) => (s && Number.isFinite(s.min) ? `${fmt(s.min)} – ${fmt(s.max)}` : '');
+
+/** A [what, median, min – max] row of a summary (stats.mjs), scaled; one run has no range. */
+function figureRow(label, s, unit = '', scale = 1) {
+  return [label, `${fmt(s.median / scale)}${unit}`, s.runs.length > 1 ? `${fmt(s.min / scale)} – ${fmt(s.max / scale)}` : ''];
+}
 
 function table(head, rows) {
   const lines = [`| ${head.join(' | ')} |`, `| ${head.map((h, i) => (i === 0 ? '---' : '---:')).join(' | ')} |`];
@@ -104,6 +112,37 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     if (r.rss && Number.isFinite(r.rss.bytesPerSpan)) rows.push([`RSS growth per committed span (${r.rss.committed} spans, fresh process)`, `${fmt(r.rss.bytesPerSpan)} bytes`, '']);
     out.push(table(['what', 'figure', ''], rows));
   }
+  // Results from before these sections rendered have some of their keys or none: each section is there when its key is.
+  const st = r.stream;
+  if (st && !st.error && !st.skipped) {
+    const c = r.config.stream ?? {};
+    const n = st.spansPerSec.runs.length;
+    out.push('', `### Streaming to disk (tracer.stream(), native backend, fresh process per run; median of ${n} runs)`, '');
+    out.push(table(['what', 'median', 'min – max'], [
+      figureRow(`stream writer thread: ${st.spans} recorded spans drained into a Perfetto file (open to close)`, st.spansPerSec, ' M spans/s', 1e6),
+      figureRow('file bytes per span', st.bytesPerSpan, ' bytes'),
+      figureRow('JS begin(id)/end(), streaming on', st.onNsPerSpan, ' ns'),
+      figureRow('JS begin(id)/end(), streaming off', st.offNsPerSpan, ' ns'),
+      figureRow('on / off: median of the adjacent stretch pairs\' ratios (the target\'s figure)', st.pairRatio, 'x'),
+      figureRow('on / off: ratio of the medians', st.ratio, 'x'),
+      figureRow("on / off: the JS thread's own CPU time", st.cpuRatio, 'x'),
+      ['spans the stream missed (per run)', st.missed.join(', '), ''],
+    ]));
+    out.push('', `The JS cost: two native tracers in one process with the same 64 MiB overwrite budget (full after the warm-up), one streaming to a file, recording ${c.stretchSpans ?? '?'}-span stretches of \`begin(id)/end()\` in turn (${c.stretches ?? '?'} stretches, the first of each pair alternating). The JS thread's CPU time (schedstat) leaves out the waits for a CPU the stream's thread or other load had.`);
+  }
+  const bs = budgetSummary(r.rssBudget);
+  if (bs) {
+    const n = bs.runs.length;
+    const c = bs.counts;
+    out.push('', `### Memory budget (${bs.spans} spans from JS, \`memoryLimit\` ${fmt(bs.memoryLimitMiB)} MiB, \`onFull: '${bs.onFull}'\`, native backend, fresh process per run; ${n === 1 ? 'one run' : `median of ${n} runs`})`, '');
+    out.push(table(['what', 'median', 'min – max'], [
+      figureRow('RSS growth: the highest RSS (sampled every 1M spans) over the RSS before the tracer existed', bs.growthMiB, ' MiB'),
+      ['bound: the budget + 16 MiB', `${fmt(bs.boundMiB)} MiB`, `met in ${bs.withinBound} of ${n} run${n === 1 ? '' : 's'}`],
+      figureRow('JS begin(id)/end() at the full budget', bs.nsPerSpan, ' ns'),
+      [`counts (${n > 1 ? 'first run' : 'the run'}): produced / kept / overwritten / dropped`, `${c.produced} / ${c.kept} / ${c.overwritten} / ${c.dropped}`, ''],
+      ['counts exact: produced = spans made = kept + overwritten + dropped', bs.countsExact === n ? 'yes' : 'no', `${bs.countsExact} of ${n} run${n === 1 ? '' : 's'}`],
+    ]));
+  }
   if (r.bigread && !r.bigread.error && !r.bigread.skipped) {
     const b = r.bigread;
     out.push('', `### Reading a big trace (${b.committed} spans recorded from JS, native backend, fresh process; median of ${b.runs} runs)`, '');
@@ -147,6 +186,20 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     if (added && h && o) {
       out.push('', `Added server CPU per request with these realistic spans (the request span with its \`method\` and \`url\` attributes on a concurrent track, \`trace()\` closures, a \`begin/end\` loop, numeric attributes): hotspan ${fmt(h.median)} µs, the OpenTelemetry SDK ${fmt(o.median)} µs, a ratio of ${fmt(added.median)} (paired per round, ${range(added)}).`);
     }
+  }
+  const ot = r.otlp;
+  if (ot && !ot.error && !ot.skipped) {
+    const c = r.config.otlp ?? {};
+    out.push('', `### OTLP export (tracer.exportOtlp(), native backend, to a receiver process on 127.0.0.1 that counts bodies and answers 200; fresh process per run, median of ${ot.runs} runs)`, '');
+    out.push(table(['what', 'median', 'min – max'], [
+      figureRow(`throughput: ${ot.spans} recorded spans read, encoded (protobuf${ot.gzip ? ', gzip' : ', no gzip'}, ${ot.batch} per request) and sent, exportOtlp() to shutdown()`, ot.spansPerSec, ' M spans/s', 1e6),
+      figureRow("the same per CPU-second of the exporting process (the exporter's worker; the JS thread only awaits)", ot.spansPerCpuSec, ' M spans/s', 1e6),
+      figureRow('JS begin(id)/end(), export on', ot.onNsPerSpan, ' ns'),
+      figureRow('JS begin(id)/end(), export off', ot.offNsPerSpan, ' ns'),
+      figureRow('on / off: median over the stretches of their ratio (the target\'s figure)', ot.ratio, 'x'),
+      ['exporting tracer after shutdown(), per run: sent / dropped / produced', ot.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.produced}`).join('; '), ot.exported.every((e) => e.sent + e.dropped === e.produced) ? 'sent + dropped = produced' : '**sent + dropped ≠ produced**'],
+    ]));
+    out.push('', `Each process's throughput is the median of its ${c.reps ?? '?'} rep(s), a fresh tracer and exporter each. The JS cost: two native tracers in one process with the same 64 MiB overwrite budget (full after the warm-up), one exporting to the same receiver, their loops of 1000 \`begin(id)/end()\` pairs alternating in ${c.stretches ?? '?'} stretches of 30 ms. The loop records faster than the exporter sends, so the exporter runs flat out and what it could not read before it was overwritten is its \`dropped\`.`);
   }
   const oh = r.otelHttp;
   if (oh?.modes) {
@@ -251,6 +304,15 @@ export function renderSvg(r) {
 function main() {
   const file = newestResults();
   const r = JSON.parse(readFileSync(file, 'utf8'));
+  const outArg = process.argv.find((a) => a.startsWith('--out='));
+  if (outArg) {
+    const md = outArg.slice(6);
+    const svg = md.replace(/\.md$/, '') + '.svg';
+    writeFileSync(md, renderMarkdown(r, file, path.basename(svg)));
+    writeFileSync(svg, renderSvg(r));
+    console.error(`rendered ${md} and ${svg} from ${path.relative(process.cwd(), file)}`);
+    return;
+  }
   const suffix = r.quick ? '-quick' : r.only ? '-partial' : '';
   const md = path.join(resultsDir, `README-table${suffix}.md`);
   const svg = path.join(resultsDir, `chart${suffix}.svg`);

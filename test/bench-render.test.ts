@@ -1,0 +1,147 @@
+// The bench's README sections and targets for streaming, the memory budget
+// and OTLP export (bench/render.mjs, bench/lib/targets.mjs), rendered from
+// real results: the full run at e4e55ce (stream and budget measured, one
+// budget run, no otlp), an older full run without any of them, and a quick
+// run of `--only=stream,rss,otlp` (test/fixtures/bench-quick-stream-rss-otlp.json,
+// the budget over several runs). No bench runs here.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = path.join(__dirname, '..');
+const FULL = path.join(root, 'bench', 'results', '2026-12-02-e4e55ce52820.json');
+const OLDER = path.join(root, 'bench', 'results', '2026-11-30-1fec80a9e6a8.json');
+const QUICK = path.join(__dirname, 'fixtures', 'bench-quick-stream-rss-otlp.json');
+
+// The bench is plain ESM JavaScript; these are the parts the test calls.
+type Summary = { median: number; min: number; max: number; runs: number[] };
+type Results = Record<string, any>;
+interface Target {
+  id: string;
+  status: string;
+  value: number;
+  limit: number;
+  noisy: boolean;
+  range: [number, number] | null;
+}
+interface Render {
+  renderMarkdown(r: Results, file: string, chart?: string): string;
+}
+interface Targets {
+  evaluateTargets(r: Results): Target[];
+}
+interface Stats {
+  fmt(x: number): string;
+  median(xs: number[]): number;
+}
+const load = async <T>(rel: string): Promise<T> => (await import(pathToFileURL(path.join(root, rel)).href)) as T;
+const read = (file: string): Results => JSON.parse(readFileSync(file, 'utf8'));
+
+const SECTIONS = ['### Streaming to disk', '### Memory budget', '### OTLP export'];
+const NEW_TARGETS = ['stream-writer', 'stream-js', 'budget-rss', 'budget-counts', 'otlp-throughput', 'otlp-js'];
+
+/** The markdown section that starts at `heading`, up to the next heading. */
+function section(md: string, heading: string): string {
+  const i = md.indexOf(heading);
+  expect(i, `no "${heading}" section`).toBeGreaterThanOrEqual(0);
+  const j = md.indexOf('\n### ', i + heading.length);
+  return md.slice(i, j < 0 ? undefined : j);
+}
+
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'hotspan-bench-render-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+describe('bench render: streaming, memory budget, OTLP export', () => {
+  it('renders the stream and one-run budget sections of the e4e55ce full run, and no OTLP section (not run then)', async () => {
+    const { renderMarkdown } = await load<Render>('bench/render.mjs');
+    const { fmt } = await load<Stats>('bench/lib/stats.mjs');
+    const r = read(FULL);
+    expect(r.otlp).toBeUndefined();
+    expect(r.rssBudget.runs).toBeUndefined();  // the one-run form
+    const md = renderMarkdown(r, FULL);
+    const st = section(md, '### Streaming to disk');
+    expect(st).toContain(`| ${fmt(r.stream.spansPerSec.median / 1e6)} M spans/s | ${fmt(r.stream.spansPerSec.min / 1e6)} – ${fmt(r.stream.spansPerSec.max / 1e6)} |`);
+    expect(st).toContain(`(the target's figure) | ${fmt(r.stream.pairRatio.median)}x |`);
+    expect(st).toContain(`| ${r.stream.missed.join(', ')} |`);
+    const b = section(md, '### Memory budget');
+    const rb = r.rssBudget;
+    expect(b).toContain(`| ${fmt(rb.rssGrowthMiB)} MiB |`);
+    expect(b).toContain(`| ${fmt(rb.boundMiB)} MiB | met in 1 of 1 run |`);
+    expect(b).toContain(`| ${rb.produced} / ${rb.kept} / ${rb.overwritten} / ${rb.dropped} |`);
+    expect(b).toContain('kept + overwritten + dropped | yes | 1 of 1 run |');
+    expect(md).not.toContain('### OTLP export');
+  });
+
+  it('renders an older full run that has none of the three keys, without those sections', async () => {
+    const { renderMarkdown } = await load<Render>('bench/render.mjs');
+    const r = read(OLDER);
+    for (const k of ['stream', 'rssBudget', 'otlp']) expect(r[k]).toBeUndefined();
+    const md = renderMarkdown(r, OLDER);
+    expect(md).toContain('### Targets');
+    for (const s of SECTIONS) expect(md).not.toContain(s);
+  });
+
+  it('renders all three sections of a quick --only=stream,rss,otlp run, every figure from the JSON', async () => {
+    const { renderMarkdown } = await load<Render>('bench/render.mjs');
+    const { fmt, median } = await load<Stats>('bench/lib/stats.mjs');
+    const r = read(QUICK);
+    const md = renderMarkdown(r, QUICK);
+    const b = section(md, '### Memory budget');
+    const runs = r.rssBudget.runs as Results[];
+    expect(runs.length).toBeGreaterThan(1);
+    const growth = runs.map((x) => x.rssGrowthMiB as number);
+    expect(b).toContain(`median of ${runs.length} runs`);
+    expect(b).toContain(`| ${fmt(median(growth))} MiB | ${fmt(Math.min(...growth))} – ${fmt(Math.max(...growth))} |`);
+    expect(b).toContain(`| ${runs[0].produced} / ${runs[0].kept} / ${runs[0].overwritten} / ${runs[0].dropped} |`);
+    const ot = section(md, '### OTLP export');
+    const o = r.otlp as Record<string, Summary> & { exported: { sent: number; dropped: number; produced: number }[] };
+    expect(ot).toContain(`| ${fmt(o.spansPerSec.median / 1e6)} M spans/s | ${fmt(o.spansPerSec.min / 1e6)} – ${fmt(o.spansPerSec.max / 1e6)} |`);
+    expect(ot).toContain(`| ${fmt(o.spansPerCpuSec.median / 1e6)} M spans/s |`);
+    expect(ot).toContain(`| ${fmt(o.ratio.median)}x | ${fmt(o.ratio.min)} – ${fmt(o.ratio.max)} |`);
+    expect(ot).toContain(o.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.produced}`).join('; '));
+    expect(ot).toContain('| sent + dropped = produced |');
+    section(md, '### Streaming to disk');
+  });
+
+  it('evaluates the six targets from the figures, n/a where a run lacks them', async () => {
+    const { evaluateTargets } = await load<Targets>('bench/lib/targets.mjs');
+    const byId = (r: Results) => new Map(evaluateTargets(r).map((t) => [t.id, t]));
+    const q = read(QUICK);
+    const tq = byId(q);
+    const pass = (ok: boolean) => (ok ? 'pass' : 'MISS');
+    expect(tq.get('stream-writer')).toMatchObject({ value: q.stream.spansPerSec.median / 1e6, limit: 20, status: pass(q.stream.spansPerSec.median >= 20e6) });
+    expect(tq.get('stream-js')).toMatchObject({ value: q.stream.pairRatio.median, limit: 1.1, range: [q.stream.pairRatio.min, q.stream.pairRatio.max] });
+    expect(tq.get('otlp-throughput')).toMatchObject({ value: q.otlp.spansPerSec.median / 1e6, limit: 2, status: pass(q.otlp.spansPerSec.median >= 2e6) });
+    expect(tq.get('otlp-js')).toMatchObject({ value: q.otlp.ratio.median, limit: 1.1, status: pass(q.otlp.ratio.median <= 1.1) });
+    expect(tq.get('budget-rss')).toMatchObject({ limit: 80, status: 'pass' });
+    expect(tq.get('budget-counts')).toMatchObject({ value: 0, status: 'pass' });
+
+    // The full run: the stream writer's 18.84M spans/s misses 20M, its rounds cross it.
+    const tf = byId(read(FULL));
+    expect(tf.get('stream-writer')).toMatchObject({ status: 'MISS', noisy: true });
+    expect(tf.get('budget-rss')).toMatchObject({ status: 'pass', value: read(FULL).rssBudget.rssGrowthMiB });
+    expect(tf.get('otlp-throughput')?.status).toBe('n/a');
+
+    // A budget run whose counts are off is a miss.
+    const bad = read(QUICK);
+    bad.rssBudget.runs[1].countsExact = false;
+    expect(byId(bad).get('budget-counts')).toMatchObject({ value: 1, status: 'MISS' });
+
+    const to = byId(read(OLDER));
+    for (const id of NEW_TARGETS) expect(to.get(id)?.status, id).toBe('n/a');
+  });
+
+  it('render.mjs --out writes only the named file and its chart, not the README, even from a full run', () => {
+    const readme = path.join(root, 'README.md');
+    const table = path.join(root, 'bench', 'results', 'README-table.md');
+    const before = [readFileSync(readme, 'utf8'), readFileSync(table, 'utf8'), statSync(readme).mtimeMs, statSync(table).mtimeMs];
+    const out = path.join(scratch, 'look.md');
+    execFileSync(process.execPath, [path.join(root, 'bench', 'render.mjs'), `--file=${FULL}`, `--out=${out}`], { stdio: 'pipe' });
+    expect([readFileSync(readme, 'utf8'), readFileSync(table, 'utf8'), statSync(readme).mtimeMs, statSync(table).mtimeMs]).toEqual(before);
+    expect(readFileSync(out, 'utf8')).toContain('### Memory budget');
+    expect(readFileSync(path.join(scratch, 'look.svg'), 'utf8')).toContain('<svg');
+  });
+});
