@@ -648,7 +648,7 @@ function printTables(r) {
   }
   const rb = budgetSummary(r.rssBudget);
   if (rb) {
-    out.push('', `RSS growth under a ${fmt(rb.memoryLimitMiB)} MiB overwrite budget: ${fmt(rb.growthMiB.median)} MiB (${fmt(rb.growthMiB.min)} – ${fmt(rb.growthMiB.max)}, ${rb.runs.length} runs) over ${rb.spans} spans (bound ${rb.boundMiB} MiB: ${rb.withinBound} of ${rb.runs.length} runs within); counts exact in ${rb.countsExact} of ${rb.runs.length} runs (first run: kept ${rb.counts.kept}, overwritten ${rb.counts.overwritten}, dropped ${rb.counts.dropped})`);
+    out.push('', `RSS growth under a ${fmt(rb.memoryLimitMiB)} MiB '${rb.onFull}' budget: ${fmt(rb.growthMiB.median)} MiB (${fmt(rb.growthMiB.min)} – ${fmt(rb.growthMiB.max)}, ${rb.runs.length} runs) over ${rb.spans} spans (bound ${rb.boundMiB} MiB: ${rb.withinBound} of ${rb.runs.length} runs within); counts exact in ${rb.countsExact} of ${rb.runs.length} runs (first run: kept ${rb.counts.kept}, overwritten ${rb.counts.overwritten}, dropped ${rb.counts.dropped})`);
   }
   const ot = r.otlp;
   if (ot && !ot.error && !ot.skipped) {
