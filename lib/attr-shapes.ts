@@ -18,8 +18,8 @@ import { shapeCode, type AttrValueIds } from './attr-value-ids';
 // keys); it is false for the inherited keys a generic walk also yields.
 const hasOwn = Object.prototype.hasOwnProperty;
 
-/** The most values a shape has (SlotShapes::kMaxSlots). */
-export const MAX_SLOTS = 4;
+/** The most values a shape has (SlotShapes::kMaxSlots): a node this deep has only poisoned children. */
+const MAX_SLOTS = 4;
 /** DefineShape's answer when the addon holds its limit of shapes. */
 const NO_SHAPE = -1;
 /** Trie nodes kept at most (objects with ever new keys stop growing it). */
@@ -74,8 +74,9 @@ export class AttrShapes {
     // below are by enum-cache index, not a megamorphic keyed load.
     for (const k in obj) {
       // An inherited key (a program gave Object.prototype one): own keys only, the JSON path.
-      if (n === MAX_SLOTS || !hasOwn.call(obj, k)) return -1;
+      if (!hasOwn.call(obj, k)) return -1;
       node = node.lastKey === k ? (node.lastNext as ShapeNode) : this.step(node, k);
+      // Also past MAX_SLOTS keys (grow poisons those nodes): no count to check per key.
       if (node.poisoned) return -1;
       kinds |= ids.kind(n, obj[k], this.args);
       n++;
@@ -98,7 +99,11 @@ export class AttrShapes {
   private grow(parent: ShapeNode, key: string): ShapeNode | undefined {
     if (this.nodes >= MAX_NODES) return undefined;
     this.nodes++;
-    const poisoned = parent.poisoned || isReservedKey(key) || !(key as unknown as { isWellFormed(): boolean }).isWellFormed();
+    const poisoned =
+      parent.poisoned ||
+      parent.keys.length === MAX_SLOTS ||
+      isReservedKey(key) ||
+      !(key as unknown as { isWellFormed(): boolean }).isWellFormed();
     const node = newNode([...parent.keys, key], poisoned ? -2 : -1, poisoned);
     parent.next.set(key, node);
     return node;

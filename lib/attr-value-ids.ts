@@ -25,13 +25,38 @@ const SHAPE_SHIFT = 12;
 /** Where beginView reads the name id and the code in the view (SlotShapes::kNameAt, kCodeAt). */
 const VIEW_NAME = 4;
 const VIEW_CODE = 5;
-/** The bits of a code that are set when some slot is an ARGUMENT. */
-export const ARGUMENTS = 0o4444;
+/** The bits of a code that are set when some slot is an ARGUMENT (module-local: a constant in the JIT's code, not a load). */
+const ARGUMENTS = 0o4444;
 
-/** Recent values kept per slot (a slot cycles through a few: methods, routes). */
-const RECENT = 4;
+/** True when a call with `code` passes some value as an argument. */
+export function hasArguments(code: number): boolean {
+  return (code & ARGUMENTS) !== 0;
+}
+
 // Unset entries: too long to intern, so id -1 is right for it; a string, so compares stay string compares.
 const UNSET = '\u0000'.repeat(MAX_LENGTH + 1);
+
+/**
+ * A slot's last 4 values and their ids (a slot cycles through a few:
+ * methods, routes), so a repeat needs no Map lookup. Fields, not an array:
+ * the 4 compares share one map check and need no bounds checks.
+ */
+interface Recent {
+  v0: string;
+  v1: string;
+  v2: string;
+  v3: string;
+  id0: number;
+  id1: number;
+  id2: number;
+  id3: number;
+  /** Where the next value goes (round robin). */
+  next: number;
+}
+
+function newRecent(): Recent {
+  return { v0: UNSET, v1: UNSET, v2: UNSET, v3: UNSET, id0: -1, id1: -1, id2: -1, id3: -1, next: 0 };
+}
 
 /** The code bits of shape `id` (`| kinds`: a call's code). */
 export function shapeCode(id: number): number {
@@ -41,11 +66,8 @@ export function shapeCode(id: number): number {
 export class AttrValueIds {
   private readonly ids = new Map<string, number>();
   private full = false;
-  /** At i * RECENT + j: slot i's last values and their ids (no Map lookup for a repeat). */
-  private readonly recent: string[] = Array.from({ length: 4 * RECENT }, () => UNSET);
-  private readonly recentIds: number[] = Array.from({ length: 4 * RECENT }, () => -1);
-  /** Per slot, where its next value goes (round robin). */
-  private readonly recentNext: number[] = [0, 0, 0, 0];
+  /** Per slot, its recent values. */
+  private readonly recent: Recent[] = [newRecent(), newRecent(), newRecent(), newRecent()];
 
   /**
    * @param define the addon's defineValue: string -> id, or -1
@@ -63,8 +85,7 @@ export class AttrValueIds {
    */
   kind(i: number, v: unknown, args: unknown[]): number {
     // Shifted here: module-local constants fold, imported ones are loads.
-    const at = KIND_BITS * i;
-    if (typeof v === 'boolean') return (v ? TRUE : FALSE) << at;
+    // Numbers and strings first: the common values pay no boolean test.
     const view = this.view;
     if (view !== undefined) {
       // Non-finite numbers go as arguments: the addon refuses them, and the JSON path names them.
@@ -77,18 +98,19 @@ export class AttrValueIds {
         const id = this.idOf(i, v);
         if (id >= 0) {
           view[i] = id;
-          return VIEW_VALUE << at;
+          return VIEW_VALUE << (KIND_BITS * i);
         }
       }
     }
+    if (typeof v === 'boolean') return (v ? TRUE : FALSE) << (KIND_BITS * i);
     args[i] = v;
-    return ARGUMENT << at;
+    return ARGUMENT << (KIND_BITS * i);
   }
 
   /** True (name and code written to the view) when `code` can begin with beginView: no argument. */
   inView(nameId: number, code: number): boolean {
     const view = this.view;
-    if ((code & ARGUMENTS) !== 0 || view === undefined) return false;
+    if (hasArguments(code) || view === undefined) return false;
     view[VIEW_NAME] = nameId;
     view[VIEW_CODE] = code;
     return true;
@@ -96,20 +118,34 @@ export class AttrValueIds {
 
   /** The interned id of `v` (slot `i`), or -1; the slot's recent values first. */
   private idOf(i: number, v: string): number {
-    const r = this.recent;
-    let j = i * RECENT;
-    const end = j + RECENT;
-    do if (r[j] === v) return this.recentIds[j];
-    while (++j < end);
-    return this.remember(i, v);
+    const r = this.recent[i];
+    if (r.v0 === v) return r.id0;
+    if (r.v1 === v) return r.id1;
+    if (r.v2 === v) return r.id2;
+    if (r.v3 === v) return r.id3;
+    return this.remember(r, v);
   }
 
   // Out of idOf: the hit path stays small enough to inline.
-  private remember(i: number, v: string): number {
+  private remember(r: Recent, v: string): number {
     const id = this.ids.get(v) ?? this.add(v);
-    const j = i * RECENT + (this.recentNext[i]++ & (RECENT - 1));
-    this.recent[j] = v;
-    this.recentIds[j] = id;
+    switch (r.next++ & 3) {
+      case 0:
+        r.v0 = v;
+        r.id0 = id;
+        break;
+      case 1:
+        r.v1 = v;
+        r.id1 = id;
+        break;
+      case 2:
+        r.v2 = v;
+        r.id2 = id;
+        break;
+      default:
+        r.v3 = v;
+        r.id3 = id;
+    }
     return id;
   }
 

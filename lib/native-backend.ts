@@ -3,7 +3,7 @@
 // become the facade's errors only on the failure branch.
 
 import { AttrShapes } from './attr-shapes';
-import { ARGUMENTS, AttrValueIds } from './attr-value-ids';
+import { AttrValueIds, hasArguments } from './attr-value-ids';
 import type { Backend, Given, OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from './frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from './errors';
@@ -188,7 +188,7 @@ export class NativeBackend implements Backend {
     if (code < 0) return 0;
     const v = this.shapes.args;
     const local =
-      (code & ARGUMENTS) === 0
+      !hasArguments(code)
         ? this.nt.asyncBeginSlots(track, nameId, code)
         : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.

@@ -248,7 +248,7 @@ describe('hot path', () => {
     });
   });
 
-  it('beginStaged() answers as begin() does for the id staged in stateView()[4], slot or not', () => {
+  it('beginStaged() answers as begin() does for the id staged in stateView()[4], and beginView() records its own view, slot or not', () => {
     // A fresh process: the first 64 of its 70 tracers hold call slots.
     const child = spawnSync(process.execPath, [path.join(fixtures, 'binding-staged-child.js'), root], {
       timeout: 30_000,
@@ -260,12 +260,14 @@ describe('hot path', () => {
     out.forEach((r: { spans: unknown }, k: number) =>
       expect(r, `tracer ${k}`).toEqual({
         viewLength: 5,
-        answers: ['ok', 'ok', INVALID, INVALID],
+        answers: ['ok', 'ok', INVALID, INVALID, 'ok'],
         depth: 2,
         spans: [
           [`a${k}`, 1],
           [`b${k}`, 0],
+          [`c${k}`, 0],
         ],
+        attrs: [[2, `{"k":${k}}`]],
       }),
     );
     expect(closed).toEqual(Array(70).fill(CLOSED));

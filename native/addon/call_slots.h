@@ -5,10 +5,12 @@
 // costs a napi_get_cb_info per call (with the argument, also a
 // napi_get_value_uint32). Instead a binding takes one of kSlots pairs of
 // functions, each compiled to read its own entry of a process-wide table.
+// The attribute begin (slots::BeginView) takes the same route: its slot
+// function reads the binding from the table, not through napi_get_cb_info.
 // A binding belongs to one env thread and only that thread calls its
 // functions; a slot is released when the binding is deleted, which happens
 // after every function of it was collected. Past kSlots live bindings, they
-// are hot::BeginStaged and hot::End (data pointer) again.
+// are hot::BeginStaged, hot::End and slots::BeginView (data pointer) again.
 #pragma once
 
 #include <node_api.h>
@@ -16,6 +18,10 @@
 #include <cstddef>
 
 #include "thread_state.h"
+
+namespace hotspan_addon {
+struct TracerBinding;
+}
 
 namespace hotspan_addon::call_slots {
 
@@ -25,10 +31,12 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 struct Functions {
   napi_callback begin_staged;  // () -> status, the name id from begin_name
   napi_callback end;           // () -> status
+  napi_callback begin_view;    // () -> as slots::BeginView
 };
 
-// A free slot set to `thread`, or kNone. *fns gets the slot's functions.
-size_t Acquire(hotspan::ThreadState* thread, Functions* fns);
+// A free slot set to `binding` (and its thread), or kNone. *fns gets the
+// slot's functions.
+size_t Acquire(TracerBinding* binding, Functions* fns);
 void Release(size_t slot);  // kNone: nothing
 
 }  // namespace hotspan_addon::call_slots

@@ -11,6 +11,7 @@
 #include "clock.h"
 #include "external_view.h"
 #include "hot_path.h"
+#include "small_copy.h"
 #include "thread_state.h"
 #include "tracer_binding.h"
 
@@ -80,27 +81,13 @@ napi_value ThrowBadCode(napi_env env, uint32_t code, size_t shapes) {
                     code);
 }
 
-// n bytes from `src` to `dst`: inline for the short keys and values of
-// common spans (a libc call costs more than the copy).
-HOTSPAN_HOT_INLINE void Copy(char* dst, const char* src, size_t n) {
-  if (n <= 16 && n >= 8) {
-    std::memcpy(dst, src, 8);
-    std::memcpy(dst + n - 8, src + n - 8, 8);
-  } else if (n < 8 && n >= 4) {
-    std::memcpy(dst, src, 4);
-    std::memcpy(dst + n - 4, src + n - 4, 4);
-  } else {
-    std::memcpy(dst, src, n);
-  }
-}
-
 // A slot: its head (kind byte, key) then `n` bytes at `v` (none for a boolean).
 HOTSPAN_HOT_INLINE void PutSlot(hotspan::ByteStack& out, as::Kind kind, const std::string& head, const void* v,
                                 size_t n) {
   char* p = out.grow(head.size() + n);
-  Copy(p, head.data(), head.size());
+  hotspan::copy_small(p, head.data(), head.size());
   *p = static_cast<char>(kind);
-  if (n != 0) Copy(p + head.size(), static_cast<const char*>(v), n);
+  if (n != 0) hotspan::copy_small(p + head.size(), static_cast<const char*>(v), n);
 }
 
 // Appends the slots that `code` (SlotKind) describes, their values from the
@@ -183,7 +170,7 @@ HOTSPAN_HOT_INLINE napi_value Begin(napi_env env, TracerBinding& b, uint32_t nam
     return threw ? nullptr : Int(env, kRefused);
   }
   const int64_t now = hotspan::clock::now_ticks();
-  return hot::EndResult(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
+  return hot::EndResult(env, hotspan::fast::begin_with_attr_bytes(*b.thread, name, now, mark));
 }
 
 HOTSPAN_COLD napi_value ThrowViewU32(napi_env env, const char* what, double d) {
@@ -252,7 +239,10 @@ napi_value BeginSlots(napi_env env, napi_callback_info info) {
 }
 
 napi_value BeginView(napi_env env, napi_callback_info info) {
-  TracerBinding& b = hot::ReadArgs<0>(env, info, nullptr);
+  return BeginViewOf(env, hot::ReadArgs<0>(env, info, nullptr));
+}
+
+napi_value BeginViewOf(napi_env env, TracerBinding& b) {
   const double* in = b.shapes.in->data();
   uint32_t name, code;
   if (!ViewU32(env, in[SlotShapes::kNameAt], "name id", &name) ||

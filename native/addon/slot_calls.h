@@ -21,6 +21,8 @@
 
 namespace hotspan_addon {
 
+struct TracerBinding;
+
 // A binding's shapes: id -> keys; and its interned string values. Both are
 // kept in slot encoding (u32 length, then UTF-8 with lone surrogates as
 // U+FFFD), so a slot is written by copying them: keys and repeated values
@@ -75,6 +77,8 @@ napi_value BeginSlots(napi_env env, napi_callback_info info);
 // () -> as BeginSlots, with the name id, the code and every value in the
 // view (no slot kArgument): the common call, with no argument to read.
 napi_value BeginView(napi_env env, napi_callback_info info);
+// BeginView's work for binding `b`: what its call_slots function calls.
+napi_value BeginViewOf(napi_env env, TracerBinding& b);
 // (track, nameId, code, v0 .. v3) -> token (0: closed or unknown) | kRefused
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info);
 

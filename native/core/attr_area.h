@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "chunk_reserve.h"
+#include "small_copy.h"
 
 namespace hotspan {
 
@@ -56,7 +57,7 @@ class AttrArea {
     std::memcpy(at, &index, 8);
     std::memcpy(at + 8, &local, 4);
     std::memcpy(at + 12, &len, 4);
-    if (n != 0) std::memcpy(at + kHeader, p, n);
+    copy_small(at + kHeader, p, n);
     b.used.store(used + kHeader + n, std::memory_order_release);
   }
   // Drops the entries with index below `end`; returns the bytes of the

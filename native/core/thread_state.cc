@@ -70,6 +70,23 @@ Status ThreadState::end_slow(int64_t now, uint16_t extra_flags) {
   return fast::store_popped(*this, d, now, extra_flags);
 }
 
+Status ThreadState::end_side(int64_t now, uint16_t extra_flags) {
+  if (status.load(std::memory_order_relaxed) != kLive || depth == 0 || now > anchor_due ||
+      cursor.slot == cursor.end) {
+    return end_slow(now, extra_flags);
+  }
+  const uint32_t d = depth - 1;
+  const OpenSpan& o = stack[d];
+  // Nothing changes before this succeeds, so end_slow can still take the span whole.
+  if ((o.flags & kSideFlags) != kFlagAttrs ||
+      !timeline->append_attrs(cursor.written, o.local, attr_bytes.from(attr_marks.back()))) {
+    return end_slow(now, extra_flags);
+  }
+  pop_attrs();
+  depth = d;
+  return fast::store_popped(*this, d, now, extra_flags);
+}
+
 bool ThreadState::refill_chunk() { return cursor.ready(*timeline, &anchor_due); }
 
 bool ThreadState::publish_side(uint64_t index, const OpenSpan& o) {
@@ -157,14 +174,7 @@ Status begin_with_attrs(ThreadState& state, uint32_t name, int64_t now, std::str
 }
 
 Status begin_with_attr_bytes(ThreadState& state, uint32_t name, int64_t now, size_t mark) {
-  const Status s = fast::begin(state, name, now);
-  if (s != Status::kOk || state.attr_bytes.size() == mark) {
-    state.attr_bytes.cut(mark);
-    return s;
-  }
-  state.stack[state.depth - 1].flags |= kFlagAttrs;
-  state.attr_marks.push_back(static_cast<uint32_t>(mark));
-  return s;
+  return fast::begin_with_attr_bytes(state, name, now, mark);
 }
 
 Status begin_in_context(ThreadState& state, uint32_t name, int64_t now, std::string attrs_json,

@@ -107,6 +107,12 @@ class ThreadState {
   // fast::end past one of its rare cases before the store (closed, no open
   // span, an anchor due, a full chunk, side data): each handled in turn.
   HOTSPAN_COLD Status end_slow(int64_t now, uint16_t extra_flags);
+  // fast::end past end_ready: a span whose only side data is its attributes
+  // (the common attribute span), its bytes fitting the timeline's block, is
+  // stored here with no cold call and no second look at the rare cases;
+  // anything else goes on to end_slow. Out of line, not cold: it is the
+  // attribute span's every end.
+  HOTSPAN_OUTLINE Status end_side(int64_t now, uint16_t extra_flags);
   HOTSPAN_COLD bool refresh_names(uint32_t name);  // re-reads the name count; name valid?
   HOTSPAN_COLD bool grow_stack();
   HOTSPAN_COLD bool refill_chunk();  // false: the budget is full (drop)
@@ -166,6 +172,18 @@ HOTSPAN_HOT_INLINE Status begin(ThreadState& s, uint32_t name, int64_t now) {
   return begin_common(s, name, now) ? Status::kOk : s.begin_slow(name, now);
 }
 
+// begin_with_attr_bytes (tracer.h), inline for the binding's attribute begin.
+HOTSPAN_HOT_INLINE Status begin_with_attr_bytes(ThreadState& s, uint32_t name, int64_t now, size_t mark) {
+  const Status st = fast::begin(s, name, now);
+  if (st != Status::kOk || s.attr_bytes.size() == mark) {
+    s.attr_bytes.cut(mark);
+    return st;
+  }
+  s.stack[s.depth - 1].flags |= kFlagAttrs;
+  s.attr_marks.push_back(static_cast<uint32_t>(mark));
+  return st;
+}
+
 // end() when none of its rare cases before the store applies (closed, no
 // open span, an anchor due, a full chunk, side data to publish): then it
 // makes no call up to the store.
@@ -205,7 +223,7 @@ HOTSPAN_HOT_INLINE Status store_popped(ThreadState& s, uint32_t d, int64_t now, 
 }
 
 HOTSPAN_HOT_INLINE Status end(ThreadState& s, int64_t now, uint16_t extra_flags = 0) {
-  if (HOTSPAN_UNLIKELY(!end_ready(s, now))) return s.end_slow(now, extra_flags);
+  if (HOTSPAN_UNLIKELY(!end_ready(s, now))) return s.end_side(now, extra_flags);
   return store_popped(s, --s.depth, now, extra_flags);
 }
 

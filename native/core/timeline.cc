@@ -293,11 +293,8 @@ int64_t Timeline::anchor_if_stale(int64_t now) {
 bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs) {
   // The common case takes no lock: the writer appends to its block
   // (attr_area.h), which readers read only below its release store.
+  if (append_attrs(index, local, attrs)) return true;
   const size_t block = attrs_.need(attrs.size());
-  if (block == 0) {
-    attrs_.append(index, local, attrs.data(), attrs.size());
-    return true;
-  }
   // A new block, charged outside the lock: making room may recycle this
   // timeline's chunks.
   if (!pool_->charge(block, true)) return false;

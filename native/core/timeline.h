@@ -102,6 +102,14 @@ class Timeline {
   // that do not fit are refused (false: the caller drops the span whole), the
   // small entries are always taken. `attrs`: attr_slots or JSON text.
   bool add_attrs(uint64_t index, uint32_t local, std::string_view attrs);
+  // add_attrs' common case, inline for the attribute span's end: the entry
+  // fits the writer's block (no charge, no lock). false: nothing done, it
+  // needs a new block (add_attrs).
+  bool append_attrs(uint64_t index, uint32_t local, std::string_view attrs) {
+    if (attrs_.need(attrs.size()) != 0) return false;
+    attrs_.append(index, local, attrs.data(), attrs.size());
+    return true;
+  }
   void add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span);
   // The stored trace context of the span at `index` (kFlagContext).
   void add_context(uint64_t index, uint32_t local, StoredContext context);
