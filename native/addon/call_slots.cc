@@ -8,6 +8,7 @@
 #include "clock.h"
 #include "hot_inline.h"
 #include "hot_path.h"
+#include "tracer_binding.h"
 
 namespace hotspan_addon::call_slots {
 
@@ -17,6 +18,7 @@ namespace {
 // read by that binding's own thread. Relaxed is enough: the env thread that
 // calls begin() and end() is the one that stored the pointer.
 std::atomic<hotspan::ThreadState*> g_threads[kSlots];
+std::atomic<TracerBinding*> g_bindings[kSlots];  // the async calls', likewise
 std::mutex g_mu;
 bool g_taken[kSlots];  // guarded by g_mu
 
@@ -56,9 +58,21 @@ napi_value EndAt(napi_env env, napi_callback_info) {
   return StatusResult(env, s);
 }
 
+// The async calls read the clock inside the core call (hot_path.cc), so
+// they have one form for both clocks.
+template <size_t N>
+napi_value AsyncBeginAt(napi_env env, napi_callback_info) {
+  return hot::AsyncBeginOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+}
+
+template <size_t N>
+napi_value AsyncEndAt(napi_env env, napi_callback_info) {
+  return hot::AsyncEndOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+}
+
 template <bool kTsc, size_t... N>
 constexpr std::array<Functions, sizeof...(N)> MakeTable(std::index_sequence<N...>) {
-  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>}...};
+  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &AsyncBeginAt<N>, &AsyncEndAt<N>}...};
 }
 
 // [1]: the TSC's functions, [0]: the others'.
@@ -69,12 +83,13 @@ constexpr std::array<Functions, kSlots> kFunctions[2] = {
 
 }  // namespace
 
-size_t Acquire(hotspan::ThreadState* thread, Functions* fns) {
+size_t Acquire(TracerBinding* binding, Functions* fns) {
   std::lock_guard<std::mutex> lock(g_mu);
   for (size_t i = 0; i < kSlots; ++i) {
     if (g_taken[i]) continue;
     g_taken[i] = true;
-    g_threads[i].store(thread, std::memory_order_relaxed);
+    g_threads[i].store(binding->thread, std::memory_order_relaxed);
+    g_bindings[i].store(binding, std::memory_order_relaxed);
     *fns = kFunctions[hotspan::clock::tsc_enabled() ? 1 : 0][i];
     return i;
   }
@@ -85,6 +100,7 @@ void Release(size_t slot) {
   if (slot == kNone) return;
   std::lock_guard<std::mutex> lock(g_mu);
   g_threads[slot].store(nullptr, std::memory_order_relaxed);
+  g_bindings[slot].store(nullptr, std::memory_order_relaxed);
   g_taken[slot] = false;
 }
 

@@ -3,8 +3,11 @@
 // facade writes through the state view just before the call; all either
 // needs is its binding's ThreadState, and reading the data pointer for that
 // costs a napi_get_cb_info per call (with the argument, also a
-// napi_get_value_uint32). Instead a binding takes one of kSlots pairs of
+// napi_get_value_uint32). Instead a binding takes one of kSlots sets of
 // functions, each compiled to read its own entry of a process-wide table.
+// asyncBeginView() and asyncEndView() take their numbers from the async
+// view (async_args.h), so they too need only their binding: they get slot
+// functions of the same kind.
 // A binding belongs to one env thread and only that thread calls its
 // functions; a slot is released when the binding is deleted, which happens
 // after every function of it was collected. Past kSlots live bindings, they
@@ -17,6 +20,10 @@
 
 #include "thread_state.h"
 
+namespace hotspan_addon {
+struct TracerBinding;
+}
+
 namespace hotspan_addon::call_slots {
 
 constexpr size_t kSlots = 64;
@@ -25,10 +32,12 @@ constexpr size_t kNone = static_cast<size_t>(-1);
 struct Functions {
   napi_callback begin_staged;  // () -> status, the name id from begin_name
   napi_callback end;           // () -> status
+  napi_callback async_begin;   // hot::AsyncBeginView of the slot's binding
+  napi_callback async_end;     // hot::AsyncEndView of the slot's binding
 };
 
-// A free slot set to `thread`, or kNone. *fns gets the slot's functions.
-size_t Acquire(hotspan::ThreadState* thread, Functions* fns);
+// A free slot set to `binding`, or kNone. *fns gets the slot's functions.
+size_t Acquire(TracerBinding* binding, Functions* fns);
 void Release(size_t slot);  // kNone: nothing
 
 }  // namespace hotspan_addon::call_slots
