@@ -65,10 +65,11 @@ export class NativeBackend implements Backend {
     this.ids = new AttrValueIds((value) => nt.defineValue(value), this.view);
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys), this.ids);
     this.asyncArgs = nt.asyncView();
-    this.asyncBeginViewFn = nt.asyncBeginView;
-    this.asyncEndViewFn = nt.asyncEndView;
     this.beginStagedFn = nt.beginStaged;
     this.endFn = nt.end;
+    // After the plain span's fields, which stay among the first (in-object) ones.
+    this.asyncBeginViewFn = nt.asyncBeginView;
+    this.asyncEndViewFn = nt.asyncEndView;
   }
 
   // The facade passes only checked uint32 ids (Tracer.begin), so the id can
