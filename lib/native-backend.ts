@@ -22,6 +22,7 @@ const ASYNC_TRACK = 0;
 const ASYNC_NAME = 1;
 const ASYNC_TOKEN = 2;
 const ASYNC_FLAGS = 3;
+const ASYNC_LOCAL = 4;
 
 export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
@@ -40,9 +41,13 @@ export class NativeBackend implements Backend {
   private readonly view: Float64Array | undefined;
   /**
    * [track, nameId, token, flags] of the next asyncBeginView/asyncEndView
-   * call (native/addon/async_args.h), or undefined: then they are arguments.
+   * call and [4] the begin's answer (native/addon/async_args.h), or
+   * undefined: then they are arguments.
    */
   private readonly asyncArgs: Float64Array | undefined;
+  // As beginStagedFn: the async view calls, loaded without nt.
+  private readonly asyncBeginViewFn: NativeTracer['asyncBeginView'];
+  private readonly asyncEndViewFn: NativeTracer['asyncEndView'];
 
   /**
    * @param nt the env's NativeTracer
@@ -62,6 +67,9 @@ export class NativeBackend implements Backend {
     this.asyncArgs = nt.asyncView();
     this.beginStagedFn = nt.beginStaged;
     this.endFn = nt.end;
+    // After the plain span's fields, which stay among the first (in-object) ones.
+    this.asyncBeginViewFn = nt.asyncBeginView;
+    this.asyncEndViewFn = nt.asyncEndView;
   }
 
   // The facade passes only checked uint32 ids (Tracer.begin), so the id can
@@ -171,7 +179,8 @@ export class NativeBackend implements Backend {
     } else if (a !== undefined) {
       a[ASYNC_TRACK] = track;
       a[ASYNC_NAME] = nameId;
-      local = this.nt.asyncBeginView();
+      this.asyncBeginViewFn();
+      local = a[ASYNC_LOCAL];
     } else {
       // No attributes: no argument for the addon to read.
       local = this.nt.asyncBegin(track, nameId);
@@ -200,7 +209,7 @@ export class NativeBackend implements Backend {
     if (a === undefined) return this.nt.asyncEnd(token, flags) ?? STATUS_OK;
     a[ASYNC_TOKEN] = token;
     a[ASYNC_FLAGS] = flags;
-    return this.nt.asyncEndView() ?? STATUS_OK;
+    return this.asyncEndViewFn() ?? STATUS_OK;
   }
 
   openAsync(): Array<[number, string]> {

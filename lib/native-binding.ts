@@ -135,14 +135,18 @@ export interface NativeTracer {
   /** undefined when the span ended, else the NativeStatus. */
   asyncEnd(token: number, flags: number): number | undefined;
   /**
-   * A Float64Array [track, nameId, token, flags] over the binding's memory,
-   * read by asyncBeginView/asyncEndView; undefined where external buffers
-   * are refused.
+   * A Float64Array [track, nameId, token, flags, local] over the binding's
+   * memory, read by asyncBeginView/asyncEndView (asyncBeginView writes
+   * local); undefined where external buffers are refused.
    */
   asyncView(): Float64Array | undefined;
-  /** asyncBegin(view[0], view[1]) with no attributes: the token's local id, or 0 (refused, also for a track or name that is not a uint32). */
-  asyncBeginView(): number;
-  /** asyncEnd(view[2], view[3]): undefined when the span ended, else the NativeStatus (STATUS_INVALID for flags that are not a uint32). */
+  /**
+   * asyncBegin(view[0], view[1]) with no attributes; answers undefined and
+   * writes the token's local id to view[4], or 0 (refused, also for a track
+   * or name that is not a uint32). The receiver is ignored.
+   */
+  asyncBeginView(): undefined;
+  /** asyncEnd(view[2], view[3]): undefined when the span ended, else the NativeStatus (STATUS_INVALID for flags that are not a uint32). The receiver is ignored. */
   asyncEndView(): number | undefined;
   openAsync(): Array<[number, string]>;
   groupBegin(nameId: number, attrsJson: string): number;

@@ -1,8 +1,10 @@
 // The native backend's per-span async calls (native/addon/hot_path.h,
 // async_args.h): begins answer the token's local id (a small integer) and the
 // facade adds the track; asyncBeginView/asyncEndView read their numbers from
-// the async view, check them, and answer undefined for a span ended; and
-// traceAsync over them keeps its semantics and its counts.
+// the async view, check them, and answer undefined for a span ended (the
+// begin leaves its local id in the view); each binding's view calls act on
+// that binding, slot functions or not (call_slots.h); and traceAsync over
+// them keeps its semantics and its counts.
 import { describe, expect, it } from 'vitest';
 
 import { spanId, STATUS_INVALID } from '../lib/flags';
@@ -18,6 +20,7 @@ const TRACK = 0;
 const NAME = 1;
 const TOKEN = 2;
 const FLAGS = 3;
+const LOCAL = 4;
 
 (skip ? describe.skip : describe)('async begin and end (native)', () => {
   const make = tracerFactory('native');
@@ -38,7 +41,8 @@ const FLAGS = 3;
     const name = t.name('req');
     view[TRACK] = track;
     view[NAME] = name;
-    const a = nt.asyncBeginView();
+    expect(nt.asyncBeginView()).toBeUndefined();
+    const a = view[LOCAL];
     const b = nt.asyncBegin(track, name);
     const c = nt.asyncBegin(track, name, '{"k":1}');
     for (const local of [a, b, c]) {
@@ -75,12 +79,15 @@ const FLAGS = 3;
     ]) {
       view[TRACK] = tr;
       view[NAME] = nm;
-      expect(nt.asyncBeginView()).toBe(0);
+      view[LOCAL] = -1;
+      expect(nt.asyncBeginView()).toBeUndefined();
+      expect(view[LOCAL]).toBe(0);
     }
     expect(nt.openAsync()).toEqual([]);
     view[TRACK] = track;
     view[NAME] = name;
-    const token = spanId(track, nt.asyncBeginView());
+    nt.asyncBeginView();
+    const token = spanId(track, view[LOCAL]);
     for (const [tok, flags] of [
       [token, 0.5],
       [token, -1],
@@ -99,6 +106,43 @@ const FLAGS = 3;
     expect(nt.asyncEndView()).toBeUndefined();
     expect(nt.openAsync()).toEqual([]);
     t.close();
+  });
+
+  it('each binding\'s view calls act on its own tracer, for more live tracers than there are call slots', () => {
+    // 70 > call_slots::kSlots (64): the first ones get slot functions, the
+    // rest the data-pointer ones. A slot function that read another entry
+    // would read another binding's view and begin or end on its tracer.
+    const ts = Array.from({ length: 70 }, () => native());
+    const tracks = ts.map(({ t }, k) => t.track(`http${String(k)}`));
+    const names = ts.map(({ t }, k) => t.name(`req${String(k)}`));
+    // Every view staged first, then every begin: each must read its own.
+    ts.forEach(({ view }, k) => {
+      view[TRACK] = tracks[k];
+      view[NAME] = names[k];
+      view[LOCAL] = -1;
+    });
+    const tokens = ts.map(({ nt, view }, k) => {
+      expect(nt.asyncBeginView()).toBeUndefined();
+      expect(view[LOCAL], `tracer ${String(k)}`).toBeGreaterThan(0);
+      const token = spanId(tracks[k], view[LOCAL]);
+      expect(openTokens(nt)).toEqual([token]);
+      return token;
+    });
+    ts.forEach(({ view }, k) => {
+      view[TOKEN] = tokens[k];
+      view[FLAGS] = 0;
+    });
+    const order = ts.map((_, k) => (k * 37) % ts.length); // 37 is coprime with 70: a permutation
+    expect(new Set(order).size).toBe(ts.length);
+    for (const k of order) {
+      expect(ts[k].nt.asyncEndView(), `tracer ${String(k)}`).toBeUndefined();
+      expect(ts[k].nt.openAsync()).toEqual([]);
+    }
+    ts.forEach(({ t, nt }, k) => {
+      expect(nt.asyncEndView()).toBe(STATUS_INVALID);
+      t.flush();
+      expect(t.stats().map((r) => [r.name, r.count])).toEqual([[`req${String(k)}`, 1]]);
+    });
   });
 
   it('traceAsync: values, rejections and sync throws pass through, errors are flagged, every span ends', async () => {

@@ -35,6 +35,7 @@ function hotspanCase(backend, shape, budget = UNBOUNDED, asyncContext = false) {
   const remote = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 };
   const id = t.name(NAME);
   const work = () => 0;
+  const workAsync = async () => 0;
   const asyncOpts = { track: t.track('http') };
   const bodies = {
     // begin(id)/end(): the hot path.
@@ -82,6 +83,12 @@ function hotspanCase(backend, shape, budget = UNBOUNDED, asyncContext = false) {
     async: async () => {
       let p;
       for (let i = 0; i < K; i++) p = t.traceAsync(id, work, asyncOpts);
+      await p;
+    },
+    // The same with real async work: an async function, its own promise.
+    asyncFn: async () => {
+      let p;
+      for (let i = 0; i < K; i++) p = t.traceAsync(id, workAsync, asyncOpts);
       await p;
     },
   };
@@ -242,6 +249,7 @@ const cases = {
   'hotspan-start': () => hotspanCase('native', 'start'),
   'hotspan-attrs': () => hotspanCase('native', 'attrs'),
   'hotspan-async': () => hotspanCase('native', 'async'),
+  'hotspan-async-fn': () => hotspanCase('native', 'asyncFn'),
   // The async context on (parents across await): the same shapes.
   'hotspan-id-ctx': () => hotspanCase('native', 'id', UNBOUNDED, true),
   'hotspan-id-under': () => hotspanCase('native', 'idUnder', UNBOUNDED, true),

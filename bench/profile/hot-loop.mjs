@@ -1,5 +1,5 @@
 // A plain loop over one hot case for a profiler (perf record, callgrind):
-//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|floor|js-id> [spans] [warm-up spans]
+//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|hotspan-async-fn|floor|js-id> [spans] [warm-up spans]
 // Instructions per span (load-independent): run `valgrind --tool=callgrind
 // node --hash-seed=1 bench/profile/hot-loop.mjs <case> N` at two N and divide
 // the difference of the totals by the difference of the N.
@@ -34,12 +34,15 @@ if (which === 'floor') {
   traceAsync = (fn) => t.traceAsync(id, fn, asyncOpts);
 }
 const work = () => 0;
+// hotspan-async-fn: real async work, an async function whose promise settles a microtask later.
+const workAsync = async () => 0;
 async function loop(count) {
-  if (which === 'hotspan-async') {
+  if (which === 'hotspan-async' || which === 'hotspan-async-fn') {
     // As bench/cases/micro.mjs: 1000 concurrent spans, then wait for them to end.
+    const fn = which === 'hotspan-async' ? work : workAsync;
     for (let i = 0; i < count; i += 1000) {
       let p;
-      for (let j = 0; j < 1000; j++) p = traceAsync(work);
+      for (let j = 0; j < 1000; j++) p = traceAsync(fn);
       await p;
     }
     return;

@@ -2,8 +2,9 @@
 // as Node-API arguments: reading a number argument costs ~50 instructions
 // (napi_get_value_*), a span's begin and end read four. The facade writes
 // them into a Float64Array over `in` (asyncView) and calls asyncBeginView()
-// or asyncEndView() with no argument. Env thread only, like the calls: the
-// numbers are written right before the call that reads them.
+// or asyncEndView() with no argument; asyncBeginView() leaves its answer, the
+// local id, in kLocal. Env thread only, like the calls: the numbers are
+// written right before the call that reads them, the answer read right after.
 #pragma once
 
 #include <array>
@@ -13,7 +14,7 @@
 namespace hotspan_addon {
 
 struct AsyncArgs {
-  enum Index : size_t { kTrack, kName, kToken, kFlags, kCount };
+  enum Index : size_t { kTrack, kName, kToken, kFlags, kLocal, kCount };
   // Shared with the ArrayBuffer over it, which may outlive the binding.
   std::shared_ptr<std::array<double, kCount>> in = std::make_shared<std::array<double, kCount>>();
 };

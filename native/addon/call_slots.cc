@@ -65,9 +65,21 @@ napi_value BeginViewAt(napi_env env, napi_callback_info) {
   return slots::BeginViewOf(env, *g_bindings[N].load(std::memory_order_relaxed));
 }
 
+// The async calls read the clock inside the core call (hot_path.cc), so
+// they have one form for both clocks.
+template <size_t N>
+napi_value AsyncBeginAt(napi_env env, napi_callback_info) {
+  return hot::AsyncBeginOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+}
+
+template <size_t N>
+napi_value AsyncEndAt(napi_env env, napi_callback_info) {
+  return hot::AsyncEndOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+}
+
 template <bool kTsc, size_t... N>
 constexpr std::array<Functions, sizeof...(N)> MakeTable(std::index_sequence<N...>) {
-  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &BeginViewAt<N>}...};
+  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &BeginViewAt<N>, &AsyncBeginAt<N>, &AsyncEndAt<N>}...};
 }
 
 // [1]: the TSC's functions, [0]: the others'.

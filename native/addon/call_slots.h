@@ -3,10 +3,13 @@
 // facade writes through the state view just before the call; all either
 // needs is its binding's ThreadState, and reading the data pointer for that
 // costs a napi_get_cb_info per call (with the argument, also a
-// napi_get_value_uint32). Instead a binding takes one of kSlots pairs of
+// napi_get_value_uint32). Instead a binding takes one of kSlots sets of
 // functions, each compiled to read its own entry of a process-wide table.
 // The attribute begin (slots::BeginView) takes the same route: its slot
 // function reads the binding from the table, not through napi_get_cb_info.
+// asyncBeginView() and asyncEndView() take their numbers from the async
+// view (async_args.h), so they too need only their binding: they get slot
+// functions of the same kind.
 // A binding belongs to one env thread and only that thread calls its
 // functions; a slot is released when the binding is deleted, which happens
 // after every function of it was collected. Past kSlots live bindings, they
@@ -32,6 +35,8 @@ struct Functions {
   napi_callback begin_staged;  // () -> status, the name id from begin_name
   napi_callback end;           // () -> status
   napi_callback begin_view;    // () -> as slots::BeginView
+  napi_callback async_begin;   // hot::AsyncBeginView of the slot's binding
+  napi_callback async_end;     // hot::AsyncEndView of the slot's binding
 };
 
 // A free slot set to `binding` (and its thread), or kNone. *fns gets the

@@ -155,26 +155,35 @@ napi_value AsyncView(napi_env env, napi_callback_info info) {
   return ExternalView(env, b.async_args.in, napi_float64_array);
 }
 
-napi_value AsyncBeginView(napi_env env, napi_callback_info info) {
-  TracerBinding& b = ReadArgs<0>(env, info, nullptr);
-  const auto& in = *b.async_args.in;
+napi_value AsyncBeginOf(napi_env, TracerBinding& b) {
+  auto& in = *b.async_args.in;
   uint32_t track, name;
   // Not a track and name id: refused, as an unknown one is (the facade's
   // error names both).
-  if (!ViewU32(in[AsyncArgs::kTrack], &track) || !ViewU32(in[AsyncArgs::kName], &name)) {
-    return TokenValue(env, 0);
+  uint64_t token = 0;
+  if (ViewU32(in[AsyncArgs::kTrack], &track) && ViewU32(in[AsyncArgs::kName], &name)) {
+    token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), {}, 0, &b.async_caller);
   }
-  return TokenValue(env, b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), {}, 0, &b.async_caller));
+  // The local id through the view: no number value is made for the answer.
+  in[AsyncArgs::kLocal] = static_cast<uint32_t>(token);
+  return nullptr;
 }
 
-napi_value AsyncEndView(napi_env env, napi_callback_info info) {
+napi_value AsyncEndOf(napi_env env, TracerBinding& b) {
   const int64_t now = hotspan::clock::now_ticks();
-  TracerBinding& b = ReadArgs<0>(env, info, nullptr);
   const auto& in = *b.async_args.in;
   uint32_t flags;
   if (!ViewU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
   return EndResult(env, b.tracer->async_end(TokenOf(in[AsyncArgs::kToken]), now, static_cast<uint16_t>(flags),
                                             &b.async_caller));
+}
+
+napi_value AsyncBeginView(napi_env env, napi_callback_info info) {
+  return AsyncBeginOf(env, ReadArgs<0>(env, info, nullptr));
+}
+
+napi_value AsyncEndView(napi_env env, napi_callback_info info) {
+  return AsyncEndOf(env, ReadArgs<0>(env, info, nullptr));
 }
 
 }  // namespace hotspan_addon::hot

@@ -88,8 +88,14 @@ napi_value AsyncEnd(napi_env env, napi_callback_info info);    // (token, flags?
 // The same calls with their numbers in the async view (async_args.h): no
 // Node-API argument is read. asyncView() -> the Float64Array, or undefined
 // where external buffers are refused (then the calls above are used).
+// The begin answers undefined and leaves the local id (0: refused) in the
+// view's kLocal, so no number value is made per span. A binding's two view
+// calls are usually call_slots functions over AsyncBeginOf and AsyncEndOf,
+// with no napi_get_cb_info.
 napi_value AsyncView(napi_env env, napi_callback_info info);       // () -> Float64Array | undefined
-napi_value AsyncBeginView(napi_env env, napi_callback_info info);  // () [track, name] -> local id | 0
+napi_value AsyncBeginView(napi_env env, napi_callback_info info);  // () [track, name] -> undefined [local id | 0]
 napi_value AsyncEndView(napi_env env, napi_callback_info info);    // () [token, flags] -> undefined | status
+napi_value AsyncBeginOf(napi_env env, TracerBinding& b);
+napi_value AsyncEndOf(napi_env env, TracerBinding& b);
 
 }  // namespace hotspan_addon::hot

@@ -354,19 +354,22 @@ const Method kMethods[] = {
 Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
   Napi::Object obj = Napi::Object::New(env);
   NAPI_THROW_IF_FAILED(env, napi_type_tag_object(env, obj, &kTracerObjectTag), Napi::Object());
-  // end() and beginStaged(): slot functions that need no napi_get_cb_info,
-  // when a slot is free (else the data-pointer ones).
-  call_slots::Functions slot_fns{&hot::BeginStaged, &hot::End, &slots::BeginView};
+  // end(), beginStaged(), beginView() and the async view calls: slot
+  // functions that need no napi_get_cb_info, when a slot is free (else the
+  // data-pointer ones).
+  call_slots::Functions slot_fns{&hot::BeginStaged, &hot::End, &slots::BeginView, &hot::AsyncBeginView, &hot::AsyncEndView};
   if (binding->call_slot == call_slots::kNone) {
     binding->call_slot = call_slots::Acquire(binding, &slot_fns);
   }
   for (const Method& m : kMethods) {
     napi_value fn;
     if (m.raw != nullptr) {
-      napi_callback cb = m.raw == &hot::End           ? slot_fns.end
-                         : m.raw == &hot::BeginStaged ? slot_fns.begin_staged
-                         : m.raw == &slots::BeginView ? slot_fns.begin_view
-                                                      : m.raw;
+      napi_callback cb = m.raw == &hot::End              ? slot_fns.end
+                         : m.raw == &hot::BeginStaged    ? slot_fns.begin_staged
+                         : m.raw == &slots::BeginView    ? slot_fns.begin_view
+                         : m.raw == &hot::AsyncBeginView ? slot_fns.async_begin
+                         : m.raw == &hot::AsyncEndView   ? slot_fns.async_end
+                                                         : m.raw;
       NAPI_THROW_IF_FAILED(
           env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
           Napi::Object());

@@ -30,21 +30,21 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
 
 AsyncTrack::Open& AsyncTrack::slot_for(uint32_t local) {
   for (;;) {
-    Open& slot = ring_[local % ring_.size()];
+    Open& slot = ring_[ring_index(local)];
     if (slot.local == 0) return slot;
     if (ring_.size() >= kMaxRing) return overflow_[local];
     // Doubling keeps every open span's slot distinct: local % 2n differs
     // wherever local % n did.
     std::vector<Open> grown(ring_.size() * 2);
     for (Open& o : ring_) {
-      if (o.local != 0) grown[o.local % grown.size()] = std::move(o);
+      if (o.local != 0) grown[o.local & (grown.size() - 1)] = std::move(o);
     }
     ring_ = std::move(grown);
   }
 }
 
 AsyncTrack::Open* AsyncTrack::find_open(uint32_t local) {
-  Open& slot = ring_[local % ring_.size()];
+  Open& slot = ring_[ring_index(local)];
   if (local != 0 && slot.local == local) return &slot;
   auto it = overflow_.find(local);
   return it == overflow_.end() ? nullptr : &it->second;
@@ -52,7 +52,7 @@ AsyncTrack::Open* AsyncTrack::find_open(uint32_t local) {
 
 void AsyncTrack::release(Open& o) {
   --open_n_;
-  if (&o == &ring_[o.local % ring_.size()]) {
+  if (&o == &ring_[ring_index(o.local)]) {
     o.local = 0;
     o.attrs.clear();
     o.context.reset();

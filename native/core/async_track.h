@@ -64,6 +64,10 @@ class AsyncTrack {
   // span), past that goes to overflow_.
   static constexpr uint32_t kRing = 256;
   static constexpr uint32_t kMaxRing = 4096;
+  // The size stays a power of two, so the modulo is a mask (a span takes
+  // three; a 64-bit division is tens of cycles).
+  static_assert((kRing & (kRing - 1)) == 0, "kRing must be a power of two");
+  size_t ring_index(uint32_t local) const { return local & (ring_.size() - 1); }
   Open* find_open(uint32_t local);
   Open& slot_for(uint32_t local);
   void release(Open& o);
