@@ -9,7 +9,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
 import { internals } from '../lib/internal';
 import { SpanExporterAdapter, TraceContextPropagator, TracerProvider } from '../lib/otel/index';
@@ -190,6 +190,28 @@ describe.each(['native', 'js'] as const)('hotspan/otel TracerProvider (%s backen
       expect(parentOf('after-inner')).toBe(id('ta'));
       expect(parentOf('after-ta')).toBe(id('outer'));
       for (const s of mem.getFinishedSpans()) expect(s.spanContext().traceId, s.name).toBe(by.outer.spanContext().traceId);
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
+  it('with the async context on, a root OTel span asks the core for no ids until its context is asked', () => {
+    const t = make();
+    // The backend before the async context wraps it: the wrapper calls this object's idsOf.
+    const ids = vi.spyOn(t[internals]().backend, 'idsOf');
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('ids');
+      // Its first context turns the tracer's async context on.
+      ot.startActiveSpan('first', (s) => s.end());
+      ids.mockClear();
+      const span = ot.startSpan('root');
+      span.end();
+      expect(ids).not.toHaveBeenCalled();
+      expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(ids).toHaveBeenCalledTimes(1);
     } finally {
       trace.disable();
       context.disable();
