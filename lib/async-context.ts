@@ -73,10 +73,30 @@ function openCurrent(ids: OpenIds, ts: string): Current {
 
 const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
 
+/**
+ * Where an async context keeps its current span: an AsyncLocalStorage of its
+ * own, or hotspan/otel's context manager (otel/context-manager.ts), so one
+ * AsyncLocalStorage carries both the OTel context and hotspan's current span.
+ */
+export interface CurrentStorage {
+  run<T>(store: Current, fn: () => T): T;
+  getStore(): Current | undefined;
+}
+
 export class AsyncContext {
-  readonly storage = new AsyncLocalStorage<Current>();
-  /** The current span of the async span begun last (traceAsync runs its work under it). */
-  lastAsync: Current | undefined;
+  readonly storage: CurrentStorage;
+
+  constructor(storage?: CurrentStorage) {
+    this.storage = storage ?? new AsyncLocalStorage<Current>();
+  }
+
+  // The async span begun last, its current made only when read (lastAsync):
+  // traceAsync reads it at once, an OTel span never does (its context is the
+  // OTel one), and making it costs a native ids call and typed arrays.
+  private lastInner: Backend | undefined;
+  private lastToken = 0;
+  private lastParent: Current | undefined;
+  private lastMade: Current | undefined;
   // The context the outermost open span was begun under: its trace's
   // tracestate after that context's callback returned (open ids carry none).
   private outermost: Given | undefined;
@@ -149,22 +169,28 @@ export class AsyncContext {
     return b as unknown as Backend;
   }
 
-  /** An async span under the current parent; records its own current in lastAsync. */
+  /** The current span of the async span begun last (traceAsync runs its work under it). */
+  get lastAsync(): Current | undefined {
+    const inner = this.lastInner;
+    if (this.lastMade !== undefined || inner === undefined) return this.lastMade;
+    const token = this.lastToken;
+    const own = inner.idsOf(token);
+    const p = this.lastParent?.given;
+    this.lastMade =
+      p === undefined
+        ? current(own[1], own[2], own[0], token, 1, '', false)
+        : current(p.ids[0], p.ids[1], own[0], token, p.flags, p.tracestate, false);
+    return this.lastMade;
+  }
+
+  /** An async span under the current parent; lastAsync answers its own current. */
   private asyncBegin(inner: Backend, track: number, nameId: number, json: string): number {
     const parent = this.parent(inner);
-    let token: number;
-    let hi: bigint, lo: bigint, flags: number, ts: string;
-    if (parent === undefined) {
-      token = inner.asyncBegin(track, nameId, json);
-      const own = inner.idsOf(token);
-      this.lastAsync = current(own[1], own[2], own[0], token, 1, '', false);
-      return token;
-    }
-    token = inner.asyncBeginContext(track, nameId, json, parent.given);
-    [hi, lo] = [parent.given.ids[0], parent.given.ids[1]];
-    flags = parent.given.flags;
-    ts = parent.given.tracestate;
-    this.lastAsync = current(hi, lo, inner.idsOf(token)[0], token, flags, ts, false);
+    const token = parent === undefined ? inner.asyncBegin(track, nameId, json) : inner.asyncBeginContext(track, nameId, json, parent.given);
+    this.lastInner = inner;
+    this.lastToken = token;
+    this.lastParent = parent;
+    this.lastMade = undefined;
     return token;
   }
 }

@@ -16,6 +16,8 @@ export const internals: unique symbol = Symbol('hotspan.internals');
 export interface AsyncContextHook {
   /** Runs `fn` with `current` (an async-context Current) as the current span. */
   runAsCurrent<T>(current: object, fn: () => T): T;
+  /** Where it keeps its current span (an async-context CurrentStorage). */
+  readonly storage: object;
 }
 
 export interface TracerInternals {
@@ -24,8 +26,12 @@ export interface TracerInternals {
   readonly handles: HandleTracker;
   /** The NativeTracer of a native tracer (pending(), nativeApi()). */
   readonly native: NativeTracer | undefined;
-  /** Turns the async context on (enableAsyncContext) and returns it; undefined on a closed tracer. */
-  readonly asyncContext: () => AsyncContextHook | undefined;
+  /**
+   * Turns the async context on (enableAsyncContext) and returns it;
+   * undefined on a closed tracer. `storage` (an async-context
+   * CurrentStorage): where it keeps its current span, if this call turns it on.
+   */
+  readonly asyncContext: (storage?: object) => AsyncContextHook | undefined;
   /** The exporter exportOtlp() started, if any. */
   readonly otlp: OtlpExporter | undefined;
 }

@@ -3,7 +3,7 @@
 
 import { threadId } from 'node:worker_threads';
 
-import { AsyncContext, remoteCurrent } from './async-context';
+import { AsyncContext, remoteCurrent, type CurrentStorage } from './async-context';
 import { attrsToJson, type Attributes } from './attrs';
 import type { Backend, BackendKind } from './backend';
 import { ChangeSignal } from './change-signal';
@@ -494,8 +494,13 @@ export class Tracer {
    * they run. Idempotent; it costs those calls an AsyncLocalStorage run.
    */
   enableAsyncContext(): void {
+    this.startAsyncContext(undefined);
+  }
+
+  /** enableAsyncContext, the current span kept in `storage` (hotspan/otel's context manager) when given. */
+  private startAsyncContext(storage: CurrentStorage | undefined): void {
     if (this.cx !== undefined || this.isClosed) return;
-    this.cx = new AsyncContext();
+    this.cx = new AsyncContext(storage);
     this.b = this.cx.wrap(this.b);
   }
 
@@ -835,8 +840,8 @@ export class Tracer {
   }
 
   /** TracerInternals.asyncContext: made once (hotspan/otel reads internals on every span). */
-  private readonly asyncContextHook = (): AsyncContextHook | undefined => {
-    this.enableAsyncContext();
+  private readonly asyncContextHook = (storage?: object): AsyncContextHook | undefined => {
+    this.startAsyncContext(storage as CurrentStorage | undefined);
     return this.cx;
   };
 

@@ -2,14 +2,16 @@
 // hotspan's spans out through an OpenTelemetry SpanExporter
 // (SpanExporterAdapter, checked with the SDK's InMemorySpanExporter), and
 // @opentelemetry/instrumentation-http on a loopback server and client.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import * as path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 
 import { context, defaultTextMapGetter, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, TraceFlags } from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 
+import { internals } from '../lib/internal';
 import { SpanExporterAdapter, TraceContextPropagator, TracerProvider } from '../lib/otel/index';
 import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
@@ -139,6 +141,77 @@ describe.each(['native', 'js'] as const)('hotspan/otel TracerProvider (%s backen
         expect(by[name].parentSpanContext, name).toBeUndefined();
         expect(by[name].spanContext().traceId, name).not.toBe(parent.traceId);
       }
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
+  it("OTel contexts and hotspan's own current spans nest, the innermost the parent, kept in the provider's one AsyncLocalStorage", async () => {
+    const t = make();
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('nest');
+      const foreign = trace.wrapSpanContext({ traceId: '1'.repeat(32), spanId: '2'.repeat(16), traceFlags: TraceFlags.SAMPLED });
+      await ot.startActiveSpan('outer', async (outer) => {
+        // The context manager turned the tracer's async context on: it keeps its current span there, not in an AsyncLocalStorage of its own.
+        expect(t[internals]().asyncContext()?.storage).not.toBeInstanceOf(AsyncLocalStorage);
+        await t.traceAsync('ta', async () => {
+          await delay(1);
+          t.trace('in-ta', () => 0);
+          // hotspan's current span is not an OTel context: OTel's active span stays the outer one.
+          expect(trace.getActiveSpan()).toBe(outer);
+          await ot.startActiveSpan('inner', async (inner) => {
+            await delay(1);
+            t.trace('in-inner', () => 0);
+            // A context whose span is not hotspan's leaves the tracer's current span as it was.
+            await context.with(trace.setSpan(context.active(), foreign), async () => {
+              await delay(1);
+              t.trace('in-foreign', () => 0);
+            });
+            inner.end();
+          });
+          t.trace('after-inner', () => 0);
+        });
+        t.trace('after-ta', () => 0);
+        outer.end();
+      });
+      const mem = new InMemorySpanExporter();
+      expect(await new SpanExporterAdapter(t, mem).export()).toBe(8);
+      const by = Object.fromEntries(mem.getFinishedSpans().map((s) => [s.name, s]));
+      const parentOf = (name: string): string | undefined => by[name].parentSpanContext?.spanId;
+      const id = (name: string): string => by[name].spanContext().spanId;
+      expect(parentOf('ta')).toBe(id('outer'));
+      expect(parentOf('in-ta')).toBe(id('ta'));
+      expect(parentOf('inner')).toBe(id('outer'));
+      expect(parentOf('in-inner')).toBe(id('inner'));
+      expect(parentOf('in-foreign')).toBe(id('inner'));
+      expect(parentOf('after-inner')).toBe(id('ta'));
+      expect(parentOf('after-ta')).toBe(id('outer'));
+      for (const s of mem.getFinishedSpans()) expect(s.spanContext().traceId, s.name).toBe(by.outer.spanContext().traceId);
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
+  it('with the async context on, a root OTel span asks the core for no ids until its context is asked', () => {
+    const t = make();
+    // The backend before the async context wraps it: the wrapper calls this object's idsOf.
+    const ids = vi.spyOn(t[internals]().backend, 'idsOf');
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('ids');
+      // Its first context turns the tracer's async context on.
+      ot.startActiveSpan('first', (s) => s.end());
+      ids.mockClear();
+      const span = ot.startSpan('root');
+      span.end();
+      expect(ids).not.toHaveBeenCalled();
+      expect(span.spanContext().spanId).toMatch(/^[0-9a-f]{16}$/);
+      expect(ids).toHaveBeenCalledTimes(1);
     } finally {
       trace.disable();
       context.disable();

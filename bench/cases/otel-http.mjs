@@ -16,6 +16,12 @@
 // (defaults: a 2048-span queue, one 512-span export at a time) drops what
 // does not fit its queue; hotspan's spans wait in the tracer's memory
 // budget. Both are counted by the receiver the same way.
+// hotspan's exporter thread (a worker isolate) does one memory-reducing
+// full GC about 8 s after it starts (V8 starts that timer at the first
+// old-space growth of an isolate that has had no full GC; 20-35 ms with the
+// helper threads, once per process, seen with --trace-gc): it falls in this
+// run's measured stretches and adds several µs per request at the fixed rate
+// (3000 requests), which a longer run spreads to nothing.
 // Prints one JSON line: per mode the medians over rounds, the CPU tracing
 // adds per request paired with the untraced server of the same round, the
 // span counts of every round, and the drop scenario's counts.

@@ -19,7 +19,7 @@ import {
 import { localCurrent, type Current } from '../async-context';
 import type { Backend } from '../backend';
 import { FLAG_ERROR } from '../flags';
-import { internals, type AsyncContextHook } from '../internal';
+import type { AsyncContextHook } from '../internal';
 import { halves, hex64 } from '../trace-context';
 import type { Tracer } from '../tracer';
 import { isReservedOtelKey, otelAttrs, storedLink, type OtelData } from './otel-data';
@@ -41,7 +41,7 @@ export interface SpanSite {
   readonly scope: { name: string; version?: string };
   /** scopeSuffix(scope), made once. */
   readonly scopeJson: string;
-  /** The tracer's async context, once a context with one of these spans was entered (HotspanSpan.runAsCurrent). */
+  /** The tracer's async context, once a context with one of these spans was entered (context-manager.ts). */
   asyncContext?: AsyncContextHook | undefined;
 }
 
@@ -105,22 +105,17 @@ export class HotspanSpan implements Span {
   }
 
   /**
-   * Runs `fn` with this span as the current span of its tracer's async
-   * context (turned on at the first call), so hotspan spans begun in `fn`
-   * with no open span on the thread, also after an await, are its children:
-   * the context manager calls it for a context whose span is this one.
+   * This span as the current span of its tracer's async context (made once;
+   * its ids are asked only when a span is begun under it): the context
+   * manager makes it current for a context whose span is this one.
    */
-  runAsCurrent<T>(fn: () => T): T {
-    const site = this.site;
-    const cx = (site.asyncContext ??= site.tracer[internals]().asyncContext());
-    if (cx === undefined) return fn();
-    this.current ??= localCurrent(() => {
-      const own = site.backend.idsOf(this.token);
+  asCurrent(): Current {
+    return (this.current ??= localCurrent(() => {
+      const own = this.site.backend.idsOf(this.token);
       const p = this.parent;
       const [traceHi, traceLo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
       return { traceHi, traceLo, wire: own[0], flags: p === undefined ? TraceFlags.SAMPLED : p.traceFlags, tracestate: p?.traceState?.serialize() ?? '' };
-    }, this.token);
-    return cx.runAsCurrent(this.current, fn);
+    }, this.token));
   }
 
   setAttribute(key: string, value: AttributeValue): this {
