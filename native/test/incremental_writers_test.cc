@@ -222,6 +222,22 @@ std::vector<Field> fields(const std::string& s) {
   return out;
 }
 
+// The document's packets, each split into its fields; stops at the first
+// that is not a whole Trace.packet.
+std::vector<std::vector<Field>> packets_of(const std::string& doc) {
+  std::vector<std::vector<Field>> out;
+  size_t i = 0;
+  while (i < doc.size()) {
+    uint64_t key = 0, len = 0;
+    CHECK(varint(doc, i, key) && key == 0x0A);
+    CHECK(varint(doc, i, len) && i + len <= doc.size());
+    if (check::failures() > 0) break;
+    out.push_back(fields(doc.substr(i, len)));
+    i += len;
+  }
+  return out;
+}
+
 // A span as a reader sees it: (timeline, name, start, end, annotations).
 using Span = std::tuple<uint32_t, std::string, uint64_t, uint64_t, std::string>;
 
@@ -236,14 +252,7 @@ std::vector<Span> spans_checked(const std::string& doc, bool cut = false) {
   std::map<uint64_t, std::vector<Span>> open;
   std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> on_track;  // slices per track
   bool cleared = false;
-  size_t i = 0;
-  while (i < doc.size()) {
-    uint64_t key = 0, len = 0;
-    CHECK(varint(doc, i, key) && key == 0x0A);
-    CHECK(varint(doc, i, len) && i + len <= doc.size());
-    if (check::failures() > 0) return spans;
-    const std::vector<Field> packet = fields(doc.substr(i, len));
-    i += len;
+  for (const std::vector<Field>& packet : packets_of(doc)) {
     uint64_t ts = 0;
     for (const Field& f : packet) {
       if (f.num == 13 && (f.v & 1)) cleared = true;
@@ -416,14 +425,7 @@ Snapshot shifted(const Snapshot& s, uint32_t base) {
 std::vector<std::string> events(const std::string& doc) {
   std::vector<std::string> out;
   std::map<uint64_t, uint64_t> last_id;
-  size_t i = 0;
-  while (i < doc.size()) {
-    uint64_t key = 0, len = 0;
-    CHECK(varint(doc, i, key) && key == 0x0A);
-    CHECK(varint(doc, i, len) && i + len <= doc.size());
-    if (check::failures() > 0) return out;
-    const std::vector<Field> packet = fields(doc.substr(i, len));
-    i += len;
+  for (const std::vector<Field>& packet : packets_of(doc)) {
     uint64_t ts = 0;
     for (const Field& f : packet)
       if (f.num == 8) ts = f.v;
