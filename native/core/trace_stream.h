@@ -8,7 +8,9 @@
 // cannot keep up with is left to the budget's policy and counted (the
 // cursor's misses). A batch's chunks go back to the budget (released) once
 // write() has taken its last byte; every round of reads ends with the file
-// holding all it was handed.
+// holding all it was handed. The blocks in flight are outside the budget, as
+// a write()'s are: at most FileBlockWriter::kInFlight + 2 (about 6 MiB),
+// kept for reuse once a burst has made them.
 //
 // Files: without rotation, `path`. With rotate_bytes, `<stem>-1<ext>`,
 // `<stem>-2<ext>`, ...: a file is finished and the next begun once it holds
