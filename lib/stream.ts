@@ -29,11 +29,11 @@ export interface StreamStatus {
   readonly files: number;
   /** Bytes written to every file so far. */
   readonly bytes: number;
-  /** Records (spans, async spans, groups) handed to the file. */
+  /** Records (spans, async spans, groups) in the file: write() has taken them. */
   readonly written: number;
   /** Records the memory budget recycled before the stream read them (disk too slow). */
   readonly missed: number;
-  /** Records read but lost to a write error (at most one batch). */
+  /** Records read but lost to a write error (the batches not yet in the file, a few MiB of output at most). */
   readonly unwritten: number;
   /** close() finished the file (or the process exit did). */
   readonly closed: boolean;

@@ -3,7 +3,13 @@
 // 1. Writer throughput: `spans` spans (request > 3 children) recorded with
 //    no stream, then a stream opened on them and closed: the stream's thread
 //    drains every record into the Perfetto file; spans/s = spans / (open to
-//    close), the file's bytes per span beside it.
+//    close), the file's bytes per span beside it. `drains` times in one
+//    process (each on newly recorded spans, into a new file, deleted after),
+//    the figure their median, so one preempted stretch of ~0.2 s does not
+//    make the process's figure. Beside each drain: the process's CPU time
+//    over it (user, system: the stream's two threads, as the JS thread only
+//    waits in close()) and its involuntary context switches, which tell a
+//    writer that waited for a CPU from one that was slow.
 // 2. The JS thread's cost per span, streaming on vs off, side by side in
 //    this one process: two native tracers (the same 64 MiB overwrite budget),
 //    one streaming to a file; alternating stretches of begin(id)/end() on
@@ -18,25 +24,47 @@ import { runCase } from '../lib/case-main.mjs';
 import { makeTracer, recordRequests } from '../lib/hotspan.mjs';
 import { median } from '../lib/stats.mjs';
 
-const opts = { spans: 4e6, stretches: 12, stretchSpans: 1e6, ...JSON.parse(process.argv[2] ?? '{}') };
-
+const opts = { spans: 4e6, drains: 5, stretches: 12, stretchSpans: 1e6, ...JSON.parse(process.argv[2] ?? '{}') };
 
 function throughput(dir) {
-  // The whole trace stays in memory until the stream has it: budget above it.
-  const t = makeTracer('native', { memoryLimit: Math.max(64 * 2 ** 20, opts.spans * 40) });
-  try {
-    const spans = recordRequests(t, opts.spans);
-    const file = path.join(dir, 'drain.pftrace');
-    const t0 = process.hrtime.bigint();
-    const s = t.stream(file);
-    s.close();
-    const ns = Number(process.hrtime.bigint() - t0);
-    const st = s.status();
-    if (st.written !== spans) throw new Error(`stream wrote ${st.written} of ${spans} spans`);
-    return { spans, spansPerSec: (spans * 1e9) / ns, bytesPerSpan: statSync(file).size / spans, ms: ns / 1e6 };
-  } finally {
-    t.close();
+  const drains = [];
+  let spans = 0;
+  let bytesPerSpan = 0;
+  for (let d = 0; d < opts.drains; d++) {
+    // A tracer per drain: a closed stream leaves its records kept, and the
+    // next would start with them. The whole trace stays in memory until the
+    // stream has it: budget above it.
+    const t = makeTracer('native', { memoryLimit: Math.max(64 * 2 ** 20, opts.spans * 40) });
+    try {
+      spans = recordRequests(t, opts.spans);
+      const file = path.join(dir, `drain-${d}.pftrace`);
+      const cpu0 = process.cpuUsage();
+      const csw0 = process.resourceUsage().involuntaryContextSwitches;
+      const t0 = process.hrtime.bigint();
+      const s = t.stream(file);
+      s.close();
+      const ns = Number(process.hrtime.bigint() - t0);
+      const cpu = process.cpuUsage(cpu0);
+      const csw = process.resourceUsage().involuntaryContextSwitches - csw0;
+      const st = s.status();
+      if (st.written !== spans) throw new Error(`stream wrote ${st.written} of ${spans} spans`);
+      bytesPerSpan = statSync(file).size / spans;
+      rmSync(file);
+      drains.push({ spansPerSec: (spans * 1e9) / ns, ms: ns / 1e6, userMs: cpu.user / 1e3, systemMs: cpu.system / 1e3, involuntarySwitches: csw });
+    } finally {
+      t.close();
+    }
   }
+  const ms = median(drains.map((x) => x.ms));
+  return {
+    spans,
+    spansPerSec: (spans * 1e3) / ms,
+    bytesPerSpan,
+    ms,
+    drains,
+    userMs: median(drains.map((x) => x.userMs)),
+    systemMs: median(drains.map((x) => x.systemMs)),
+  };
 }
 
 // The JS thread's own CPU time (ns; Linux schedstat of the main thread, whose

@@ -55,7 +55,7 @@ void FileBlockWriter::take(const char* data, size_t n) {
     spare_.pop_back();
   }
   block.assign(data, n);  // reuses the spare's capacity
-  queue_.push_back(std::move(block));
+  queue_.push_back(Block{std::move(block), n});
   changed_.notify_all();
 }
 
@@ -69,8 +69,8 @@ void FileBlockWriter::take_block(std::string& block, size_t n) {
     spare = std::move(spare_.back());
     spare_.pop_back();
   }
-  block.resize(n);  // only shrinks: the bytes to write
-  queue_.push_back(std::move(block));
+  // Its size kept: the formatter gets it back sized, with nothing to zero.
+  queue_.push_back(Block{std::move(block), n});
   block = std::move(spare);
   changed_.notify_all();
 }
@@ -80,14 +80,15 @@ void FileBlockWriter::run() {
   for (;;) {
     changed_.wait(lock, [this] { return done_ || !queue_.empty(); });
     if (queue_.empty()) return;  // done_ and drained
-    std::string block = std::move(queue_.front());
+    Block b = std::move(queue_.front());
     queue_.pop_front();
+    writing_ = true;
     const bool failed = error_ != 0;
     lock.unlock();
     int err = 0;
     size_t off = 0;
-    while (!failed && off < block.size()) {
-      const ssize_t w = ::write(fd_, block.data() + off, block.size() - off);
+    while (!failed && off < b.n) {
+      const ssize_t w = ::write(fd_, b.bytes.data() + off, b.n - off);
       if (w < 0) {
         if (errno == EINTR) continue;
         err = errno;
@@ -96,12 +97,36 @@ void FileBlockWriter::run() {
       off += static_cast<size_t>(w);
     }
     lock.lock();
-    if (err != 0) fail(err, "write");
+    writing_ = false;
+    if (err != 0) {
+      fail(err, "write");
+    } else if (!failed) {
+      written_ += b.n;
+    }
     // Not cleared: a formatter that sizes its buffer up front then finds it
     // sized (no refill of bytes it is about to overwrite).
-    spare_.push_back(std::move(block));
+    spare_.push_back(std::move(b.bytes));
     changed_.notify_all();
   }
+}
+
+uint64_t FileBlockWriter::written() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return written_;
+}
+
+int FileBlockWriter::error(const char** op) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  *op = error_op_;
+  return error_;
+}
+
+int FileBlockWriter::drain(const char** op) {
+  std::unique_lock<std::mutex> lock(mu_);
+  // Without a thread (the open failed) nothing was queued.
+  changed_.wait(lock, [this] { return queue_.empty() && !writing_; });
+  *op = error_op_;
+  return error_;
 }
 
 int FileBlockWriter::finish(const char** op) {

@@ -1,6 +1,5 @@
 #include "trace_stream.h"
 
-#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,51 +9,70 @@
 #include <utility>
 
 #include "clock_readings.h"
+#include "file_block_writer.h"
 
 namespace hotspan {
 
-// The current file: blocks written as they come, on the stream's thread
-// (which exists to wait for the disk). The first error stops the writing.
+// The current file: a FileBlockWriter (1 MiB blocks, written on a thread of
+// its own while the stream's thread formats the next ones). Bytes are
+// counted twice: handed (what the file will hold: rotation goes by it) and
+// written (what write() has taken: a batch is written only then).
 class TraceStream::FileSink : public BlockSink {
  public:
-  FileSink() : BlockSink(kBlockBytes) {}
-  ~FileSink() override { close_file(); }
-
-  int open_file(const std::string& path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-    file_bytes_ = 0;
-    return fd_ < 0 ? errno : 0;
+  FileSink() : BlockSink(FileBlockWriter::kBlockBytes) {}
+  ~FileSink() override {
+    const char* op;
+    close_file(&op);
   }
-  // 0 or errno.
-  int close_file() {
-    if (fd_ < 0) return 0;
-    const int r = ::close(fd_);
-    fd_ = -1;
-    return r == 0 ? 0 : errno;
+
+  // 0 or errno, *op the failed step ("open", "thread").
+  int open_file(const std::string& path, const char** op) {
+    file_.reset(new FileBlockWriter(path));
+    file_bytes_ = 0;
+    return file_->error(op);
+  }
+  // Writes what is queued and closes: 0 or the file's first errno.
+  int close_file(const char** op) {
+    *op = nullptr;
+    if (!file_) return 0;
+    const int err = file_->finish(op);
+    closed_bytes_ += file_->written();
+    file_.reset();
+    return err;
   }
   void take(const char* data, size_t n) override {
-    size_t off = 0;
-    while (error_ == 0 && off < n) {
-      const ssize_t w = ::write(fd_, data + off, n - off);
-      if (w < 0) {
-        if (errno != EINTR) error_ = errno;
-        continue;
-      }
-      off += static_cast<size_t>(w);
-      file_bytes_ += static_cast<uint64_t>(w);
-      total_bytes_ += static_cast<uint64_t>(w);
-    }
+    if (!file_) return;
+    file_->take(data, n);
+    handed(n);
   }
-  int error() const { return error_; }
-  uint64_t file_bytes() const { return file_bytes_; }
-  uint64_t total_bytes() const { return total_bytes_; }
+  void take_block(std::string& block, size_t n) override {
+    if (!file_) return;
+    file_->take_block(block, n);
+    handed(n);
+  }
+  // The current file's first error so far (0: none).
+  int error(const char** op) const {
+    *op = nullptr;
+    return file_ ? file_->error(op) : 0;
+  }
+  // Waits for the current file's queued blocks; its first error.
+  int drain(const char** op) {
+    *op = nullptr;
+    return file_ ? file_->drain(op) : 0;
+  }
+  uint64_t file_bytes() const { return file_bytes_; }        // handed to this file
+  uint64_t handed_bytes() const { return handed_bytes_; }    // to every file
+  uint64_t written_bytes() const { return closed_bytes_ + (file_ ? file_->written() : 0); }
 
  private:
-  static constexpr size_t kBlockBytes = 256 << 10;
-  int fd_ = -1;
-  int error_ = 0;
+  void handed(size_t n) {
+    file_bytes_ += n;
+    handed_bytes_ += n;
+  }
+  std::unique_ptr<FileBlockWriter> file_;
   uint64_t file_bytes_ = 0;
-  uint64_t total_bytes_ = 0;
+  uint64_t handed_bytes_ = 0;
+  uint64_t closed_bytes_ = 0;  // written to the files already closed
 };
 
 namespace {
@@ -116,11 +134,20 @@ void TraceStream::fail(int err, const char* op, const std::string& path) {
     status_.error_op = op;
     status_.error_path = path;
   }
-  // The slot goes before the batch's pins: a chunk read but not written is
+  // The slot goes before the batches' pins: a chunk read but not written is
   // then never counted released (it stays kept, under the budget's policy).
   cursor_.reset();
+  uint64_t lost = 0;
+  for (const InFlight& b : in_flight_) lost += b.records;
+  in_flight_.clear();
   batch_.timelines.clear();
-  sink_->close_file();
+  const char* ignored;
+  sink_->close_file(&ignored);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.unwritten += lost;
+    status_.bytes = sink_->written_bytes();
+  }
   if (on_error_ && running_) on_error_();
 }
 
@@ -131,8 +158,9 @@ bool TraceStream::open_file() {
     n = ++status_.files;
   }
   const std::string path = options_.rotate_bytes != 0 ? numbered(options_.path, n) : options_.path;
-  if (const int err = sink_->open_file(path)) {
-    fail(err, "open", path);
+  const char* op;
+  if (const int err = sink_->open_file(path, &op)) {
+    fail(err, op, path);
     return false;
   }
   {
@@ -158,32 +186,57 @@ DocumentCounts TraceStream::counts_now() const {
   return c;
 }
 
-void TraceStream::finish_file() {
-  writer_->set_counts(counts_now());
-  writer_->finish();
-  std::string path;
+bool TraceStream::retire() {
+  const uint64_t done = sink_->written_bytes();
+  uint64_t n = 0;
+  // Popping unpins: the batch's chunks may go back to the budget.
+  while (!in_flight_.empty() && in_flight_.front().end <= done) {
+    n += in_flight_.front().records;
+    in_flight_.pop_front();
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    path = status_.file;
-    status_.bytes = sink_->total_bytes();
+    status_.written += n;
+    status_.bytes = done;
   }
-  if (sink_->error() != 0) {
-    fail(sink_->error(), "write", path);
-  } else if (const int err = sink_->close_file()) {
-    fail(err, "close", path);
+  const char* op;
+  if (const int err = sink_->error(&op)) {
+    fail(err, op, status().file);
+    return false;
   }
+  return true;
+}
+
+bool TraceStream::settle() {
+  const char* op;
+  sink_->drain(&op);  // its error is retire()'s
+  return retire();
+}
+
+void TraceStream::finish_file() {
+  // The counts packet says what the file holds: every batch in it written first.
+  if (!settle()) return;
+  writer_->set_counts(counts_now());
+  writer_->finish();
+  const std::string path = status().file;
+  const char* op;
+  const int err = sink_->close_file(&op);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.bytes = sink_->written_bytes();
+  }
+  if (err != 0) fail(err, op, path);
 }
 
 uint64_t TraceStream::batch_limit() const {
   if (options_.rotate_bytes == 0) return kMaxBatch;
-  // Half the room left in the file at the bytes per record written so far
+  // Half the room left in the file at the bytes per record handed so far
   // (a guess of 64 before the first batch), so the file closes in on
-  // rotate_bytes and passes it by at most one kMinRotateBatch batch. Only
-  // this thread writes status_.written: no lock to read it here.
+  // rotate_bytes and passes it by at most one kMinRotateBatch batch.
   const uint64_t used = rotate_due_ ? 0 : sink_->file_bytes();  // the next file opens with this batch
   const uint64_t room = used < options_.rotate_bytes ? options_.rotate_bytes - used : 0;
-  const uint64_t written = status_.written;
-  const uint64_t per_record = written != 0 ? std::max<uint64_t>(sink_->total_bytes() / written, 1) : 64;
+  const uint64_t per_record =
+      handed_records_ != 0 ? std::max<uint64_t>(sink_->handed_bytes() / handed_records_, 1) : 64;
   return std::min(std::max(room / 2 / per_record, kMinRotateBatch), kMaxBatch);
 }
 
@@ -192,6 +245,10 @@ void TraceStream::pump() {
   for (int round = 0; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, batch_limit()); ++round) {
     uint64_t n = 0;
     for (const FrozenTimeline& tl : batch_.timelines) n += tl.records.size();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.missed = cursor_->missed();
+    }
     if (rotate_due_) {
       if (!open_file()) {
         std::lock_guard<std::mutex> lock(mu_);
@@ -201,28 +258,20 @@ void TraceStream::pump() {
       rotate_due_ = false;
     }
     writer_->append(batch_);
-    if (sink_->error() != 0) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        status_.unwritten += n;
-        status_.bytes = sink_->total_bytes();
-      }
-      fail(sink_->error(), "write", status().file);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      status_.written += n;
-      status_.missed = cursor_->missed();
-      status_.bytes = sink_->total_bytes();
-    }
+    handed_records_ += n;
+    // Pinned until write() has its last byte (the append handed it whole).
+    in_flight_.push_back(InFlight{sink_->handed_bytes(), n, std::move(batch_.timelines)});
+    batch_.timelines.clear();
+    if (!retire()) return;
     if (options_.rotate_bytes != 0 && sink_->file_bytes() >= options_.rotate_bytes) {
       finish_file();
       if (!cursor_) return;
       rotate_due_ = true;
     }
   }
-  // Unpinned between rounds: written chunks may go back to the budget.
+  // Every batch written before the thread waits again: none stays pinned
+  // between rounds, and status() is current.
+  if (cursor_) settle();
   batch_.timelines.clear();
 }
 

@@ -2,9 +2,15 @@
 // committed records through a RecordCursor (record_cursor.h) every
 // interval, and feeds them to the incremental PerfettoWriter, which writes
 // whole length-framed packets, so a file cut anywhere decodes up to its last
-// whole packet. Recording threads never wait for it: what the disk cannot
-// keep up with is left to the budget's policy and counted (the cursor's
-// misses). Chunks the stream has written go back to the budget (released).
+// whole packet. The bytes go to the file in 1 MiB write()s from a second
+// thread (FileBlockWriter), which writes one block while the stream's thread
+// formats the next. Recording threads never wait for either: what the disk
+// cannot keep up with is left to the budget's policy and counted (the
+// cursor's misses). A batch's chunks go back to the budget (released) once
+// write() has taken its last byte; every round of reads ends with the file
+// holding all it was handed. The blocks in flight are outside the budget, as
+// a write()'s are: at most FileBlockWriter::kInFlight + 2 (about 6 MiB),
+// kept for reuse once a burst has made them.
 //
 // Files: without rotation, `path`. With rotate_bytes, `<stem>-1<ext>`,
 // `<stem>-2<ext>`, ...: a file is finished and the next begun once it holds
@@ -23,11 +29,13 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "document_info.h"
 #include "perfetto_writer.h"
@@ -46,9 +54,9 @@ struct StreamOptions {
 struct StreamStatus {
   uint64_t bytes = 0;      // written to every file so far
   uint64_t files = 0;      // files begun
-  uint64_t written = 0;    // records in batches handed to the file
+  uint64_t written = 0;    // records in batches the file has wholly taken (write() returned)
   uint64_t missed = 0;     // records the budget recycled before the stream read them
-  uint64_t unwritten = 0;  // records read but not (wholly) written: the failed batch
+  uint64_t unwritten = 0;  // records read but not wholly written: the batches in flight at a failure
   std::string file;        // the file being written (or the last one)
   bool closed = false;
   // The first failure: errno, the step ("open", "write", "close", "cursor")
@@ -84,6 +92,10 @@ class TraceStream {
   bool open_file();    // the next file; false (and failed) when it cannot
   void finish_file();  // counts packet, close
   void pump();         // every batch committed now
+  // Counts the batches the file has wholly taken written (and unpins them);
+  // false (and failed) on a write error.
+  bool retire();
+  bool settle();  // retire() once every batch handed over is written
   uint64_t batch_limit() const;  // records of the next batch
   void run();
   void fail(int err, const char* op, const std::string& path);
@@ -96,6 +108,16 @@ class TraceStream {
   std::unique_ptr<FileSink> sink_;        // the thread's
   std::unique_ptr<PerfettoWriter> writer_;
   FrozenSnapshot batch_;
+  // Batches handed to the file that write() has not wholly taken yet; their
+  // chunks stay pinned (not released) until then. Bounded by the file
+  // writer's queue (FileBlockWriter::kInFlight blocks).
+  struct InFlight {
+    uint64_t end;  // FileSink::handed_bytes() after the batch
+    uint64_t records;
+    std::vector<FrozenTimeline> timelines;  // the pins
+  };
+  std::deque<InFlight> in_flight_;
+  uint64_t handed_records_ = 0;  // records of every batch handed over
   // A file reached rotate_bytes and was finished: the next one opens with the
   // next batch, so no file is left without spans (thread's own).
   bool rotate_due_ = false;

@@ -4,7 +4,8 @@
 // sink with small blocks); a Perfetto document whose names and timelines
 // first appear in later batches holds the same spans, and every packet of it
 // refers only to what earlier packets declared, so a file cut at any packet
-// boundary decodes on its own; restart() begins a self-contained file.
+// boundary decodes on its own; restart() begins a self-contained file; local
+// ids far above 0 give the same document (but for the ids).
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -221,6 +222,22 @@ std::vector<Field> fields(const std::string& s) {
   return out;
 }
 
+// The document's packets, each split into its fields; stops at the first
+// that is not a whole Trace.packet.
+std::vector<std::vector<Field>> packets_of(const std::string& doc) {
+  std::vector<std::vector<Field>> out;
+  size_t i = 0;
+  while (i < doc.size()) {
+    uint64_t key = 0, len = 0;
+    CHECK(varint(doc, i, key) && key == 0x0A);
+    CHECK(varint(doc, i, len) && i + len <= doc.size());
+    if (check::failures() > 0) break;
+    out.push_back(fields(doc.substr(i, len)));
+    i += len;
+  }
+  return out;
+}
+
 // A span as a reader sees it: (timeline, name, start, end, annotations).
 using Span = std::tuple<uint32_t, std::string, uint64_t, uint64_t, std::string>;
 
@@ -235,14 +252,7 @@ std::vector<Span> spans_checked(const std::string& doc, bool cut = false) {
   std::map<uint64_t, std::vector<Span>> open;
   std::map<uint64_t, std::vector<std::pair<uint64_t, uint64_t>>> on_track;  // slices per track
   bool cleared = false;
-  size_t i = 0;
-  while (i < doc.size()) {
-    uint64_t key = 0, len = 0;
-    CHECK(varint(doc, i, key) && key == 0x0A);
-    CHECK(varint(doc, i, len) && i + len <= doc.size());
-    if (check::failures() > 0) return spans;
-    const std::vector<Field> packet = fields(doc.substr(i, len));
-    i += len;
+  for (const std::vector<Field>& packet : packets_of(doc)) {
     uint64_t ts = 0;
     for (const Field& f : packet) {
       if (f.num == 13 && (f.v & 1)) cleared = true;
@@ -389,6 +399,86 @@ void test_restart() {
   CHECK(json == json_fresh);
 }
 
+// ---- local ids far above 0 (a stream's batch late in a recording, a
+// timeline whose oldest records were recycled) ----
+
+// `s` with every local id (and the parent, attribute and foreign-parent
+// keys that name one) raised by `base`: the same trees, so the same
+// document but for the span_id / parent_id values.
+Snapshot shifted(const Snapshot& s, uint32_t base) {
+  Snapshot out = s;
+  for (SnapshotTimeline& tl : out.timelines) {
+    for (SpanRecord& r : tl.records) {
+      r.local_id += base;
+      if (r.parent_local != 0) r.parent_local += base;
+    }
+    for (auto& a : tl.attrs) a.first += base;
+    for (auto& f : tl.foreign_parents) f.first += base;
+  }
+  return out;
+}
+
+// Every event in document order: track, type, name, timestamp and its
+// annotations, a span_id shown as "S" and a parent_id as "P" (their values
+// depend on the local ids). Per thread or group track, the span ids of the
+// begins go up (begin order is local id order).
+std::vector<std::string> events(const std::string& doc) {
+  std::vector<std::string> out;
+  std::map<uint64_t, uint64_t> last_id;
+  for (const std::vector<Field>& packet : packets_of(doc)) {
+    uint64_t ts = 0;
+    for (const Field& f : packet)
+      if (f.num == 8) ts = f.v;
+    for (const Field& f : packet) {
+      if (f.num != 11) continue;
+      std::string e = std::to_string(ts);
+      uint64_t uuid = 0;
+      for (const Field& ev : fields(f.bytes)) {
+        if (ev.num == 11) uuid = ev.v;
+        if (ev.num != 4) {
+          e += " " + std::to_string(ev.num) + "=" + std::to_string(ev.v);
+          continue;
+        }
+        const std::vector<Field> ann = fields(ev.bytes);
+        if (!ann.empty() && ann[0].num == 1 && (ann[0].v == 1 || ann[0].v == 2)) {
+          e += ann[0].v == 1 ? " S" : " P";
+          // Gen's timelines 4 and 5 (and their lanes) are async tracks.
+          if (ann[0].v == 1 && uuid != 4 && uuid != 5 && (uuid >> 32) == 0) {
+            CHECK(ann.size() == 2 && ann[1].v > last_id[uuid]);
+            last_id[uuid] = ann[1].v;
+          }
+        } else {
+          e += " " + ev.bytes;
+        }
+      }
+      out.push_back(e);
+    }
+  }
+  return out;
+}
+
+void test_high_local_ids() {
+  for (uint32_t seed = 1; seed <= 100; ++seed) {
+    Gen g(seed);
+    const Snapshot s = g.snapshot();
+    const Snapshot hi = shifted(s, 3000000 + 977 * seed);
+    std::string low_doc, hi_doc;
+    write_perfetto(s, kOrigin, kTestClocks, low_doc);
+    write_perfetto(hi, kOrigin, kTestClocks, hi_doc);
+    CHECK(low_doc != hi_doc);
+    const std::vector<std::string> want = events(low_doc);
+    CHECK(want.size() > 100);
+    CHECK(events(hi_doc) == want);
+    const std::vector<Snapshot> parts = batches(hi, g);
+    CHECK(streamed<PerfettoWriter>(parts) == hi_doc);
+    CHECK(sunk<PerfettoWriter>(parts, 1 + g.below(300)) == hi_doc);
+    if (check::failures() > 0) {
+      std::printf("seed %u\n", seed);
+      return;
+    }
+  }
+}
+
 // Document metadata members go into Chrome JSON's "metadata"; an empty
 // document is still whole.
 void test_metadata_and_empty() {
@@ -412,6 +502,7 @@ int main() {
   RUN_TEST(test_batches_equal_whole);
   RUN_TEST(test_late_names_and_timelines);
   RUN_TEST(test_cut_at_every_packet);
+  RUN_TEST(test_high_local_ids);
   RUN_TEST(test_restart);
   RUN_TEST(test_metadata_and_empty);
   return check::result("incremental_writers_test");

@@ -1,11 +1,15 @@
 // The stream (trace_stream.h): every record written exactly once across
 // rotated files, the newest `keep` files kept, each file packet-framed from
 // its first byte to its last; a write failure (/dev/full) reported once,
-// the stream's cursor given up and recording going on with counts exact.
+// the stream's cursor given up and recording going on with counts exact; a
+// batch counted written only once write() has taken it (a FIFO not read yet).
+#include <fcntl.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
@@ -207,6 +211,85 @@ static void write_failure_keeps_recording() {
   CHECK(t->memory_used() <= t->memory_limit());
 }
 
+// A file that takes nothing yet (a FIFO whose reader has not read): what the
+// stream handed to it is not counted written until write() has taken it,
+// whatever the stream's thread has formatted meanwhile, and its chunks stay
+// pinned: none is released while the budget fills. Once read, the file
+// holds every span the stream read.
+static void written_means_taken_by_write() {
+  const std::string dir = tmpdir();
+  const std::string fifo = dir + "/pipe.pftrace";
+  CHECK_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int rd = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // so the stream's open does not block
+  CHECK(rd >= 0);
+  TracerOptions o;
+  o.memory_limit = 4 << 20;  // about 150 chunks: the first spans take two thirds
+  o.on_full = FullPolicy::kOverwrite;
+  auto t = Tracer::create(o);
+  const uint32_t name = t->intern("span");
+  auto main = t->attach_js_thread("main");
+  constexpr uint64_t kSpans = 100000;  // about 4.6 MB: several 1 MiB blocks, two batches
+  for (uint64_t i = 0; i < kSpans; ++i) {
+    CHECK_EQ(begin(*main, name, static_cast<int64_t>(2 * i)), Status::kOk);
+    CHECK_EQ(end(*main, static_cast<int64_t>(2 * i + 1)), Status::kOk);
+  }
+  StreamOptions so;
+  so.path = fifo;
+  so.interval_ms = 1;
+  StreamStatus err;
+  auto s = TraceStream::start(t, so, nullptr, &err);
+  CHECK(s != nullptr);
+  if (!s) return;
+  // The pipe full (generous deadline): the file's writer is blocked in write().
+  const int pipe_bytes = ::fcntl(rd, F_GETPIPE_SZ);
+  int queued = 0;
+  for (int i = 0; i < 20000 && queued < pipe_bytes; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    CHECK_EQ(::ioctl(rd, FIONREAD, &queued), 0);
+  }
+  CHECK_EQ(queued, pipe_bytes);
+  // Time for the stream's thread to format and hand over what it can.
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  const StreamStatus blocked = s->status();
+  CHECK_EQ(blocked.written, uint64_t{0});
+  CHECK_EQ(blocked.bytes, uint64_t{0});
+  CHECK_EQ(blocked.error, 0);
+  // Twice the budget more while the file takes nothing.
+  constexpr uint64_t kMore = 300000;
+  for (uint64_t i = kSpans; i < kSpans + kMore; ++i) {
+    CHECK_EQ(begin(*main, name, static_cast<int64_t>(2 * i)), Status::kOk);
+    CHECK_EQ(end(*main, static_cast<int64_t>(2 * i + 1)), Status::kOk);
+  }
+  RecordCounts during;
+  for (const TimelineCounts& c : t->counts()) during += c.counts;
+  // The budget full and its oldest chunks pinned (one timeline recycles
+  // from its front only): new spans are dropped and counted, and no chunk
+  // of a batch the file has not taken is released.
+  CHECK(during.dropped > 0);
+  CHECK_EQ(during.released, uint64_t{0});
+  // Read everything while close() finishes the file.
+  std::thread closer([&] { s->close(); });
+  CHECK_EQ(::fcntl(rd, F_SETFL, 0), 0);
+  std::string bytes;
+  char buf[1 << 16];
+  for (ssize_t n; (n = ::read(rd, buf, sizeof buf)) > 0;) bytes.append(buf, static_cast<size_t>(n));
+  closer.join();
+  ::close(rd);
+  const StreamStatus st = s->status();
+  CHECK_EQ(st.error, 0);
+  // The first spans were pinned, so none of them was missed.
+  CHECK(st.written >= kSpans);
+  RecordCounts after;
+  for (const TimelineCounts& c : t->counts()) after += c.counts;
+  CHECK_EQ(after.produced, kSpans + kMore);
+  CHECK_EQ(st.written + st.missed, after.produced - after.dropped);
+  CHECK_EQ(st.bytes, static_cast<uint64_t>(bytes.size()));
+  CHECK(packets(bytes) > 0);
+  CHECK_EQ(begins(bytes), static_cast<size_t>(st.written));
+  ::unlink(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
 static void numbered_names() {
   CHECK_EQ(TraceStream::numbered("a/b/t.pftrace", 3), std::string("a/b/t-3.pftrace"));
   CHECK_EQ(TraceStream::numbered("a.b/t", 2), std::string("a.b/t-2"));
@@ -219,5 +302,6 @@ int main() {
   rotates_and_keeps_the_newest();
   open_failure_is_reported();
   write_failure_keeps_recording();
+  written_means_taken_by_write();
   return check::result("trace_stream_test");
 }
