@@ -2,7 +2,9 @@
 //   node --expose-gc bench/cases/rss.mjs <options JSON>
 // RSS after a warm-up and a GC, then `spans` begin(id)/end() pairs, flush,
 // GC, RSS again; the growth divided by the committed count (from stats()).
-// Prints one JSON line.
+// Prints one JSON line. With { attrs: true } each span is
+// begin(id, { route, bytes }) as micro.mjs's hotspan-attrs (an interned
+// string of four and a number): the attribute span's stored bytes.
 // With { memoryLimit, onFull }: the budget case instead (budgetMain): RSS is
 // sampled every 1M spans from before the tracer exists, and the growth is
 // compared with the budget; the counts are checked against the spans made.
@@ -71,9 +73,17 @@ function main() {
   gc();
   const before = process.memoryUsage();
   const n = Math.floor(opts.spans);
-  for (let i = 0; i < n; i++) {
-    t.begin(id);
-    t.end();
+  if (opts.attrs) {
+    const ROUTES = ['/users', '/orders', '/items', '/health'];
+    for (let i = 0; i < n; i++) {
+      t.begin(id, { route: ROUTES[i & 3], bytes: i });
+      t.end();
+    }
+  } else {
+    for (let i = 0; i < n; i++) {
+      t.begin(id);
+      t.end();
+    }
   }
   t.flush();
   gc();
@@ -83,6 +93,7 @@ function main() {
   const committed = row ? row.count : 0;
   const out = {
     backend: opts.backend,
+    attrs: opts.attrs === true,
     spans: n,
     committed,
     rssBefore: before.rss,
