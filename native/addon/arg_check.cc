@@ -50,8 +50,8 @@ void ThrowArgTypeCxx(Napi::Env env, const char* arg, const char* expected, napi_
 uint32_t ArgUint32(const Napi::CallbackInfo& info, size_t index, const char* arg) {
   Napi::Value v = info[index];
   if (v.IsNumber()) {
-    double d = v.As<Napi::Number>().DoubleValue();
-    if (d >= 0 && d <= 4294967295.0 && std::floor(d) == d) return static_cast<uint32_t>(d);
+    uint32_t out;
+    if (ExactU32(v.As<Napi::Number>().DoubleValue(), &out)) return out;
   }
   ThrowArgTypeCxx(info.Env(), arg, "an integer in [0, 2^32)", v);
 }

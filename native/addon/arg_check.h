@@ -12,6 +12,15 @@
 
 namespace hotspan_addon {
 
+// `d` as a uint32 when it is one exactly; false for anything else (a
+// fraction, out of range, NaN). Shared by ArgUint32, the stream's keep and
+// the async and slot views' entries.
+inline bool ExactU32(double d, uint32_t* out) {
+  if (!(d >= 0 && d <= 4294967295.0)) return false;
+  *out = static_cast<uint32_t>(d);
+  return static_cast<double>(*out) == d;
+}
+
 // typeof-style name of a value's type, for error messages.
 const char* TypeName(napi_env env, napi_value value);
 

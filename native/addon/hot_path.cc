@@ -119,17 +119,6 @@ napi_value AsyncBegin(napi_env env, napi_callback_info info) {
                                                std::move(attrs), 0, &b.async_caller));
 }
 
-namespace {
-
-// An exact uint32 from the async view; false for anything else.
-bool ViewU32(double d, uint32_t* out) {
-  if (!(d >= 0 && d <= 4294967295.0)) return false;
-  *out = static_cast<uint32_t>(d);
-  return static_cast<double>(*out) == d;
-}
-
-}  // namespace
-
 napi_value AsyncEnd(napi_env env, napi_callback_info info) {
   const int64_t now = hotspan::clock::now_ticks();
   napi_value argv[2];
@@ -161,7 +150,7 @@ napi_value AsyncBeginOf(napi_env, TracerBinding& b) {
   // Not a track and name id: refused, as an unknown one is (the facade's
   // error names both).
   uint64_t token = 0;
-  if (ViewU32(in[AsyncArgs::kTrack], &track) && ViewU32(in[AsyncArgs::kName], &name)) {
+  if (ExactU32(in[AsyncArgs::kTrack], &track) && ExactU32(in[AsyncArgs::kName], &name)) {
     token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), {}, 0, &b.async_caller);
   }
   // The local id through the view: no number value is made for the answer.
@@ -173,7 +162,7 @@ napi_value AsyncEndOf(napi_env env, TracerBinding& b) {
   const int64_t now = hotspan::clock::now_ticks();
   const auto& in = *b.async_args.in;
   uint32_t flags;
-  if (!ViewU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
+  if (!ExactU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
   return EndResult(env, b.tracer->async_end(TokenOf(in[AsyncArgs::kToken]), now, static_cast<uint16_t>(flags),
                                             &b.async_caller));
 }

@@ -180,10 +180,7 @@ HOTSPAN_COLD napi_value ThrowViewU32(napi_env env, const char* what, double d) {
 // A view entry that must hold a uint32 (the name id, the code); false: a
 // RangeError naming it is pending.
 HOTSPAN_HOT_INLINE bool ViewU32(napi_env env, double d, const char* what, uint32_t* out) {
-  if (d >= 0 && d < 4294967296.0) {
-    *out = static_cast<uint32_t>(d);
-    if (*out == d) return true;
-  }
+  if (ExactU32(d, out)) return true;
   ThrowViewU32(env, what, d);
   return false;
 }

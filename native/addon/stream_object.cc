@@ -74,11 +74,10 @@ Napi::Value StartStream(const Napi::CallbackInfo& info, TracerBinding& self) {
   if (!info[3].IsFunction()) ThrowArgTypeCxx(env, "onError", "a function", info[3]);
   // The facade checks the user's values; these guard the binding itself.
   if (!(rotate >= 0 && rotate <= 9007199254740991.0 && std::floor(rotate) == rotate) ||
-      !(keep >= 0 && keep <= 4294967295.0 && std::floor(keep) == keep) || options.path.empty()) {
+      !ExactU32(keep, &options.keep) || options.path.empty()) {
     throw Napi::RangeError::New(env, "hotspan: bad stream arguments");
   }
   options.rotate_bytes = static_cast<uint64_t>(rotate);
-  options.keep = static_cast<uint32_t>(keep);
   auto* h = new StreamHandle();
   h->on_error = Napi::ThreadSafeFunction::New(env, info[3].As<Napi::Function>(), "hotspan.stream", 0, 1);
   h->on_error.Unref(env);  // a stream never keeps the process alive
