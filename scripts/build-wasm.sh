@@ -31,7 +31,8 @@ if ! command -v "$cxx" >/dev/null || [ ! -d "$llvm/include/wasm32-wasi/c++/v1" ]
 fi
 
 # The Node-free core sources the entry points reach: writers (their DocumentWriter
-# interface also takes frozen records), stats, histogram, query engine, span ids.
+# interface also takes frozen records), stats, histogram, query engine, span ids,
+# the OTLP encoder (the js backend's export, lib/otlp-worker.ts).
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/exports.cc
@@ -48,6 +49,10 @@ sources=(
   native/core/frozen_records.cc
   native/core/tick_anchors.cc
   native/core/span_ids.cc
+  native/core/otlp_batcher.cc
+  native/core/otlp_request.cc
+  native/core/otlp_request_json.cc
+  native/core/otlp_otel_fields.cc
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

@@ -7,6 +7,7 @@
 // for hs_result_size() bytes until the next call.
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 
 #include "chrome_json_writer.h"
 #include "open_stack_ids.h"
+#include "otlp_batcher.h"
 #include "perfetto_writer.h"
 #include "query_call.h"
 #include "snapshot_columns.h"
@@ -76,6 +78,20 @@ std::vector<Stream*>& streams() {
 Stream* stream_at(uint32_t handle) {
   std::vector<Stream*>& all = streams();
   return handle >= 1 && handle <= all.size() ? all[handle - 1] : nullptr;
+}
+
+// OTLP exporters' encoders (hs_otlp_*): the core's OtlpBatcher over the js
+// backend's batches, one per exporter worker.
+std::vector<hotspan::OtlpBatcher*>& otlp_batchers() {
+  static std::vector<hotspan::OtlpBatcher*>* b = nullptr;
+  if (b == nullptr) b = new std::vector<hotspan::OtlpBatcher*>();
+  return *b;
+}
+
+uint32_t u32_at(const uint8_t* p) {
+  uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
 }
 
 }  // namespace
@@ -352,6 +368,96 @@ __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, u
   out[0] = hotspan::trace_id::wire_span_id(salt, span);
   out[1] = root.hi;
   out[2] = root.lo;
+  return kOk;
+}
+
+// An OTLP encoder for one exporter (otlp_batcher.h); returns its handle, 0
+// for a malformed `resource` (taken over): u32 pair count P, then 2P + 1
+// strings as u32 byte length + UTF-8: the resource attributes' keys and
+// values in turn, then the scope version. `unix_offset_ns` is added to the
+// batches' times (ns from the performance.now() origin); `salt` is the
+// tracer's id salt.
+__attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
+                                                                     int64_t unix_offset_ns, uint64_t salt) {
+  hotspan::OtlpResource r;
+  size_t at = 0;
+  bool ok = size >= 4;
+  std::vector<std::string> strings;
+  const uint64_t pairs = ok ? u32_at(resource) : 0;
+  at = 4;
+  for (uint64_t k = 0; ok && k < 2 * pairs + 1; ++k) {
+    ok = size - at >= 4;
+    if (!ok) break;
+    const uint32_t n = u32_at(resource + at);
+    at += 4;
+    ok = n <= size - at;
+    if (!ok) break;
+    strings.emplace_back(reinterpret_cast<const char*>(resource + at), n);
+    at += n;
+  }
+  std::free(resource);
+  if (!ok || encoding > 1) return 0;
+  for (uint64_t k = 0; k < pairs; ++k) r.attributes.emplace_back(strings[2 * k], strings[2 * k + 1]);
+  r.scope_version = strings.back();
+  otlp_batchers().push_back(new hotspan::OtlpBatcher(
+      r, encoding == 1 ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf, unix_offset_ns, salt));
+  return static_cast<uint32_t>(otlp_batchers().size());
+}
+
+// One read of an OTLP export: the new records (columns as hs_write's, taken
+// over; their names are the ones new since the previous call) and their
+// stored contexts (taken over, may be null when count is 0: 6 u64 each as
+// hs_span_ids', then count u32 tracestate byte lengths and their UTF-8).
+// `unread`: records left for a later read; `final`: as OtlpBatcher::encode.
+// The result: u32 spans, u32 records held back, then the request (when
+// spans > 0).
+__attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
+                                                                    uint8_t* contexts, uint32_t contexts_size,
+                                                                    uint32_t count, uint32_t max_spans, uint32_t final,
+                                                                    uint32_t unread) {
+  hotspan::Snapshot fresh;
+  bool ok = take_columns(input, size, fresh);
+  std::vector<std::pair<uint64_t, hotspan::StoredContext>> given;  // by timeline id << 32 | local id
+  const uint64_t words = 6 * static_cast<uint64_t>(count);
+  ok = ok && contexts_size >= 8 * words + 4 * uint64_t{count};
+  size_t at = 8 * words + 4 * size_t{count};
+  for (uint32_t k = 0; ok && k < count; ++k) {
+    uint64_t e[6];
+    std::memcpy(e, contexts + 48 * size_t{k}, sizeof e);
+    const uint32_t n = u32_at(contexts + 8 * words + 4 * size_t{k});
+    ok = n <= contexts_size - at;
+    if (!ok) break;
+    hotspan::StoredContext c;
+    c.trace = hotspan::TraceId{e[2], e[3]};
+    c.parent_wire = e[4];
+    c.flags = static_cast<uint8_t>(e[5]);
+    c.tracestate.assign(reinterpret_cast<const char*>(contexts + at), n);
+    at += n;
+    given.emplace_back(e[0] << 32 | (e[1] & 0xffffffffu), std::move(c));
+  }
+  std::free(contexts);
+  hotspan::OtlpBatcher* b = handle >= 1 && handle <= otlp_batchers().size() ? otlp_batchers()[handle - 1] : nullptr;
+  if (b == nullptr) return kBadHandle;
+  if (!ok || max_spans == 0) return kBadInput;
+  for (std::string& name : fresh.names) b->add_name(name);
+  hotspan::Snapshot in;
+  for (hotspan::SnapshotTimeline& tl : fresh.timelines) {
+    if (tl.records.empty()) continue;
+    hotspan::SnapshotTimeline& bt = b->timeline(in, tl.id, tl.kind);
+    bt.records.insert(bt.records.end(), tl.records.begin(), tl.records.end());
+    for (auto& a : tl.attrs) bt.attrs.push_back(std::move(a));
+    for (const auto& f : tl.foreign_parents) bt.foreign_parents.push_back(f);
+    for (auto& g : given) {
+      if (g.first >> 32 == tl.id) bt.contexts.emplace_back(static_cast<uint32_t>(g.first), std::move(g.second));
+    }
+  }
+  std::string body;
+  const hotspan::OtlpBatcher::Result r = b->encode(in, unread != 0, max_spans, final != 0, body);
+  std::string& out = result();
+  out.assign(8, '\0');
+  const uint32_t head[2] = {static_cast<uint32_t>(r.spans), static_cast<uint32_t>(r.waiting)};
+  std::memcpy(&out[0], head, sizeof head);
+  out += body;
   return kOk;
 }
 
