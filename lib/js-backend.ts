@@ -31,6 +31,7 @@ import {
   TIMELINE_SHIFT,
 } from './flags';
 import type { NativeSnapshot, NativeTracer, StoredContext } from './native-binding';
+import type { ExportSlice, JsExportInfo } from './otlp-js-source';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
 import { totalCounts, type BackendCounts } from './counts';
@@ -50,9 +51,10 @@ interface Timeline {
   lastEnd: number;
   /** A joined thread's timeline whose thread exited. */
   exited: boolean;
-  /** The budget's counts: records stored, and of those overwritten; records dropped. */
+  /** The budget's counts: records stored, and of those overwritten or released (read by the OTLP export); records dropped. */
   stored: number;
   overwritten: number;
+  released: number;
   dropped: number;
 }
 
@@ -281,6 +283,7 @@ export class JsBackend implements Backend {
       exited: false,
       stored: 0,
       overwritten: 0,
+      released: 0,
       dropped: 0,
     };
     this.timelineList.push(tl);
@@ -327,10 +330,17 @@ export class JsBackend implements Backend {
 
   /** Copies the kept records, oldest first, to the start of `t` and `f`. */
   private copyKept(t: Float64Array, f: Uint32Array): void {
-    const first = Math.min(this.count, this.cap - this.head);
-    t.set(this.times.subarray(2 * this.head, 2 * (this.head + first)));
-    f.set(this.fields.subarray(FPR * this.head, FPR * (this.head + first)));
-    const rest = this.count - first;
+    this.copyRecords(0, this.count, t, f);
+  }
+
+  /** Copies `n` kept records from the `from`-th oldest on to the start of `t` and `f`. */
+  private copyRecords(from: number, n: number, t: Float64Array, f: Uint32Array): void {
+    let at = this.head + from;
+    if (at >= this.cap) at -= this.cap;
+    const first = Math.min(n, this.cap - at);
+    t.set(this.times.subarray(2 * at, 2 * (at + first)));
+    f.set(this.fields.subarray(FPR * at, FPR * (at + first)));
+    const rest = n - first;
     if (rest > 0) {
       t.set(this.times.subarray(0, 2 * rest), 2 * first);
       f.set(this.fields.subarray(0, FPR * rest), FPR * first);
@@ -349,6 +359,11 @@ export class JsBackend implements Backend {
     }
     const need = (attrs === '' ? 0 : attrCost(attrs)) + (ctx === undefined ? 0 : contextCost(ctx));
     while ((this.count + 1) * RECORD_BYTES + this.sideBytes + need > this.limitBytes) {
+      // Records the OTLP export has read go first, under either policy (the core recycles released chunks).
+      if (this.seq - this.count < this.exportFrom) {
+        this.timelineList[this.removeOldest() - 1].released++;
+        continue;
+      }
       if (this.onFull === 'drop' || this.count === 0) {
         this.timelineList[timeline - 1].dropped++;
         this.lossSeen = true;
@@ -364,8 +379,14 @@ export class JsBackend implements Backend {
   }
 
   private overwriteOldest(): void {
+    this.timelineList[this.removeOldest() - 1].overwritten++;
+    this.lossSeen = true;
+  }
+
+  /** Takes the oldest kept record out of the ring, with its side entries; returns its timeline id. */
+  private removeOldest(): number {
     const h = this.head;
-    this.timelineList[this.fields[h * FPR + 1] - 1].overwritten++;
+    const timeline = this.fields[h * FPR + 1];
     const oldest = this.seq - this.count;
     const text = this.attrs.dropOldest(oldest);
     if (text !== undefined) this.sideBytes -= attrCost(text);
@@ -373,7 +394,7 @@ export class JsBackend implements Backend {
     if (ctx !== undefined) this.sideBytes -= contextCost(ctx);
     this.head = h + 1 === this.cap ? 0 : h + 1;
     this.count--;
-    this.lossSeen = true;
+    return timeline;
   }
 
   // ---- hot path ----
@@ -674,6 +695,51 @@ export class JsBackend implements Backend {
     return { names: this.names, timelines: this.timelineList, count: n, times, fields, attrs, contexts, counters: this.counters.series(false) };
   }
 
+  /** The OTLP export's read: the first record not handed over, and the drops it has counted. */
+  private exportFrom = 0;
+  private exportDropped = 0;
+  private exportNames = 0;
+
+  /** @internal What the OTLP exporter's worker needs of this tracer: its id salt, and its time axis on the Unix epoch. */
+  exportInfo(): JsExportInfo {
+    if (this.link !== undefined) throw joinedReadError('exportOtlp() (export from the tracer that share() was called on)');
+    const clocks = readClocks();
+    return { salt: this.salt, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
+  }
+
+  /**
+   * @internal The OTLP exporter's read (lib/otlp-exporter.ts), as the core's
+   * OtlpSource reads through its cursor: a copy of up to `max` committed
+   * records not handed over yet (commit order; `names` only those new since
+   * the last call), which the budget then takes back first (counted
+   * released); the records the budget overwrote or dropped before they were
+   * read, counted lost; the records left.
+   */
+  takeForExport(max: number): ExportSlice {
+    const first = this.seq - this.count;
+    let lost = 0;
+    if (this.exportFrom < first) {
+      lost += first - this.exportFrom;
+      this.exportFrom = first;
+    }
+    let dropped = 0;
+    for (const t of this.timelineList) dropped += t.dropped;
+    lost += dropped - this.exportDropped;
+    this.exportDropped = dropped;
+    const from = this.exportFrom;
+    const n = Math.min(max, this.seq - from);
+    const times = new Float64Array(2 * n);
+    const fields = new Uint32Array(FPR * n);
+    this.copyRecords(from - first, n, times, fields);
+    const attrs = this.attrs.between(from, from + n);
+    const contexts = this.ctxs.between(from, from + n);
+    this.exportFrom = from + n;
+    const names = this.names.slice(this.exportNames);
+    this.exportNames = this.names.length;
+    const timelines = this.timelineList.map((t) => ({ id: t.id, name: t.name, kind: t.kind, exited: t.exited }));
+    return { snap: { names, timelines, count: n, times, fields, attrs, contexts }, lost, left: this.seq - this.exportFrom };
+  }
+
   counts(): BackendCounts {
     // A joined thread's records are counted where they are shipped: the owner.
     if (this.link !== undefined) return { lost: false, limit: this.limitBytes, onFull: this.onFull, timelines: [] };
@@ -685,8 +751,8 @@ export class JsBackend implements Backend {
         id: t.id,
         name: t.name,
         produced: t.stored + t.dropped,
-        kept: t.stored - t.overwritten,
-        released: 0,
+        kept: t.stored - t.overwritten - t.released,
+        released: t.released,
         overwritten: t.overwritten,
         dropped: t.dropped,
       })),

@@ -1,6 +1,8 @@
 // The tracer's side of OTLP export: starts the exporter's worker (which
 // reads, encodes and sends off this thread, see otlp-worker.ts), stops it
 // within a deadline on shutdown() and at process exit, reads its counts.
+// A js tracer's records are handed to the worker when it asks (a copy of
+// the columns, its only work here), and all of them at a stop.
 
 import { existsSync } from 'node:fs';
 import * as path from 'node:path';
@@ -9,6 +11,16 @@ import { Worker } from 'node:worker_threads';
 import { atExit } from './exit-write';
 import type { OtlpConfig } from './otlp-config';
 import { OtlpCounters, type OtlpCounts } from './otlp-counters';
+import type { ExportSlice, JsExportInfo } from './otlp-js-source';
+
+/** Where the worker reads: a native tracer by its share token, or a js tracer's hand-overs. */
+export type OtlpFrom =
+  | { token: string }
+  | {
+      js: JsExportInfo;
+      /** Up to `max` records committed and not handed over yet (JsBackend.takeForExport). */
+      take: (max: number) => ExportSlice;
+    };
 
 // dist/ holds the compiled worker next to this file; the TypeScript sources
 // (lib/, under vitest) use the compiled one.
@@ -30,6 +42,7 @@ export class OtlpExporter {
   private readonly onExit = (): void => {
     if (this.stopped !== undefined || this.counters.finished()) return;
     this.flush();
+    this.handOverAll();
     this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
     Atomics.wait(this.counters.state, 0, 0, this.config.shutdownTimeoutMs + 1000);
   };
@@ -38,8 +51,12 @@ export class OtlpExporter {
   };
 
   /** `flush` commits what waits in the tracer before the last read. */
-  constructor(token: string, private readonly config: OtlpConfig, private readonly flush: () => void) {
-    this.worker = new Worker(workerFile(), { workerData: { token, config, counters: this.counters.buffer } });
+  constructor(private readonly from: OtlpFrom, private readonly config: OtlpConfig, private readonly flush: () => void) {
+    const source = 'token' in from ? { token: from.token } : { js: from.js };
+    this.worker = new Worker(workerFile(), { workerData: { ...source, config, counters: this.counters.buffer } });
+    this.worker.on('message', (m: { pull?: number }) => {
+      if (typeof m.pull === 'number' && 'take' in from && !this.handedAll) this.handOver(from.take(m.pull));
+    });
     this.worker.on('error', (err) => {
       this.failure = err;
       this.counters.markFinished();
@@ -58,6 +75,33 @@ export class OtlpExporter {
     process.off('beforeExit', this.onBeforeExit);
   }
 
+  /** Set once a stop handed every record over: later asks get nothing. */
+  private handedAll = false;
+
+  private handOver(slice: ExportSlice): void {
+    this.worker.postMessage({ slice }, [slice.snap.times.buffer, slice.snap.fields.buffer] as ArrayBuffer[]);
+  }
+
+  /** A js tracer's records, all of them, in batches the worker's reads take whole. */
+  private handOverAll(): void {
+    const from = this.from;
+    if (!('take' in from)) return;
+    for (;;) {
+      const slice = from.take(this.config.maxBatchSize);
+      this.handOver(slice);
+      if (slice.left === 0) break;
+    }
+    this.handedAll = true;
+  }
+
+  /** After the worker ended: a js tracer's records committed since the last hand-over are not sent (counted dropped). */
+  private countLeft(): void {
+    const from = this.from;
+    if (!('take' in from)) return;
+    const rest = from.take(Number.MAX_SAFE_INTEGER);
+    this.counters.add('dropped', rest.lost + rest.snap.count);
+  }
+
   counts(): OtlpCounts {
     return this.counters.read();
   }
@@ -68,6 +112,7 @@ export class OtlpExporter {
       process.off('beforeExit', this.onBeforeExit);
       this.cancelExit();
       this.flush();
+      this.handOverAll();
       this.worker.ref();
       this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
       await new Promise<void>((resolve) => {
@@ -78,10 +123,13 @@ export class OtlpExporter {
           resolve();
         };
         if (this.counters.finished()) done();
-        this.worker.once('message', done);
+        this.worker.on('message', (m: unknown) => {
+          if (m === 'finished') done();
+        });
         this.worker.once('exit', done);
       });
       await this.worker.terminate();
+      this.countLeft();
       if (this.failure !== undefined) throw this.failure;
     })();
     return this.stopped;

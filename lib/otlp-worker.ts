@@ -1,6 +1,8 @@
 // The OTLP exporter's worker thread: reads and encodes spans through the
-// addon (the core's OtlpSource), compresses and sends them, retries. Nothing
-// here runs on the tracer's thread. Messages in: 'stop' (send what is left
+// addon (the core's OtlpSource) for a native tracer, or through the core's
+// encoder compiled to WebAssembly over the records a js tracer hands over
+// (./otlp-js-source), then compresses and sends them, retries: one sender
+// for both. Nothing here runs on the tracer's thread. Messages in: 'stop' (send what is left
 // until the deadline, then finish). Counts out: OtlpCounters.
 
 import * as http from 'node:http';
@@ -11,6 +13,7 @@ import { gzip as gzipCb } from 'node:zlib';
 
 import type { OtlpConfig } from './otlp-config';
 import { OtlpCounters } from './otlp-counters';
+import { JsOtlpSource, type JsExportInfo, type OtlpRead } from './otlp-js-source';
 import { partialSuccess, retryAfterMs } from './otlp-response';
 import { loadNativeAddon } from './native-loader';
 
@@ -20,17 +23,30 @@ const gzip = promisify(gzipCb);
 const GZIP_LEVEL = 1;
 
 interface Data {
-  token: string;
+  /** A native tracer's share token, or a js tracer's ids and clock. */
+  token?: string;
+  js?: JsExportInfo;
   config: OtlpConfig;
   counters: SharedArrayBuffer;
 }
 
-const { token, config, counters: shared } = workerData as Data;
+const { token, js, config, counters: shared } = workerData as Data;
 const counters = new OtlpCounters(shared);
-const loaded = loadNativeAddon();
-if (loaded.addon === undefined) throw loaded.error ?? new Error('hotspan: the addon did not load in the OTLP worker');
-const addon = loaded.addon;
-const source = addon.otlpSource(token, { resource: config.resource, scopeVersion: config.resource.find(([k]) => k === 'telemetry.sdk.version')?.[1] ?? '', encoding: config.encoding });
+const scopeVersion = config.resource.find(([k]) => k === 'telemetry.sdk.version')?.[1] ?? '';
+
+/** Where requests come from: the addon's OtlpSource, or a js tracer's hand-overs. */
+function openSource(): { next(maxSpans: number, final: boolean): OtlpRead | Promise<OtlpRead> } {
+  if (js !== undefined) {
+    if (parentPort === null) throw new Error('hotspan: the OTLP worker has no parent port');
+    return new JsOtlpSource(parentPort, config, scopeVersion, js);
+  }
+  const loaded = loadNativeAddon();
+  if (loaded.addon === undefined) throw loaded.error ?? new Error('hotspan: the addon did not load in the OTLP worker');
+  const addon = loaded.addon;
+  const native = addon.otlpSource(token ?? '', { resource: config.resource, scopeVersion, encoding: config.encoding });
+  return { next: (maxSpans, final) => addon.otlpNext(native, maxSpans, final) };
+}
+const source = openSource();
 
 // Retryable per the OTLP/HTTP spec.
 const RETRYABLE = new Set([429, 502, 503, 504]);
@@ -149,12 +165,12 @@ async function run(): Promise<void> {
     if (final && performance.now() >= (stopDeadline ?? 0)) {
       await settle();
       // Past the deadline: what is left is read and counted, not sent.
-      const rest = addon.otlpNext(source, 1 << 20, true);
+      const rest = await source.next(1 << 20, true);
       counters.add('dropped', rest.lost + rest.spans);
       if (rest.spans === 0 && rest.waiting === 0) return;
       continue;
     }
-    const next = addon.otlpNext(source, config.maxBatchSize, final);
+    const next = await source.next(config.maxBatchSize, final);
     counters.add('dropped', next.lost);
     if (next.body !== undefined) {
       const started = deliver(next.body, next.spans);

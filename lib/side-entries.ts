@@ -25,6 +25,22 @@ export class SideEntries<T> {
     return value;
   }
 
+  /** The live entries of records from .. end - 1, with record numbers made relative to `from`. */
+  between(from: number, end: number): Array<[number, T]> {
+    const a = this.items;
+    // Record numbers ascend: the first entry at or after `from`.
+    let lo = this.head;
+    let hi = a.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (a[mid][0] < from) lo = mid + 1;
+      else hi = mid;
+    }
+    const out: Array<[number, T]> = [];
+    for (let k = lo; k < a.length && a[k][0] < end; k++) out.push([a[k][0] - from, a[k][1]]);
+    return out;
+  }
+
   /** The live entries with record numbers made relative to `first`. */
   from(first: number): Array<[number, T]> {
     const out: Array<[number, T]> = [];

@@ -23,7 +23,7 @@ import { loadNativeAddon } from './native-loader';
 import { checkName, checkNonEmptyName, NameCache, wellFormed } from './names';
 import { NoopBackend } from './noop-backend';
 import { otlpConfig, packageVersion, type OtlpExportOptions } from './otlp-config';
-import { OtlpExporter } from './otlp-exporter';
+import { OtlpExporter, type OtlpFrom } from './otlp-exporter';
 import { outputFormat, type OutputFormat } from './output';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
 import { totalCounts, warnLoss, withCounts, type Counts } from './counts';
@@ -148,6 +148,8 @@ let injectedBackend: Backend | undefined;
 export class Tracer {
   /** The backend that records; swapped for a ClosedBackend by close(). */
   private b: Backend;
+  /** The js backend this tracer records in (under any wrapper), if it does. */
+  private readonly jsBase: JsBackend | undefined;
   private readonly names: NameCache;
   private readonly handles: HandleTracker;
   private readonly gcHook: GcHook | undefined;
@@ -174,6 +176,7 @@ export class Tracer {
     const resolved = injected === undefined ? resolveOptions(options) : undefined;
     const backend = injected ?? createBackend(resolved as ResolvedOptions);
     this.b = backend;
+    this.jsBase = backend instanceof JsBackend ? backend : undefined;
     if (resolved?.writeOnExit !== undefined) {
       const path = resolved.writeOnExit;
       const format = outputFormat(path);
@@ -656,19 +659,22 @@ export class Tracer {
   }
 
   /**
-   * Starts continuous OTLP/HTTP export of this tracer's spans (native
-   * backend): a worker thread reads, encodes, compresses and sends them, so
-   * this thread pays nothing per span. Options default to the standard
+   * Starts continuous OTLP/HTTP export of this tracer's spans: a worker
+   * thread reads, encodes, compresses and sends them, so this thread pays
+   * nothing per span (on the js backend: a copy of the records the worker
+   * reads, which then leave the budget). Options default to the standard
    * OTEL_* variables. Once per tracer; counts in `counts().otlp`.
    */
   exportOtlp(options?: OtlpExportOptions): void {
     if (this.isClosed) throw closedError();
     if (this.otlp !== undefined) throw new Error('hotspan: exportOtlp() was already called on this tracer');
-    if (this.b.kind !== 'native') {
-      throw new Error(`hotspan: exportOtlp() needs the native backend; this tracer runs the '${this.b.kind}' backend`);
+    const js = this.jsBase;
+    if (this.b.kind !== 'native' && js === undefined) {
+      throw new Error(`hotspan: exportOtlp() needs the native or js backend; this tracer runs the '${this.b.kind}' backend`);
     }
     const config = otlpConfig(options, process.env, packageVersion());
-    this.otlp = new OtlpExporter(this.b.share(), config, () => {
+    const from: OtlpFrom = js !== undefined ? { js: js.exportInfo(), take: (max) => js.takeForExport(max) } : { token: this.b.share() };
+    this.otlp = new OtlpExporter(from, config, () => {
       if (!this.isClosed) this.flush();
     });
   }

@@ -39,6 +39,10 @@ interface Exports {
   hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint): number;
   /** [wire id, trace hi, trace lo] of a span id as a root. */
   hs_root_ids(span: bigint, salt: bigint): number;
+  /** An OTLP encoder: takes the resource buffer over; returns a handle (0: malformed). */
+  hs_otlp_open(resource: number, bytes: number, encoding: number, unixOffsetNs: bigint, salt: bigint): number;
+  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request. */
+  hs_otlp_next(handle: number, ptr: number, bytes: number, contexts: number, contextBytes: number, count: number, maxSpans: number, final: number, unread: number): number;
 }
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
@@ -414,5 +418,83 @@ export class WasmDocumentWriter {
     }
     if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size());
+  }
+}
+
+/** One read of the core's OTLP encoder (native/wasm/exports.cc hs_otlp_next). */
+export interface WasmOtlpRead {
+  /** The request (protobuf or OTLP/JSON), when spans > 0. */
+  body: Uint8Array | undefined;
+  spans: number;
+  /** Records held back for an ancestor not read yet. */
+  held: number;
+}
+
+/**
+ * The core's OTLP encoder (native/core/otlp_batcher.h: ids, the hold-back of
+ * records whose ancestor is not in the batch, the request) over the js
+ * backend's batches: what the OTLP exporter's worker runs for a js tracer,
+ * the same C++ the native exporter's OtlpSource runs. Its own instance: the
+ * encoder's state lives in it.
+ */
+export class WasmOtlpEncoder {
+  private readonly c = newInstance();
+  private readonly handle: number;
+
+  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt. */
+  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint) {
+    const strings = resource.flatMap(([k, v]) => [encoder.encode(k), encoder.encode(v)]);
+    strings.push(encoder.encode(scopeVersion));
+    const size = 4 + strings.reduce((n, s) => n + 4 + s.length, 0);
+    const at = this.c.hs_alloc(size);
+    const view = new DataView(this.c.memory.buffer, at, size);
+    view.setUint32(0, resource.length, true);
+    let p = 4;
+    for (const s of strings) {
+      view.setUint32(p, s.length, true);
+      new Uint8Array(this.c.memory.buffer, at + p + 4, s.length).set(s);
+      p += 4 + s.length;
+    }
+    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt));
+    if (this.handle === 0) throw new Error('hotspan: the WebAssembly core rejected the OTLP resource');
+  }
+
+  /**
+   * One request of at most `maxSpans` spans from the records held back and
+   * `batch` (records committed since the previous call, in commit order; in
+   * `names` only the names new since then). `unread`: records are left for a
+   * later call; `final`: send the held-back ones too.
+   */
+  next(batch: NativeSnapshot, maxSpans: number, final: boolean, unread: boolean): WasmOtlpRead {
+    const c = this.c;
+    const [ptr, size] = encode(c, batch, new Set());
+    const contexts = batch.contexts ?? [];
+    const states = contexts.map(([, ctx]) => encoder.encode(ctx.tracestate));
+    const ctxBytes = 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length + states.reduce((n, s) => n + s.length, 0);
+    let at = 0;
+    if (contexts.length > 0) {
+      at = c.hs_alloc(ctxBytes);
+      const words = new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length);
+      const lengths = new Uint32Array(c.memory.buffer, at + 8 * CONTEXT_WORDS * contexts.length, contexts.length);
+      let w = 0;
+      let p = at + 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length;
+      contexts.forEach(([i, ctx], k) => {
+        words[w++] = BigInt(batch.fields[i * FIELDS_PER_RECORD + 1]);
+        words[w++] = BigInt(batch.fields[i * FIELDS_PER_RECORD + 2]);
+        words[w++] = ctx.traceHi;
+        words[w++] = ctx.traceLo;
+        words[w++] = ctx.parentWire;
+        words[w++] = BigInt(ctx.flags);
+        lengths[k] = states[k].length;
+        new Uint8Array(c.memory.buffer, p, states[k].length).set(states[k]);
+        p += states[k].length;
+      });
+    }
+    const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0);
+    if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
+    const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
+    const head = new DataView(result.buffer, result.byteOffset, 8);
+    const spans = head.getUint32(0, true);
+    return { spans, held: head.getUint32(4, true), body: spans > 0 ? result.slice(8) : undefined };
   }
 }

@@ -29,6 +29,8 @@ interface ChildConfig {
   remote?: number;
   /** After every `pace` trees, wait until the exporter has sent all spans so far. */
   pace?: number;
+  /** Report the W3C ids the tracer's own FrozenView derives for its records, by name/i/j. */
+  ids?: boolean;
   /** Print MARK once the exporter has retried at least once. */
   markAfterRetry?: boolean;
   /** No shutdown(): the process just ends (the exporter's exit hooks send what is left). */
@@ -60,10 +62,13 @@ interface ChildOut {
   records: RecordOut[];
   rssGrowth: number;
   timeOrigin: number;
+  /** name/i/j -> [trace id, span id, parent span id] (hex; '' for no parent). */
+  ids?: Record<string, [string, string, string]>;
 }
 
 const script = (cfg: ChildConfig): string => `
 const { Tracer } = require(${JSON.stringify(dist)});
+const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'internal.js'))});
 const cfg = ${JSON.stringify(cfg)};
 (async () => {
   const t = new Tracer(cfg.tracer);
@@ -110,10 +115,24 @@ const cfg = ${JSON.stringify(cfg)};
     if (cfg.exitCall) process.exit(0);
     return;
   }
+  let ids;
+  if (cfg.ids) {
+    // Before the export reads: its reads leave the records to the budget.
+    const view = t[internals]().backend.freeze();
+    const snap = view.read(0, view.count);
+    const w = view.spanIds();
+    const attrs = new Map(snap.attrs);
+    const hex = (v, n) => v.toString(16).padStart(n, '0');
+    ids = {};
+    for (let k = 0; k < snap.count; k++) {
+      const a = JSON.parse(attrs.get(k) ?? '{}');
+      ids[snap.names[snap.fields[6 * k]] + '/' + a.i + '/' + a.j] = [hex(w[5 * k], 16) + hex(w[5 * k + 1], 16), hex(w[5 * k + 2], 16), w[5 * k + 3] === 0n ? '' : hex(w[5 * k + 3], 16)];
+    }
+  }
   await t.shutdown();
   const rssGrowth = process.memoryUsage().rss - rss;
   const records = cfg.trees <= 10000 ? t.snapshot().map((r) => ({ name: r.name, start: r.start, end: r.end, id: r.id, parent: r.parent, error: r.error, attrs: r.attrs })) : [];
-  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records, rssGrowth, timeOrigin: performance.timeOrigin }));
+  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records, rssGrowth, timeOrigin: performance.timeOrigin, ids }));
 })();
 `;
 
@@ -178,11 +197,17 @@ function checkAccounting(out: ChildOut, spans: ReceivedSpan[]): void {
 
 const fast = { retryInitialDelayMs: 10, maxRetryDelayMs: 50, scheduledDelayMs: 20 };
 
-describe('OTLP export', () => {
+// Both recording backends export through the same worker and the same core
+// encoder (the js backend's through the WebAssembly build).
+for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backend} backend)`, () => {
+  const withBackend = (cfg: ChildConfig): ChildConfig => ({ ...cfg, tracer: { ...cfg.tracer, backend } });
+  const run = (cfg: ChildConfig, ...rest: [Record<string, string>?, (() => void)?, NodeJS.ProcessEnv?]): Promise<ChildOut> =>
+    runChild(withBackend(cfg), ...rest);
+
   it('every span arrives exactly once with its ids, parents, times, attributes and status', async () => {
     const [r, url] = await receiver();
-    const out = await runChild(
-      { export: { endpoint: url, maxBatchSize: 100, ...fast }, trees: 2000, asyncSpans: 50 },
+    const out = await run(
+      { export: { endpoint: url, maxBatchSize: 100, ...fast }, trees: 2000, asyncSpans: 50, ids: true },
       { OTEL_SERVICE_NAME: 'checkout', OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=test,team=a%2Cb' },
     );
     const spans = r.spans();
@@ -220,6 +245,11 @@ describe('OTLP export', () => {
         expect(s.traceId, `${key(rec.name, rec.attrs)} under ${key(parent.name, parent.attrs)}`).toBe(p?.traceId);
       }
     }
+    // The ids the tracer itself derives (its FrozenView: inject(), the OTel adapter), span for span.
+    expect(Object.keys(out.ids ?? {}).length).toBe(spans.length);
+    for (const s of spans) {
+      expect([s.traceId, s.spanId, s.parentSpanId], key(s.name, s.attrs as { i: unknown; j: unknown })).toEqual(out.ids?.[key(s.name, s.attrs as { i: unknown; j: unknown })]);
+    }
     // A tree shares one trace id, distinct from other trees'.
     expect(new Set(spans.filter((s) => s.name === 'req').map((s) => s.traceId)).size).toBe(2000);
   });
@@ -227,7 +257,7 @@ describe('OTLP export', () => {
   for (const encoding of ['http/protobuf', 'http/json']) {
     it(`a remote parent's tracestate is on every span of its trace (${encoding}), also an async one that ends after its root was sent`, async () => {
       const [r, url] = await receiver();
-      const out = await runChild({ export: { endpoint: url, protocol: encoding, ...fast }, trees: 20, remote: 5 });
+      const out = await run({ export: { endpoint: url, protocol: encoding, ...fast }, trees: 20, remote: 5 });
       const spans = r.spans();
       checkAccounting(out, spans);
       expect(spans.length).toBe(20 * 3 + 5 * 3);
@@ -250,7 +280,7 @@ describe('OTLP export', () => {
 
   it('OTLP/JSON with gzip and headers, configured by the OTEL_EXPORTER_OTLP_* variables', async () => {
     const [r, url] = await receiver();
-    const out = await runChild(
+    const out = await run(
       { export: fast, trees: 500 },
       {
         OTEL_EXPORTER_OTLP_ENDPOINT: url.replace('/v1/traces', ''),
@@ -269,7 +299,7 @@ describe('OTLP export', () => {
 
   it('a receiver answering 503 (and 429 with Retry-After) to its first requests gets every span once', async () => {
     const [r, url] = await receiver((n) => (n < 3 ? { status: 503 } : n === 3 ? { status: 429, retryAfter: '0' } : {}));
-    const out = await runChild({ export: { endpoint: url, ...fast }, trees: 1000 });
+    const out = await run({ export: { endpoint: url, ...fast }, trees: 1000 });
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
     expect(out.counts.otlp.retries).toBeGreaterThanOrEqual(4);
@@ -280,7 +310,7 @@ describe('OTLP export', () => {
     const rcv = new Receiver();
     receivers.push(rcv);
     let up: Promise<number> | undefined;
-    const out = await runChild({ export: { endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, ...fast }, trees: 1000, markAfterRetry: true }, {}, () => {
+    const out = await run({ export: { endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, ...fast }, trees: 1000, markAfterRetry: true }, {}, () => {
       up = rcv.listen(port);
     });
     await up;
@@ -290,7 +320,7 @@ describe('OTLP export', () => {
 
   it('a slow receiver: requests past the timeout are retried, every span arrives once', async () => {
     const [r, url] = await receiver((n) => (n < 2 ? { hang: true } : {}));
-    const out = await runChild({ export: { endpoint: url, timeoutMs: 200, ...fast }, trees: 1000 });
+    const out = await run({ export: { endpoint: url, timeoutMs: 200, ...fast }, trees: 1000 });
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
     expect(r.requests).toBeGreaterThanOrEqual(3);
@@ -298,7 +328,7 @@ describe('OTLP export', () => {
 
   it('a receiver that never recovers: spans wait in the budget, the rest are dropped and counted, memory stays bounded', async () => {
     const [r, url] = await receiver(() => ({ status: 503 }));
-    const out = await runChild({
+    const out = await run({
       tracer: { memoryLimit: 1 << 20 },
       export: { endpoint: url, shutdownTimeoutMs: 300, ...fast },
       trees: 200_000,
@@ -313,7 +343,7 @@ describe('OTLP export', () => {
 
   it('exported chunks go back to the pool: a long export under a small budget keeps every span when the receiver keeps up', async () => {
     const [r, url] = await receiver();
-    const out = await runChild({
+    const out = await run({
       tracer: { memoryLimit: 1 << 20, onFull: 'drop' },
       export: { endpoint: url, ...fast },
       trees: 60_000,
@@ -326,19 +356,20 @@ describe('OTLP export', () => {
     expect(out.counts.otlp.sent).toBe(180_000);
     // All but what the budget still holds went back to the pool.
     expect(out.counts.released).toBeGreaterThan(180_000 - (1 << 20) / 16);
+    expect(out.counts.kept + out.counts.released).toBe(180_000);
     expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
   });
 
   it('a process that ends on its own without shutdown() sends what is left first', async () => {
     const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
-    const out = await runChild({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true });
+    const out = await run({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true });
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
   });
 
   it('process.exit() without shutdown() sends what is left, blocking until the worker is done', async () => {
     const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
-    const out = await runChild({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true, exitCall: true });
+    const out = await run({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitOnly: true, exitCall: true });
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
   });
@@ -346,7 +377,7 @@ describe('OTLP export', () => {
   for (const sig of ['SIGINT', 'SIGTERM'] as const) {
     it(`${sig} without shutdown() sends what is left, then the process dies of it`, async () => {
       const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
-      const c = spawn(process.execPath, ['-e', script({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitSignal: sig })], {
+      const c = spawn(process.execPath, ['-e', script(withBackend({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitSignal: sig }))], {
         stdio: ['ignore', 'ignore', 'pipe'],
       });
       let err = '';
@@ -362,7 +393,7 @@ describe('OTLP export', () => {
 
   it('partial success: rejected spans are read from the response and counted as dropped', async () => {
     const [r, url] = await receiver((n) => (n === 0 ? { rejected: 7 } : {}));
-    const out = await runChild({ export: { endpoint: url, ...fast }, trees: 100 });
+    const out = await run({ export: { endpoint: url, ...fast }, trees: 100 });
     expect(out.counts.otlp.rejected).toBe(7);
     expect(out.counts.otlp.dropped).toBe(7);
     expect(out.counts.otlp.sent).toBe(300 - 7);
@@ -375,8 +406,8 @@ describe('OTLP export', () => {
     expect(otlpConfig({ scheduledDelayMs: 40 }, { OTEL_BSP_SCHEDULE_DELAY: '250' }, '0').scheduledDelayMs).toBe(40);
   });
 
-  it('bad options throw naming the value; the js backend says it cannot export', () => {
-    const t = new Tracer();
+  it('bad options throw naming the value; the noop backend says it cannot export', () => {
+    const t = new Tracer({ backend });
     try {
       expect(() => t.exportOtlp({ protocol: 'grpc' as 'http/json' })).toThrow(/protocol must be 'http\/protobuf' or 'http\/json', got string "grpc"/);
       expect(() => t.exportOtlp({ timeoutMs: -1 })).toThrow(RangeError);
@@ -385,8 +416,8 @@ describe('OTLP export', () => {
     } finally {
       t.close();
     }
-    const js = new Tracer({ backend: 'js' });
-    expect(() => js.exportOtlp()).toThrow(/needs the native backend/);
-    js.close();
+    const noop = new Tracer({ backend: 'noop' });
+    expect(() => noop.exportOtlp()).toThrow(/needs the native or js backend; this tracer runs the 'noop' backend/);
+    noop.close();
   });
 });
