@@ -29,6 +29,12 @@ interface ChildConfig {
   remote?: number;
   /** After every `pace` trees, wait until the exporter has sent all spans so far. */
   pace?: number;
+  /**
+   * A root, then a span left open across an export read with 3 children
+   * ended under it: the read sends the root and holds the children back
+   * until their parent comes.
+   */
+  heldBack?: boolean;
   /** Report the W3C ids the tracer's own FrozenView derives for its records, by name/i/j. */
   ids?: boolean;
   /** Print MARK once the exporter has retried at least once. */
@@ -82,6 +88,13 @@ const cfg = ${JSON.stringify(cfg)};
     if (cfg.pace && (i + 1) % cfg.pace === 0) {
       while (t.counts().otlp.sent < t.counts().produced) await new Promise((r) => setTimeout(r, 2));
     }
+  }
+  if (cfg.heldBack) {
+    t.trace('first', () => 0, { i: 0, j: 7 });
+    t.begin('outer', { i: 0, j: 8 });
+    for (let k = 0; k < 3; k++) t.trace('inner', () => 0, { i: k, j: 9 });
+    while (t.counts().otlp.sent < 1) await new Promise((r) => setTimeout(r, 2));
+    t.end();
   }
   for (let i = 0; i < (cfg.remote ?? 0); i++) {
     const ctx = t.extract({ traceparent: '00-' + (i + 1).toString(16).padStart(32, '0') + '-' + 'ab'.repeat(8) + '-01', tracestate: 'v=' + i });
@@ -278,6 +291,26 @@ for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backen
     });
   }
 
+  it('children read while their parent is still open are held back until it comes: its trace and parent id, once each', async () => {
+    const [r, url] = await receiver();
+    const out = await run({ export: { endpoint: url, ...fast }, trees: 0, heldBack: true });
+    const spans = r.spans();
+    checkAccounting(out, spans);
+    expect(spans.length).toBe(5);
+    const outer = spans.find((s) => s.name === 'outer');
+    const first = spans.find((s) => s.name === 'first');
+    const inner = spans.filter((s) => s.name === 'inner');
+    expect(inner.length).toBe(3);
+    for (const s of inner) {
+      expect(s.parentSpanId).toBe(outer?.spanId);
+      expect(s.traceId).toBe(outer?.traceId);
+    }
+    expect(first?.traceId).not.toBe(outer?.traceId);
+    // The root went in the read the children were held back from.
+    const at = (name: string) => r.accepted.findIndex((q) => q.spans.some((s) => s.name === name));
+    expect(at('first')).toBeLessThan(at('inner'));
+  });
+
   it('OTLP/JSON with gzip and headers, configured by the OTEL_EXPORTER_OTLP_* variables', async () => {
     const [r, url] = await receiver();
     const out = await run(
@@ -326,20 +359,22 @@ for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backen
     expect(r.requests).toBeGreaterThanOrEqual(3);
   });
 
-  it('a receiver that never recovers: spans wait in the budget, the rest are dropped and counted, memory stays bounded', async () => {
-    const [r, url] = await receiver(() => ({ status: 503 }));
-    const out = await run({
-      tracer: { memoryLimit: 1 << 20 },
-      export: { endpoint: url, shutdownTimeoutMs: 300, ...fast },
-      trees: 200_000,
-    }, {}, undefined, cleanEnv());
-    checkAccounting(out, r.spans());
-    expect(out.counts.produced).toBe(600_000);
-    expect(out.counts.otlp.sent).toBe(0);
-    expect(out.counts.otlp.dropped).toBe(600_000);
-    expect(out.counts.overwritten).toBeGreaterThan(0);
-    expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
-  });
+  for (const onFull of ['overwrite', 'drop'] as const) {
+    it(`a receiver that never recovers: spans wait in the budget, the rest are dropped and counted, memory stays bounded (${onFull})`, async () => {
+      const [r, url] = await receiver(() => ({ status: 503 }));
+      const out = await run({
+        tracer: { memoryLimit: 1 << 20, onFull },
+        export: { endpoint: url, shutdownTimeoutMs: 300, ...fast },
+        trees: 200_000,
+      }, {}, undefined, cleanEnv());
+      checkAccounting(out, r.spans());
+      expect(out.counts.produced).toBe(600_000);
+      expect(out.counts.otlp.sent).toBe(0);
+      expect(out.counts.otlp.dropped).toBe(600_000);
+      expect(onFull === 'drop' ? out.counts.dropped : out.counts.overwritten).toBeGreaterThan(0);
+      expect(out.rssGrowth).toBeLessThan(128 * 1024 * 1024);
+    });
+  }
 
   it('exported chunks go back to the pool: a long export under a small budget keeps every span when the receiver keeps up', async () => {
     const [r, url] = await receiver();
