@@ -1,7 +1,7 @@
 // Where the recorded spans went under the memory budget: per timeline and in
 // total, produced = kept + released + overwritten + dropped (released: handed
-// to every consumer, e.g. written by tracer.stream(), before its memory was
-// reused; 0 without one). The counts themselves come
+// to every consumer, e.g. written by tracer.stream() or read by the OTLP
+// export, before its memory was reused; 0 without one). The counts themselves come
 // from the backend (the core's for native, the js backend's own); this only
 // totals them and says it once when something was lost.
 

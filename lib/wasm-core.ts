@@ -255,6 +255,19 @@ export function queryColumns(snap: NativeSnapshot): QueryStep {
 const CONTEXT_WORDS = 6;
 const IDS_WORDS = 5;
 
+/** The columns' stored contexts as hs_span_ids and hs_otlp_next take them: CONTEXT_WORDS u64 each. */
+function putContexts(words: BigUint64Array, snap: NativeSnapshot): void {
+  let w = 0;
+  for (const [i, ctx] of snap.contexts ?? []) {
+    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 1]);
+    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 2]);
+    words[w++] = ctx.traceHi;
+    words[w++] = ctx.traceLo;
+    words[w++] = ctx.parentWire;
+    words[w++] = BigInt(ctx.flags);
+  }
+}
+
 /**
  * The W3C ids of every record of these columns (native/core/span_ids.h,
  * through the WebAssembly core): 5 u64 per record in input order [trace hi,
@@ -270,16 +283,7 @@ export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64A
     let at = 0;
     if (contexts.length > 0) {
       at = c.hs_alloc(8 * CONTEXT_WORDS * contexts.length);
-      const words = new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length);
-      let w = 0;
-      for (const [i, ctx] of contexts) {
-        words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 1]);
-        words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 2]);
-        words[w++] = ctx.traceHi;
-        words[w++] = ctx.traceLo;
-        words[w++] = ctx.parentWire;
-        words[w++] = BigInt(ctx.flags);
-      }
+      putContexts(new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length), snap);
     }
     return c.hs_span_ids(ptr, size, at, contexts.length, BigInt.asIntN(64, salt));
   }).slice(); // aligned for u64
@@ -474,20 +478,13 @@ export class WasmOtlpEncoder {
     let at = 0;
     if (contexts.length > 0) {
       at = c.hs_alloc(ctxBytes);
-      const words = new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length);
+      putContexts(new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length), batch);
       const lengths = new Uint32Array(c.memory.buffer, at + 8 * CONTEXT_WORDS * contexts.length, contexts.length);
-      let w = 0;
       let p = at + 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length;
-      contexts.forEach(([i, ctx], k) => {
-        words[w++] = BigInt(batch.fields[i * FIELDS_PER_RECORD + 1]);
-        words[w++] = BigInt(batch.fields[i * FIELDS_PER_RECORD + 2]);
-        words[w++] = ctx.traceHi;
-        words[w++] = ctx.traceLo;
-        words[w++] = ctx.parentWire;
-        words[w++] = BigInt(ctx.flags);
-        lengths[k] = states[k].length;
-        new Uint8Array(c.memory.buffer, p, states[k].length).set(states[k]);
-        p += states[k].length;
+      states.forEach((state, k) => {
+        lengths[k] = state.length;
+        new Uint8Array(c.memory.buffer, p, state.length).set(state);
+        p += state.length;
       });
     }
     const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0);
