@@ -18,13 +18,14 @@
 //    0.99x the one that kept growing). The loop records faster than any exporter
 //    sends, so the exporter runs flat out and what it did not read in time
 //    is overwritten: counted in its `dropped`, sent + dropped = produced.
+// `backend`: 'native' (default, the figures the README table shows) or 'js'.
 // Prints one JSON line.
 import { spawn } from 'node:child_process';
 import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 import { median } from '../lib/stats.mjs';
 
-const opts = { spans: 2e6, reps: 3, batch: 16384, gzip: false, stretches: 40, ...JSON.parse(process.argv[2] ?? '{}') };
+const opts = { spans: 2e6, reps: 3, batch: 16384, gzip: false, stretches: 40, backend: 'native', ...JSON.parse(process.argv[2] ?? '{}') };
 
 const receiverScript = `
 const http = require('node:http');
@@ -63,7 +64,7 @@ async function throughput(url) {
   const rates = [];
   const cpuRates = [];
   for (let r = 0; r < opts.reps; r++) {
-    const t = makeTracer('native', { memoryLimit: 512 * 1024 * 1024 });
+    const t = makeTracer(opts.backend, { memoryLimit: 512 * 1024 * 1024 });
     record(t, opts.spans);
     t.flush();
     const produced = t.counts().produced;
@@ -83,8 +84,8 @@ async function throughput(url) {
 
 async function jsThreadCost(url) {
   const budget = { memoryLimit: 64 * 2 ** 20, onFull: 'overwrite' };
-  const off = makeTracer('native', budget);
-  const on = makeTracer('native', budget);
+  const off = makeTracer(opts.backend, budget);
+  const on = makeTracer(opts.backend, budget);
   on.exportOtlp({ endpoint: url, maxBatchSize: 2048, scheduledDelayMs: 50 });
   const ids = [off.name('x'), on.name('x')];
   const loop = (t, id) => {
@@ -131,7 +132,7 @@ runCase(async () => {
     const { rates, cpuRates } = await throughput(url);
     const cost = await jsThreadCost(url);
     process.stdout.write(
-      JSON.stringify({ spans: opts.spans, batch: opts.batch, gzip: opts.gzip, spansPerSecond: rates, medianSpansPerSecond: median(rates), spansPerCpuSecond: cpuRates, medianSpansPerCpuSecond: median(cpuRates), jsThread: cost }) + '\n',
+      JSON.stringify({ backend: opts.backend, spans: opts.spans, batch: opts.batch, gzip: opts.gzip, spansPerSecond: rates, medianSpansPerSecond: median(rates), spansPerCpuSecond: cpuRates, medianSpansPerCpuSecond: median(cpuRates), jsThread: cost }) + '\n',
     );
   } finally {
     child.kill('SIGTERM');
