@@ -631,11 +631,12 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       expect(open()).toBe(0);
       // A thenable (not a promise) and a promise: open until they settle.
       let settleThenable!: (v: string) => void;
+      // Not a promise: a bare object with a then method (cast to the type traceAsync takes).
       const thenable = {
         then(onFulfilled: (v: string) => unknown): void {
           settleThenable = (v) => onFulfilled(v);
         },
-      };
+      } as unknown as PromiseLike<string>;
       const d = deferred<number>();
       const pth = t.traceAsync('thenable', () => thenable);
       const pp = t.traceAsync('promise', () => d.promise);
