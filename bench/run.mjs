@@ -55,7 +55,8 @@ const MICRO = [
   { id: 'hotspan-trace-string', label: "hotspan trace('string', fn)", needs: ['hotspan'] },
   { id: 'hotspan-start', label: 'hotspan start(name).end() (GC hook armed)', needs: ['hotspan'] },
   { id: 'hotspan-attrs', label: "hotspan begin(id, { route, bytes })/end()", needs: ['hotspan'] },
-  { id: 'hotspan-async', label: 'hotspan traceAsync(id, fn) on a concurrent track', needs: ['hotspan'] },
+  { id: 'hotspan-async', label: 'hotspan traceAsync(id, () => 0) on a concurrent track (sync work: ends at once)', needs: ['hotspan'] },
+  { id: 'hotspan-async-fn', label: 'hotspan traceAsync(id, async fn) on a concurrent track (the fn included)', needs: ['hotspan'] },
   { id: 'js-id', label: 'hotspan js backend begin(id)/end()', needs: ['hotspan'] },
   { id: 'noop-id', label: 'hotspan noop backend begin(id)/end()', needs: ['hotspan'] },
   { id: 'naive', label: 'naive pure-JS span (object per span)', needs: [] },
@@ -92,6 +93,11 @@ const PAIRS = [
   { id: 'noop-id-empty', a: 'noop-id', b: 'empty', needs: ['hotspan'], diff: true },
   { id: 'hotspan-attrs/hotspan-id', a: 'hotspan-attrs', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'hotspan-async/hotspan-id', a: 'hotspan-async', b: 'hotspan-id', needs: ['hotspan'] },
+  // net: (a - w) / b in one process (micro.mjs net): a traced async
+  // function net of the function's own promise, and the untraced promise
+  // floor (Promise.resolve + then with two reactions) net of the same.
+  { id: 'hotspan-async-fn-net/hotspan-id', a: 'hotspan-async-fn', w: 'work-async', b: 'hotspan-id', needs: ['hotspan'] },
+  { id: 'promise-floor-fn-net/hotspan-id', a: 'promise-floor-fn', w: 'work-async', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'hotspan-start/hotspan-id', a: 'hotspan-start', b: 'hotspan-id', needs: ['hotspan'] },
 ];
 // The realistic request (cases/request.mjs): its modes alternate inside one process.
@@ -260,13 +266,16 @@ async function main() {
     const live = [];
     for (const p of PAIRS) {
       const skip = available(p.needs, have);
-      pairs[p.id] = { a: p.a, b: typeof p.b === 'function' ? p.b() : p.b, diff: !!p.diff, runs: [], aNs: [], bNs: [], skipped: skip };
+      pairs[p.id] = { a: p.a, ...(p.w ? { w: p.w, wNs: [] } : {}), b: typeof p.b === 'function' ? p.b() : p.b, diff: !!p.diff, runs: [], aNs: [], bNs: [], skipped: skip };
       if (!skip) live.push(p);
     }
     for (let r = 0; r < RUNS; r++) {
       for (let k = 0; k < live.length; k++) {
         const p = live[(k + r) % live.length];
-        const res = child('micro.mjs', ['pair', JSON.stringify({ ...cfg.pairs, pair: [p.a, typeof p.b === 'function' ? p.b() : p.b] })], { expose: true });
+        const b = typeof p.b === 'function' ? p.b() : p.b;
+        const res = p.w
+          ? child('micro.mjs', ['net', JSON.stringify({ ...cfg.pairs, net: [p.a, p.w, b] })], { expose: true })
+          : child('micro.mjs', ['pair', JSON.stringify({ ...cfg.pairs, pair: [p.a, b] })], { expose: true });
         const slot = pairs[p.id];
         if (res.error) {
           errors.push(res.error);
@@ -276,6 +285,7 @@ async function main() {
           slot.runs[r] = p.diff ? res.diffNs : res.ratio;
           slot.aNs[r] = res.aNs;
           slot.bNs[r] = res.bNs;
+          if (p.w) slot.wNs[r] = res.wNs;
         }
       }
       log(`  round ${r + 1}/${RUNS} done`);
@@ -515,7 +525,9 @@ async function main() {
     inProc('in-process: js backend / naive', 'js-id/naive'),
     inProc('in-process: noop - empty loop', 'noop-id-empty', 'ns'),
     inProc('in-process: begin(id, 2 attributes) / begin(id)', 'hotspan-attrs/hotspan-id'),
-    inProc('in-process: traceAsync(id, fn) / begin(id)', 'hotspan-async/hotspan-id'),
+    inProc('in-process: traceAsync(id, () => 0), sync work / begin(id)', 'hotspan-async/hotspan-id'),
+    inProc('in-process: traceAsync(id, async fn) net of the fn / begin(id)', 'hotspan-async-fn-net/hotspan-id'),
+    inProc('in-process: untraced promise floor (Promise.resolve(fn()).then(f, r)) net of the fn / begin(id)', 'promise-floor-fn-net/hotspan-id'),
     inProc('in-process: start(name).end() / begin(id)', 'hotspan-start/hotspan-id'),
     ratio('hotspan begin(id)/end() / floor', m['hotspan-id'], m[SAME_FLOOR]),
     ratio('hotspan begin(id)/end(), overwrite budget full / floor', m['hotspan-id-overwrite'], m[SAME_FLOOR]),

@@ -404,6 +404,9 @@ export class Tracer {
   /**
    * An async span that begins now and ends when the promise (or fn's promise)
    * settles; flagged error on rejection, and the rejection passed through.
+   * A fn that returns a non-thenable or throws has settled: its span ends at
+   * once (flagged error for a throw), and the promise returned resolves to
+   * the value (rejects with the error).
    */
   traceAsync<T>(
     name: number | string,
@@ -422,12 +425,25 @@ export class Tracer {
     this.names.known(id);
     let p: Promise<Awaited<T>>;
     if (typeof work === 'function') {
+      let value: T | PromiseLike<T>;
+      let settled: boolean;
       try {
         const under = this.cx?.lastAsync;
-        p = Promise.resolve(under === undefined ? work() : (this.cx as AsyncContext).storage.run(under, work));
+        value = under === undefined ? work() : (this.cx as AsyncContext).storage.run(under, work);
+        // A `then` getter that throws rejects, as Promise.resolve would.
+        settled = !isThenable(value);
       } catch (e) {
-        p = Promise.reject(e as Error);
+        // The work failed before it could go async: the span ends now, flagged.
+        this.b.asyncEnd(token, FLAG_ERROR);
+        return Promise.reject(e as Error);
       }
+      // The work settled synchronously (no thenable): the span ends now, the
+      // exact end, with no reaction, no end object and no microtask.
+      if (settled) {
+        this.b.asyncEnd(token, 0);
+        return Promise.resolve(value as Awaited<T>);
+      }
+      p = Promise.resolve(value);
     } else {
       p = Promise.resolve(work);
     }

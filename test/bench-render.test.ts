@@ -134,6 +134,30 @@ describe('bench render: streaming, memory budget, OTLP export', () => {
     for (const id of NEW_TARGETS) expect(to.get(id)?.status, id).toBe('n/a');
   });
 
+  it('the traceAsync target reads the async fn net of the fn when the run has it, the sync-work pair in older runs', async () => {
+    const { evaluateTargets } = await load<Targets>('bench/lib/targets.mjs');
+    const { fmt } = await load<Stats>('bench/lib/stats.mjs');
+    const asyncTarget = (r: Results) => evaluateTargets(r).find((t) => t.id === 'async') as Target & { note: string | null };
+    const ratio = (name: string, median: number, min: number, max: number) => ({ name: `in-process: ${name}`, unit: 'x', inProcess: true, median, min, max, runs: [min, median, max] });
+    // A run with the net figure: it is the target's, the sync-work pair goes into the note.
+    const now = { ratios: [
+      ratio('traceAsync(id, () => 0), sync work / begin(id)', 1.4, 1.3, 1.5),
+      ratio('traceAsync(id, async fn) net of the fn / begin(id)', 3.2, 2.9, 3.4),
+      ratio('untraced promise floor (Promise.resolve(fn()).then(f, r)) net of the fn / begin(id)', 0.6, 0.5, 0.7),
+    ] };
+    const t = asyncTarget(now);
+    expect(t).toMatchObject({ value: 3.2, limit: 3, status: 'MISS', noisy: true, range: [2.9, 3.4] });
+    expect(t.note).toContain(`traceAsync(id, () => 0) / begin(id): ${fmt(1.4)}x`);
+    expect(t.note).toContain(`promise floor alone (net of the fn) is ${fmt(0.6)}x`);
+    // The full run at e4e55ce has only the sync-work pair, under its old name.
+    const full = read(FULL);
+    const old = full.ratios.find((q: Results) => q.name === 'in-process: traceAsync(id, fn) / begin(id)');
+    expect(Number.isFinite(old.median)).toBe(true);
+    const tf = asyncTarget(full);
+    expect(tf.value).toBe(old.median);
+    expect(tf.note).toContain('an older result');
+  });
+
   it('render.mjs --out writes only the named file and its chart, not the README, even from a full run', () => {
     const readme = path.join(root, 'README.md');
     const table = path.join(root, 'bench', 'results', 'README-table.md');

@@ -602,6 +602,89 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       await t.settle({ timeoutMs: 1000 });
     });
 
+    it('traceAsync: work that settles synchronously ends its span at once; thenables and promises end when they settle', async () => {
+      const t = make();
+      const open = (): number => (t as unknown as { asyncOpen: number }).asyncOpen;
+      const names = (): string[] => t.snapshot().map((r) => r.name);
+      // A sync return: ended (and recorded) before traceAsync returns.
+      const value = { v: 1 };
+      const pv = t.traceAsync('sync-value', () => value);
+      expect(names()).toEqual(['sync-value']);
+      expect(open()).toBe(0);
+      // A sync throw: ended at once, flagged, the same error passed through.
+      const reason = new TypeError('sync');
+      const pt = t.traceAsync('sync-throw', () => {
+        throw reason;
+      });
+      expect(names()).toEqual(['sync-value', 'sync-throw']);
+      // A `then` getter that throws rejects with its error, as Promise.resolve does.
+      const getterError = new RangeError('then getter');
+      const pg = t.traceAsync('bad-then', () => ({
+        get then(): never {
+          throw getterError;
+        },
+      }));
+      expect(names()).toEqual(['sync-value', 'sync-throw', 'bad-then']);
+      expect(await pv).toBe(value);
+      await expect(pt).rejects.toBe(reason);
+      await expect(pg).rejects.toBe(getterError);
+      expect(open()).toBe(0);
+      // A thenable (not a promise) and a promise: open until they settle.
+      let settleThenable!: (v: string) => void;
+      // Not a promise: a bare object with a then method (cast to the type traceAsync takes).
+      const thenable = {
+        then(onFulfilled: (v: string) => unknown): void {
+          settleThenable = (v) => onFulfilled(v);
+        },
+      } as unknown as PromiseLike<string>;
+      const d = deferred<number>();
+      const pth = t.traceAsync('thenable', () => thenable);
+      const pp = t.traceAsync('promise', () => d.promise);
+      await Promise.resolve(); // the thenable's then is called a microtask later
+      expect(open()).toBe(2);
+      expect(names()).not.toContain('thenable');
+      expect(names()).not.toContain('promise');
+      await expect(t.settle({ timeoutMs: 0 })).rejects.toThrow(/2 async span\(s\) still open/);
+      const settled = t.settle({ timeoutMs: 60_000 });
+      settleThenable('t');
+      d.resolve(5);
+      await settled;
+      expect(await pth).toBe('t');
+      expect(await pp).toBe(5);
+      expect(open()).toBe(0);
+      const recs = t.snapshot();
+      expect(recs.map((r) => [r.name, r.error, r.async])).toEqual([
+        ['sync-value', false, true],
+        ['sync-throw', true, true],
+        ['bad-then', true, true],
+        ['thenable', false, true],
+        ['promise', false, true],
+      ]);
+      for (const r of recs) expect(r.end).toBeGreaterThanOrEqual(r.start);
+      expect(t.counts().dropped).toBe(0);
+      // Only synchronous spans: settle() has nothing to wait for.
+      t.traceAsync('again', () => 0);
+      await t.settle({ timeoutMs: 0 });
+      expect(one(t.snapshot(), 'again').error).toBe(false);
+    });
+
+    it('traceAsync with the async context on: sync work runs under its span, and a span after it is not its child', async () => {
+      const t = make();
+      t.enableAsyncContext();
+      let inner: number | undefined;
+      await t.traceAsync('outer', () => {
+        inner = t.trace('inner', () => t.currentContext()?.spanId === undefined ? -1 : 1);
+        return 0;
+      });
+      expect(inner).toBe(1);
+      t.trace('after', () => 0);
+      const recs = t.snapshot();
+      const outer = one(recs, 'outer');
+      expect(one(recs, 'inner').parent).toBe(outer.id);
+      expect(one(recs, 'after').parent).not.toBe(outer.id);
+      expect(outer.end).toBeLessThanOrEqual(one(recs, 'after').start);
+    });
+
     it('settle() waits for async spans, and on timeout names them and keeps them', async () => {
       const t = make();
       const slow = deferred<string>();

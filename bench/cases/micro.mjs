@@ -1,6 +1,7 @@
 // One JS micro case in a fresh process (fresh JIT state, fresh heap):
 //   node --expose-gc bench/cases/micro.mjs <case> <options JSON>
 //   node --expose-gc bench/cases/micro.mjs pair '{"pair":["hotspan-id","floor"], ...}'
+//   node --expose-gc bench/cases/micro.mjs net '{"net":["hotspan-async-fn","work-async","hotspan-id"], ...}'
 // Prints one JSON line: ns per span (the median and the mean of mitata's
 // samples, each sample being K spans) plus case-specific facts (dropped spans ...).
 import dc from 'node:diagnostics_channel';
@@ -232,8 +233,45 @@ function emptyCase() {
   };
 }
 
+// What traceAsync does with no tracing at all: call the work, take its value
+// as a promise, and attach two reactions (shared functions: no per-span
+// state, so below any tracer, which must carry the span's token to its end).
+// `asyncWork` false: a sync work function (the 'async' case's () => 0).
+function promiseFloorCase(asyncWork) {
+  const work = asyncWork ? async () => 0 : () => 0;
+  const fulfilled = (v) => v;
+  const rejected = (e) => {
+    throw e;
+  };
+  return {
+    body: async () => {
+      let p;
+      for (let i = 0; i < K; i++) p = Promise.resolve(work()).then(fulfilled, rejected);
+      await p;
+    },
+    info: () => ({}),
+  };
+}
+
+// The async work alone, as the traced cases call it: K calls of an async
+// function, then await the last; what a traced async span is net of.
+function workAsyncCase() {
+  const workAsync = async () => 0;
+  return {
+    body: async () => {
+      let p;
+      for (let i = 0; i < K; i++) p = workAsync();
+      await p;
+    },
+    info: () => ({}),
+  };
+}
+
 const cases = {
   empty: emptyCase,
+  'promise-floor': () => promiseFloorCase(false),
+  'promise-floor-fn': () => promiseFloorCase(true),
+  'work-async': workAsyncCase,
   floor: () => floorCase(false),
   'floor-tsc': () => floorCase(true),
   'hotspan-id': () => hotspanCase('native', 'id'),
@@ -341,6 +379,43 @@ async function pairMain(aName, bName) {
   process.stdout.write(`${JSON.stringify(out)}\n`);
 }
 
+// `net A W B`: three cases in one process in alternating stretches (the
+// order rotates each stretch); the figure is the median over stretches of
+// (A - W) / B: A's cost net of the work W it wraps, per B (traceAsync of an
+// async function, net of that function's own promise, per plain span).
+async function netMain(names) {
+  const cs = [];
+  for (const n of names) cs.push(await cases[n]());
+  for (const c of cs) await warm(c);
+  const stretches = opts.stretches ?? 12;
+  // As pairMain's: batch_samples 256 bounds what the growing cases record.
+  const each = { min_cpu_time: (opts.stretchMs ?? 30) * 1e6, min_samples: 5, max_samples: 5000, batch_samples: 256 };
+  const ns = cs.map(() => []);
+  const ratios = [];
+  for (let j = 0; j < stretches; j++) {
+    const p50 = [];
+    for (let k = 0; k < cs.length; k++) {
+      const i = (j + k) % cs.length;
+      p50[i] = (await measure(cs[i].body, each)).p50;
+    }
+    p50.forEach((x, i) => ns[i].push(x / K));
+    ratios.push((p50[0] - p50[1]) / p50[2]);
+  }
+  const out = {
+    net: names,
+    ratio: medianOf(ratios),
+    // A - W per span: what the wrapping adds to the work.
+    netNs: medianOf(ns[0].map((x, i) => x - ns[1][i])),
+    aNs: medianOf(ns[0]),
+    wNs: medianOf(ns[1]),
+    bNs: medianOf(ns[2]),
+    ratios,
+    aInfo: await cs[0].info(),
+    bInfo: await cs[2].info(),
+  };
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+}
+
 // Process CPU time (user + system, all threads) and wall time per span over
 // about 300 ms of the body: what the case costs the machine, not only the
 // calling thread (mitata's figure).
@@ -359,6 +434,11 @@ async function main() {
     const [aName, bName] = JSON.parse(optsJson).pair;
     if (!cases[aName] || !cases[bName]) throw new Error(`unknown pair ${aName}, ${bName}`);
     return pairMain(aName, bName);
+  }
+  if (caseName === 'net') {
+    const names = JSON.parse(optsJson).net;
+    if (!Array.isArray(names) || names.length !== 3 || !names.every((n) => cases[n])) throw new Error(`net needs three known cases, got ${JSON.stringify(names)}`);
+    return netMain(names);
   }
   const make = cases[caseName];
   if (!make) throw new Error(`unknown case ${caseName}; known: ${Object.keys(cases).join(', ')}`);

@@ -1,8 +1,9 @@
 // A plain loop over one hot case for a profiler (perf record, callgrind):
-//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|hotspan-async-fn|floor|js-id> [spans] [warm-up spans]
+//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|hotspan-async-fn|work-async|promise-floor-fn|floor|js-id> [spans] [warm-up spans]
 // Instructions per span (load-independent): run `valgrind --tool=callgrind
 // node --hash-seed=1 bench/profile/hot-loop.mjs <case> N` at two N and divide
-// the difference of the totals by the difference of the N.
+// the difference of the totals by the difference of the N. A traced async
+// function net of the function: hotspan-async-fn's figure - work-async's.
 import { createRequire } from 'node:module';
 import { floorPath } from '../lib/build.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
@@ -36,13 +37,26 @@ if (which === 'floor') {
 const work = () => 0;
 // hotspan-async-fn: real async work, an async function whose promise settles a microtask later.
 const workAsync = async () => 0;
+const fulfilled = (v) => v;
+const rejected = (e) => {
+  throw e;
+};
 async function loop(count) {
-  if (which === 'hotspan-async' || which === 'hotspan-async-fn') {
-    // As bench/cases/micro.mjs: 1000 concurrent spans, then wait for them to end.
-    const fn = which === 'hotspan-async' ? work : workAsync;
+  if (which === 'hotspan-async' || which === 'hotspan-async-fn' || which === 'work-async' || which === 'promise-floor-fn') {
+    // As bench/cases/micro.mjs: 1000 concurrent spans, then wait for them to
+    // end; work-async: the same loop calling the async fn untraced;
+    // promise-floor-fn: that fn's promise with two shared reactions, no tracer.
+    const call =
+      which === 'work-async'
+        ? workAsync
+        : which === 'promise-floor-fn'
+          ? () => Promise.resolve(workAsync()).then(fulfilled, rejected)
+          : which === 'hotspan-async'
+            ? () => traceAsync(work)
+            : () => traceAsync(workAsync);
     for (let i = 0; i < count; i += 1000) {
       let p;
-      for (let j = 0; j < 1000; j++) p = traceAsync(fn);
+      for (let j = 0; j < 1000; j++) p = call();
       await p;
     }
     return;
