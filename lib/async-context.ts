@@ -71,6 +71,14 @@ function openCurrent(ids: OpenIds, ts: string): Current {
   return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
 }
 
+/** Where a wrapped backend (AsyncContext.wrap) keeps the backend it wraps. */
+const wrapped = Symbol('hotspan.wrapped');
+
+/** The backend under `b`'s async-context wrapper, or `b`: what begins a span under no current one (an OTel root). */
+export function unwrapped(b: Backend): Backend {
+  return (b as Backend & { [wrapped]?: Backend })[wrapped] ?? b;
+}
+
 const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
 
 /**
@@ -166,6 +174,7 @@ export class AsyncContext {
     };
     b.asyncBegin = (track: number, nameId: number, json: string) => cx.asyncBegin(inner, track, nameId, json);
     b.asyncBeginValues = () => 0;
+    (b as { [wrapped]?: Backend })[wrapped] = inner;
     return b as unknown as Backend;
   }
 

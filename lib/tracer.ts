@@ -15,7 +15,7 @@ import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
-import { internals, type AsyncContextHook, type TracerInternals } from './internal';
+import { internals, recording, type AsyncContextHook, type TracerInternals } from './internal';
 import { JsBackend } from './js-backend';
 import { isJsToken } from './js-join';
 import { NativeBackend } from './native-backend';
@@ -844,6 +844,11 @@ export class Tracer {
     this.startAsyncContext(storage as CurrentStorage | undefined);
     return this.cx;
   };
+
+  /** @internal the backend recording now (hotspan/otel's per-span path) */
+  get [recording](): Backend {
+    return this.b;
+  }
 
   /** @internal test and demo hooks */
   [internals](): TracerInternals {

@@ -18,9 +18,10 @@ import {
   type TracerProvider as OtelTracerProvider,
 } from '@opentelemetry/api';
 
+import { unwrapped } from '../async-context';
 import type { Backend, Given } from '../backend';
 import { joinedIdsError } from '../errors';
-import { internals } from '../internal';
+import { internals, recording } from '../internal';
 import type { TracerOptions } from '../options';
 import { halves } from '../trace-context';
 import { Tracer } from '../tracer';
@@ -43,8 +44,9 @@ class HotspanOtelTracer implements OtelTracer {
   ) {
     this.site = {
       tracer,
+      // Read per span: the recording backend as it is now (enableAsyncContext and close() swap it).
       get backend(): Backend {
-        return tracer[internals]().backend;
+        return tracer[recording];
       },
       scope,
       scopeJson: scopeSuffix(scope),
@@ -65,7 +67,8 @@ class HotspanOtelTracer implements OtelTracer {
       const track = (this.track ??= this.tracer.track(OTEL_TRACK));
       const nameId = this.tracer.name(String(name));
       if (!valid) {
-        token = b.asyncBegin(track, nameId, '');
+        // A root starts a new trace: not under hotspan's current span (its async context, an open span).
+        token = (options.root === true ? unwrapped(b) : b).asyncBegin(track, nameId, '');
       } else {
         const [hi, lo] = halves(parent.traceId);
         const local = parentSpan instanceof HotspanSpan && parentSpan.site.tracer === this.tracer ? parentSpan.token : 0;
