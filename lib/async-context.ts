@@ -7,7 +7,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import type { Backend, Given, OpenIds } from './backend';
-import { joinedIdsError } from './errors';
 import { halves, hex64, type SpanContext } from './trace-context';
 
 /** The current span of an async context: what its children are begun under, and its own context (inject). */
@@ -23,8 +22,6 @@ function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number,
     given: { ids, flags, tracestate },
     // Formatted only when asked (inject, currentContext): most spans never are.
     get context(): SpanContext {
-      // All-zero ids: a span of a thread joined with the js backend (OpenIds.idsUnknown).
-      if (wire === 0n) throw joinedIdsError();
       return (context ??= {
         traceId: hex64(traceHi) + hex64(traceLo),
         spanId: hex64(wire),

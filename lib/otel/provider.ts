@@ -20,8 +20,7 @@ import {
 
 import { unwrapped } from '../async-context';
 import type { Backend, Given } from '../backend';
-import { joinedIdsError } from '../errors';
-import { internals, recording } from '../internal';
+import { recording } from '../internal';
 import type { TracerOptions } from '../options';
 import { halves } from '../trace-context';
 import { Tracer } from '../tracer';
@@ -112,9 +111,6 @@ export class TracerProvider implements OtelTracerProvider {
 
   constructor(tracerOrOptions?: Tracer | TracerOptions) {
     this.tracer = tracerOrOptions instanceof Tracer ? tracerOrOptions : new Tracer(tracerOrOptions);
-    // spanContext() needs ids now; a thread joined to a js-backend tracer has none (its owner derives them).
-    const b = this.tracer[internals]().backend;
-    if (b.kind === 'js' && b.idsOf(1)[0] === 0n) throw joinedIdsError();
   }
 
   getTracer(name: string, version?: string, options?: OtelTracerOptions): OtelTracer {
