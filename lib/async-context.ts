@@ -7,7 +7,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 import type { Backend, Given, OpenIds } from './backend';
-import { joinedIdsError } from './errors';
 import { halves, hex64, type SpanContext } from './trace-context';
 
 /** The current span of an async context: what its children are begun under, and its own context (inject). */
@@ -23,8 +22,6 @@ function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number,
     given: { ids, flags, tracestate },
     // Formatted only when asked (inject, currentContext): most spans never are.
     get context(): SpanContext {
-      // All-zero ids: a span of a thread joined with the js backend (OpenIds.idsUnknown).
-      if (wire === 0n) throw joinedIdsError();
       return (context ??= {
         traceId: hex64(traceHi) + hex64(traceLo),
         spanId: hex64(wire),
@@ -69,6 +66,14 @@ export function remoteCurrent(ctx: SpanContext): Current {
 /** The open span `ids` as current, with its trace's tracestate `ts`. */
 function openCurrent(ids: OpenIds, ts: string): Current {
   return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
+}
+
+/** Where a wrapped backend (AsyncContext.wrap) keeps the backend it wraps. */
+const wrapped = Symbol('hotspan.wrapped');
+
+/** The backend under `b`'s async-context wrapper, or `b`: what begins a span under no current one (an OTel root). */
+export function unwrapped(b: Backend): Backend {
+  return (b as Backend & { [wrapped]?: Backend })[wrapped] ?? b;
 }
 
 const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
@@ -166,6 +171,7 @@ export class AsyncContext {
     };
     b.asyncBegin = (track: number, nameId: number, json: string) => cx.asyncBegin(inner, track, nameId, json);
     b.asyncBeginValues = () => 0;
+    (b as { [wrapped]?: Backend })[wrapped] = inner;
     return b as unknown as Backend;
   }
 

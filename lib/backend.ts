@@ -34,12 +34,6 @@ export interface OpenIds {
   readonly spanId: number;
   /** False when the trace is not known on this thread (the span has a given parent but no context). */
   readonly resolved: boolean;
-  /**
-   * True on a thread joined with the js backend: its spans get their W3C ids
-   * on the owner's thread, which numbers the records it merges, so only
-   * spanId (this thread's numbering, what a given parent names) is set here.
-   */
-  readonly idsUnknown?: boolean;
 }
 
 export interface Backend {

@@ -80,11 +80,3 @@ export function statusError(status: number, what: string, noun = 'span'): Error 
       return new Error(`hotspan: ${what} failed with status ${String(status)}`);
   }
 }
-
-/** inject() / currentContext() of a span recorded on a thread joined with the js backend. */
-export function joinedIdsError(): Error {
-  return new Error(
-    "hotspan: the W3C ids of a span recorded on a thread joined with the js backend are assigned when the tracer's owner merges it; " +
-      'inject() and currentContext() work there only under a context given with withContext() and no open span (or use the native backend)',
-  );
-}

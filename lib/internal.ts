@@ -9,6 +9,13 @@ import type { OtlpExporter } from './otlp-exporter';
 export const internals: unique symbol = Symbol('hotspan.internals');
 
 /**
+ * `tracer[recording]`: the backend recording now (this.b, which
+ * enableAsyncContext and close() swap). hotspan/otel reads it per span,
+ * so it builds nothing (internals() makes an object and asks native()).
+ */
+export const recording: unique symbol = Symbol('hotspan.recording');
+
+/**
  * The tracer's async context (lib/async-context.ts, AsyncContext) as
  * hotspan/otel uses it, by shape: the package's public declarations, which
  * reach this file, carry no Node types (AsyncLocalStorage).

@@ -165,7 +165,14 @@ export class JsBackend implements Backend {
 
   private readonly names: string[] = [];
   private readonly nameIds = new Map<string, number>();
+  /** Timelines in id order. */
   private readonly timelineList: Timeline[] = [];
+  /**
+   * Timelines by id. Ids are dense (1, 2, ...) until share(); then every
+   * thread takes them from the shared state, so a thread's list has gaps
+   * (ids other threads took) and a timeline joined late may sort before one.
+   */
+  private readonly timelineAt: Array<Timeline | undefined> = [];
   private readonly tracks = new Map<string, Timeline>();
   private readonly serialTracks = new Set<number>();
   private readonly mainTl: Timeline;
@@ -187,12 +194,13 @@ export class JsBackend implements Backend {
   private readonly ctxs = new SideEntries<StoredContext>();
   /** What the kept records' attributes and contexts cost the budget. */
   private sideBytes = 0;
-  /** Salt of this tracer's W3C ids (native/core/trace_id.h). A joined thread derives none: its owner does. */
+  /** Salt of this tracer's W3C ids (native/core/trace_id.h); a joined thread's is its owner's. */
   private readonly salt: bigint;
   /**
-   * Once shared: the tracer-wide counter async spans take their local ids
-   * from (every thread's, so a joined thread's track spans keep their ids
-   * when merged and the parents naming them stay valid).
+   * Once shared: the tracer-wide counters async span local ids and
+   * timeline ids come from, and the track ids by name (every thread's, so a
+   * joined thread's spans keep their ids when merged, and the parents naming
+   * them and the W3C ids derived in the thread stay valid).
    */
   private sharedTracks: SharedState | undefined;
   private readonly limitBytes: number;
@@ -236,11 +244,12 @@ export class JsBackend implements Backend {
     this.clock = options.clock;
     this.limitBytes = options.memoryLimit ?? NO_LIMIT;
     this.onFull = options.onFull ?? 'overwrite';
+    // A joined thread's timeline takes a tracer-wide id: its ids are the owner's.
+    this.sharedTracks = options.join?.state;
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
-    this.salt = options.join === undefined ? randomSalt() : 0n;
+    this.salt = options.join === undefined ? randomSalt() : options.join.state.salt;
     if (options.join !== undefined) {
-      this.sharedTracks = options.join.state;
       this.cap = JOIN_INITIAL;
       this.times = f64(2 * JOIN_INITIAL, true);
       this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
@@ -248,7 +257,7 @@ export class JsBackend implements Backend {
       this.joinState = options.join.state;
       this.unshipped = new Int32Array(new SharedArrayBuffer(4));
       // Last: the link ships the hello (this thread's timeline) at once.
-      this.link = new JoinLink(options.join.token, options.join.state, options.threadName, this, this.unshipped);
+      this.link = new JoinLink(options.join.token, options.join.state, options.threadName, this.mainId, this, this.unshipped);
     } else {
       this.unshipped = new Int32Array(1);
     }
@@ -272,9 +281,9 @@ export class JsBackend implements Backend {
     return this.clock === undefined ? perf.now() : this.clock();
   }
 
-  private newTimeline(name: string, kind: TimelineKind, serial: boolean): Timeline {
+  private newTimeline(name: string, kind: TimelineKind, serial: boolean, id = this.sharedTracks?.nextTimeline() ?? this.timelineList.length + 1): Timeline {
     const tl: Timeline = {
-      id: this.timelineList.length + 1,
+      id,
       name,
       kind,
       serial,
@@ -286,7 +295,13 @@ export class JsBackend implements Backend {
       released: 0,
       dropped: 0,
     };
-    this.timelineList.push(tl);
+    const list = this.timelineList;
+    list.push(tl);
+    // An id taken before one made here, made after it (shared ids): back in
+    // id order, what the readers expect. A joined thread reads none, and
+    // ships its timelines in the order made (takeBatch).
+    if (this.link === undefined && list.length > 1 && list[list.length - 2].id > id) list.sort((x, y) => x.id - y.id);
+    this.timelineAt[id] = tl;
     if (serial) this.serialTracks.add(tl.id);
     return tl;
   }
@@ -361,11 +376,11 @@ export class JsBackend implements Backend {
     while ((this.count + 1) * RECORD_BYTES + this.sideBytes + need > this.limitBytes) {
       // Records the OTLP export has read go first, under either policy (the core recycles released chunks).
       if (this.seq - this.count < this.exportFrom) {
-        this.timelineList[this.removeOldest() - 1].released++;
+        (this.timelineAt[this.removeOldest()] as Timeline).released++;
         continue;
       }
       if (this.onFull === 'drop' || this.count === 0) {
-        this.timelineList[timeline - 1].dropped++;
+        (this.timelineAt[timeline] as Timeline).dropped++;
         this.lossSeen = true;
         return false;
       }
@@ -379,7 +394,7 @@ export class JsBackend implements Backend {
   }
 
   private overwriteOldest(): void {
-    this.timelineList[this.removeOldest() - 1].overwritten++;
+    (this.timelineAt[this.removeOldest()] as Timeline).overwritten++;
     this.lossSeen = true;
   }
 
@@ -496,7 +511,7 @@ export class JsBackend implements Backend {
     if (attrs !== '') this.attrs.push(this.seq, attrs);
     if (ctx !== undefined) this.ctxs.push(this.seq, ctx);
     this.seq++;
-    this.timelineList[timeline - 1].stored++;
+    (this.timelineAt[timeline] as Timeline).stored++;
     const n = ++this.count;
     this.unshipped[0] = n;
     if (i >= this.shipMark) this.reachedMark();
@@ -543,7 +558,9 @@ export class JsBackend implements Backend {
     if (this.closedFlag) throw closedError();
     let tl = this.tracks.get(name);
     if (tl === undefined) {
-      tl = this.newTimeline(`${TRACK_PREFIX}${name}`, 'track', serial);
+      // Shared: the id every thread gives the track of that name.
+      const id = this.sharedTracks?.trackId(name);
+      tl = this.newTimeline(`${TRACK_PREFIX}${name}`, 'track', serial, id);
       this.tracks.set(name, tl);
     }
     return tl.id;
@@ -559,7 +576,7 @@ export class JsBackend implements Backend {
 
   private beginAsync(track: number, nameId: number, attrsJson: string, parentSpan: number, ctx: StoredContext | undefined): number {
     if (this.closedFlag) throw closedError();
-    const tl = this.timelineList[track - 1];
+    const tl = this.timelineAt[track];
     if (tl === undefined || tl.kind !== 'track' || nameId >= this.names.length) {
       // The core tells neither apart (token 0): the same text as the native backend.
       throw asyncRejectedError(track, nameId);
@@ -764,8 +781,7 @@ export class JsBackend implements Backend {
     // order the core's snapshot has.
     const cols = this.columns();
     const n = cols.count;
-    const tls = this.timelineList.length;
-    const offsets = new Uint32Array(tls + 2);
+    const offsets = new Uint32Array(this.timelineAt.length + 1);
     const src = cols.fields;
     for (let i = 0; i < n; i++) offsets[src[i * FIELDS_PER_RECORD + 1] + 1]++;
     for (let k = 1; k < offsets.length; k++) offsets[k] += offsets[k - 1];
@@ -827,11 +843,13 @@ export class JsBackend implements Backend {
       );
     }
     if (this.hub === undefined) {
-      this.hub = new ShareHub(this);
-      // From now on every thread's async spans number from one counter, above the ones taken so far.
+      this.hub = new ShareHub(this, this.salt);
+      // From now on every thread's async spans and timelines number from
+      // shared counters, above the ids taken so far, and tracks have one id by name.
       let taken = 0;
       for (const tl of this.tracks.values()) taken = Math.max(taken, tl.nextLocal);
-      this.hub.state.raiseTrackLocals(taken);
+      const tracks: Array<[string, number]> = [...this.tracks].map(([name, tl]) => [name, tl.id]);
+      this.hub.state.adopt(taken, this.timelineAt.length - 1, tracks);
       this.sharedTracks = this.hub.state;
     }
     return this.hub.token;
@@ -853,13 +871,13 @@ export class JsBackend implements Backend {
   // ---- ShareTarget (owner side, ./js-join) ----
 
   /** @internal */
-  addJoinedTimeline(name: string): number {
-    return this.newTimeline(name, 'js', false).id;
+  addJoinedTimeline(name: string, id: number): number {
+    return (this.timelineAt[id] ?? this.newTimeline(name, 'js', false, id)).id;
   }
 
   /** @internal */
   markExited(timeline: number): void {
-    const tl = this.timelineList[timeline - 1];
+    const tl = this.timelineAt[timeline];
     if (tl !== undefined) tl.exited = true;
   }
 
@@ -870,7 +888,7 @@ export class JsBackend implements Backend {
       let id: number;
       if (d.kind === 'groups') id = this.groupsTimeline().id;
       else if (d.kind === 'track') id = this.track(d.name, d.serial);
-      else id = d.id === 1 ? thread.timeline : this.addJoinedTimeline(d.name);
+      else id = this.addJoinedTimeline(d.name, d.id);
       thread.timelines.set(d.id, id);
     }
     const { times, fields, attrs, contexts } = batch;
@@ -878,7 +896,7 @@ export class JsBackend implements Backend {
     let c = 0;
     for (let i = 0; i < batch.count; i++) {
       const f = i * FPR;
-      const tl = this.timelineList[(thread.timelines.get(fields[f + 1]) ?? 0) - 1];
+      const tl = this.timelineAt[thread.timelines.get(fields[f + 1]) ?? 0];
       if (tl === undefined) continue; // a timeline never described: not ours
       let local = fields[f + 2];
       let parentTl = fields[f + 3] === 0 ? 0 : (thread.timelines.get(fields[f + 3]) ?? 0);
@@ -898,7 +916,7 @@ export class JsBackend implements Backend {
       if (tl.serial && end > tl.lastEnd) tl.lastEnd = end;
       let text = '';
       if (a < attrs.length && attrs[a][0] === i) text = attrs[a++][1];
-      // A joined thread stores only remote contexts (its own ids are derived here, after the merge).
+      // Ids are tracer-wide: the contexts a joined thread stored name spans as they are here.
       let ctx: StoredContext | undefined;
       if (c < contexts.length && contexts[c][0] === i) ctx = contexts[c++][1];
       const depthFlags = fields[f + 5];
@@ -1002,9 +1020,6 @@ export class JsBackend implements Backend {
     const depth = this.depth;
     if (depth === 0) return undefined;
     const spanId = this.mainId * TIMELINE_SHIFT + this.sLocal[depth - 1];
-    if (this.link !== undefined) {
-      return { traceHi: 0n, traceLo: 0n, span: 0n, parent: 0n, flags: 0, spanId, resolved: true, idsUnknown: true };
-    }
     // The open stack's frames to the core's walk (open_stack_ids.h): what the addon's openIds answers.
     if (this.frames.length < FRAME_WORDS * depth) this.frames = new BigUint64Array(2 * FRAME_WORDS * depth);
     const f = this.frames;
@@ -1031,8 +1046,7 @@ export class JsBackend implements Backend {
     if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
       throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
     }
-    // A joined thread's ids are its owner's to derive.
-    return this.link !== undefined ? new BigUint64Array(3) : rootIds(span, this.salt);
+    return rootIds(span, this.salt);
   }
 
   native(): NativeTracer | undefined {

@@ -33,10 +33,11 @@
 //   shipped yet (at most one batch, or ~SHIP_DELAY_MS of spans) is lost. The
 //   worker keeps that number in a shared word, and the owner counts it lost
 //   when the Worker's 'exit' reaches it (workers the owner's thread created).
-// - The owner merges batches into its own store: a new timeline per joined
-//   thread (span id = owner timeline << 32 | the worker's local id, so parents
-//   stay valid), names mapped by string, tracks by name, worker groups onto
-//   the owner's group timeline. flush() drains the channel synchronously
+// - The owner merges batches into its own store: a timeline per joined
+//   thread and a track per name, under the tracer-wide ids the worker took
+//   from the shared state (so its span ids, the parents naming them and the
+//   W3C ids it derived with the owner's salt stay valid), names mapped by
+//   string, worker groups onto the owner's group timeline. flush() drains the channel synchronously
 //   (receiveMessageOnPort), so whatever a worker posted before it is seen.
 // - Workers created by the owner's thread are watched ('worker' process
 //   event): their exit marks the timeline exited and ends settle()'s wait.
@@ -70,8 +71,17 @@ const EXIT_WAIT_MS = 2000;
 
 // The shared state buffer: Int32 word 0 = records in flight | CLOSED_BIT;
 // BigInt64 at byte 8 = spans lost (ended on a joined thread, never merged);
-// Uint32 at byte 16 = the last local id taken by an async span (any track, any thread).
-const STATE_BYTES = 24;
+// Uint32 at byte 16 = the last local id taken by an async span (any track, any thread);
+// Uint32 at byte 20 = the last timeline id taken (any thread); BigUint64 at
+// byte 24 = the owner's id salt; Int32 at byte 32 = the track table's lock,
+// Uint32 at byte 36 = its bytes used; the track table from TRACKS_AT: per
+// track u32 id, u32 name length, the name's UTF-8 padded to 4 bytes.
+// Timeline and track ids are tracer-wide, as async span locals are, so a
+// joined thread's span ids (and the W3C ids derived from them with the salt)
+// are the ones the owner's outputs show after the merge.
+const TRACKS_AT = 40;
+const TRACKS_BYTES = 16384;
+const STATE_BYTES = TRACKS_AT + TRACKS_BYTES;
 const CLOSED_BIT = 0x40000000;
 
 /** The owner's and its workers' view of one shared tracer's state buffer. */
@@ -79,11 +89,20 @@ export class SharedState {
   private readonly words: Int32Array;
   private readonly lostCount: BigInt64Array;
   private readonly trackLocal: Uint32Array;
+  private readonly timelineIds: Uint32Array;
+  private readonly trackLock: Int32Array;
+  private readonly trackBytes: Uint8Array;
+  /** The owner's salt of W3C ids (js-backend randomSalt): a joined thread derives the ids its owner's outputs show. */
+  readonly salt: bigint;
 
   constructor(readonly buffer: SharedArrayBuffer) {
     this.words = new Int32Array(buffer, 0, 2);
     this.lostCount = new BigInt64Array(buffer, 8, 1);
     this.trackLocal = new Uint32Array(buffer, 16, 1);
+    this.timelineIds = new Uint32Array(buffer, 20, 1);
+    this.salt = new BigUint64Array(buffer, 24, 1)[0];
+    this.trackLock = new Int32Array(buffer, 32, 2);
+    this.trackBytes = new Uint8Array(buffer, TRACKS_AT, TRACKS_BYTES);
   }
 
   /**
@@ -95,13 +114,60 @@ export class SharedState {
     return (Atomics.add(this.trackLocal, 0, 1) + 1) >>> 0;
   }
 
-  /** Owner, at share(): the local ids its tracks took before. */
-  raiseTrackLocals(taken: number): void {
-    Atomics.store(this.trackLocal, 0, taken);
+  /** The id of a new timeline of any thread of the shared tracer. */
+  nextTimeline(): number {
+    return (Atomics.add(this.timelineIds, 0, 1) + 1) >>> 0;
   }
 
-  static create(): SharedState {
-    return new SharedState(new SharedArrayBuffer(STATE_BYTES));
+  /**
+   * Owner, at share(): the local ids its tracks took before, the timeline
+   * ids it gave out, and its tracks by name.
+   */
+  adopt(trackLocals: number, timelines: number, tracks: Iterable<[string, number]>): void {
+    Atomics.store(this.trackLocal, 0, trackLocals);
+    Atomics.store(this.timelineIds, 0, timelines);
+    for (const [name, id] of tracks) this.trackId(name, () => id);
+  }
+
+  /**
+   * The tracer-wide timeline id of track `name`: the one any thread gave it
+   * first, else `make()`'s, entered for all. Throws an Error naming the
+   * track when the table is full.
+   */
+  trackId(name: string, make: () => number = () => this.nextTimeline()): number {
+    const key = Buffer.from(name, 'utf8');
+    const bytes = this.trackBytes;
+    const lock = this.trackLock;
+    // Short critical sections (a scan of a few names): a spin with a 1 ms nap.
+    while (Atomics.compareExchange(lock, 0, 0, 1) !== 0) Atomics.wait(lock, 0, 1, 1);
+    try {
+      const used = Atomics.load(lock, 1);
+      const view = new DataView(bytes.buffer, bytes.byteOffset, TRACKS_BYTES);
+      for (let at = 0; at < used; ) {
+        const len = view.getUint32(at + 4, true);
+        if (len === key.length && key.equals(bytes.subarray(at + 8, at + 8 + len))) return view.getUint32(at, true);
+        at += 8 + ((len + 3) & ~3);
+      }
+      const size = 8 + ((key.length + 3) & ~3);
+      if (used + size > TRACKS_BYTES) {
+        throw new Error(`hotspan: no room for track '${name}' in a shared js tracer (its track names take at most ${String(TRACKS_BYTES)} bytes)`);
+      }
+      const id = make();
+      view.setUint32(used, id, true);
+      view.setUint32(used + 4, key.length, true);
+      bytes.set(key, used + 8);
+      Atomics.store(lock, 1, used + size);
+      return id;
+    } finally {
+      Atomics.store(lock, 0, 0);
+      Atomics.notify(lock, 0, 1);
+    }
+  }
+
+  static create(salt: bigint): SharedState {
+    const buffer = new SharedArrayBuffer(STATE_BYTES);
+    new BigUint64Array(buffer, 24, 1)[0] = salt;
+    return new SharedState(buffer);
   }
 
   closed(): boolean {
@@ -176,8 +242,9 @@ interface BatchMessage extends Batch {
   /** Random per (thread, token). */
   readonly k: string;
   readonly tid: number;
-  /** The joined thread's timeline name. */
+  /** The joined thread's timeline name, and its tracer-wide id. */
   readonly name: string;
+  readonly tl: number;
   /** The flush request this batch answers (0: none). */
   readonly ack: number;
   /** Word 0: the sender's records not shipped yet (read by the owner if it is terminated). */
@@ -238,7 +305,8 @@ export interface JoinedThread {
 
 /** What the owner's backend provides to the hub. */
 export interface ShareTarget {
-  addJoinedTimeline(name: string): number;
+  /** The timeline of a joined thread, under the tracer-wide id it took at join. */
+  addJoinedTimeline(name: string, id: number): number;
   merge(thread: JoinedThread, batch: Batch): void;
   markExited(timeline: number): void;
 }
@@ -267,9 +335,12 @@ export class ShareHub {
   private readonly changed = new ChangeSignal();
   private closed = false;
 
-  constructor(private readonly target: ShareTarget) {
+  constructor(
+    private readonly target: ShareTarget,
+    salt: bigint,
+  ) {
     this.token = `${JS_TOKEN_PREFIX}${String(process.pid)}:${randomBytes(12).toString('hex')}`;
-    this.state = SharedState.create();
+    this.state = SharedState.create(salt);
     const data: ShareData = { v: 2, state: this.state.buffer };
     setEnvironmentData(this.token, data);
     this.channel = openChannel(this.token, (d) => {
@@ -337,7 +408,7 @@ export class ShareHub {
         key: msg.k,
         threadId: msg.tid,
         name: msg.name,
-        timeline: this.target.addJoinedTimeline(msg.name),
+        timeline: this.target.addJoinedTimeline(msg.name, msg.tl),
         names: [],
         timelines: new Map(),
         groupLocals: new Map(),
@@ -511,6 +582,8 @@ export class JoinLink {
     readonly token: string,
     private readonly state: SharedState,
     private readonly threadName: string,
+    /** The thread's timeline id (tracer-wide, SharedState.nextTimeline). */
+    private readonly timeline: number,
     private readonly source: JoinSource,
     /** Word 0: the source's records not shipped yet, kept current by it. */
     private readonly unshipped: Int32Array,
@@ -564,6 +637,7 @@ export class JoinLink {
       k: this.key,
       tid: threadId,
       name: this.threadName,
+      tl: this.timeline,
       ack,
       exit,
       unshipped: this.unshipped,

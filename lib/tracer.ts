@@ -10,12 +10,12 @@ import { ChangeSignal } from './change-signal';
 import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { dumpOnCrash, dumpOnSignal, type DumpSummary } from './dump';
-import { closedError, describe, joinedIdsError, nameTypeError, trackKindError } from './errors';
+import { closedError, describe, nameTypeError, trackKindError } from './errors';
 import { writeAtExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
-import { internals, type AsyncContextHook, type TracerInternals } from './internal';
+import { internals, recording, type AsyncContextHook, type TracerInternals } from './internal';
 import { JsBackend } from './js-backend';
 import { isJsToken } from './js-join';
 import { NativeBackend } from './native-backend';
@@ -545,13 +545,11 @@ export class Tracer {
   /**
    * The W3C context of the current span: the innermost open span of this
    * thread, else (async context on) the current one of the async context;
-   * undefined when there is none. Throws an Error for a span open in a
-   * worker joined to a js-backend tracer (its owner assigns its ids).
+   * undefined when there is none.
    */
   currentContext(): SpanContext | undefined {
     const store = this.cx?.storage.getStore();
     const ids = this.b.openIds();
-    if (ids?.idsUnknown === true) throw joinedIdsError();
     if (ids === undefined || !ids.resolved) return store?.context;
     const ts = this.cx?.openTracestate(ids) ?? '';
     return {
@@ -866,6 +864,11 @@ export class Tracer {
     this.startAsyncContext(storage as CurrentStorage | undefined);
     return this.cx;
   };
+
+  /** @internal the backend recording now (hotspan/otel's per-span path) */
+  get [recording](): Backend {
+    return this.b;
+  }
 
   /** @internal test and demo hooks */
   [internals](): TracerInternals {

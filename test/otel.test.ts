@@ -238,6 +238,88 @@ describe.each(['native', 'js'] as const)('hotspan/otel TracerProvider (%s backen
     expect(sampled.spanContext().traceId).toBe('0af7651916cd43dd8448eb211c80319c');
   });
 
+  it('{ root: true } starts a new trace with no parent under any hotspan current span; without it the span is a child', async () => {
+    const t = make();
+    const provider = new TracerProvider(t).register();
+    try {
+      const ot = trace.getTracer('roots');
+      const remote = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: TraceFlags.SAMPLED, isRemote: true };
+      const started: Array<ReturnType<typeof ot.startSpan>> = [];
+      const roots = new Map<string, ReturnType<typeof ot.startSpan>>();
+      const both = (where: string): void => {
+        const r = ot.startSpan(`root ${where}`, { root: true });
+        roots.set(`root ${where}`, r);
+        started.push(r, ot.startSpan(`child ${where}`));
+      };
+      t.trace('open-plain', () => both('open-plain')); // async context still off
+      t.enableAsyncContext();
+      t.trace('open', () => both('open'));
+      t.withContext(remote, () => both('withContext'));
+      await t.traceAsync('ta', async () => {
+        await delay(1);
+        both('traceAsync');
+      });
+      ot.startActiveSpan('active', (a) => {
+        both('active');
+        a.end();
+      });
+      for (const s of started) s.end();
+      const mem = new InMemorySpanExporter();
+      await new SpanExporterAdapter(t, mem).export();
+      const by = Object.fromEntries(mem.getFinishedSpans().map((s) => [s.name, s]));
+      const traces = new Set<string>();
+      for (const where of ['open-plain', 'open', 'withContext', 'traceAsync', 'active']) {
+        const r = by[`root ${where}`];
+        expect(r.parentSpanContext, where).toBeUndefined();
+        expect(r.spanContext().traceId, where).toMatch(/^[0-9a-f]{32}$/);
+        expect(r.spanContext().traceId, where).not.toBe(remote.traceId);
+        traces.add(r.spanContext().traceId);
+      }
+      // What the live span says is what the exporter gets.
+      for (const [name, r] of roots) expect(by[name].spanContext(), name).toMatchObject(r.spanContext());
+      // Each root its own trace, none of them a hotspan span's.
+      expect(traces.size).toBe(5);
+      for (const name of ['open', 'ta', 'active']) expect(traces.has(by[name].spanContext().traceId), name).toBe(false);
+      // The controls: the same spans without { root: true } are children of the current span.
+      const parentOf = (name: string): string | undefined => by[name].parentSpanContext?.spanId;
+      expect(parentOf('child open')).toBe(by.open.spanContext().spanId);
+      expect(parentOf('child withContext')).toBe(remote.spanId);
+      expect(by['child withContext'].spanContext().traceId).toBe(remote.traceId);
+      expect(parentOf('child traceAsync')).toBe(by.ta.spanContext().spanId);
+      expect(parentOf('child active')).toBe(by.active.spanContext().spanId);
+    } finally {
+      trace.disable();
+      context.disable();
+      void provider;
+    }
+  });
+
+  it("the OTel tracer records into the tracer's backend as it is now: enableAsyncContext() and close() swap it", () => {
+    const t = make();
+    const ot = new TracerProvider(t).getTracer('swap');
+    const before = ot.startSpan('before'); // read the plain backend
+    t.enableAsyncContext();
+    const remote = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', traceFlags: TraceFlags.SAMPLED, isRemote: true };
+    // No OTel context (no manager registered): hotspan's current span is the parent, through the wrapped backend only.
+    const under = t.withContext(remote, () => ot.startSpan('under'));
+    before.end();
+    under.end();
+    const by = Object.fromEntries(t.snapshot().map((r) => [r.name, r]));
+    expect(by.before && by.under).toBeTruthy();
+    const mem = new InMemorySpanExporter();
+    return new SpanExporterAdapter(t, mem).export().then(() => {
+      const spans = Object.fromEntries(mem.getFinishedSpans().map((s) => [s.name, s]));
+      expect(spans.under.parentSpanContext?.spanId).toBe(remote.spanId);
+      expect(spans.under.spanContext().traceId).toBe(remote.traceId);
+      expect(spans.before.parentSpanContext).toBeUndefined();
+      t.close();
+      const after = ot.startSpan('after');
+      expect(after.isRecording()).toBe(false);
+      after.end();
+      expect(t.snapshot().map((r) => r.name).sort()).toEqual(['before', 'under']);
+    });
+  });
+
   it("the adapter exports hotspan's own spans, holding a child until its parent ended", async () => {
     const t = make();
     const exporter = new InMemorySpanExporter();

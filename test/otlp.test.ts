@@ -60,6 +60,7 @@ interface RecordOut {
 interface ChildOut {
   counts: {
     produced: number;
+    kept: number;
     released: number;
     overwritten: number;
     dropped: number;

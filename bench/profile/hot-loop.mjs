@@ -1,11 +1,11 @@
 // A plain loop over one hot case for a profiler (perf record, callgrind):
-//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|hotspan-async-fn|work-async|promise-floor-fn|floor|js-id> [spans] [warm-up spans]
+//   node --perf-basic-prof bench/profile/hot-loop.mjs <hotspan-id|hotspan-trace|hotspan-start|hotspan-attrs|hotspan-async|hotspan-async-fn|hotspan-otel|work-async|promise-floor-fn|floor|js-id> [spans] [warm-up spans]
 // Instructions per span (load-independent): run `valgrind --tool=callgrind
 // node --hash-seed=1 bench/profile/hot-loop.mjs <case> N` at two N and divide
 // the difference of the totals by the difference of the N. A traced async
 // function net of the function: hotspan-async-fn's figure - work-async's.
 import { createRequire } from 'node:module';
-import { floorPath } from '../lib/build.mjs';
+import { floorPath, rootDir } from '../lib/build.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 
 const require = createRequire(import.meta.url);
@@ -18,6 +18,7 @@ let start;
 let attrs;
 const ROUTES = ['/users', '/orders', '/items', '/health'];
 let traceAsync;
+let otelSpan;
 if (which === 'floor') {
   const f = require(floorPath);
   begin = f.begin;
@@ -33,6 +34,11 @@ if (which === 'floor') {
   attrs = (i) => t.begin(id, { route: ROUTES[i & 3], bytes: i });
   const asyncOpts = { track: t.track('http') };
   traceAsync = (fn) => t.traceAsync(id, fn, asyncOpts);
+  // hotspan-otel: an OTel span from hotspan/otel's provider (no context manager: a root each time).
+  if (which === 'hotspan-otel') {
+    const ot = new (require(`${rootDir}/dist/otel/index.js`).TracerProvider)(t).getTracer('profile');
+    otelSpan = () => ot.startSpan('profile.span').end();
+  }
 }
 const work = () => 0;
 // hotspan-async-fn: real async work, an async function whose promise settles a microtask later.
@@ -59,6 +65,10 @@ async function loop(count) {
       for (let j = 0; j < 1000; j++) p = call();
       await p;
     }
+    return;
+  }
+  if (which === 'hotspan-otel') {
+    for (let i = 0; i < count; i++) otelSpan();
     return;
   }
   if (which === 'hotspan-start') {

@@ -18,9 +18,9 @@ import {
   type TracerProvider as OtelTracerProvider,
 } from '@opentelemetry/api';
 
+import { unwrapped } from '../async-context';
 import type { Backend, Given } from '../backend';
-import { joinedIdsError } from '../errors';
-import { internals } from '../internal';
+import { recording } from '../internal';
 import type { TracerOptions } from '../options';
 import { halves } from '../trace-context';
 import { Tracer } from '../tracer';
@@ -43,8 +43,9 @@ class HotspanOtelTracer implements OtelTracer {
   ) {
     this.site = {
       tracer,
+      // Read per span: the recording backend as it is now (enableAsyncContext and close() swap it).
       get backend(): Backend {
-        return tracer[internals]().backend;
+        return tracer[recording];
       },
       scope,
       scopeJson: scopeSuffix(scope),
@@ -65,7 +66,8 @@ class HotspanOtelTracer implements OtelTracer {
       const track = (this.track ??= this.tracer.track(OTEL_TRACK));
       const nameId = this.tracer.name(String(name));
       if (!valid) {
-        token = b.asyncBegin(track, nameId, '');
+        // A root starts a new trace: not under hotspan's current span (its async context, an open span).
+        token = (options.root === true ? unwrapped(b) : b).asyncBegin(track, nameId, '');
       } else {
         const [hi, lo] = halves(parent.traceId);
         const local = parentSpan instanceof HotspanSpan && parentSpan.site.tracer === this.tracer ? parentSpan.token : 0;
@@ -109,9 +111,6 @@ export class TracerProvider implements OtelTracerProvider {
 
   constructor(tracerOrOptions?: Tracer | TracerOptions) {
     this.tracer = tracerOrOptions instanceof Tracer ? tracerOrOptions : new Tracer(tracerOrOptions);
-    // spanContext() needs ids now; a thread joined to a js-backend tracer has none (its owner derives them).
-    const b = this.tracer[internals]().backend;
-    if (b.kind === 'js' && b.idsOf(1)[0] === 0n) throw joinedIdsError();
   }
 
   getTracer(name: string, version?: string, options?: OtelTracerOptions): OtelTracer {
