@@ -295,7 +295,7 @@ bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs)
   // The common case takes no lock: the writer appends to its block
   // (attr_area.h), which readers read only below its release store.
   if (append_attrs(index, local, attrs)) return true;
-  const size_t block = attrs_.need(attrs.size());
+  const size_t block = attrs_.need(index, attrs.size());
   // A new block, charged outside the lock: making room may recycle this
   // timeline's chunks.
   if (!pool_->charge(block, true)) return false;

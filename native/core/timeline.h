@@ -109,7 +109,7 @@ class Timeline {
   // fits the writer's block (no charge, no lock). false: nothing done, it
   // needs a new block (add_attrs).
   bool append_attrs(uint64_t index, uint32_t local, std::string_view attrs) {
-    if (attrs_.need(attrs.size()) != 0) return false;
+    if (attrs_.need(index, attrs.size()) != 0) return false;
     attrs_.append(index, local, attrs.data(), attrs.size());
     return true;
   }
