@@ -203,6 +203,48 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     expect(calls).toEqual([...new Array(60).fill('view'), 'args', 'view', 'args']);
   });
 
+  it("stores the full form once the tracer's attribute dictionary is full, and reads every form back exactly", () => {
+    const { t, nt } = native();
+    const name = t.name('dict');
+    const view = nt.slotView();
+    if (view === undefined) return;
+    // Known before the dictionary fills: a shape (compact form) and a value (a dictionary id).
+    const early = nt.defineShape(['route', 'n', 'ok']);
+    const get = nt.defineValue('GET');
+    // Shapes with ever shorter long keys fill its byte bound (AttrDict::kMaxBytes, 4 MiB) to within
+    // a few hundred bytes: shapes after that have no dictionary id, nor has a value (its first
+    // segment alone is 8 KiB).
+    for (const len of [240000, 24000, 2400, 240, 24]) {
+      for (let i = 0; i < 12; i++) nt.defineShape([0, 1, 2, 3].map((k) => `${k}.${i}.`.padEnd(len, 'k')));
+    }
+    const late = nt.defineShape(['route', 'n', 'ok']);
+    const post = nt.defineValue('POST \u00e9');
+    const spans: Array<[number, number, number, number]> = [
+      [early, get, 1.5, TRUE], // compact: value id, number, boolean
+      [early, post, -0, FALSE], // compact: the late value as its text
+      [late, get, 2 ** 70, TRUE], // full form: every slot with its key
+      [late, post, 1e-7, FALSE],
+    ];
+    for (const [shape, value, n, ok] of spans) {
+      view[0] = value;
+      view[1] = n;
+      expect(nt.beginSlots(name, code(shape, VIEW_VALUE, VIEW_NUMBER, ok))).toBeUndefined();
+      nt.end();
+    }
+    expect(nt.beginSlots(name, code(late, ARGUMENT, ARGUMENT, ARGUMENT), 'arg', 3, true)).toBeUndefined();
+    nt.end();
+    t.flush();
+    const attrs = t.snapshot().map((r) => r.attrs);
+    expect(attrs).toEqual([
+      { route: 'GET', n: 1.5, ok: true },
+      { route: 'POST \u00e9', n: 0, ok: false },
+      { route: 'GET', n: 2 ** 70, ok: true },
+      { route: 'POST \u00e9', n: 1e-7, ok: false },
+      { route: 'arg', n: 3, ok: true },
+    ]);
+    expect(attrs.map((a) => Object.keys(a ?? {}))).toEqual(new Array(5).fill(['route', 'n', 'ok']));
+  });
+
   it('keeps every span of a burst past the async ring (grown to 4096, then the overflow map), ended out of order', async () => {
     const t = make();
     const ends: Array<() => void> = [];

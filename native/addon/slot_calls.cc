@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "arg_check.h"
+#include "attr_dict.h"
 #include "attr_slots.h"
 #include "clock.h"
 #include "external_view.h"
@@ -90,30 +91,83 @@ HOTSPAN_HOT_INLINE void PutSlot(hotspan::ByteStack& out, as::Kind kind, const st
   if (n != 0) hotspan::copy_small(p + head.size(), static_cast<const char*>(v), n);
 }
 
-// Appends the slots that `code` (SlotKind) describes, their values from the
-// slot view, the code or args[0..] (nullptr: none may be an argument), to
-// `out`. false: a value with no slot form (nothing thrown), or a bad code
-// or value id (thrown: *threw); the caller cuts `out` back.
-HOTSPAN_HOT_INLINE bool WriteSlots(napi_env env, const SlotShapes& shapes, uint32_t code, napi_value* args,
-                                   hotspan::ByteStack& out, bool* threw) {
-  const uint32_t shape = code >> kShapeShift;
-  if (HOTSPAN_UNLIKELY(shape >= shapes.shapes.size())) {
-    ThrowBadCode(env, code, shapes.shapes.size());
-    *threw = true;
+// The full form (attr_slots.h): each slot's head, then its value.
+struct FullSlots {
+  const SlotShapes::Shape& sh;
+  hotspan::ByteStack& out;
+  HOTSPAN_HOT_INLINE void start() { out.push_back(as::kTag); }
+  HOTSPAN_HOT_INLINE void number(uint32_t i, double d) { PutSlot(out, as::kNumber, sh.heads[i], &d, 8); }
+  HOTSPAN_HOT_INLINE void value(uint32_t i, const std::string& text, uint32_t) {
+    PutSlot(out, as::kString, sh.heads[i], text.data(), text.size());
+  }
+  HOTSPAN_HOT_INLINE void boolean(uint32_t i, bool b) {
+    PutSlot(out, b ? as::kTrue : as::kFalse, sh.heads[i], nullptr, 0);
+  }
+  // A string argument; false (nothing appended) when `v` is not a string.
+  bool text(napi_env env, uint32_t i, napi_value v) {
+    const size_t kind_at = out.size();
+    PutSlot(out, as::kString, sh.heads[i], nullptr, 0);
+    if (PutString(env, v, out)) return true;
+    out.cut(kind_at);
     return false;
   }
+  HOTSPAN_HOT_INLINE void finish() {}
+};
+
+// The compact form (attr_slots.h): the shape's dictionary id and the kinds,
+// then the values only; an interned value with a dictionary id as that id.
+struct CompactSlots {
+  hotspan::ByteStack& out;
+  size_t kinds_at = 0;
+  uint32_t kinds = 0;
+  HOTSPAN_HOT_INLINE void start(uint32_t dict_id) {
+    char* p = out.grow(as::kCompactHead);
+    const auto id = static_cast<uint16_t>(dict_id);
+    p[0] = as::kCompactTag;
+    std::memcpy(p + 1, &id, 2);
+    kinds_at = out.size() - 1;
+  }
+  HOTSPAN_HOT_INLINE void put(uint32_t i, as::CompactKind k, const void* v, size_t n) {
+    kinds |= static_cast<uint32_t>(k) << (as::kCompactKindBits * i);
+    hotspan::copy_small(out.grow(n), static_cast<const char*>(v), n);
+  }
+  HOTSPAN_HOT_INLINE void number(uint32_t i, double d) { put(i, as::kCompactNumber, &d, 8); }
+  HOTSPAN_HOT_INLINE void value(uint32_t i, const std::string& text, uint32_t dict_id) {
+    if (dict_id != hotspan::AttrDict::kNone) {
+      put(i, as::kCompactValue, &dict_id, 4);
+    } else {
+      put(i, as::kCompactText, text.data(), text.size());  // already u32 length, bytes
+    }
+  }
+  HOTSPAN_HOT_INLINE void boolean(uint32_t i, bool b) {
+    const char c = b ? 1 : 0;
+    put(i, as::kCompactBool, &c, 1);
+  }
+  bool text(napi_env env, uint32_t i, napi_value v) {
+    if (!PutString(env, v, out)) return false;
+    kinds |= static_cast<uint32_t>(as::kCompactText) << (as::kCompactKindBits * i);
+    return true;
+  }
+  HOTSPAN_HOT_INLINE void finish() { *out.at(kinds_at) = static_cast<char>(kinds); }
+};
+
+// Appends the slots of shape `sh` that `code` (SlotKind) describes through
+// writer `w` (started), their values from the slot view, the code or
+// args[0..] (nullptr: none may be an argument). false: a value with no slot
+// form (nothing thrown), or a bad code or value id (thrown: *threw); the
+// caller cuts the bytes back.
+template <class Writer>
+HOTSPAN_HOT_INLINE bool FillSlots(napi_env env, const SlotShapes& shapes, const SlotShapes::Shape& sh, uint32_t code,
+                                  napi_value* args, Writer& w, bool* threw) {
   const uint32_t whole = code;
-  const SlotShapes::Shape& sh = shapes.shapes[shape];
   const double* in = shapes.in->data();
   const size_t n_values = shapes.values.size();
-  out.push_back(as::kTag);
   for (uint32_t i = 0; i < sh.slots; ++i, code >>= kKindBits) {
-    const std::string& head = sh.heads[i];
     const uint32_t kind = code & ((1u << kKindBits) - 1);
     if (kind == kViewNumber) {
       const double d = in[i];
       if (HOTSPAN_UNLIKELY(!std::isfinite(d))) return false;
-      PutSlot(out, as::kNumber, head, &d, 8);
+      w.number(i, d);
       continue;
     }
     if (kind == kViewValue) {
@@ -126,12 +180,11 @@ HOTSPAN_HOT_INLINE bool WriteSlots(napi_env env, const SlotShapes& shapes, uint3
         *threw = true;
         return false;
       }
-      const std::string& text = shapes.values[id];
-      PutSlot(out, as::kString, head, text.data(), text.size());
+      w.value(i, shapes.values[id], shapes.value_dict_ids[id]);
       continue;
     }
     if (kind == kFalse || kind == kTrue) {
-      PutSlot(out, kind == kTrue ? as::kTrue : as::kFalse, head, nullptr, 0);
+      w.boolean(i, kind == kTrue);
       continue;
     }
     if (kind != kArgument || args == nullptr) {
@@ -145,17 +198,36 @@ HOTSPAN_HOT_INLINE bool WriteSlots(napi_env env, const SlotShapes& shapes, uint3
     bool f;
     if (napi_get_value_double(env, v, &d) == napi_ok) {
       if (!std::isfinite(d)) return false;
-      PutSlot(out, as::kNumber, head, &d, 8);
+      w.number(i, d);
       continue;
     }
-    const size_t kind_at = out.size();
-    PutSlot(out, as::kString, head, nullptr, 0);
-    if (PutString(env, v, out)) continue;
-    out.cut(kind_at);
+    if (w.text(env, i, v)) continue;
     if (napi_get_value_bool(env, v, &f) != napi_ok) return false;
-    PutSlot(out, f ? as::kTrue : as::kFalse, head, nullptr, 0);
+    w.boolean(i, f);
   }
+  w.finish();
   return true;
+}
+
+// Appends the attribute bytes of `code` to `out`: the compact form when
+// the shape has a dictionary id, else the full form. As FillSlots.
+HOTSPAN_HOT_INLINE bool WriteSlots(napi_env env, const SlotShapes& shapes, uint32_t code, napi_value* args,
+                                   hotspan::ByteStack& out, bool* threw) {
+  const uint32_t shape = code >> kShapeShift;
+  if (HOTSPAN_UNLIKELY(shape >= shapes.shapes.size())) {
+    ThrowBadCode(env, code, shapes.shapes.size());
+    *threw = true;
+    return false;
+  }
+  const SlotShapes::Shape& sh = shapes.shapes[shape];
+  if (sh.dict_id != hotspan::AttrDict::kNone) {
+    CompactSlots w{out};
+    w.start(sh.dict_id);
+    return FillSlots(env, shapes, sh, code, args, w, threw);
+  }
+  FullSlots w{sh, out};
+  w.start();
+  return FillSlots(env, shapes, sh, code, args, w, threw);
 }
 
 // Begins the span `name` with the slots of `code`, written straight into the
@@ -200,6 +272,7 @@ napi_value DefineShape(napi_env env, napi_callback_info info) {
   if (b.shapes.shapes.size() >= SlotShapes::kMaxShapes) return Int(env, -1);
   SlotShapes::Shape shape;
   shape.slots = n;
+  std::array<std::string_view, SlotShapes::kMaxSlots> keys;
   for (uint32_t i = 0; i < n; ++i) {
     napi_value k;
     napi_get_element(env, argv[0], i, &k);
@@ -207,6 +280,8 @@ napi_value DefineShape(napi_env env, napi_callback_info info) {
     if (!Encoded(env, k, &key)) return ThrowArgType(env, "keys", "an array of 1 to 4 strings", argv[0]);
     shape.heads[i] = '\0' + key;  // the kind's byte, set per span
   }
+  for (uint32_t i = 0; i < n; ++i) keys[i] = std::string_view(shape.heads[i]).substr(5);  // past kind, length
+  shape.dict_id = b.tracer->attr_dict().add_shape(keys.data(), n);
   b.shapes.shapes.push_back(std::move(shape));
   return Int(env, static_cast<int32_t>(b.shapes.shapes.size() - 1));
 }
@@ -217,6 +292,7 @@ napi_value DefineValue(napi_env env, napi_callback_info info) {
   std::string text;
   if (!Encoded(env, argv[0], &text)) return ThrowArgType(env, "value", "a string", argv[0]);
   if (b.shapes.values.size() >= SlotShapes::kMaxValues) return Int(env, -1);
+  b.shapes.value_dict_ids.push_back(b.tracer->attr_dict().add_value(std::string_view(text).substr(4)));
   b.shapes.values.push_back(std::move(text));
   return Int(env, static_cast<int32_t>(b.shapes.values.size() - 1));
 }

@@ -19,6 +19,8 @@
 #include <string>
 #include <vector>
 
+#include "attr_slots.h"
+
 namespace hotspan_addon {
 
 struct TracerBinding;
@@ -26,9 +28,12 @@ struct TracerBinding;
 // A binding's shapes: id -> keys; and its interned string values. Both are
 // kept in slot encoding (u32 length, then UTF-8 with lone surrogates as
 // U+FFFD), so a slot is written by copying them: keys and repeated values
-// are encoded once, not per span.
+// are encoded once, not per span. Each also has its id in the tracer's
+// dictionary (hotspan::AttrDict, kNone when it was full): a span of a shape
+// with one stores the compact form, which names the keys and the interned
+// values by those ids (attr_slots.h).
 struct SlotShapes {
-  static constexpr size_t kMaxSlots = 4;
+  static constexpr size_t kMaxSlots = hotspan::attr_slots::kMaxSlots;
   static constexpr size_t kMaxShapes = 4096;  // past it, new shapes take the JSON path
   static constexpr size_t kMaxValues = 4096;  // past it, values cross as strings
   // The slot view: the values, then the name id and the code of a
@@ -40,10 +45,12 @@ struct SlotShapes {
   // span), then the key (u32 length, bytes); one copy per slot.
   struct Shape {
     uint32_t slots = 0;
+    uint32_t dict_id = 0;  // AttrDict::kNone: the full form
     std::array<std::string, kMaxSlots> heads;
   };
   std::vector<Shape> shapes;
   std::vector<std::string> values;
+  std::vector<uint32_t> value_dict_ids;  // per value; AttrDict::kNone: stored as text
   std::shared_ptr<std::array<double, kViewSize>> in = std::make_shared<std::array<double, kViewSize>>();
 };
 

@@ -13,11 +13,13 @@ void AttrArea::add_block(size_t size) {
 AttrArea::Entry AttrArea::read(const Block& b, size_t off) {
   const char* at = b.data.get() + off;
   Entry e;
-  uint32_t len;
-  std::memcpy(&e.index, at, 8);
-  std::memcpy(&e.local, at + 8, 4);
-  std::memcpy(&len, at + 12, 4);
-  e.bytes = std::string_view(at + kHeader, len);
+  uint32_t delta;
+  uint16_t len;
+  std::memcpy(&delta, at, 4);
+  std::memcpy(&e.local, at + 4, 4);
+  std::memcpy(&len, at + 8, 2);
+  e.index = b.base + delta;
+  e.bytes = std::string_view(at + kHeader, len != kLongEntry ? len : b.size - kHeader);
   return e;
 }
 

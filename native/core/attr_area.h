@@ -1,7 +1,10 @@
 // A timeline's attribute bytes: one append-only area of blocks, each entry
 // (record index, local id, length, then the bytes as the writer gave them:
 // attr_slots or JSON text) laid out in place, so storing a span's attributes
-// allocates nothing per span. Blocks are charged to the budget whole, by the
+// allocates nothing per span. The header is 10 bytes, not 16: the index as
+// its distance from the block's first (an entry farther than a u32 from it
+// opens a new block), the length as a u16 (only an entry with a block of its
+// own may be longer: kLongEntry, its length is the block's). Blocks are charged to the budget whole, by the
 // timeline, when one opens; entries leave from the front in record order as
 // their chunks are recycled, and an emptied block is given back (the last
 // one once a newer exists).
@@ -32,7 +35,8 @@ class AttrArea {
   // A block is a reserve chunk (chunk_reserve.h), its pages already faulted
   // in: the recording thread does not fault once per 4 KiB of attributes.
   static constexpr size_t kBlockBytes = chunk_reserve::kChunkBytes;
-  static constexpr size_t kHeader = 16;  // index u64, local u32, length u32
+  static constexpr size_t kHeader = 10;  // index - block base u32, local u32, length u16
+  static constexpr uint16_t kLongEntry = 0xFFFF;  // length: the rest of its own block
 
   struct Entry {
     uint64_t index;
@@ -40,10 +44,13 @@ class AttrArea {
     std::string_view bytes;
   };
 
-  // Writer: bytes a new block must have for an entry of n bytes; 0 when it
-  // fits the last one. Inline, as append: every span with attributes calls both.
-  size_t need(size_t n) const {
-    if (last_ != nullptr && last_->size - last_->used.load(std::memory_order_relaxed) >= kHeader + n) return 0;
+  // Writer: bytes a new block must have for entry `index` of n bytes; 0
+  // when it fits the last one. Inline, as append: every span with attributes
+  // calls both.
+  size_t need(uint64_t index, size_t n) const {
+    if (last_ != nullptr && last_->size - last_->used.load(std::memory_order_relaxed) >= kHeader + n &&
+        index - last_->base <= UINT32_MAX)
+      return 0;
     return n + kHeader > kBlockBytes ? n + kHeader : kBlockBytes;
   }
   // Opens a block of `size` (from need(), already charged).
@@ -52,11 +59,13 @@ class AttrArea {
   void append(uint64_t index, uint32_t local, const char* p, size_t n) {
     Block& b = *last_;
     const size_t used = b.used.load(std::memory_order_relaxed);
+    if (used == 0) b.base = index;  // published with the entry
     char* at = b.data.get() + used;
-    const auto len = static_cast<uint32_t>(n);
-    std::memcpy(at, &index, 8);
-    std::memcpy(at + 8, &local, 4);
-    std::memcpy(at + 12, &len, 4);
+    const auto delta = static_cast<uint32_t>(index - b.base);
+    const auto len = static_cast<uint16_t>(n < kLongEntry ? n : kLongEntry);
+    std::memcpy(at, &delta, 4);
+    std::memcpy(at + 4, &local, 4);
+    std::memcpy(at + 8, &len, 2);
     copy_small(at + kHeader, p, n);
     b.used.store(used + kHeader + n, std::memory_order_release);
   }
@@ -97,6 +106,7 @@ class AttrArea {
     const std::unique_ptr<char, Free> data;
     const size_t size;
     std::atomic<size_t> used{0};
+    uint64_t base = 0;  // index of its first entry, set before the release store of `used`
   };
   static Entry read(const Block& b, size_t off);
 

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "attr_dict.h"
 #include "json_text.h"
 
 namespace hotspan::attr_slots {
@@ -68,10 +69,68 @@ void append_string(std::string& out, const char* s, size_t n) {
   out.push_back('"');
 }
 
+// The compact form's JSON through `dict`; false: it does not parse.
+bool compact_json(std::string_view stored, const AttrDict* dict, std::string& out) {
+  if (dict == nullptr || stored.size() < kCompactHead) return false;
+  uint16_t shape_id;
+  std::memcpy(&shape_id, stored.data() + 1, 2);
+  uint32_t kinds = static_cast<uint8_t>(stored[3]);
+  if (shape_id >= dict->shapes()) return false;
+  const AttrDict::Shape& shape = dict->shape(shape_id);
+  const char* p = stored.data() + kCompactHead;
+  const char* const e = stored.data() + stored.size();
+  auto take = [&](size_t n) { return static_cast<size_t>(e - p) >= n; };
+  out = "{";
+  for (uint32_t i = 0; i < shape.slots; ++i, kinds >>= kCompactKindBits) {
+    if (i > 0) out.push_back(',');
+    append_string(out, shape.keys[i].data(), shape.keys[i].size());
+    out.push_back(':');
+    switch (kinds & ((1u << kCompactKindBits) - 1)) {
+      case kCompactNumber: {
+        double v;
+        if (!take(8)) return false;
+        std::memcpy(&v, p, 8);
+        p += 8;
+        if (v - v != 0) return false;
+        append_js_number(out, v);
+        break;
+      }
+      case kCompactValue: {
+        if (!take(4)) return false;
+        const uint32_t id = get_u32(p);
+        if (id >= dict->values()) return false;
+        const std::string_view text = dict->value(id);
+        append_string(out, text.data(), text.size());
+        break;
+      }
+      case kCompactText: {
+        if (!take(4)) return false;
+        const uint32_t n = get_u32(p);
+        if (!take(n)) return false;
+        append_string(out, p, n);
+        p += n;
+        break;
+      }
+      default: {  // kCompactBool
+        if (!take(1)) return false;
+        const bool b = *p++ != 0;
+        out.append(b ? "true" : "false", b ? 4 : 5);
+        break;
+      }
+    }
+  }
+  out.push_back('}');
+  return p == e;
+}
+
 }  // namespace
 
-std::string as_json(std::string_view stored) {
+std::string as_json(std::string_view stored, const AttrDict* dict) {
   if (!is_slots(stored)) return std::string(stored);
+  if (stored[0] == kCompactTag) {
+    std::string out;
+    return compact_json(stored, dict, out) ? out : std::string(stored);
+  }
   std::string out = "{";
   const char* p = stored.data() + 1;
   const char* const e = stored.data() + stored.size();

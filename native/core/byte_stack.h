@@ -30,6 +30,8 @@ class ByteStack {
   // Cuts the stack back to `n` bytes (n <= size()).
   void cut(size_t n) { size_ = n; }
   std::string_view from(size_t at) const { return std::string_view(data_.get() + at, size_ - at); }
+  // Byte `at` (< size()), to patch what was written.
+  char* at(size_t i) { return data_.get() + i; }
 
  private:
   HOTSPAN_COLD void reserve_more(size_t n) {

@@ -11,7 +11,7 @@ std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::
   // Ids start at 1 so that 0 can mean "no timeline" (parent columns).
   const auto id = static_cast<uint32_t>(entries_.size() + 1);
   auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks,
-                                       shared_->pool);
+                                       shared_->pool, shared_->dict);
   entries_.push_back(Entry{tl, {}, nullptr});
   return tl;
 }
@@ -22,7 +22,7 @@ std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string
   // close the registered states, so a state is either closed there or here.
   if (shared_->closed.load(std::memory_order_acquire)) {
     auto tl = std::make_shared<Timeline>(0, kind, std::move(name), false, shared_->ticks,
-                                         shared_->pool);
+                                         shared_->pool, shared_->dict);
     auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
     state->status.store(ThreadState::kTracerClosed, std::memory_order_relaxed);
     return state;

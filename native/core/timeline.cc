@@ -24,7 +24,7 @@ void each_between(const Entries& entries, uint64_t begin, uint64_t end, Fn&& fn)
 }  // namespace
 
 Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial, bool ticks,
-                   std::shared_ptr<ChunkPool> pool)
+                   std::shared_ptr<ChunkPool> pool, std::shared_ptr<const AttrDict> dict)
     : id_(id),
       kind_(kind),
       serial_(serial),
@@ -33,6 +33,7 @@ Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial
       pool_(pool ? std::move(pool)
                  : std::make_shared<ChunkPool>(ChunkPool::kMaxLimit, FullPolicy::kOverwrite)),
       ring_(16),
+      dict_(std::move(dict)),
       name_(std::move(name)) {
   if (ticks_) anchors_.append(clock::measure_anchor());  // no other thread sees us yet
 }  // its bytes are charged with the next anchor's (anchor_charge_locked)
@@ -294,7 +295,7 @@ bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs)
   // The common case takes no lock: the writer appends to its block
   // (attr_area.h), which readers read only below its release store.
   if (append_attrs(index, local, attrs)) return true;
-  const size_t block = attrs_.need(attrs.size());
+  const size_t block = attrs_.need(index, attrs.size());
   // A new block, charged outside the lock: making room may recycle this
   // timeline's chunks.
   if (!pool_->charge(block, true)) return false;
@@ -429,7 +430,7 @@ uint64_t Timeline::freeze_locked(std::shared_ptr<const Timeline> self, FrozenTim
   }
   out.attrs.clear();
   attrs_.each_between(base, n, [&](const AttrArea::Entry& a) {
-    out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes));
+    out.attrs.emplace_back(a.local, attr_slots::as_json(a.bytes, dict_.get()));
   });
   out.foreign_parents.clear();
   each_between(foreign_, base, n, [&](const ForeignEntry& f) { out.foreign_parents.emplace_back(f.local, f.parent); });

@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "attr_area.h"
+#include "attr_dict.h"
 #include "chunk_pool.h"
 #include "record_counts.h"
 #include "span_record.h"
@@ -59,9 +60,11 @@ class Timeline {
   // ticks: record times are clock::now_ticks() values (converted when read);
   // else CLOCK_MONOTONIC ns or any caller-chosen ns (the identity). pool:
   // the tracer's budget; nullptr gives the timeline a pool of its own with
-  // the largest limit (tests).
+  // the largest limit (tests). dict: the tracer's attribute dictionary, for
+  // attributes stored in the compact form (none: there are none).
   Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial = false,
-           bool ticks = false, std::shared_ptr<ChunkPool> pool = nullptr);
+           bool ticks = false, std::shared_ptr<ChunkPool> pool = nullptr,
+           std::shared_ptr<const AttrDict> dict = nullptr);
   ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
@@ -106,7 +109,7 @@ class Timeline {
   // fits the writer's block (no charge, no lock). false: nothing done, it
   // needs a new block (add_attrs).
   bool append_attrs(uint64_t index, uint32_t local, std::string_view attrs) {
-    if (attrs_.need(attrs.size()) != 0) return false;
+    if (attrs_.need(index, attrs.size()) != 0) return false;
     attrs_.append(index, local, attrs.data(), attrs.size());
     return true;
   }
@@ -197,6 +200,7 @@ class Timeline {
   uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
   uint64_t lost_chunks_ = 0;                    // of those, unread by some consumer; guarded by mu_
   mutable uint64_t consumed_[ChunkPool::kMaxConsumers] = {};  // guarded by mu_
+  const std::shared_ptr<const AttrDict> dict_;  // renders the compact form at freeze
   AttrArea attrs_;  // index order; the writer appends without mu_ (attr_area.h), the rest under it
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
   std::deque<ContextEntry> contexts_;           // guarded by mu_, index order

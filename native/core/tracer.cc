@@ -278,6 +278,7 @@ size_t Tracer::memory_used() const { return impl_->shared->pool->used(); }
 
 std::vector<std::shared_ptr<Timeline>> Tracer::timelines() const { return impl_->registry.timelines(); }
 ChunkPool& Tracer::pool() const { return *impl_->shared->pool; }
+AttrDict& Tracer::attr_dict() const { return *impl_->shared->dict; }
 std::vector<std::string> Tracer::names() const { return impl_->shared->names.all(); }
 
 void Tracer::write_chrome_json(std::string& out) const {

@@ -73,6 +73,7 @@ struct TracerOptions {
 // chunk. Opaque outside the core.
 class ThreadState;
 class Timeline;
+class AttrDict;
 class ChunkPool;
 
 // One timeline's committed records with what describes them. Records is
@@ -211,6 +212,8 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // the name table.
   std::vector<std::shared_ptr<Timeline>> timelines() const;
   ChunkPool& pool() const;
+  // The attribute dictionary of the compact stored form (attr_dict.h).
+  AttrDict& attr_dict() const;
   std::vector<std::string> names() const;
   // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).
   void write_chrome_json(std::string& out) const;

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 
+#include "attr_dict.h"
 #include "chunk_pool.h"
 #include "clock.h"
 #include "name_table.h"
@@ -23,6 +24,7 @@ struct TracerShared {
       : tracer_id(id),
         ticks(ticks_clock),
         pool(std::make_shared<ChunkPool>(memory_limit, on_full)),
+        dict(std::make_shared<AttrDict>(pool)),
         wake(wake_high_water) {}
 
   const uint64_t tracer_id;
@@ -30,6 +32,9 @@ struct TracerShared {
   const bool ticks;
   // The budget every timeline of the tracer draws its chunks from.
   const std::shared_ptr<ChunkPool> pool;
+  // Attribute shapes and values of the compact stored form; every timeline
+  // renders its entries through it.
+  const std::shared_ptr<AttrDict> dict;
   std::atomic<bool> closed{false};
   // close() made its final commit: the closed trace is fixed from here on.
   std::atomic<bool> close_done{false};

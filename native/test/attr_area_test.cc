@@ -28,7 +28,7 @@ std::vector<std::string> read_all(const AttrArea& a, uint64_t end, std::vector<u
 
 // Stores entry `i` as the timeline does: a block when need() asks for one.
 size_t put(AttrArea& a, uint64_t i, const std::string& s) {
-  const size_t block = a.need(s.size());
+  const size_t block = a.need(i, s.size());
   if (block != 0) a.add_block(block);
   a.append(i, static_cast<uint32_t>(i + 1), s.data(), s.size());
   return block;
@@ -38,7 +38,7 @@ size_t put(AttrArea& a, uint64_t i, const std::string& s) {
 
 static void spans_blocks_and_reads_back_exactly() {
   AttrArea a;
-  CHECK_EQ(a.need(10), AttrArea::kBlockBytes);
+  CHECK_EQ(a.need(0, 10), AttrArea::kBlockBytes);
   std::vector<std::string> want;
   size_t charged = 0;
   for (uint64_t i = 0; i < 3000; ++i) {
@@ -66,13 +66,32 @@ static void an_entry_larger_than_a_block_gets_its_own() {
   AttrArea a;
   put(a, 0, "small");
   const std::string big(AttrArea::kBlockBytes * 3, 'x');
-  CHECK_EQ(a.need(big.size()), AttrArea::kHeader + big.size());
+  CHECK_EQ(a.need(1, big.size()), AttrArea::kHeader + big.size());
   put(a, 1, big);
   put(a, 2, "after");
   const std::vector<std::string> got = read_all(a, 3);
   CHECK_EQ(got.size(), size_t{3});
   CHECK(got[1] == big);
   CHECK(got[2] == "after");
+}
+
+// An entry's index is kept as its distance from its block's first: one
+// farther than a u32 opens a new block, and every index reads back exactly.
+static void an_index_far_from_its_block_opens_a_new_one() {
+  AttrArea a;
+  const uint64_t far = uint64_t{1} << 32;
+  CHECK_EQ(put(a, 7, "first"), AttrArea::kBlockBytes);
+  CHECK_EQ(put(a, 7 + far - 1, "last in reach"), size_t{0});
+  CHECK_EQ(put(a, 7 + far, "out of reach"), AttrArea::kBlockBytes);
+  CHECK_EQ(put(a, 7 + 3 * far, "farther"), AttrArea::kBlockBytes);
+  CHECK_EQ(put(a, 7 + 3 * far + 1, "next"), size_t{0});
+  std::vector<uint64_t> idx;
+  const std::vector<std::string> got = read_all(a, UINT64_MAX, &idx);
+  CHECK(got == (std::vector<std::string>{"first", "last in reach", "out of reach", "farther", "next"}));
+  CHECK(idx == (std::vector<uint64_t>{7, 7 + far - 1, 7 + far, 7 + 3 * far, 7 + 3 * far + 1}));
+  CHECK(read_range(a, 7 + far, 7 + 3 * far + 1) == (std::vector<std::string>{"out of reach", "farther"}));
+  CHECK_EQ(a.drop_below(7 + far), AttrArea::kBlockBytes);
+  CHECK_EQ(read_all(a, UINT64_MAX).size(), size_t{3});
 }
 
 static void dropping_gives_whole_blocks_back() {
@@ -101,6 +120,7 @@ static void dropping_gives_whole_blocks_back() {
 int main() {
   RUN_TEST(spans_blocks_and_reads_back_exactly);
   RUN_TEST(an_entry_larger_than_a_block_gets_its_own);
+  RUN_TEST(an_index_far_from_its_block_opens_a_new_one);
   RUN_TEST(dropping_gives_whole_blocks_back);
   return check::result("attr_area_test");
 }
