@@ -16,15 +16,20 @@ afterEach(async () => {
   await Promise.all(receivers.splice(0).map((r) => r.close()));
 });
 
+/** A loopback receiver, a tracer exporting to it, and a provider on the tracer. */
+async function exporting(protocol: 'http/protobuf' | 'http/json'): Promise<{ r: Receiver; t: Tracer; provider: TracerProvider }> {
+  const r = new Receiver();
+  receivers.push(r);
+  const port = await r.listen();
+  const t = new Tracer();
+  t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, protocol, scheduledDelayMs: 20 });
+  return { r, t, provider: new TracerProvider(t) };
+}
+
 describe('OTLP export of hotspan/otel spans', () => {
   for (const protocol of ['http/protobuf', 'http/json'] as const) {
     it(`kind, status, events, links, dropped counts and scopes (${protocol})`, async () => {
-      const r = new Receiver();
-      receivers.push(r);
-      const port = await r.listen();
-      const t = new Tracer();
-      t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, protocol, scheduledDelayMs: 20 });
-      const provider = new TracerProvider(t);
+      const { r, t, provider } = await exporting(protocol);
       const a = provider.getTracer('scope-a', '1.2.3');
       const b = provider.getTracer('scope-b');
       const parent = a.startSpan('parent', { kind: SpanKind.SERVER, attributes: { 'http.method': 'GET' } }, ROOT_CONTEXT);
@@ -69,12 +74,7 @@ describe('OTLP export of hotspan/otel spans', () => {
     });
 
     it(`scopes cached by their text: repeated, alternating, escaped, same name (${protocol})`, async () => {
-      const r = new Receiver();
-      receivers.push(r);
-      const port = await r.listen();
-      const t = new Tracer();
-      t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, protocol, scheduledDelayMs: 20 });
-      const provider = new TracerProvider(t);
+      const { r, t, provider } = await exporting(protocol);
       // Two versions of one name (the same text length), an escaped and a non-ASCII name, no version.
       const scopes: Array<[string, string | undefined]> = [
         ['lib-a', '1.0.0'],
