@@ -6,9 +6,10 @@
 //   g++ -O2 -std=c++17 -Inative/core -Inative/include bench/core/otlp_http_spans.cc \
 //     native/build/libhotspan_core.a -lpthread -o /tmp/otlp_http_spans
 //   valgrind --tool=callgrind --collect-atstart=no \
-//     --toggle-collect='timed_batch*' /tmp/otlp_http_spans BATCHES [json]
+//     --toggle-collect='timed_batch*' /tmp/otlp_http_spans BATCHES [json|plain]
 // then instructions per span = the total Ir / (BATCHES * 1024). Every batch
-// is checked to carry 1024 spans.
+// is checked to carry 1024 spans. `plain`: spans without attributes (what
+// bench/cases/otlp.mjs exports), protobuf.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -45,6 +46,7 @@ __attribute__((noinline)) OtlpSource::Batch timed_batch(OtlpSource& src, std::st
 int main(int argc, char** argv) {
   const int batches = argc > 1 ? std::atoi(argv[1]) : 20;
   const bool json = argc > 2 && std::strcmp(argv[2], "json") == 0;
+  const bool plain = argc > 2 && std::strcmp(argv[2], "plain") == 0;
   auto t = Tracer::create();
   auto st = t->attach_js_thread("main");
   const uint32_t name = t->intern("GET");
@@ -56,7 +58,11 @@ int main(int argc, char** argv) {
   int64_t now = 1000;
   for (int b = 0; b < batches; ++b) {
     for (uint32_t i = 0; i < kBatch; ++i) {
-      begin_with_attrs(*st, name, now++, http_attrs(i));
+      if (plain) {
+        begin(*st, name, now++);
+      } else {
+        begin_with_attrs(*st, name, now++, http_attrs(i));
+      }
       end(*st, now++);
     }
     t->flush();
