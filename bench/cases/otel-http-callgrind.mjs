@@ -4,13 +4,14 @@
 // Each mode's server runs under valgrind --tool=callgrind (threads counted
 // apart); autocannon (10 connections) sends `warm` requests, the counters are
 // zeroed (callgrind_control), `requests` more are sent and the counters
-// dumped. Per mode: instructions per request of every thread, of the main
-// thread alone (thread 1: the instrumentation, the tracer's JS and the
-// binding), and what each adds to the uninstrumented server's. The V8
-// platform threads' share (GC, compilers) is counted in the total; valgrind
-// runs threads one at a time, so their waiting can count too: the main
-// thread's figure is the steadier one. Slow (about a minute per mode), so
-// not part of `npm run bench`. Prints one JSON line.
+// dumped. Per mode: instructions per request of every thread (summed, and
+// each apart in threadIrPerRequest), of the main thread alone (thread 1:
+// the instrumentation, the tracer's JS and the binding), and what each
+// adds to the uninstrumented server's. The V8 platform threads' share (GC,
+// compilers) is counted in the total; valgrind runs threads one at a time,
+// so their waiting can count too: the main thread's figure is the steadier
+// one. Slow (about a minute per mode), so not part of `npm run bench`.
+// Prints one JSON line.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -63,7 +64,10 @@ async function measure(mode) {
       const served = s1.requests - s0.requests;
       const perThread = dumped(dir);
       const all = Object.values(perThread).reduce((a, b) => a + b, 0);
-      return { served, failed: res.errors + res.timeouts + res.non2xx, irPerRequest: all / served, mainIrPerRequest: (perThread[1] ?? NaN) / served, threads: Object.keys(perThread).length };
+      // Every thread's figure too (callgrind's thread numbers, in creation order): the OTLP exporter's worker is
+      // the one the hotspan mode has beside the V8 platform threads the other modes have as well.
+      const threadIrPerRequest = Object.fromEntries(Object.entries(perThread).map(([t, ir]) => [t, Math.round(ir / served)]));
+      return { served, failed: res.errors + res.timeouts + res.non2xx, irPerRequest: all / served, mainIrPerRequest: (perThread[1] ?? NaN) / served, threads: Object.keys(perThread).length, threadIrPerRequest };
     } finally {
       await stopServer(child);
     }

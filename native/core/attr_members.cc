@@ -26,15 +26,39 @@ double parse_double(const char* b, const char* e) {
   return v;
 }
 
+// At '"': the decoded string into `out`, a view of the text itself when it
+// has no escape (so nothing to decode), else decoded into `scratch`.
+// Bytes a string's text holds as they are: not '"', '\\' or a control.
+struct PlainBytes {
+  bool at[256];
+  constexpr PlainBytes() : at() {
+    for (int c = 0; c < 256; ++c) at[c] = c >= 0x20 && c != '"' && c != '\\';
+  }
+};
+constexpr PlainBytes kPlain;
+
+bool scan_view(Scan& s, std::string& scratch, std::string_view& out) {
+  const char* b = s.p + 1;
+  const char* p = b;
+  while (p < s.e && kPlain.at[static_cast<unsigned char>(*p)]) ++p;  // one load a byte
+  if (p < s.e && *p == '"') {
+    out = std::string_view(b, static_cast<size_t>(p - b));
+    s.p = p + 1;
+    return true;
+  }
+  scratch.clear();
+  if (!scan_string(s, &scratch)) return false;
+  out = scratch;
+  return true;
+}
+
 // At a value: scans it into `val`.
 bool scan_member_value(Scan& s, AttrScratch& sc, AttrValue& val) {
   const char* v0 = s.p;
   const char c = *s.p;
   if (c == '"') {
-    sc.str.clear();
     val.kind = AttrValue::kString;
-    val.str = &sc.str;
-    return scan_string(s, &sc.str);
+    return scan_view(s, sc.str, val.str);
   }
   if (c == 't' || c == 'f') {
     val.kind = AttrValue::kBool;
@@ -43,6 +67,18 @@ bool scan_member_value(Scan& s, AttrScratch& sc, AttrValue& val) {
   }
   if (c == '-' || digit(c)) {
     if (!scan_number(s)) return false;
+    // Plain digits, at most 15 of them (below 2^53): the integer itself, no double parse.
+    const char* d0 = v0 + (c == '-' ? 1 : 0);
+    if (s.p - d0 <= 15) {
+      int64_t n = 0;
+      const char* q = d0;
+      while (q < s.p && digit(*q)) n = n * 10 + (*q++ - '0');
+      if (q == s.p) {
+        val.kind = AttrValue::kInt;
+        val.i = c == '-' ? -n : n;
+        return true;
+      }
+    }
     const double d = parse_double(v0, s.p);
     if (std::trunc(d) == d && std::fabs(d) <= 9007199254740991.0) {
       val.kind = AttrValue::kInt;
@@ -89,15 +125,15 @@ bool visit_object_members(const char* b, const char* e, AttrScratch& sc, AttrMem
   s.ws();
   if (s.p < s.e && *s.p == '}') return s.p + 1 == s.e;
   AttrValue val;
+  std::string_view key;
   for (;;) {
-    sc.key.clear();
-    if (s.p >= s.e || *s.p != '"' || !scan_string(s, &sc.key)) return false;
+    if (s.p >= s.e || *s.p != '"' || !scan_view(s, sc.key, key)) return false;
     s.ws();
     if (s.p >= s.e || *s.p != ':') return false;
     ++s.p;
     s.ws();
     if (s.p >= s.e || !scan_member_value(s, sc, val)) return false;
-    v.member(sc.key, val);
+    v.member(key, val);
     s.ws();
     if (s.p < s.e && *s.p == ',') {
       ++s.p;

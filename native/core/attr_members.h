@@ -9,12 +9,15 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace hotspan {
 
 struct AttrValue {
   enum Kind : uint8_t { kString, kBool, kInt, kDouble, kJson } kind = kString;
-  const std::string* str = nullptr;  // kString: the decoded value
+  // kString: the decoded value, a view of the object's text when it has no
+  // escape (most do: no copy), else of the scratch; valid until the next member.
+  std::string_view str;
   bool b = false;
   int64_t i = 0;
   double d = 0;
@@ -24,13 +27,15 @@ struct AttrValue {
 
 class AttrMemberVisitor {
  public:
-  virtual void member(const std::string& key, const AttrValue& value) = 0;
+  // `key`, decoded like a string value, is valid for the call.
+  virtual void member(std::string_view key, const AttrValue& value) = 0;
 
  protected:
   ~AttrMemberVisitor() = default;
 };
 
-// Scratch strings reused across spans (no allocation per attribute).
+// Scratch strings reused across spans (no allocation per attribute): a key
+// or string with an escape is decoded into them.
 struct AttrScratch {
   std::string text, key, str;
 };

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 #include "attr_members.h"
 
@@ -37,15 +38,23 @@ struct OtlpOtelFields {
   const char* links_b = nullptr;
   const char* links_e = nullptr;
   uint32_t dropped_attributes = 0, dropped_events = 0, dropped_links = 0;
-  bool has_scope = false;
-  std::string scope_name, scope_version;
+  // The hotspan.scope object's text as written (null: none), read by
+  // read_scope: the writer keys its scopes by this text, so a scope
+  // repeated span after span is compared, not parsed.
+  const char* scope_b = nullptr;
+  const char* scope_e = nullptr;
 
-  void clear() { *this = OtlpOtelFields(); }
+  // Empty again (keeps status_message's buffer).
+  void clear();
   // Takes `key` when it is one of the reserved keys (true), else false.
-  bool take(const std::string& key, const AttrValue& v, AttrScratch& nested);
+  bool take(std::string_view key, const AttrValue& v, AttrScratch& nested);
   // Each well-formed element of hotspan.events / hotspan.links.
   void each_event(AttrScratch& nested, const std::function<void(const OtlpEventView&)>& f) const;
   void each_link(AttrScratch& nested, const std::function<void(const OtlpLinkView&)>& f) const;
 };
+
+// The name and version members of a hotspan.scope object's text [b, e)
+// (each "" when absent or not a string).
+void read_scope(const char* b, const char* e, AttrScratch& nested, std::string& name, std::string& version);
 
 }  // namespace hotspan

@@ -58,29 +58,36 @@ class ProtoAttrs final : public OtlpAttrSink {
  public:
   explicit ProtoAttrs(std::string& out, uint8_t key = kSpanAttribute) : out_(out), start_(out.size()), key_(key) {}
   void rollback() override { out_.resize(start_); }
-  void member(const std::string& key, const AttrValue& v) override {
-    const size_t kv = open_len(out_, key_);
-    put_key_bytes(out_, kKeyValueKey, key.data(), key.size());
-    const size_t any = open_len(out_, kKeyValueValue);
-    switch (v.kind) {
-      case AttrValue::kString:
-        put_key_bytes(out_, kAnyString, v.str->data(), v.str->size());
-        break;
-      case AttrValue::kBool:
-        put_key_varint(out_, kAnyBool, v.b ? 1 : 0);
-        break;
-      case AttrValue::kInt:
-        put_key_varint(out_, kAnyInt, static_cast<uint64_t>(v.i));
-        break;
-      case AttrValue::kDouble:
-        put_key_fixed64(out_, kAnyDouble, &v.d);
-        break;
-      case AttrValue::kJson:
-        put_key_bytes(out_, kAnyString, v.json, v.json_n);
-        break;
+  // Sizes first, then the KeyValue in one resize: no append per field.
+  void member(std::string_view key, const AttrValue& v) override {
+    const bool text = v.kind == AttrValue::kString || v.kind == AttrValue::kJson;
+    const char* bytes = v.kind == AttrValue::kString ? v.str.data() : v.json;
+    const size_t bn = v.kind == AttrValue::kString ? v.str.size() : v.json_n;
+    const uint64_t num = v.kind == AttrValue::kInt ? static_cast<uint64_t>(v.i) : v.b ? 1 : 0;
+    const size_t any_n = text ? 1 + varint_size(bn) + bn : v.kind == AttrValue::kDouble ? 9 : 1 + varint_size(num);
+    const size_t kv_n = 1 + varint_size(key.size()) + key.size() + 1 + varint_size(any_n) + any_n;
+    const size_t at = out_.size();
+    out_.resize(at + 1 + varint_size(kv_n) + kv_n);
+    uint8_t* p = reinterpret_cast<uint8_t*>(&out_[at]);
+    *p++ = key_;
+    p = put_varint(p, kv_n);
+    *p++ = kKeyValueKey << 3 | kLen;
+    p = put_varint(p, key.size());
+    std::memcpy(p, key.data(), key.size());
+    p += key.size();
+    *p++ = kKeyValueValue;
+    p = put_varint(p, any_n);
+    if (text) {
+      *p++ = kAnyString << 3 | kLen;
+      p = put_varint(p, bn);
+      std::memcpy(p, bytes, bn);
+    } else if (v.kind == AttrValue::kDouble) {
+      *p++ = kAnyDouble << 3 | kFixed64;
+      std::memcpy(p, &v.d, 8);
+    } else {
+      *p++ = static_cast<uint8_t>((v.kind == AttrValue::kInt ? kAnyInt : kAnyBool) << 3 | kVarint);
+      put_varint(p, num);
     }
-    close_len(out_, any);
-    close_len(out_, kv);
   }
 
  private:
@@ -107,16 +114,28 @@ void nested_attrs(std::string& out, uint8_t key, const char* b, const char* e, A
 
 OtlpRequestWriter::OtlpRequestWriter(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
     : resource_(resource), encoding_(encoding), unix_offset_ns_(unix_offset_ns) {
-  scopes_.push_back(Scope{resource_.scope_name, resource_.scope_version, {}});
+  scopes_.push_back(Scope{resource_.scope_name, resource_.scope_version, {}, {}});
+}
+
+size_t OtlpRequestWriter::scope_index(const char* b, const char* e) {
+  const std::string_view text(b, static_cast<size_t>(e - b));
+  for (size_t i = 0; i < scopes_.size(); ++i) {
+    if (scopes_[i].text == text) return i;
+  }
+  // Text not seen (or another text of a known scope): read it. Its strings
+  // are valid UTF-8 already (span_attrs reads repaired text).
+  read_scope(b, e, nested_, scope_name_, scope_version_);
+  size_t i = 0;
+  while (i < scopes_.size() && (scopes_[i].name != scope_name_ || scopes_[i].version != scope_version_)) ++i;
+  if (i == scopes_.size()) scopes_.push_back(Scope{scope_name_, scope_version_, {}, {}});
+  scopes_[i].text.assign(text);
+  return i;
 }
 
 void OtlpRequestWriter::place(size_t at) {
-  if (!otel_.has_scope) return;
-  const std::string name = json_text::sanitized(otel_.scope_name), version = json_text::sanitized(otel_.scope_version);
-  if (name == scopes_[0].name && version == scopes_[0].version) return;
-  size_t i = 1;
-  while (i < scopes_.size() && (scopes_[i].name != name || scopes_[i].version != version)) ++i;
-  if (i == scopes_.size()) scopes_.push_back(Scope{name, version, {}});
+  if (otel_.scope_b == nullptr) return;
+  const size_t i = scope_index(otel_.scope_b, otel_.scope_e);
+  if (i == 0) return;
   std::string& from = scopes_[0].spans;
   std::string& to = scopes_[i].spans;
   // OTLP/JSON: a span after another starts with its ',' separator.
@@ -140,11 +159,11 @@ void OtlpRequestWriter::span_attrs(const OtlpSpan& span, OtlpAttrSink& sink) {
   if (span.attrs != nullptr) {
     const char* b = nullptr;
     const char* e = nullptr;
-    // Reserved keys only when the text contains one: a plain span pays a search.
+    // One pass: each member is a reserved key (one compare rules most out) or a KeyValue.
     class Split final : public AttrMemberVisitor {
      public:
       Split(OtlpAttrSink& sink, OtlpOtelFields& otel, AttrScratch& nested) : sink_(sink), otel_(otel), nested_(nested) {}
-      void member(const std::string& key, const AttrValue& v) override {
+      void member(std::string_view key, const AttrValue& v) override {
         if (!otel_.take(key, v, nested_)) sink_.member(key, v);
       }
 
@@ -154,9 +173,7 @@ void OtlpRequestWriter::span_attrs(const OtlpSpan& span, OtlpAttrSink& sink) {
       AttrScratch& nested_;
     };
     Split split(sink, otel_, nested_);
-    const bool reserved = span.attrs->find("\"hotspan.") != std::string::npos;
-    AttrMemberVisitor& v = reserved ? static_cast<AttrMemberVisitor&>(split) : sink;
-    if (!visit_attr_members(*span.attrs, scratch_, v, &b, &e)) {
+    if (!visit_attr_members(*span.attrs, scratch_, split, &b, &e)) {
       otel_.clear();
       sink.rollback();
       AttrValue whole;
@@ -214,8 +231,7 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
   otel_.each_event(nested_, [&](const OtlpEventView& ev) {
     const size_t m = open_len(out, kSpanEvent);
     put_fixed64(out, kEventTime, ev.time_unix_nano);
-    const std::string name = json_text::sanitized(ev.name);
-    put_key_bytes(out, kEventName, name.data(), name.size());
+    put_key_bytes(out, kEventName, ev.name.data(), ev.name.size());  // valid UTF-8: read from repaired text
     nested_attrs(out, kEventAttribute, ev.attrs_b, ev.attrs_e, scratch_);
     close_len(out, m);
   });
@@ -224,20 +240,19 @@ void OtlpRequestWriter::add_proto(const OtlpSpan& span) {
     const size_t m = open_len(out, kSpanLink);
     put_key_bytes(out, kLinkTraceId, reinterpret_cast<const char*>(link.trace_id), 16);
     put_key_bytes(out, kLinkSpanId, reinterpret_cast<const char*>(link.span_id), 8);
-    if (!link.trace_state.empty()) {
-      const std::string ts = json_text::sanitized(link.trace_state);
-      put_key_bytes(out, kLinkTraceState, ts.data(), ts.size());
-    }
+    if (!link.trace_state.empty()) put_key_bytes(out, kLinkTraceState, link.trace_state.data(), link.trace_state.size());
     nested_attrs(out, kLinkAttribute, link.attrs_b, link.attrs_e, scratch_);
     put_fixed32(out, kLinkFlags, link.flags);
     close_len(out, m);
   });
   if (otel_.dropped_links != 0) put_key_varint(out, kSpanDroppedLinks, otel_.dropped_links);
   if (const uint8_t code = status_code(r); code != 0 || !otel_.status_message.empty()) {
-    Message status;
-    if (!otel_.status_message.empty()) status.str(kStatusMessage, json_text::sanitized(otel_.status_message));
-    if (code != 0) put_key_varint(status.s, kStatusCode, code);
-    put_key_bytes(out, kSpanStatus, status.s.data(), status.s.size());
+    const size_t status = open_len(out, len_key(kSpanStatus));
+    if (!otel_.status_message.empty()) {
+      put_key_bytes(out, kStatusMessage, otel_.status_message.data(), otel_.status_message.size());
+    }
+    if (code != 0) put_key_varint(out, kStatusCode, code);
+    close_len(out, status);
   }
   const uint32_t flags = span.ids.trace_flags;
   out.push_back(static_cast<char>(kSpanFlags << 3 | kFixed32));

@@ -93,6 +93,9 @@ class OtlpRequestWriter {
   // After a span is written to scopes_[0].spans from `at`: moves it to its
   // scope's buffer when it names one.
   void place(size_t at);
+  // The index in scopes_ of the scope whose hotspan.scope text is [b, e)
+  // (added when new).
+  size_t scope_index(const char* b, const char* e);
   uint8_t status_code(const SpanRecord& r) const {
     return (r.flags & kFlagError) != 0 ? 2 : otel_.status;
   }
@@ -107,11 +110,13 @@ class OtlpRequestWriter {
   struct Scope {
     std::string name, version;
     std::string spans;  // encoded spans
+    std::string text;   // the hotspan.scope text that named it last (its cache key)
   };
   std::vector<Scope> scopes_;  // [0]: the default scope
   size_t count_ = 0;
   AttrScratch scratch_, nested_;
   OtlpOtelFields otel_;
+  std::string scope_name_, scope_version_;  // read_scope's scratch
 };
 
 }  // namespace hotspan

@@ -39,16 +39,16 @@ void put_string(std::string& out, const char* s, size_t n) {
   json_text::append_escaped(out, s, n);
   out.push_back('"');
 }
-void put_string(std::string& out, const std::string& s) { put_string(out, s.data(), s.size()); }
+void put_string(std::string& out, std::string_view s) { put_string(out, s.data(), s.size()); }
 
-void put_attribute(std::string& out, const std::string& key, const AttrValue& v) {
+void put_attribute(std::string& out, std::string_view key, const AttrValue& v) {
   out += "{\"key\":";
   put_string(out, key);
   out += ",\"value\":{";
   switch (v.kind) {
     case AttrValue::kString:
       out += "\"stringValue\":";
-      put_string(out, *v.str);
+      put_string(out, v.str);
       break;
     case AttrValue::kBool:
       out += v.b ? "\"boolValue\":true" : "\"boolValue\":false";
@@ -81,7 +81,7 @@ class JsonAttrs final : public OtlpAttrSink {
     out_.resize(start_);
     any_ = false;
   }
-  void member(const std::string& key, const AttrValue& v) override {
+  void member(std::string_view key, const AttrValue& v) override {
     if (any_) out_.push_back(',');
     any_ = true;
     put_attribute(out_, key, v);
@@ -213,7 +213,7 @@ void OtlpRequestWriter::finish_json(std::string& out) {
     first = false;
     AttrValue v;
     v.kind = AttrValue::kString;
-    v.str = &kv.second;
+    v.str = kv.second;
     put_attribute(out, kv.first, v);
   }
   out += "]},\"scopeSpans\":[";

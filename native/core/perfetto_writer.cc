@@ -109,14 +109,14 @@ constexpr uint32_t kAnnName = 10, kAnnBool = 2, kAnnInt = 4, kAnnDouble = 5, kAn
 class AnnotationMembers final : public AttrMemberVisitor {
  public:
   explicit AnnotationMembers(std::string& out) : out_(out) {}
-  void member(const std::string& key, const AttrValue& v) override {
+  void member(std::string_view key, const AttrValue& v) override {
     const size_t body = open_len(out_, kEventAnnotation);
     put_key_len(out_, kAnnName, key.size());
     out_ += key;
     switch (v.kind) {
       case AttrValue::kString:
-        put_key_len(out_, kAnnString, v.str->size());
-        out_ += *v.str;
+        put_key_len(out_, kAnnString, v.str.size());
+        out_ += v.str;
         break;
       case AttrValue::kBool:
         put_key_varint(out_, kAnnBool, v.b ? 1 : 0);

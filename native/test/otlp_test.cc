@@ -3,9 +3,11 @@
 // trees waiting for their root, OTLP/JSON well-formed.
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 #include <unistd.h>
 
 #include "check.h"
@@ -385,6 +387,104 @@ void json_request_is_one_json_object() {
   CHECK(has(text, "key: \"hotspan.abandoned\"\n        value {\n          bool_value: true"));
 }
 
+
+// The ScopeSpans of a protoc-decoded request in order: "scope-name/version: span names...".
+std::vector<std::string> scope_groups(const std::string& text) {
+  std::vector<std::string> groups;
+  size_t at = 0;
+  while ((at = text.find("  scope_spans {\n", at)) != std::string::npos) {
+    const size_t end = text.find("\n  scope_spans {\n", at + 1);
+    const std::string block = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    std::string g;
+    size_t p = 0;
+    const size_t spans = block.find("\n    spans {");
+    // Scope and span fields are 6 deep; an event's name is deeper.
+    while ((p = block.find("\n      ", p)) != std::string::npos) {
+      p += 7;
+      if (block[p] == ' ') continue;
+      const bool scope = p < spans;
+      const size_t eol = block.find('\n', p);
+      const std::string line = block.substr(p, eol - p);
+      if (line.rfind("name: ", 0) == 0) {
+        g += line.substr(6) + (scope ? "/|" : " ");
+      } else if (scope && line.rfind("version: ", 0) == 0) {
+        g.insert(g.size() - 1, line.substr(9));
+      }
+    }
+    groups.push_back(g);
+    at = end == std::string::npos ? text.size() : end + 1;
+  }
+  return groups;
+}
+
+void reserved_otel_keys_become_span_fields_and_scopes() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const char* const attrs[] = {
+      R"({"a":1,"hotspan.kind":"server","hotspan.scope":{"name":"s-a","version":"1"}})",
+      R"({"hotspan.kind":"client","hotspan.status":"error","hotspan.status_message":"bad \"x\" \u00e9","hotspan.scope":{"name":"s-b"}})",
+      R"({"b":"two","hotspan.scope":{"name":"s-a","version":"1"}})",  // s-a's text repeated
+      R"({"hotspan.scope":{"version":"1","name":"s-a"}})",           // s-a in another text
+      R"({"hotspan.scope":{"name":"s-a","version":"2"}})",           // s-a's length, another version
+      R"({"hotspan.scope":{"name":"s-\u0061","version":"2"}})",      // the same scope, escaped
+      R"({"hotspan.status":"ok","hotspan.events":[{"name":"e\u00e9","time_unix_nano":"123","attributes":{"k":"v"}}],)"
+      R"("hotspan.links":[{"trace_id":"0102030405060708090a0b0c0d0e0f10","span_id":"1112131415161718",)"
+      R"("trace_state":"k=v","flags":1,"attributes":{"w":2}}],"hotspan.dropped":{"attributes":1,"events":2,"links":3},)"
+      R"("hotspan.scope":{"name":"s-b"}})",
+      R"({"c":3})",                                                 // none: the default scope
+      R"({"hotspan.scope":{"name":"hotspan","version":"0.1.0"}})",  // the default scope by name
+  };
+  for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; ++i) {
+    const uint32_t n = t->intern("n" + std::to_string(i + 1));
+    CHECK_EQ(begin_with_attrs(*main, n, 10 + 10 * static_cast<int64_t>(i), attrs[i]), Status::kOk);
+    CHECK_EQ(end(*main, 15 + 10 * static_cast<int64_t>(i)), Status::kOk);
+  }
+  t->flush();
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  std::string body;
+  CHECK_EQ(src_p->next(100, false, body).spans, size_t{9});
+  const std::string text = protoc_decode(body);
+  CHECK(!text.empty());
+  if (std::getenv("OTLP_TEST_DUMP") != nullptr) std::fputs(text.c_str(), stderr);
+  const std::vector<std::string> groups = scope_groups(text);
+  CHECK_EQ(groups.size(), size_t{4});
+  if (groups.size() == 4) {
+    CHECK_EQ(groups[0], std::string("\"hotspan\"/\"0.1.0\"|\"n8\" \"n9\" "));
+    CHECK_EQ(groups[1], std::string("\"s-a\"/\"1\"|\"n1\" \"n3\" \"n4\" "));
+    CHECK_EQ(groups[2], std::string("\"s-b\"/|\"n2\" \"n7\" "));
+    CHECK_EQ(groups[3], std::string("\"s-a\"/\"2\"|\"n5\" \"n6\" "));
+  }
+  // No reserved key left as an attribute; the fields they became.
+  CHECK(text.find("key: \"hotspan.") == std::string::npos);
+  CHECK(has(text, "name: \"n1\"\n      kind: SPAN_KIND_SERVER\n"));
+  CHECK(has(text, "key: \"a\"\n        value {\n          int_value: 1"));
+  CHECK(has(text, "name: \"n2\"\n      kind: SPAN_KIND_CLIENT\n"));
+  CHECK(has(text, "end_time_unix_nano: 25\n      status {\n        message: \"bad \\\"x\\\" \\303\\251\"\n"
+                  "        code: STATUS_CODE_ERROR\n      }"));
+  CHECK(has(text, "key: \"b\"\n        value {\n          string_value: \"two\""));
+  CHECK(has(text, "name: \"n4\"\n      kind: SPAN_KIND_INTERNAL\n"));
+  CHECK(has(text, "dropped_attributes_count: 1\n      events {\n        time_unix_nano: 123\n        name: \"e\\303\\251\"\n"
+                  "        attributes {\n          key: \"k\"\n          value {\n            string_value: \"v\""));
+  CHECK(has(text, "dropped_events_count: 2\n      links {\n        trace_id: \"\\001\\002\\003\\004\\005\\006\\007\\010\\t\\n\\013\\014\\r\\016\\017\\020\"\n"
+                  "        span_id: \"\\021\\022\\023\\024\\025\\026\\027\\030\"\n        trace_state: \"k=v\"\n"
+                  "        attributes {\n          key: \"w\"\n          value {\n            int_value: 2\n"));
+  CHECK(has(text, "dropped_links_count: 3\n      status {\n        code: STATUS_CODE_OK\n      }"));
+
+  // The next request: its scopes start again (s-a's text from the cache names the new group).
+  CHECK_EQ(begin_with_attrs(*main, t->intern("n10"), 200, attrs[4]), Status::kOk);
+  CHECK_EQ(end(*main, 210), Status::kOk);
+  CHECK_EQ(begin_with_attrs(*main, t->intern("n11"), 220, attrs[0]), Status::kOk);
+  CHECK_EQ(end(*main, 230), Status::kOk);
+  t->flush();
+  CHECK_EQ(src_p->next(100, false, body).spans, size_t{2});
+  const std::vector<std::string> next = scope_groups(protoc_decode(body));
+  CHECK_EQ(next.size(), size_t{2});
+  if (next.size() == 2) {
+    CHECK_EQ(next[0], std::string("\"s-a\"/\"2\"|\"n10\" "));
+    CHECK_EQ(next[1], std::string("\"s-a\"/\"1\"|\"n11\" "));
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -397,5 +497,6 @@ int main() {
   json_request_is_one_json_object();
   exported_chunks_are_released();
   held_records_are_bounded();
+  reserved_otel_keys_become_span_fields_and_scopes();
   return check::result("otlp_test");
 }
