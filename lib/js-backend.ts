@@ -31,7 +31,7 @@ import {
   TIMELINE_SHIFT,
 } from './flags';
 import type { NativeSnapshot, NativeTracer, StoredContext } from './native-binding';
-import type { ExportSlice, JsExportInfo } from './otlp-js-source';
+import type { ExportSlice, JsExportInfo } from './otlp-export-slice';
 import { writeDocument, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
 import { totalCounts, type BackendCounts } from './counts';

@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 import { atExit } from './exit-write';
 import type { OtlpConfig } from './otlp-config';
 import { OtlpCounters, type OtlpCounts } from './otlp-counters';
-import type { ExportSlice, JsExportInfo } from './otlp-js-source';
+import type { ExportSlice, JsExportInfo } from './otlp-export-slice';
 
 /** Where the worker reads: a native tracer by its share token, or a js tracer's hand-overs. */
 export type OtlpFrom =

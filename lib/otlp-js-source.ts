@@ -10,6 +10,7 @@ import type { MessagePort } from 'node:worker_threads';
 
 import type { OtlpConfig } from './otlp-config';
 import type { NativeSnapshot } from './native-binding';
+import type { ExportSlice, JsExportInfo } from './otlp-export-slice';
 import { WasmOtlpEncoder } from './wasm-core';
 
 /** One read of an exporter's source: the request and its span count, records lost before the read, records left. */
@@ -18,20 +19,6 @@ export interface OtlpRead {
   spans: number;
   lost: number;
   waiting: number;
-}
-
-/** A hand-over from the tracer's thread (OtlpExporter): records, those lost before, those left there. */
-export interface ExportSlice {
-  snap: NativeSnapshot;
-  lost: number;
-  left: number;
-}
-
-/** What the worker needs of a js tracer (structured-clonable). */
-export interface JsExportInfo {
-  salt: bigint;
-  /** ns since the Unix epoch at the tracer's performance.now() origin. */
-  unixOffsetNs: bigint;
 }
 
 export class JsOtlpSource {

@@ -13,7 +13,8 @@ import { gzip as gzipCb } from 'node:zlib';
 
 import type { OtlpConfig } from './otlp-config';
 import { OtlpCounters } from './otlp-counters';
-import { JsOtlpSource, type JsExportInfo, type OtlpRead } from './otlp-js-source';
+import type { JsExportInfo } from './otlp-export-slice';
+import { JsOtlpSource, type OtlpRead } from './otlp-js-source';
 import { partialSuccess, retryAfterMs } from './otlp-response';
 import { loadNativeAddon } from './native-loader';
 
