@@ -719,7 +719,7 @@ export class JsBackend implements Backend {
 
   /** @internal What the OTLP exporter's worker needs of this tracer: its id salt, and its time axis on the Unix epoch. */
   exportInfo(): JsExportInfo {
-    if (this.link !== undefined) throw joinedReadError('exportOtlp() (export from the tracer that share() was called on)');
+    if (this.link !== undefined) throw joinedReadError('exportOtlp()', 'export');
     const clocks = readClocks();
     return { salt: this.salt, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
   }

@@ -677,7 +677,10 @@ export class Tracer {
    * thread reads, encodes, compresses and sends them, so this thread pays
    * nothing per span (on the js backend: a copy of the records the worker
    * reads, which then leave the budget). Options default to the standard
-   * OTEL_* variables. Once per tracer; counts in `counts().otlp`.
+   * OTEL_* variables. Once per tracer; counts in `counts().otlp`. Joined
+   * workers' spans are sent too; in a worker joined to a js-backend tracer
+   * this throws (export from the tracer that shared the token), in one
+   * joined to a native tracer it exports the whole shared tracer.
    */
   exportOtlp(options?: OtlpExportOptions): void {
     if (this.isClosed) throw closedError();
@@ -686,8 +689,10 @@ export class Tracer {
     if (this.b.kind !== 'native' && js === undefined) {
       throw new Error(`hotspan: exportOtlp() needs the native or js backend; this tracer runs the '${this.b.kind}' backend`);
     }
+    // First: a joined js worker's refusal says more than an option's error would.
+    const info = js?.exportInfo();
     const config = otlpConfig(options, process.env, packageVersion());
-    const from: OtlpFrom = js !== undefined ? { js: js.exportInfo(), take: (max) => js.takeForExport(max) } : { token: this.b.share() };
+    const from: OtlpFrom = js !== undefined && info !== undefined ? { js: info, take: (max) => js.takeForExport(max) } : { token: this.b.share() };
     this.otlp = new OtlpExporter(from, config, () => {
       if (!this.isClosed) this.flush();
     });
