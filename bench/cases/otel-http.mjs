@@ -19,9 +19,11 @@
 // hotspan's exporter thread (a worker isolate) does one memory-reducing
 // full GC about 8 s after it starts (V8 starts that timer at the first
 // old-space growth of an isolate that has had no full GC; 20-35 ms with the
-// helper threads, once per process, seen with --trace-gc): it falls in this
-// run's measured stretches and adds several µs per request at the fixed rate
-// (3000 requests), which a longer run spreads to nothing.
+// helper threads, once per process, seen with --trace-gc). Inside a measured
+// stretch it adds several µs per request at the fixed rate (3000 requests);
+// the full run's warm-up (bench/run.mjs, 10 s) lets it pass first, in every
+// mode alike, so the fixed-rate figures are steady-state costs. With the
+// default 1 s warm-up here it still falls in the measured stretches.
 // Prints one JSON line: per mode the medians over rounds, the CPU tracing
 // adds per request paired with the untraced server of the same round, the
 // span counts of every round, and the drop scenario's counts.
