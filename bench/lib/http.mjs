@@ -94,8 +94,9 @@ const getStats = (port) => getJson(port, '/__stats');
 /**
  * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, saturatedStats, fixedStats, finished }.
  * `server`: { script, args } of another server than http-server.mjs,
- * drain(port), awaited after each measured run and before its closing
- * stats (an exporter's late work belongs to the run), and finish(port),
+ * drain(port), awaited after the warm-up and after each measured run, before
+ * the stats that open and close it (an exporter's late work belongs to the
+ * run that made it), and finish(port),
  * awaited after the load and before the server stops (its result is
  * `finished`).
  */
@@ -104,6 +105,8 @@ export async function measureMode(mode, { warmupSec, seconds, connections, fixed
   try {
     const url = `http://127.0.0.1:${port}/`;
     await load(url, warmupSec, connections, false);
+    // The warm-up's export is the warm-up's: sent before the measured run starts.
+    if (server.drain) await server.drain(port);
     const s0 = await getStats(port);
     const { res: r, lat } = await load(url, seconds, connections, true);
     // An exporter's work for this run is charged to it, not to the next.
