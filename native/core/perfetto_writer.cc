@@ -785,7 +785,10 @@ class PerfettoWriter::Impl {
     std::priority_queue<Busy, std::vector<Busy>, std::greater<Busy>> busy;
     std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> free_lanes;
     for (uint32_t lane = 0; lane < st.lane_end.size(); ++lane) busy.emplace(st.lane_end[lane], lane);
-    std::vector<uint32_t> lane_at(recs.size(), 0);
+    // A span's lane once placed; a parent ordered after its child (it starts
+    // later, or at the same time and ends sooner) is not placed yet.
+    constexpr uint32_t kNoLane = 0xFFFFFFFFu;
+    std::vector<uint32_t> lane_at(recs.size(), kNoLane);
     auto flush_lane = [&](uint32_t lane) {
       std::vector<uint32_t>& stack = stacks[lane];
       while (!stack.empty()) {
@@ -816,7 +819,7 @@ class PerfettoWriter::Impl {
           r.parent_local != 0 && !(r.flags & kFlagParentElsewhere) ? find_local(r.parent_local) : kNoRecord;
       bool placed = false;
       uint32_t lane = 0;
-      if (parent != kNoRecord) {
+      if (parent != kNoRecord && lane_at[parent] != kNoLane) {
         lane = lane_at[parent];
         std::vector<uint32_t>& stack = stacks[lane];
         while (!stack.empty() && stack.back() != parent && recs[stack.back()].end_ns <= r.start_ns) {

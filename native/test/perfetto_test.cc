@@ -382,6 +382,27 @@ void test_parent_not_enclosing() {
   CHECK(by_local[1].count("parent_id") == 0 && by_local[4].count("parent_id") == 0);
 }
 
+// A track span whose parent on the same track is ordered after it (same
+// start, the parent ends first) takes a lane of its own: the parent has no
+// lane yet to nest on.
+void test_parent_ordered_after_child() {
+  Snapshot s;
+  s.names = {"n"};
+  SnapshotTimeline t = timeline(1, "track: t", TimelineKind::kTrack);
+  t.records.push_back(rec(2, 0, 0, 10, 20, 0, kFlagAsync));
+  t.records.push_back(rec(1, 2, 0, 10, 30, 1, kFlagAsync));
+  s.timelines.push_back(t);
+  std::string out;
+  write_perfetto(s, 0, hotspan_test::kTestClocks, out);
+  const Doc d = parse(out);
+  check_nesting(d);
+  std::map<uint64_t, uint64_t> lane_of;  // local id -> track uuid
+  for (const Event& ev : d.events)
+    if (ev.type == 1) lane_of[first(annotations(ev)["span_id"], 3)->v & 0xFFFFFFFFu] = ev.uuid;
+  CHECK_EQ(lane_of.size(), size_t{2});
+  CHECK(lane_of[1] == 1 && lane_of[2] == perfetto_track_uuid(1, 1));
+}
+
 void test_edge_cases() {
   Snapshot s;
   s.names = {"n"};
@@ -458,6 +479,7 @@ int main() {
   test_varint();
   test_structure();
   test_parent_not_enclosing();
+  test_parent_ordered_after_child();
   test_edge_cases();
   test_clock();
   return check::result("perfetto_test");
