@@ -1,11 +1,11 @@
 #include "hot_path.h"
 
-#include <cmath>
 #include <string>
 #include <utility>
 
 #include "arg_check.h"
 #include "async_args.h"
+#include "async_fast.h"
 #include "clock.h"
 #include "external_view.h"
 #include "thread_state.h"  // the core's inline fast::begin/end
@@ -151,7 +151,9 @@ napi_value AsyncBeginOf(napi_env, TracerBinding& b) {
   // error names both).
   uint64_t token = 0;
   if (ExactU32(in[AsyncArgs::kTrack], &track) && ExactU32(in[AsyncArgs::kName], &name)) {
-    token = b.tracer->async_begin(track, name, hotspan::clock::now_ticks(), {}, 0, &b.async_caller);
+    const int64_t now = hotspan::clock::now_ticks();
+    token = hotspan::fast::async_begin(b.async_caller, track, name, now);
+    if (token == 0) token = b.tracer->async_begin(track, name, now, {}, 0, &b.async_caller);
   }
   // The local id through the view: no number value is made for the answer.
   in[AsyncArgs::kLocal] = static_cast<uint32_t>(token);
@@ -163,8 +165,9 @@ napi_value AsyncEndOf(napi_env env, TracerBinding& b) {
   const auto& in = *b.async_args.in;
   uint32_t flags;
   if (!ExactU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
-  return EndResult(env, b.tracer->async_end(TokenOf(in[AsyncArgs::kToken]), now, static_cast<uint16_t>(flags),
-                                            &b.async_caller));
+  const uint64_t token = TokenOf(in[AsyncArgs::kToken]);
+  if (hotspan::fast::async_end(b.async_caller, token, now, static_cast<uint16_t>(flags))) return nullptr;
+  return EndResult(env, b.tracer->async_end(token, now, static_cast<uint16_t>(flags), &b.async_caller));
 }
 
 napi_value AsyncBeginView(napi_env env, napi_callback_info info) {

@@ -9,7 +9,6 @@
 
 #include <node_api.h>
 
-#include <cmath>
 #include <cstddef>
 #include <cstdint>
 
@@ -77,10 +76,12 @@ inline napi_value TokenValue(napi_env env, uint64_t token) {
 }
 
 // A token as the facade passes it (a double); 0 (no token) for anything but
-// an integer in (0, 2^53].
+// an integer in (0, 2^53).
 inline uint64_t TokenOf(double d) {
-  const bool ok = d > 0 && d <= 9007199254740991.0 && std::floor(d) == d;
-  return ok ? static_cast<uint64_t>(d) : 0;
+  if (!(d > 0 && d <= 9007199254740991.0)) return 0;
+  // In range, the conversion truncates: a fraction does not survive the round trip.
+  const auto u = static_cast<uint64_t>(d);
+  return static_cast<double>(u) == d ? u : 0;
 }
 
 napi_value AsyncBegin(napi_env env, napi_callback_info info);  // (track, nameId, attrsJson?) -> local id | 0

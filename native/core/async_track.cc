@@ -111,13 +111,8 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
     flags |= kFlagContext;
     timeline_->add_context(index, local, std::move(*o.context));
   }
-  StoredSpan* r = cursor_.slot++;
-  // Async spans overlap freely, so they carry no depth.
-  if (!store_span(r, start, end_ns, local, parent_local, o.name, 0, flags))
-    timeline_->add_long_end(index, end_ns);
+  store_locked(o, start, end_ns, flags, parent_local, written);
   release(o);
-  *written = ++cursor_.written;
-  timeline_->publish_written(*written);
   return Status::kOk;
 }
 

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "hot_inline.h"
 #include "timeline.h"
 #include "tracer.h"
 #include "yield_lock.h"
@@ -44,6 +45,40 @@ class AsyncTrack {
   // `changes` (optional) replaces what the begin set (tracer.h).
   Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written,
              AsyncEndChanges* changes = nullptr);
+
+  // begin() and end() for the common span (no attributes, context or parent;
+  // its ring slot free at the begin; no anchor due; room in the chunk; not
+  // serial), inline for the binding's hot calls (async_caller.h). They do
+  // nothing and answer 0 / false in every other case: then call begin()/end().
+  HOTSPAN_HOT_INLINE uint64_t begin_plain(uint32_t name, int64_t now) {
+    std::lock_guard<YieldLock> lock(mu_);
+    const uint32_t local = next_local_ + 1;
+    Open& o = ring_[ring_index(local)];
+    if (HOTSPAN_UNLIKELY(o.local != 0 || local == 0 || now > anchor_due_)) return 0;
+    next_local_ = local;
+    // A free slot holds no attributes and no context (release).
+    o.start = now;
+    o.name = name;
+    o.local = local;
+    o.parent_span = 0;
+    ++open_n_;
+    return make_span_id(timeline_->id(), local);
+  }
+  HOTSPAN_HOT_INLINE bool end_plain(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written) {
+    const auto local = static_cast<uint32_t>(token);
+    std::lock_guard<YieldLock> lock(mu_);
+    Open& o = ring_[ring_index(local)];
+    if (HOTSPAN_UNLIKELY(o.local != local || local == 0 || static_cast<uint32_t>(token >> 32) != timeline_->id() ||
+                         serial_ || now > anchor_due_ || cursor_.slot == cursor_.end || o.parent_span != 0 ||
+                         !o.attrs.empty() || o.context)) {
+      return false;
+    }
+    store_locked(o, o.start, now, static_cast<uint16_t>(kFlagAsync | (extra_flags & (kFlagError | kFlagAbandoned))), 0,
+                 written);
+    o.local = 0;  // release(o): nothing else to clear
+    --open_n_;
+    return true;
+  }
 
   size_t open_count() const;
   void append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const;
@@ -71,6 +106,17 @@ class AsyncTrack {
   Open* find_open(uint32_t local);
   Open& slot_for(uint32_t local);
   void release(Open& o);
+  // Stores `o` as a record in the ready chunk slot and publishes it. Under mu_.
+  HOTSPAN_HOT_INLINE void store_locked(const Open& o, int64_t start, int64_t end_ns, uint16_t flags,
+                                       uint32_t parent_local, uint64_t* written) {
+    const uint64_t index = cursor_.written;
+    StoredSpan* r = cursor_.slot++;
+    // Async spans overlap freely, so they carry no depth.
+    if (HOTSPAN_UNLIKELY(!store_span(r, start, end_ns, o.local, parent_local, o.name, 0, flags)))
+      timeline_->add_long_end(index, end_ns);
+    *written = ++cursor_.written;
+    timeline_->publish_written(*written);
+  }
 
   const std::shared_ptr<Timeline> timeline_;
   const bool serial_;

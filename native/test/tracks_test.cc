@@ -1,8 +1,11 @@
 // Async tracks: tokens, the serial rule, concurrent overlap, parents on other
 // timelines, attributes, open spans, holder vs non-holder finalization.
 #include <algorithm>
+#include <atomic>
 #include <thread>
+#include <vector>
 
+#include "async_fast.h"
 #include "check.h"
 #include "test_util.h"
 #include "tracer.h"
@@ -220,6 +223,183 @@ static void tracks_across_threads() {
   }
 }
 
+// The binding's inline async calls (async_fast.h) record what the Tracer
+// calls record, and leave every case they do not take to them untouched.
+static void fast_calls_match_tracer_calls() {
+  auto t = Tracer::create();
+  const uint32_t op = t->intern("op");
+  auto main = t->attach_js_thread("main");
+  const uint32_t tr = t->track("http", false);
+  AsyncCaller c;
+  c.state = main.get();
+  // No track cached yet: declined; the Tracer call fills the cache.
+  CHECK_EQ(fast::async_begin(c, tr, op, 1), uint64_t{0});
+  const uint64_t a = t->async_begin(tr, op, 1, {}, 0, &c);
+  CHECK(a != 0);
+  // A name interned after the state last read the count is known to the fast call.
+  const uint32_t late = t->intern("late");
+  const uint64_t b = fast::async_begin(c, tr, late, 2);
+  CHECK(b != 0 && b != a);
+  CHECK_EQ(static_cast<uint32_t>(b >> 32), tr);
+  CHECK_EQ(fast::async_begin(c, tr, late + 1, 3), uint64_t{0});  // unknown name
+  CHECK_EQ(t->open_async(), size_t{2});
+  // The track has no chunk yet: declined (the Tracer call takes one).
+  CHECK(!fast::async_end(c, a, 9, 0));
+  CHECK_EQ(t->async_end(a, 9, 0, &c), Status::kOk);
+  CHECK(fast::async_end(c, b, 7, kFlagError));
+  CHECK(!fast::async_end(c, b, 8, 0));  // ended already
+  CHECK(!fast::async_end(c, b + 1, 8, 0));  // never begun
+  CHECK(!fast::async_end(c, 0, 8, 0));
+  const uint64_t e = fast::async_begin(c, tr, op, 20);
+  CHECK(e != 0 && fast::async_end(c, e, 21, 0));
+  CHECK_EQ(t->open_async(), size_t{0});
+  const FrozenSnapshot s = t->freeze();  // main is a holder: committed at once
+  const auto* tl = find_timeline(s, tr);
+  CHECK(tl && tl->records.size() == 3);
+  if (!tl) return;
+  const auto re = find_local(*tl, static_cast<uint32_t>(e));
+  CHECK(re && re->start_ns == 20 && re->end_ns == 21 && re->flags == kFlagAsync);
+  const auto ra = find_local(*tl, static_cast<uint32_t>(a));
+  const auto rb = find_local(*tl, static_cast<uint32_t>(b));
+  CHECK(ra && rb);
+  if (!(ra && rb)) return;
+  CHECK_EQ(ra->start_ns, 1);
+  CHECK_EQ(ra->end_ns, 9);
+  CHECK_EQ(ra->flags, uint16_t{kFlagAsync});
+  CHECK_EQ(rb->start_ns, 2);
+  CHECK_EQ(rb->end_ns, 7);
+  CHECK_EQ(rb->name, late);
+  CHECK_EQ(rb->flags, uint16_t{kFlagAsync | kFlagError});
+  CHECK_EQ(rb->parent_local, 0u);
+  CHECK_EQ(rb->depth, 0);
+
+  // Closed: the state is not live, nothing is begun or ended.
+  const uint64_t d = fast::async_begin(c, tr, op, 30);
+  CHECK(d != 0);
+  t->close();
+  CHECK_EQ(fast::async_begin(c, tr, op, 31), uint64_t{0});
+  CHECK(!fast::async_end(c, d, 32, 0));
+}
+
+static void fast_end_declines_what_it_does_not_store() {
+  auto t = Tracer::create();
+  const uint32_t op = t->intern("op");
+  auto main = t->attach_js_thread("main");
+  const uint32_t tr = t->track("http", false);
+  const uint32_t gpu = t->track("gpu", true);
+  AsyncCaller c;
+  c.state = main.get();
+  // Each stays open after the declined end, and the Tracer call ends it.
+  const uint64_t with_attrs = t->async_begin(tr, op, 1, R"({"url":"/x"})", 0, &c);
+  const uint64_t child = t->async_begin(tr, op, 2, {}, with_attrs, &c);
+  CHECK(!fast::async_end(c, with_attrs, 3, 0));
+  CHECK(!fast::async_end(c, child, 3, 0));
+  CHECK_EQ(t->open_async(), size_t{2});
+  CHECK_EQ(t->async_end(child, 4, 0, &c), Status::kOk);
+  CHECK_EQ(t->async_end(with_attrs, 5, 0, &c), Status::kOk);
+  // Serial: the rule is end()'s. The cache now holds gpu.
+  const uint64_t g1 = t->async_begin(gpu, op, 6, {}, 0, &c);
+  const uint64_t g2 = fast::async_begin(c, gpu, op, 7);
+  CHECK(g1 != 0 && g2 != 0);
+  CHECK(!fast::async_end(c, g1, 9, 0));
+  CHECK_EQ(t->async_end(g1, 9, 0, &c), Status::kOk);
+  CHECK_EQ(t->async_end(g2, 8, 0, &c), Status::kOk);  // ends (8) before the previous end (9): zero-length at 9
+  // A token of another track than the cached one.
+  const uint64_t other = t->async_begin(tr, op, 10);
+  CHECK(!fast::async_end(c, other, 11, 0));
+  CHECK_EQ(t->async_end(other, 11), Status::kOk);
+  CHECK_EQ(t->open_async(), size_t{0});
+  const FrozenSnapshot s = t->freeze();
+  const auto* tl = find_timeline(s, tr);
+  const auto* gl = find_timeline(s, gpu);
+  CHECK(tl && tl->records.size() == 3);
+  CHECK(gl && gl->records.size() == 2);
+  if (!(tl && gl)) return;
+  const auto rc = find_local(*tl, static_cast<uint32_t>(child));
+  CHECK(rc && rc->parent_local == static_cast<uint32_t>(with_attrs));
+  const std::string* at = test_util::attrs_of(*tl, static_cast<uint32_t>(with_attrs));
+  CHECK(at && *at == R"({"url":"/x"})");
+  const auto r2 = find_local(*gl, static_cast<uint32_t>(g2));
+  CHECK(r2 && r2->start_ns == 9 && r2->end_ns == 9);
+}
+
+// Many spans open at once (the ring's slots taken: begins fall back and grow
+// it) and more records than a chunk holds (ends fall back for a new chunk):
+// every span recorded exactly once, whichever call took it.
+static void fast_calls_with_fallbacks_count_exactly() {
+  auto t = Tracer::create();
+  const uint32_t op = t->intern("op");
+  auto main = t->attach_js_thread("main");
+  const uint32_t tr = t->track("http", false);
+  AsyncCaller c;
+  c.state = main.get();
+  constexpr int kOpen = 700, kRounds = 40;
+  size_t fast_begins = 0, fast_ends = 0;
+  std::vector<uint64_t> open(kOpen);
+  int64_t now = 1;
+  for (int r = 0; r < kRounds; ++r) {
+    for (auto& tok : open) {
+      tok = fast::async_begin(c, tr, op, now);
+      if (tok != 0) ++fast_begins;
+      else tok = t->async_begin(tr, op, now, {}, 0, &c);
+      CHECK(tok != 0);
+      ++now;
+    }
+    for (const uint64_t tok : open) {
+      if (fast::async_end(c, tok, now, 0)) ++fast_ends;
+      else CHECK_EQ(t->async_end(tok, now, 0, &c), Status::kOk);
+      ++now;
+    }
+  }
+  CHECK_EQ(t->open_async(), size_t{0});
+  // Both paths were taken (the check would pass trivially otherwise).
+  CHECK(fast_begins > 0 && fast_begins < size_t{kOpen * kRounds});
+  CHECK(fast_ends > 0 && fast_ends < size_t{kOpen * kRounds});
+  const FrozenSnapshot s = t->freeze();
+  const auto* tl = find_timeline(s, tr);
+  CHECK(tl && tl->records.size() == size_t{kOpen * kRounds});
+  if (!tl) return;
+  std::vector<uint32_t> locals;
+  for (const SpanRecord rec : tl->records) {
+    CHECK(rec.start_ns < rec.end_ns);
+    locals.push_back(rec.local_id);
+  }
+  std::sort(locals.begin(), locals.end());
+  CHECK(std::adjacent_find(locals.begin(), locals.end()) == locals.end());
+}
+
+// Two JS-like threads, each with its own caller cache, on one track: the
+// track's lock covers the inline calls (TSan in the native suite).
+static void fast_calls_across_threads() {
+  auto t = Tracer::create();
+  const uint32_t op = t->intern("op");
+  const uint32_t tr = t->track("shared", false);
+  constexpr int kThreads = 2, kEach = 3000;
+  std::vector<std::thread> threads;
+  std::atomic<size_t> fast_n{0};
+  for (int i = 0; i < kThreads; ++i) {
+    threads.emplace_back([&, i] {
+      auto state = t->attach_js_thread("js");
+      AsyncCaller c;
+      c.state = state.get();
+      for (int k = 0; k < kEach; ++k) {
+        const int64_t now = i * 100000 + k * 10;
+        uint64_t tok = fast::async_begin(c, tr, op, now);
+        if (tok == 0) tok = t->async_begin(tr, op, now, {}, 0, &c);
+        CHECK(tok != 0);
+        if (fast::async_end(c, tok, now + 5, 0)) fast_n.fetch_add(1, std::memory_order_relaxed);
+        else CHECK_EQ(t->async_end(tok, now + 5, 0, &c), Status::kOk);
+      }
+      t->detach_thread(*state, i * 100000 + kEach * 10);
+    });
+  }
+  for (auto& th : threads) th.join();
+  t->flush();
+  CHECK(fast_n.load() > 0);
+  const FrozenSnapshot s = t->freeze();
+  CHECK_EQ(test_util::committed_on(s, tr), size_t{kThreads * kEach});
+}
+
 int main() {
   RUN_TEST(serial_rule);
   RUN_TEST(serial_rule_either_call_order);
@@ -228,5 +408,9 @@ int main() {
   RUN_TEST(parent_on_another_timeline);
   RUN_TEST(ended_off_holder_waits_for_drain);
   RUN_TEST(tracks_across_threads);
+  RUN_TEST(fast_calls_match_tracer_calls);
+  RUN_TEST(fast_end_declines_what_it_does_not_store);
+  RUN_TEST(fast_calls_with_fallbacks_count_exactly);
+  RUN_TEST(fast_calls_across_threads);
   return check::result("tracks_test");
 }

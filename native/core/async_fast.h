@@ -1,0 +1,52 @@
+// Tracer::async_begin / async_end for a binding's common async span, inline
+// as fast::begin / end are for a thread's (thread_state.h): a span with no
+// attributes on the caller's cached track, begun and ended on the caller's
+// live holder thread. They make no call up to the track's lock and answer
+// 0 / false without doing anything in every other case; the caller then
+// makes the Tracer call, which handles them all.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "async_caller.h"
+#include "async_track.h"
+#include "hot_inline.h"
+#include "thread_state.h"
+
+namespace hotspan::fast {
+
+// The caller's state may record (the tracer is open: close() sets every
+// status) and the cached track is `track`. Called on the state's own thread
+// (a binding's env thread), which alone may refresh its known names.
+HOTSPAN_HOT_INLINE AsyncTrack* cached_track(const AsyncCaller& c, uint32_t track) {
+  const ThreadState* s = c.state;
+  if (HOTSPAN_UNLIKELY(s == nullptr || s->status.load(std::memory_order_relaxed) != ThreadState::kLive ||
+                       c.track_id != track)) {
+    return nullptr;
+  }
+  return c.track.get();
+}
+
+HOTSPAN_HOT_INLINE uint64_t async_begin(const AsyncCaller& c, uint32_t track, uint32_t name, int64_t now) {
+  AsyncTrack* t = cached_track(c, track);
+  if (HOTSPAN_UNLIKELY(t == nullptr)) return 0;
+  if (HOTSPAN_UNLIKELY(name >= c.state->known_names) && !c.state->refresh_names(name)) return 0;
+  return t->begin_plain(name, now);
+}
+
+// The record is committed at once on a holder (a JS thread), else queued.
+HOTSPAN_HOT_INLINE bool async_end(const AsyncCaller& c, uint64_t token, int64_t now, uint16_t extra_flags) {
+  AsyncTrack* t = cached_track(c, static_cast<uint32_t>(token >> 32));
+  if (HOTSPAN_UNLIKELY(t == nullptr)) return false;
+  uint64_t written;
+  if (HOTSPAN_UNLIKELY(!t->end_plain(token, now, extra_flags, &written))) return false;
+  if (c.state->finalizes_now()) {
+    t->timeline().commit_up_to(written);
+  } else {
+    c.state->shared->enqueue(&t->timeline(), written, 1);
+  }
+  return true;
+}
+
+}  // namespace hotspan::fast
