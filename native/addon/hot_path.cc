@@ -115,8 +115,10 @@ napi_value AsyncBegin(napi_env env, napi_callback_info info) {
       attrs.resize(len);
     }
   }
-  return TokenValue(env, b.tracer->async_begin(track, name, hotspan::clock::now_ticks(),
-                                               std::move(attrs), 0, &b.async_caller));
+  const int64_t now = hotspan::clock::now_ticks();
+  uint64_t token = hotspan::fast::async_begin(b.async_caller, track, name, now, attrs);
+  if (token == 0) token = b.tracer->async_begin(track, name, now, attrs, 0, &b.async_caller);
+  return TokenValue(env, token);
 }
 
 napi_value AsyncEnd(napi_env env, napi_callback_info info) {

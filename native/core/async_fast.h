@@ -1,13 +1,14 @@
 // Tracer::async_begin / async_end for a binding's common async span, inline
 // as fast::begin / end are for a thread's (thread_state.h): a span with no
-// attributes on the caller's cached track, begun and ended on the caller's
-// live holder thread. They make no call up to the track's lock and answer
+// context or parent on the caller's cached track, begun and ended on the
+// caller's live thread. They make no call up to the track's lock and answer
 // 0 / false without doing anything in every other case; the caller then
 // makes the Tracer call, which handles them all.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
+#include <string_view>
 
 #include "async_caller.h"
 #include "async_track.h"
@@ -28,11 +29,12 @@ HOTSPAN_HOT_INLINE AsyncTrack* cached_track(const AsyncCaller& c, uint32_t track
   return c.track.get();
 }
 
-HOTSPAN_HOT_INLINE uint64_t async_begin(const AsyncCaller& c, uint32_t track, uint32_t name, int64_t now) {
+HOTSPAN_HOT_INLINE uint64_t async_begin(const AsyncCaller& c, uint32_t track, uint32_t name, int64_t now,
+                                        std::string_view attrs = {}) {
   AsyncTrack* t = cached_track(c, track);
   if (HOTSPAN_UNLIKELY(t == nullptr)) return 0;
   if (HOTSPAN_UNLIKELY(name >= c.state->known_names) && !c.state->refresh_names(name)) return 0;
-  return t->begin_plain(name, now);
+  return t->begin_plain(name, now, attrs);
 }
 
 // The record is committed at once on a holder (a JS thread), else queued.

@@ -46,11 +46,12 @@ class AsyncTrack {
   Status end(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written,
              AsyncEndChanges* changes = nullptr);
 
-  // begin() and end() for the common span (no attributes, context or parent;
-  // its ring slot free at the begin; no anchor due; room in the chunk; not
-  // serial), inline for the binding's hot calls (async_caller.h). They do
-  // nothing and answer 0 / false in every other case: then call begin()/end().
-  HOTSPAN_HOT_INLINE uint64_t begin_plain(uint32_t name, int64_t now) {
+  // begin() and end() for the common span (no context or parent; its ring
+  // slot free at the begin; no anchor due; room in the chunk and, for its
+  // attributes, in the timeline's attribute block; not serial), inline for
+  // the binding's hot calls (async_fast.h). They do nothing and answer
+  // 0 / false in every other case: then call begin()/end().
+  HOTSPAN_HOT_INLINE uint64_t begin_plain(uint32_t name, int64_t now, std::string_view attrs = {}) {
     std::lock_guard<YieldLock> lock(mu_);
     const uint32_t local = next_local_ + 1;
     Open& o = ring_[ring_index(local)];
@@ -61,6 +62,7 @@ class AsyncTrack {
     o.name = name;
     o.local = local;
     o.parent_span = 0;
+    if (!attrs.empty()) o.attrs.assign(attrs);
     ++open_n_;
     return make_span_id(timeline_->id(), local);
   }
@@ -70,11 +72,16 @@ class AsyncTrack {
     Open& o = ring_[ring_index(local)];
     if (HOTSPAN_UNLIKELY(o.local != local || local == 0 || static_cast<uint32_t>(token >> 32) != timeline_->id() ||
                          serial_ || now > anchor_due_ || cursor_.slot == cursor_.end || o.parent_span != 0 ||
-                         !o.attrs.empty() || o.context)) {
+                         o.context)) {
       return false;
     }
-    store_locked(o, o.start, now, static_cast<uint16_t>(kFlagAsync | (extra_flags & (kFlagError | kFlagAbandoned))), 0,
-                 written);
+    auto flags = static_cast<uint16_t>(kFlagAsync | (extra_flags & (kFlagError | kFlagAbandoned)));
+    if (!o.attrs.empty()) {
+      if (HOTSPAN_UNLIKELY(!timeline_->append_attrs(cursor_.written, local, o.attrs))) return false;
+      flags |= kFlagAttrs;
+      o.attrs.clear();
+    }
+    store_locked(o, o.start, now, flags, 0, written);
     o.local = 0;  // release(o): nothing else to clear
     --open_n_;
     return true;

@@ -2,7 +2,9 @@
 // timelines, attributes, open spans, holder vs non-holder finalization.
 #include <algorithm>
 #include <atomic>
+#include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "async_fast.h"
@@ -252,13 +254,24 @@ static void fast_calls_match_tracer_calls() {
   CHECK(!fast::async_end(c, 0, 8, 0));
   const uint64_t e = fast::async_begin(c, tr, op, 20);
   CHECK(e != 0 && fast::async_end(c, e, 21, 0));
+  // The timeline has no attribute block yet: declined (the Tracer call adds one).
+  const uint64_t first = fast::async_begin(c, tr, op, 22, R"({"method":"PUT"})");
+  CHECK(first != 0 && !fast::async_end(c, first, 23, 0));
+  CHECK_EQ(t->async_end(first, 23, 0, &c), Status::kOk);
+  const uint64_t f = fast::async_begin(c, tr, op, 24, R"({"method":"GET"})");
+  CHECK(f != 0 && fast::async_end(c, f, 25, 0));
   CHECK_EQ(t->open_async(), size_t{0});
   const FrozenSnapshot s = t->freeze();  // main is a holder: committed at once
   const auto* tl = find_timeline(s, tr);
-  CHECK(tl && tl->records.size() == 3);
+  CHECK(tl && tl->records.size() == 5);
   if (!tl) return;
   const auto re = find_local(*tl, static_cast<uint32_t>(e));
   CHECK(re && re->start_ns == 20 && re->end_ns == 21 && re->flags == kFlagAsync);
+  const auto rf = find_local(*tl, static_cast<uint32_t>(f));
+  CHECK(rf && rf->start_ns == 24 && rf->end_ns == 25 && rf->flags == (kFlagAsync | kFlagAttrs));
+  const std::string* fa = test_util::attrs_of(*tl, static_cast<uint32_t>(f));
+  CHECK(fa && *fa == R"({"method":"GET"})");
+  CHECK(test_util::attrs_of(*tl, static_cast<uint32_t>(e)) == nullptr);
   const auto ra = find_local(*tl, static_cast<uint32_t>(a));
   const auto rb = find_local(*tl, static_cast<uint32_t>(b));
   CHECK(ra && rb);
@@ -292,11 +305,16 @@ static void fast_end_declines_what_it_does_not_store() {
   // Each stays open after the declined end, and the Tracer call ends it.
   const uint64_t with_attrs = t->async_begin(tr, op, 1, R"({"url":"/x"})", 0, &c);
   const uint64_t child = t->async_begin(tr, op, 2, {}, with_attrs, &c);
-  CHECK(!fast::async_end(c, with_attrs, 3, 0));
+  CHECK(!fast::async_end(c, with_attrs, 3, 0));  // no chunk yet
   CHECK(!fast::async_end(c, child, 3, 0));
   CHECK_EQ(t->open_async(), size_t{2});
   CHECK_EQ(t->async_end(child, 4, 0, &c), Status::kOk);
+  CHECK(!fast::async_end(c, child, 4, 0));  // the Tracer call ended it
+  CHECK(!fast::async_end(c, with_attrs, 5, 0));  // no attribute block yet
   CHECK_EQ(t->async_end(with_attrs, 5, 0, &c), Status::kOk);
+  // Now the chunk and the block have room: an attribute span begun by the Tracer call ends inline.
+  const uint64_t later = t->async_begin(tr, op, 6, R"({"url":"/y"})", 0, &c);
+  CHECK(fast::async_end(c, later, 7, 0));
   // Serial: the rule is end()'s. The cache now holds gpu.
   const uint64_t g1 = t->async_begin(gpu, op, 6, {}, 0, &c);
   const uint64_t g2 = fast::async_begin(c, gpu, op, 7);
@@ -312,13 +330,15 @@ static void fast_end_declines_what_it_does_not_store() {
   const FrozenSnapshot s = t->freeze();
   const auto* tl = find_timeline(s, tr);
   const auto* gl = find_timeline(s, gpu);
-  CHECK(tl && tl->records.size() == 3);
+  CHECK(tl && tl->records.size() == 4);
   CHECK(gl && gl->records.size() == 2);
   if (!(tl && gl)) return;
   const auto rc = find_local(*tl, static_cast<uint32_t>(child));
   CHECK(rc && rc->parent_local == static_cast<uint32_t>(with_attrs));
   const std::string* at = test_util::attrs_of(*tl, static_cast<uint32_t>(with_attrs));
   CHECK(at && *at == R"({"url":"/x"})");
+  const std::string* lt = test_util::attrs_of(*tl, static_cast<uint32_t>(later));
+  CHECK(lt && *lt == R"({"url":"/y"})");
   const auto r2 = find_local(*gl, static_cast<uint32_t>(g2));
   CHECK(r2 && r2->start_ns == 9 && r2->end_ns == 9);
 }
@@ -336,12 +356,19 @@ static void fast_calls_with_fallbacks_count_exactly() {
   constexpr int kOpen = 700, kRounds = 40;
   size_t fast_begins = 0, fast_ends = 0;
   std::vector<uint64_t> open(kOpen);
+  // Every other span carries attributes, enough of them to fill several of
+  // the timeline's attribute blocks (an end whose entry does not fit falls back).
+  std::unordered_map<uint32_t, std::string> given;
   int64_t now = 1;
   for (int r = 0; r < kRounds; ++r) {
-    for (auto& tok : open) {
-      tok = fast::async_begin(c, tr, op, now);
+    for (size_t k = 0; k < open.size(); ++k) {
+      uint64_t& tok = open[k];
+      const std::string attrs =
+          k % 2 == 0 ? std::string() : R"({"url":"/orders/)" + std::to_string(now) + R"(","pad":")" + std::string(k % 97, 'x') + R"("})";
+      tok = fast::async_begin(c, tr, op, now, attrs);
       if (tok != 0) ++fast_begins;
-      else tok = t->async_begin(tr, op, now, {}, 0, &c);
+      else tok = t->async_begin(tr, op, now, attrs, 0, &c);
+      if (!attrs.empty()) given[static_cast<uint32_t>(tok)] = attrs;
       CHECK(tok != 0);
       ++now;
     }
@@ -362,10 +389,17 @@ static void fast_calls_with_fallbacks_count_exactly() {
   std::vector<uint32_t> locals;
   for (const SpanRecord rec : tl->records) {
     CHECK(rec.start_ns < rec.end_ns);
+    CHECK_EQ((rec.flags & kFlagAttrs) != 0, given.count(rec.local_id) == 1);
     locals.push_back(rec.local_id);
   }
   std::sort(locals.begin(), locals.end());
   CHECK(std::adjacent_find(locals.begin(), locals.end()) == locals.end());
+  // Each span's attributes, exactly, once.
+  CHECK_EQ(tl->attrs.size(), given.size());
+  for (const auto& [local, text] : tl->attrs) {
+    const auto it = given.find(local);
+    CHECK(it != given.end() && it->second == text);
+  }
 }
 
 // Two JS-like threads, each with its own caller cache, on one track: the
