@@ -255,11 +255,11 @@ export class JsBackend implements Backend {
       this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
       this.shipMark = 0;
       this.joinState = options.join.state;
-      this.unshipped = new Int32Array(new SharedArrayBuffer(4));
+      this.unshipped = new Int32Array(new SharedArrayBuffer(8));  // JoinLink's two words
       // Last: the link ships the hello (this thread's timeline) at once.
       this.link = new JoinLink(options.join.token, options.join.state, options.threadName, this.mainId, this, this.unshipped);
     } else {
-      this.unshipped = new Int32Array(1);
+      this.unshipped = new Int32Array(2);
     }
   }
 
@@ -970,7 +970,6 @@ export class JsBackend implements Backend {
     this.fields = u32(FIELDS_PER_RECORD * JOIN_INITIAL, true);
     this.count = 0;
     this.seq = 0;
-    this.unshipped[0] = 0;
     this.shipMark = 0;
     return batch;
   }

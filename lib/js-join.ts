@@ -31,8 +31,11 @@
 //   ship, the 'closed' message, its exit).
 // - A worker stopped by worker.terminate() runs no JS: what it had not
 //   shipped yet (at most one batch, or ~SHIP_DELAY_MS of spans) is lost. The
-//   worker keeps that number in a shared word, and the owner counts it lost
-//   when the Worker's 'exit' reaches it (workers the owner's thread created).
+//   worker keeps that number in a shared word, and a batch it reserved room
+//   for and has not posted in a second one; it moves records between them
+//   with no call in between, which terminate() cannot split. The owner counts
+//   both lost when the Worker's 'exit' reaches it (workers the owner's thread
+//   created) and gives the reserved room back.
 // - The owner merges batches into its own store: a timeline per joined
 //   thread and a track per name, under the tracer-wide ids the worker took
 //   from the shared state (so its span ids, the parents naming them and the
@@ -184,14 +187,25 @@ export class SharedState {
   }
 
   /**
-   * Worker: reserves `n` records in flight before posting them. 'closed' or
-   * 'full' reserve nothing (the caller counts the records lost).
+   * Worker: reserves room in flight for the `n` records of its unshipped
+   * word (`words[0]`, see JoinLink) before posting them: on 'ok' they move
+   * to `words[1]` (reserved, not posted yet), on 'closed' or 'full' they are
+   * counted lost. Each move is one run of stores with no call in it, which
+   * worker.terminate() cannot split (it stops a thread at a call or a loop
+   * edge), so a terminated thread's records are in exactly one place.
    */
-  reserve(n: number): 'ok' | 'closed' | 'full' {
+  handOver(n: number, words: Int32Array): 'ok' | 'closed' | 'full' {
     if (n === 0) return this.closed() ? 'closed' : 'ok';
+    const lost = BigInt(n);
     const prev = Atomics.add(this.words, 0, n);
-    if ((prev & CLOSED_BIT) === 0 && (prev & ~CLOSED_BIT) + n <= MAX_IN_FLIGHT) return 'ok';
+    if ((prev & CLOSED_BIT) === 0 && (prev & ~CLOSED_BIT) + n <= MAX_IN_FLIGHT) {
+      words[1] = n;
+      words[0] = 0;
+      return 'ok';
+    }
     Atomics.sub(this.words, 0, n);
+    Atomics.add(this.lostCount, 0, lost);
+    words[0] = 0;
     return (prev & CLOSED_BIT) !== 0 ? 'closed' : 'full';
   }
 
@@ -297,7 +311,7 @@ export interface JoinedThread {
   readonly timelines: Map<number, number>;
   /** The thread's group local id -> the owner's (parents end after children). */
   readonly groupLocals: Map<number, number>;
-  /** The thread's count of records not shipped yet. */
+  /** The thread's records not shipped yet (word 0) and reserved but not posted (word 1): JoinLink. */
   unshipped: Int32Array;
   acked: number;
   exited: boolean;
@@ -439,8 +453,12 @@ export class ShareHub {
     this.drain();
     for (const thread of this.threads.values()) {
       if (thread.threadId === id && !thread.exited) {
-        // No exit batch: terminated. What it had not shipped is lost.
-        this.state.addLost(thread.unshipped[0]);
+        // No exit batch: terminated. Lost: what it had not shipped (word 0)
+        // and a batch it had reserved room for but not posted (word 1; a
+        // posted one was merged by the drain above), whose room is given back.
+        const reserved = thread.unshipped[1] ?? 0;
+        this.state.addLost(thread.unshipped[0] + reserved);
+        this.state.merged(reserved);
         this.exited(thread);
       }
     }
@@ -557,7 +575,7 @@ export function openShared(token: string): SharedState {
 
 /** What a joined backend provides to its link. */
 export interface JoinSource {
-  /** Records, names and timelines since the previous batch; starts a new batch. */
+  /** Records, names and timelines since the previous batch; starts a new batch (its unshipped word stays: the link clears it). */
   takeBatch(): Batch;
   /** Ends the thread's open spans (and async spans) flagged abandoned. */
   abandonOpen(): void;
@@ -585,7 +603,11 @@ export class JoinLink {
     /** The thread's timeline id (tracer-wide, SharedState.nextTimeline). */
     private readonly timeline: number,
     private readonly source: JoinSource,
-    /** Word 0: the source's records not shipped yet, kept current by it. */
+    /**
+     * Word 0: the source's records not shipped yet, kept current by it
+     * (takeBatch leaves it to this link, which clears it when they are handed
+     * over); word 1: records reserved in flight and not posted yet.
+     */
     private readonly unshipped: Int32Array,
   ) {
     this.channel = openChannel(token, (d) => {
@@ -617,18 +639,19 @@ export class JoinLink {
       this.timer = undefined;
     }
     let batch = this.source.takeBatch();
-    if (this.done) return;
-    const room = this.state.reserve(batch.count);
+    if (this.done) {
+      this.unshipped[0] = 0;
+      return;
+    }
+    const room = this.state.handOver(batch.count, this.unshipped);
     if (room === 'closed') {
-      // Nobody listens any more: the records are counted lost, and recording
+      // Nobody listens any more: the records were counted lost, and recording
       // calls throw from now on.
-      this.state.addLost(batch.count);
       this.source.ownerClosed();
       return;
     }
     if (room === 'full') {
-      // The owner is behind: drop the records (counted), keep the rest.
-      this.state.addLost(batch.count);
+      // The owner is behind: the records were dropped (counted), the rest ships.
       batch = { ...batch, count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [] };
     }
     if (batch.count === 0 && batch.names.length === 0 && batch.tls.length === 0 && ack === 0 && !exit) return;
@@ -643,7 +666,9 @@ export class JoinLink {
       unshipped: this.unshipped,
       ...batch,
     };
+    // Posted (or refused by a throw, then still reserved for the owner to count).
     this.channel.postMessage(msg);
+    this.unshipped[1] = 0;
   }
 
   /** Process 'exit' of this thread: abandon what is open, ship the last batch. */
