@@ -225,15 +225,21 @@ static void tracks_across_threads() {
   }
 }
 
+// A tracer with a JS thread and an "http" track, and that thread's caller
+// cache (a binding's), for the fast-call cases below.
+struct FastFixture {
+  std::shared_ptr<Tracer> t = Tracer::create();
+  uint32_t op = t->intern("op");
+  std::shared_ptr<ThreadState> main = t->attach_js_thread("main");
+  uint32_t tr = t->track("http", false);
+  AsyncCaller c{0, nullptr, main.get()};
+};
+
 // The binding's inline async calls (async_fast.h) record what the Tracer
 // calls record, and leave every case they do not take to them untouched.
 static void fast_calls_match_tracer_calls() {
-  auto t = Tracer::create();
-  const uint32_t op = t->intern("op");
-  auto main = t->attach_js_thread("main");
-  const uint32_t tr = t->track("http", false);
-  AsyncCaller c;
-  c.state = main.get();
+  FastFixture fx;
+  auto& [t, op, main, tr, c] = fx;
   // No track cached yet: declined; the Tracer call fills the cache.
   CHECK_EQ(fast::async_begin(c, tr, op, 1), uint64_t{0});
   const uint64_t a = t->async_begin(tr, op, 1, {}, 0, &c);
@@ -295,13 +301,9 @@ static void fast_calls_match_tracer_calls() {
 }
 
 static void fast_end_declines_what_it_does_not_store() {
-  auto t = Tracer::create();
-  const uint32_t op = t->intern("op");
-  auto main = t->attach_js_thread("main");
-  const uint32_t tr = t->track("http", false);
+  FastFixture fx;
+  auto& [t, op, main, tr, c] = fx;
   const uint32_t gpu = t->track("gpu", true);
-  AsyncCaller c;
-  c.state = main.get();
   // Each stays open after the declined end, and the Tracer call ends it.
   const uint64_t with_attrs = t->async_begin(tr, op, 1, R"({"url":"/x"})", 0, &c);
   const uint64_t child = t->async_begin(tr, op, 2, {}, with_attrs, &c);
@@ -347,12 +349,8 @@ static void fast_end_declines_what_it_does_not_store() {
 // it) and more records than a chunk holds (ends fall back for a new chunk):
 // every span recorded exactly once, whichever call took it.
 static void fast_calls_with_fallbacks_count_exactly() {
-  auto t = Tracer::create();
-  const uint32_t op = t->intern("op");
-  auto main = t->attach_js_thread("main");
-  const uint32_t tr = t->track("http", false);
-  AsyncCaller c;
-  c.state = main.get();
+  FastFixture fx;
+  auto& [t, op, main, tr, c] = fx;
   constexpr int kOpen = 700, kRounds = 40;
   size_t fast_begins = 0, fast_ends = 0;
   std::vector<uint64_t> open(kOpen);
