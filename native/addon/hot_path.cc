@@ -115,10 +115,8 @@ napi_value AsyncBegin(napi_env env, napi_callback_info info) {
       attrs.resize(len);
     }
   }
-  const int64_t now = hotspan::clock::now_ticks();
-  uint64_t token = hotspan::fast::async_begin(b.async_caller, track, name, now, attrs);
-  if (token == 0) token = b.tracer->async_begin(track, name, now, attrs, 0, &b.async_caller);
-  return TokenValue(env, token);
+  return TokenValue(env, hotspan::fast::async_begin(*b.tracer, b.async_caller, track, name,
+                                                    hotspan::clock::now_ticks(), attrs));
 }
 
 napi_value AsyncEnd(napi_env env, napi_callback_info info) {
@@ -138,7 +136,8 @@ napi_value AsyncEnd(napi_env env, napi_callback_info info) {
     flags = 0;
   }
   // undefined when it ended (nothing built per span), else the status.
-  return EndResult(env, b.tracer->async_end(TokenOf(d), now, static_cast<uint16_t>(flags), &b.async_caller));
+  return EndResult(env, hotspan::fast::async_end(*b.tracer, b.async_caller, TokenOf(d), now,
+                                                 static_cast<uint16_t>(flags)));
 }
 
 napi_value AsyncView(napi_env env, napi_callback_info info) {
@@ -153,9 +152,7 @@ napi_value AsyncBeginOf(napi_env, TracerBinding& b) {
   // error names both).
   uint64_t token = 0;
   if (ExactU32(in[AsyncArgs::kTrack], &track) && ExactU32(in[AsyncArgs::kName], &name)) {
-    const int64_t now = hotspan::clock::now_ticks();
-    token = hotspan::fast::async_begin(b.async_caller, track, name, now);
-    if (token == 0) token = b.tracer->async_begin(track, name, now, {}, 0, &b.async_caller);
+    token = hotspan::fast::async_begin(*b.tracer, b.async_caller, track, name, hotspan::clock::now_ticks());
   }
   // The local id through the view: no number value is made for the answer.
   in[AsyncArgs::kLocal] = static_cast<uint32_t>(token);
@@ -167,9 +164,8 @@ napi_value AsyncEndOf(napi_env env, TracerBinding& b) {
   const auto& in = *b.async_args.in;
   uint32_t flags;
   if (!ExactU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
-  const uint64_t token = TokenOf(in[AsyncArgs::kToken]);
-  if (hotspan::fast::async_end(b.async_caller, token, now, static_cast<uint16_t>(flags))) return nullptr;
-  return EndResult(env, b.tracer->async_end(token, now, static_cast<uint16_t>(flags), &b.async_caller));
+  return EndResult(env, hotspan::fast::async_end(*b.tracer, b.async_caller, TokenOf(in[AsyncArgs::kToken]), now,
+                                                 static_cast<uint16_t>(flags)));
 }
 
 napi_value AsyncBeginView(napi_env env, napi_callback_info info) {

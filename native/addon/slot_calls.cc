@@ -340,9 +340,8 @@ napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
   const bool ok = WriteSlots(env, b.shapes, code, argv + 3, bytes, &threw);
   uint64_t token = 0;
   if (ok) {
-    const int64_t now = hotspan::clock::now_ticks();
-    token = hotspan::fast::async_begin(b.async_caller, track, name, now, bytes.from(mark));
-    if (token == 0) token = b.tracer->async_begin(track, name, now, bytes.from(mark), 0, &b.async_caller);
+    token = hotspan::fast::async_begin(*b.tracer, b.async_caller, track, name, hotspan::clock::now_ticks(),
+                                       bytes.from(mark));
   }
   bytes.cut(mark);
   if (!ok) return threw ? nullptr : Int(env, kRefused);

@@ -2,8 +2,8 @@
 // as fast::begin / end are for a thread's (thread_state.h): a span with no
 // context or parent on the caller's cached track, begun and ended on the
 // caller's live thread. They make no call up to the track's lock and answer
-// 0 / false without doing anything in every other case; the caller then
-// makes the Tracer call, which handles them all.
+// 0 / false without doing anything in every other case, which the Tracer
+// call handles; the forms that take the Tracer (at the end) make that call.
 #pragma once
 
 #include <atomic>
@@ -14,6 +14,7 @@
 #include "async_track.h"
 #include "hot_inline.h"
 #include "thread_state.h"
+#include "tracer.h"
 
 namespace hotspan::fast {
 
@@ -49,6 +50,19 @@ HOTSPAN_HOT_INLINE bool async_end(const AsyncCaller& c, uint64_t token, int64_t 
     c.state->shared->enqueue(&t->timeline(), written, 1);
   }
   return true;
+}
+
+// The inline call, else Tracer::async_begin (which also fills the cache).
+HOTSPAN_HOT_INLINE uint64_t async_begin(Tracer& tracer, AsyncCaller& c, uint32_t track, uint32_t name, int64_t now,
+                                        std::string_view attrs = {}) {
+  const uint64_t token = async_begin(c, track, name, now, attrs);
+  return token != 0 ? token : tracer.async_begin(track, name, now, attrs, 0, &c);
+}
+
+// The inline call, else Tracer::async_end.
+HOTSPAN_HOT_INLINE Status async_end(Tracer& tracer, AsyncCaller& c, uint64_t token, int64_t now,
+                                    uint16_t extra_flags) {
+  return async_end(c, token, now, extra_flags) ? Status::kOk : tracer.async_end(token, now, extra_flags, &c);
 }
 
 }  // namespace hotspan::fast
