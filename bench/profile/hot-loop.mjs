@@ -4,9 +4,14 @@
 // node --hash-seed=1 bench/profile/hot-loop.mjs <case> N` at two N and divide
 // the difference of the totals by the difference of the N. A traced async
 // function net of the function: hotspan-async-fn's figure - work-async's.
+// request-<mode> (a mode of lib/request-modes.mjs: none, hotspan,
+// hotspan-noattrs, otel, naive): the realistic request, each awaited in turn;
+// "spans" counts requests. What the tracer adds to a request: request-hotspan's
+// figure - request-none's.
 import { createRequire } from 'node:module';
 import { floorPath, rootDir } from '../lib/build.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
+import { MODES, requestOf } from '../lib/request-modes.mjs';
 
 const require = createRequire(import.meta.url);
 const [which = 'hotspan-id', spansArg = '2e7', warmArg = '1e5'] = process.argv.slice(2);
@@ -19,7 +24,12 @@ let attrs;
 const ROUTES = ['/users', '/orders', '/items', '/health'];
 let traceAsync;
 let otelSpan;
-if (which === 'floor') {
+let request;
+if (which.startsWith('request-')) {
+  const mode = MODES[which.slice('request-'.length)];
+  if (mode === undefined) throw new Error(`hot-loop: no request mode ${JSON.stringify(which)}`);
+  request = mode();
+} else if (which === 'floor') {
   const f = require(floorPath);
   begin = f.begin;
   end = f.end;
@@ -48,6 +58,10 @@ const rejected = (e) => {
   throw e;
 };
 async function loop(count) {
+  if (request !== undefined) {
+    for (let i = 0; i < count; i++) await request.handle(requestOf(i));
+    return;
+  }
   if (which === 'hotspan-async' || which === 'hotspan-async-fn' || which === 'work-async' || which === 'promise-floor-fn') {
     // As bench/cases/micro.mjs: 1000 concurrent spans, then wait for them to
     // end; work-async: the same loop calling the async fn untraced;
@@ -93,6 +107,9 @@ async function loop(count) {
 }
 await loop(Math.floor(Number(warmArg))); // warm-up
 const t0 = process.hrtime.bigint();
+const c0 = process.cpuUsage();
 await loop(n);
+const c = process.cpuUsage(c0);
 const dt = Number(process.hrtime.bigint() - t0);
-console.log(JSON.stringify({ case: which, spans: n, nsPerSpan: dt / n }));
+// cpuNsPerSpan: every thread's CPU (the GC's and a writer's too), as the request bench counts it.
+console.log(JSON.stringify({ case: which, spans: n, nsPerSpan: dt / n, cpuNsPerSpan: ((c.user + c.system) * 1e3) / n }));
