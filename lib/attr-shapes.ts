@@ -33,13 +33,28 @@ interface ShapeNode {
   /** A reserved or ill-formed key on the way here: no shape through it has a fast form. */
   readonly poisoned: boolean;
   readonly next: Map<string, ShapeNode>;
-  /** The child found last, and its key: most objects repeat one shape, so the Map is rarely asked. */
+  /**
+   * The two children found last, and their keys: objects repeat a few
+   * shapes (a request span's and its sections' share the root), so the Map
+   * is rarely asked.
+   */
   lastKey: string | undefined;
   lastNext: ShapeNode | undefined;
+  prevKey: string | undefined;
+  prevNext: ShapeNode | undefined;
 }
 
 function newNode(keys: readonly string[], code: number, poisoned: boolean): ShapeNode {
-  return { keys, code, poisoned, next: new Map(), lastKey: undefined, lastNext: undefined };
+  return {
+    keys,
+    code,
+    poisoned,
+    next: new Map(),
+    lastKey: undefined,
+    lastNext: undefined,
+    prevKey: undefined,
+    prevNext: undefined,
+  };
 }
 
 /** step()'s answer past MAX_NODES: poisoned, as a shape with no fast form. */
@@ -87,10 +102,12 @@ export class AttrShapes {
   }
 
   // Out of of(), which stays small enough for TurboFan to inline into the caller.
-  /** The child of `node` by `key` (remembered as its last), or DEAD. */
+  /** The child of `node` by `key` (remembered as its last, the last before as the one before), or DEAD. */
   private step(node: ShapeNode, key: string): ShapeNode {
-    const next = node.next.get(key) ?? this.grow(node, key);
+    const next = node.prevKey === key ? (node.prevNext as ShapeNode) : (node.next.get(key) ?? this.grow(node, key));
     if (next === undefined) return DEAD;
+    node.prevKey = node.lastKey;
+    node.prevNext = node.lastNext;
     node.lastKey = key;
     node.lastNext = next;
     return next;
