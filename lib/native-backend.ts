@@ -195,11 +195,20 @@ export class NativeBackend implements Backend {
   asyncBeginValues(track: number, nameId: number, attrs: unknown): number {
     const code = this.shapes.of(attrs);
     if (code < 0) return 0;
-    const v = this.shapes.args;
-    const local =
-      !hasArguments(code)
+    const a = this.asyncArgs;
+    let local: number;
+    if (a !== undefined && this.ids.inView(nameId, code)) {
+      // Every number in the views: no argument for the addon to read.
+      a[ASYNC_TRACK] = track;
+      a[ASYNC_NAME] = nameId;
+      this.nt.asyncBeginValuesView();
+      local = a[ASYNC_LOCAL];
+    } else {
+      const v = this.shapes.args;
+      local = !hasArguments(code)
         ? this.nt.asyncBeginSlots(track, nameId, code)
         : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
+    }
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
     return local > 0 ? spanId(track, local) : 0;
   }

@@ -102,6 +102,13 @@ export interface NativeTracer {
   beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
   /** asyncBegin with attribute values (see beginSlots): the token's local id, 0 (closed, unknown track or name) or -1. */
   asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  /**
+   * asyncBeginSlots with the track and name id in the async view ([0], [1]),
+   * the code and every value in the slot view (no ARGUMENT slot); answers
+   * undefined and writes asyncBeginSlots' answer to the async view's [4].
+   * The receiver is ignored.
+   */
+  asyncBeginValuesView(): undefined;
   /** beginSlots with the name id, the code and every value in the slot view (no ARGUMENT slot): undefined (begun), a status or -1. */
   beginView(): number | undefined;
   /** The slot view: 4 doubles beginSlots reads its values from, then beginView's name id and code; undefined where external buffers are refused. */

@@ -141,33 +141,88 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     expect(t.snapshot().map((r) => r.attrs)).toEqual([{ n: 0.5, s: 'GET' }]);
   });
 
+  it('asyncBeginValuesView reads the track and name from the async view and the code from the slot view', async () => {
+    const { t, nt } = native();
+    const name = t.name('req');
+    const track = t.track('http');
+    const view = nt.slotView();
+    const args = nt.asyncView();
+    if (view === undefined || args === undefined) return;
+    const shape = nt.defineShape(['method', 'bytes']);
+    const get = nt.defineValue('GET');
+    const begin = (tr: number, n: number, c: number): number => {
+      args[0] = tr;
+      args[1] = n;
+      view[5] = c;
+      args[4] = 12345; // overwritten by every answer
+      expect(nt.asyncBeginValuesView()).toBeUndefined();
+      return args[4];
+    };
+    view[0] = get;
+    view[1] = 2.5;
+    const local = begin(track, name, code(shape, VIEW_VALUE, VIEW_NUMBER));
+    expect(local).toBeGreaterThan(0);
+    args[2] = track * 2 ** 32 + local;
+    args[3] = 0;
+    expect(nt.asyncEndView()).toBeUndefined();
+    // A value with no slot form: refused (-1), nothing begun; an unknown track or a track that is not a uint32: 0.
+    view[1] = NaN;
+    expect(begin(track, name, code(shape, VIEW_VALUE, VIEW_NUMBER))).toBe(-1);
+    view[1] = 1;
+    expect(begin(track + 1000, name, code(shape, VIEW_VALUE, VIEW_NUMBER))).toBe(0);
+    expect(begin(0.5, name, code(shape, VIEW_VALUE, VIEW_NUMBER))).toBe(0);
+    // A bad code (an ARGUMENT slot, an unknown shape) or one that is not a uint32: a RangeError naming it.
+    for (const [c, message] of [
+      [code(shape, VIEW_VALUE, ARGUMENT), `hotspan: code must name a defined shape (below 1) and slot kinds 0 to 4, got ${code(shape, VIEW_VALUE, ARGUMENT)}`],
+      [code(shape + 1, VIEW_VALUE, VIEW_NUMBER), `hotspan: code must name a defined shape (below 1) and slot kinds 0 to 4, got ${code(shape + 1, VIEW_VALUE, VIEW_NUMBER)}`],
+      [-1, 'hotspan: slot view code must be a uint32, got -1'],
+    ] as const) {
+      args[0] = track;
+      args[1] = name;
+      view[5] = c;
+      const e = thrown(() => nt.asyncBeginValuesView());
+      expect(e).toBeInstanceOf(RangeError);
+      expect(e.message).toBe(message);
+    }
+    expect(nt.openAsync()).toEqual([]);
+    t.flush();
+    expect(t.snapshot().map((r) => [r.name, r.attrs])).toEqual([['req', { method: 'GET', bytes: 2.5 }]]);
+  });
+
   it('sends common values through the view with no arguments, and others as arguments', async () => {
     const { t, nt } = native();
-    // Per call: 'view' (beginView, no argument) or the arguments after (nameId, code).
-    const calls: Array<number | 'view'> = [];
+    // Per call: 'view' (beginView, no argument), 'async view' (asyncBeginValuesView, no argument), or the
+    // arguments after (nameId, code) or (track, nameId, code).
+    const calls: Array<number | 'view' | 'async view'> = [];
     const begin = nt.beginSlots.bind(nt);
     const beginView = nt.beginView.bind(nt);
     const asyncBegin = nt.asyncBeginSlots.bind(nt);
+    const asyncBeginView = nt.asyncBeginValuesView.bind(nt);
     nt.beginSlots = (...a: Parameters<typeof begin>) => (calls.push(a.length - 2), begin(...a));
     nt.beginView = () => (calls.push('view'), beginView());
     nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (calls.push(a.length - 3), asyncBegin(...a));
+    nt.asyncBeginValuesView = () => (calls.push('async view'), asyncBeginView());
     const routes = ['/a', '/b', '/c'];
     for (let i = 0; i < 30; i++) t.trace('route', () => 0, { route: routes[i % 3], bytes: i * 1.5, ok: i % 2 === 0 });
     await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { method: 'GET', url: '/orders' } });
+    await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { method: 'GET', url: 'z'.repeat(65) } });
     t.begin('long', { text: 'y'.repeat(65) });
     t.end();
     t.begin('inf', { n: 1 });
     t.end();
     expect(() => t.begin('inf', { n: Infinity })).toThrow(RangeError);
-    // Everything in the view, (track, nameId, code) for the async span; the long string needs its arguments.
-    expect(calls.slice(0, 31)).toEqual([...new Array(30).fill('view'), 0]);
-    expect(calls[31]).toBe(4);
+    // Everything in the view, for the async span too; the long strings need their arguments.
+    expect(calls.slice(0, 32)).toEqual([...new Array(30).fill('view'), 'async view', 4]);
+    expect(calls[32]).toBe(4);
     t.flush();
     const recs = t.snapshot();
     expect(recs.filter((r) => r.name === 'route').map((r) => r.attrs)).toEqual(
       Array.from({ length: 30 }, (_, i) => ({ route: routes[i % 3], bytes: i * 1.5, ok: i % 2 === 0 })),
     );
-    expect(recs.find((r) => r.name === 'req')?.attrs).toEqual({ method: 'GET', url: '/orders' });
+    expect(recs.filter((r) => r.name === 'req').map((r) => r.attrs)).toEqual([
+      { method: 'GET', url: '/orders' },
+      { method: 'GET', url: 'z'.repeat(65) },
+    ]);
     expect(recs.find((r) => r.name === 'long')?.attrs).toEqual({ text: 'y'.repeat(65) });
     expect(recs.filter((r) => r.name === 'inf')).toHaveLength(1);
   });

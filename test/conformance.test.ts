@@ -296,6 +296,8 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
         nt.beginSlots = (...a: Parameters<typeof begin>) => (slotCalls++, begin(...a));
         nt.beginView = () => (slotCalls++, beginView());
         nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (slotCalls++, asyncBegin(...a));
+        const asyncBeginView = nt.asyncBeginValuesView.bind(nt);
+        nt.asyncBeginValuesView = () => (slotCalls++, asyncBeginView());
       }
       const numbers = [0, -0, 1, -1, 0.1, 1.5e-7, 1e-7, 123e-20, 1e21, 1e20, 2 ** 53 + 2, -(2 ** 31), 5e-324, Number.MAX_VALUE, -123.456e300];
       const strings = ['', 'GET', '/orders/17?x=1', 'x "quoted"\n\t\\', 'ünï€😀', 'lone \uD800 high', 'lone \uDC00 low', '\u0000\u001f'];

@@ -77,9 +77,15 @@ napi_value AsyncEndAt(napi_env env, napi_callback_info) {
   return hot::AsyncEndOf(env, *g_bindings[N].load(std::memory_order_relaxed));
 }
 
+template <size_t N>
+napi_value AsyncBeginValuesAt(napi_env env, napi_callback_info) {
+  return slots::AsyncBeginValuesOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+}
+
 template <bool kTsc, size_t... N>
 constexpr std::array<Functions, sizeof...(N)> MakeTable(std::index_sequence<N...>) {
-  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &BeginViewAt<N>, &AsyncBeginAt<N>, &AsyncEndAt<N>}...};
+  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &BeginViewAt<N>, &AsyncBeginAt<N>, &AsyncEndAt<N>,
+                    &AsyncBeginValuesAt<N>}...};
 }
 
 // [1]: the TSC's functions, [0]: the others'.

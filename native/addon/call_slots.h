@@ -7,9 +7,9 @@
 // functions, each compiled to read its own entry of a process-wide table.
 // The attribute begin (slots::BeginView) takes the same route: its slot
 // function reads the binding from the table, not through napi_get_cb_info.
-// asyncBeginView() and asyncEndView() take their numbers from the async
-// view (async_args.h), so they too need only their binding: they get slot
-// functions of the same kind.
+// asyncBeginView(), asyncBeginValuesView() and asyncEndView() take their
+// numbers from the async view (async_args.h) and the slot view, so they too
+// need only their binding: they get slot functions of the same kind.
 // A binding belongs to one env thread and only that thread calls its
 // functions; a slot is released when the binding is deleted, which happens
 // after every function of it was collected. Past kSlots live bindings, they
@@ -37,6 +37,7 @@ struct Functions {
   napi_callback begin_view;    // () -> as slots::BeginView
   napi_callback async_begin;   // hot::AsyncBeginView of the slot's binding
   napi_callback async_end;     // hot::AsyncEndView of the slot's binding
+  napi_callback async_begin_values;  // slots::AsyncBeginValuesView of the slot's binding
 };
 
 // A free slot set to `binding` (and its thread), or kNone. *fns gets the

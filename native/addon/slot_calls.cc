@@ -325,27 +325,61 @@ napi_value BeginViewOf(napi_env env, TracerBinding& b) {
   return Begin(env, b, name, code, nullptr);
 }
 
-// Written past the thread's attribute bytes as scratch, copied by the track
-// (into an open-span slot whose capacity stays), then cut off again.
-napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
-  napi_value argv[3 + SlotShapes::kMaxSlots];
-  TracerBinding& b = hot::ReadArgs<3 + SlotShapes::kMaxSlots>(env, info, argv);
-  uint32_t track, name;
-  if (!hot::TrackAndName(env, argv, &track, &name)) return nullptr;
+// The async begin with the slots of `code`: the token's local id, 0
+// (refused: closed, an unknown track or name), kRefused (a value with no
+// slot form), or kThrew (an exception is pending). The bytes are written
+// past the thread's attribute bytes as scratch, copied by the track (into an
+// open-span slot whose capacity stays), then cut off again.
+namespace {
+
+constexpr int64_t kThrew = -2;
+
+int64_t AsyncBeginWith(napi_env env, TracerBinding& b, uint32_t track, uint32_t name, uint32_t code, napi_value* args) {
   hotspan::ByteStack& bytes = b.thread->attr_bytes;
   const size_t mark = bytes.size();
   bool threw = false;
-  uint32_t code;
-  if (!hot::U32Arg(env, argv[2], "code", &code)) return nullptr;
-  const bool ok = WriteSlots(env, b.shapes, code, argv + 3, bytes, &threw);
+  const bool ok = WriteSlots(env, b.shapes, code, args, bytes, &threw);
   uint64_t token = 0;
   if (ok) {
     token = hotspan::fast::async_begin(*b.tracer, b.async_caller, track, name, hotspan::clock::now_ticks(),
                                        bytes.from(mark));
   }
   bytes.cut(mark);
-  if (!ok) return threw ? nullptr : Int(env, kRefused);
-  return hot::TokenValue(env, token);
+  if (!ok) return threw ? kThrew : kRefused;
+  return static_cast<uint32_t>(token);
+}
+
+}  // namespace
+
+napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
+  napi_value argv[3 + SlotShapes::kMaxSlots];
+  TracerBinding& b = hot::ReadArgs<3 + SlotShapes::kMaxSlots>(env, info, argv);
+  uint32_t track, name;
+  if (!hot::TrackAndName(env, argv, &track, &name)) return nullptr;
+  uint32_t code;
+  if (!hot::U32Arg(env, argv[2], "code", &code)) return nullptr;
+  const int64_t local = AsyncBeginWith(env, b, track, name, code, argv + 3);
+  if (local == kThrew) return nullptr;
+  if (local == kRefused) return Int(env, kRefused);
+  return hot::TokenValue(env, static_cast<uint64_t>(local));
+}
+
+napi_value AsyncBeginValuesView(napi_env env, napi_callback_info info) {
+  return AsyncBeginValuesOf(env, hot::ReadArgs<0>(env, info, nullptr));
+}
+
+napi_value AsyncBeginValuesOf(napi_env env, TracerBinding& b) {
+  auto& in = *b.async_args.in;
+  uint32_t track, name, code;
+  // Not a track and name id: refused, as asyncBeginView refuses them.
+  if (!ExactU32(in[AsyncArgs::kTrack], &track) || !ExactU32(in[AsyncArgs::kName], &name)) {
+    in[AsyncArgs::kLocal] = 0;
+    return nullptr;
+  }
+  if (!ViewU32(env, b.shapes.in->data()[SlotShapes::kCodeAt], "code", &code)) return nullptr;
+  const int64_t local = AsyncBeginWith(env, b, track, name, code, nullptr);
+  if (local != kThrew) in[AsyncArgs::kLocal] = static_cast<double>(local);
+  return nullptr;
 }
 
 }  // namespace hotspan_addon::slots

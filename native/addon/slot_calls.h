@@ -88,6 +88,13 @@ napi_value BeginView(napi_env env, napi_callback_info info);
 napi_value BeginViewOf(napi_env env, TracerBinding& b);
 // (track, nameId, code, v0 .. v3) -> token (0: closed or unknown) | kRefused
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info);
+// () -> undefined: as AsyncBeginSlots with the track and name id in the
+// async view (async_args.h), the code and every value in the slot view (no
+// slot kArgument); the answer (local id, 0 or kRefused) in the async view's
+// kLocal. The request span's begin, with no argument to read.
+napi_value AsyncBeginValuesView(napi_env env, napi_callback_info info);
+// AsyncBeginValuesView's work for binding `b`: what its call_slots function calls.
+napi_value AsyncBeginValuesOf(napi_env env, TracerBinding& b);
 
 }  // namespace slots
 }  // namespace hotspan_addon

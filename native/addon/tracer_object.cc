@@ -303,6 +303,7 @@ const Method kMethods[] = {
     {"beginSlots", &slots::BeginSlots, nullptr},
     {"beginView", &slots::BeginView, nullptr},
     {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
+    {"asyncBeginValuesView", &slots::AsyncBeginValuesView, nullptr},
     {"defineShape", &slots::DefineShape, nullptr},
     {"defineValue", &slots::DefineValue, nullptr},
     {"slotView", &slots::SlotView, nullptr},
@@ -357,7 +358,8 @@ Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
   // end(), beginStaged(), beginView() and the async view calls: slot
   // functions that need no napi_get_cb_info, when a slot is free (else the
   // data-pointer ones).
-  call_slots::Functions slot_fns{&hot::BeginStaged, &hot::End, &slots::BeginView, &hot::AsyncBeginView, &hot::AsyncEndView};
+  call_slots::Functions slot_fns{&hot::BeginStaged,    &hot::End,          &slots::BeginView,
+                                 &hot::AsyncBeginView, &hot::AsyncEndView, &slots::AsyncBeginValuesView};
   if (binding->call_slot == call_slots::kNone) {
     binding->call_slot = call_slots::Acquire(binding, &slot_fns);
   }
@@ -369,6 +371,7 @@ Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
                          : m.raw == &slots::BeginView    ? slot_fns.begin_view
                          : m.raw == &hot::AsyncBeginView ? slot_fns.async_begin
                          : m.raw == &hot::AsyncEndView   ? slot_fns.async_end
+                         : m.raw == &slots::AsyncBeginValuesView ? slot_fns.async_begin_values
                                                          : m.raw;
       NAPI_THROW_IF_FAILED(
           env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
