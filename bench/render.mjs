@@ -162,7 +162,7 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     const label = { none: 'no tracing (stubbed handler)', hotspan: 'hotspan', 'hotspan-noattrs': 'hotspan, same spans without attributes', otel: 'OpenTelemetry SDK (BatchSpanProcessor, no-op exporter)', naive: 'naive pure-JS span' };
     const rows = Object.entries(q.modes).map(([k, m]) => [label[k] ?? k, fmt(m.cpuUsPerRequest.median), k === 'none' ? '' : `${fmt(m.addedUsPerRequest.median)} (${fmt(m.addedUsPerRequest.min)} – ${fmt(m.addedUsPerRequest.max)})`, k === 'none' ? '' : fmt(m.addedUsPerSpan.median)]);
     out.push(table(['tracer', 'CPU µs/request', 'added µs/request', 'added µs/span'], rows));
-    out.push('', 'CPU is the process CPU time (all threads) over a batch; "added" is paired with the untraced batch of the same round.');
+    out.push('', 'CPU is the process CPU time (all threads) over a batch; "added" is paired with the untraced batch of the same round. Both hotspan modes record into one tracer (their own names), as a service has one tracer.');
   }
   if (r.http) {
     out.push('', `### HTTP workload (node:http on 127.0.0.1, 20 spans per request with attributes and an async request span, autocannon ${r.config.http.connections} connections, ${r.config.http.rounds} rounds of ${r.config.http.seconds} s)`, '');

@@ -7,7 +7,7 @@
 // request-<mode> (a mode of lib/request-modes.mjs: none, hotspan,
 // hotspan-noattrs, otel, naive): the realistic request, each awaited in turn;
 // "spans" counts requests. What the tracer adds to a request: request-hotspan's
-// figure - request-none's.
+// figure - request-none's; request-hotspan+tracer: with a second tracer in the process.
 import { createRequire } from 'node:module';
 import { floorPath, rootDir } from '../lib/build.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
@@ -26,9 +26,21 @@ let traceAsync;
 let otelSpan;
 let request;
 if (which.startsWith('request-')) {
-  const mode = MODES[which.slice('request-'.length)];
-  if (mode === undefined) throw new Error(`hot-loop: no request mode ${JSON.stringify(which)}`);
+  // request-<mode>+tracer: a second native tracer records spans through the same facade code first (what
+  // a second tracer in the process costs the first one's spans).
+  const [modeName, extra] = which.slice('request-'.length).split('+');
+  const mode = MODES[modeName];
+  if (mode === undefined || (extra !== undefined && extra !== 'tracer')) throw new Error(`hot-loop: no request mode ${JSON.stringify(which)}`);
   request = mode();
+  if (extra === 'tracer') {
+    const t2 = makeTracer('native');
+    const id = t2.name('other');
+    for (let i = 0; i < 2e5; i++) {
+      t2.trace(id, () => i, { bytes: i });
+      t2.begin(id);
+      t2.end();
+    }
+  }
 } else if (which === 'floor') {
   const f = require(floorPath);
   begin = f.begin;
