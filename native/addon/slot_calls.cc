@@ -246,6 +246,29 @@ HOTSPAN_HOT_INLINE napi_value Begin(napi_env env, TracerBinding& b, uint32_t nam
   return hot::EndResult(env, hotspan::fast::begin_with_attr_bytes(*b.thread, name, now, mark));
 }
 
+// AsyncBeginWith's answer when an exception is pending.
+constexpr int64_t kThrew = -2;
+
+// The async begin with the slots of `code`: the token's local id, 0
+// (refused: closed, an unknown track or name), kRefused (a value with no
+// slot form), or kThrew (an exception is pending). The bytes are written
+// past the thread's attribute bytes as scratch, copied by the track (into an
+// open-span slot whose capacity stays), then cut off again.
+int64_t AsyncBeginWith(napi_env env, TracerBinding& b, uint32_t track, uint32_t name, uint32_t code, napi_value* args) {
+  hotspan::ByteStack& bytes = b.thread->attr_bytes;
+  const size_t mark = bytes.size();
+  bool threw = false;
+  const bool ok = WriteSlots(env, b.shapes, code, args, bytes, &threw);
+  uint64_t token = 0;
+  if (ok) {
+    token = hotspan::fast::async_begin(*b.tracer, b.async_caller, track, name, hotspan::clock::now_ticks(),
+                                       bytes.from(mark));
+  }
+  bytes.cut(mark);
+  if (!ok) return threw ? kThrew : kRefused;
+  return static_cast<uint32_t>(token);
+}
+
 HOTSPAN_COLD napi_value ThrowViewU32(napi_env env, const char* what, double d) {
   return ThrowRange(env, std::string("slot view ") + what + " must be a uint32", d);
 }
@@ -324,32 +347,6 @@ napi_value BeginViewOf(napi_env env, TracerBinding& b) {
     return nullptr;
   return Begin(env, b, name, code, nullptr);
 }
-
-// The async begin with the slots of `code`: the token's local id, 0
-// (refused: closed, an unknown track or name), kRefused (a value with no
-// slot form), or kThrew (an exception is pending). The bytes are written
-// past the thread's attribute bytes as scratch, copied by the track (into an
-// open-span slot whose capacity stays), then cut off again.
-namespace {
-
-constexpr int64_t kThrew = -2;
-
-int64_t AsyncBeginWith(napi_env env, TracerBinding& b, uint32_t track, uint32_t name, uint32_t code, napi_value* args) {
-  hotspan::ByteStack& bytes = b.thread->attr_bytes;
-  const size_t mark = bytes.size();
-  bool threw = false;
-  const bool ok = WriteSlots(env, b.shapes, code, args, bytes, &threw);
-  uint64_t token = 0;
-  if (ok) {
-    token = hotspan::fast::async_begin(*b.tracer, b.async_caller, track, name, hotspan::clock::now_ticks(),
-                                       bytes.from(mark));
-  }
-  bytes.cut(mark);
-  if (!ok) return threw ? kThrew : kRefused;
-  return static_cast<uint32_t>(token);
-}
-
-}  // namespace
 
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
   napi_value argv[3 + SlotShapes::kMaxSlots];
