@@ -128,7 +128,7 @@ const slow = [
   {
     name: 'sanitizers',
     missing: () => (which('cmake') ? null : 'cmake not found (apt-get install cmake)'),
-    run: () => run(npm, ['run', '-s', 'test:sanitizers']),
+    run: () => run(npm, ['run', '-s', 'test:sanitizers'], toolsEnv),
   },
   {
     name: 'fuzz',
