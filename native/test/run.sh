@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The native tests (`npm run test:native`, or one part: run.sh release|tsan):
 #   release  Release build of the core and its tests (native/build), ctest
-#            (a stage of npm test).
+#            (a stage of test:all).
 #   tsan     ThreadSanitizer build (native/build-tsan), ctest; any TSan report
 #            fails. Then a negative control: the stress test built under TSan
 #            with the timeline lock compiled out (HOTSPAN_TEST_NO_TIMELINE_LOCK)
@@ -43,7 +43,7 @@ release() {
     echo "native: SKIPPED fuzz_corpus_outputs (protoc not found; apt-get install protobuf-compiler)"
     skip=(-E '^fuzz_corpus_outputs$')
   fi
-  (cd "$native/build" && ctest --output-on-failure -j "$jobs" "${skip[@]}")
+  (cd "$native/build" && ctest --output-on-failure -j "$jobs" ${skip[@]+"${skip[@]}"})
 }
 
 tsan() {
