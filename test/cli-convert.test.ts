@@ -11,6 +11,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/native-loader';
+import { toolBin } from './support/tools';
 import { cli, knownTrace, protobufjsSpans, protoPath, readSpans, relative, repoRoot, writeGeneratedPerfetto, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-convert-'));
@@ -62,7 +63,7 @@ function roundTrip(source: { json: string; pftrace: string }, tag: string): void
   expect(readSpans(toPf).spans).toEqual(fromJson);
   // protobufjs reads raw timestamps: hotspan's clock (the origin + 1 s) that the reader puts on MONOTONIC.
   expect(relative(protobufjsSpans(readFileSync(toPf)))).toEqual(relative(fromJson));
-  const text = execFileSync('protoc', ['--decode=perfetto.protos.Trace', '-I', path.dirname(protoPath), protoPath], {
+  const text = execFileSync(toolBin('protoc'), ['--decode=perfetto.protos.Trace', '-I', path.dirname(protoPath), protoPath], {
     input: readFileSync(toPf),
     encoding: 'utf8',
     maxBuffer: 1 << 28,

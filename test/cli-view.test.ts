@@ -4,12 +4,13 @@
 // tooltip and zoom work; counter tracks are drawn as rows whose chart and
 // tooltips show the trace's values; 1M spans (and 200k counter samples) load
 // and draw; a screenshot is taken.
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { CHROMIUM, openOffline } from './support/browser';
+import { without } from './support/tools';
 import { cli, counterTrace, knownTrace, readCounterSamples, readSpans, writeGeneratedPerfetto } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-view-'));
@@ -29,14 +30,6 @@ interface ViewStats {
   counterPoints: number;
 }
 
-const haveChromium = existsSync(CHROMIUM);
-if (!haveChromium) console.warn(`cli-view.test.ts: skipped, no Chromium at ${CHROMIUM}`);
-
-describe.runIf(process.env.CI === 'true')('Chromium for the view tests', () => {
-  it(`is at ${CHROMIUM}`, () => {
-    expect(haveChromium).toBe(true);
-  });
-});
 
 describe('hotspan view of a cut-off file', () => {
   it('says where the file was cut and shows what was read', async () => {
@@ -51,7 +44,7 @@ describe('hotspan view of a cut-off file', () => {
   });
 });
 
-describe.runIf(haveChromium)('hotspan view', () => {
+describe.skipIf(without('chromium'))(`hotspan view (Chromium at ${CHROMIUM})`, () => {
   let known: { json: string; pftrace: string };
   beforeAll(async () => {
     known = await knownTrace(tmp);

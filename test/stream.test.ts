@@ -15,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Tracer, type SpanRecord } from '../lib/index';
 import { loadNativeAddon } from '../lib/native-loader';
 import { runChild } from './support/child-run';
+import { toolBin } from './support/tools';
 import { perfettoType, protobufjsSpans, protoPath, repoRoot } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-stream-'));
@@ -51,7 +52,7 @@ function wholePackets(b: Uint8Array): number {
 }
 
 function protocDecode(bytes: Uint8Array): string {
-  return execFileSync('protoc', [`--proto_path=${path.dirname(protoPath)}`, '--decode=perfetto.protos.Trace', protoPath], {
+  return execFileSync(toolBin('protoc'), [`--proto_path=${path.dirname(protoPath)}`, '--decode=perfetto.protos.Trace', protoPath], {
     input: bytes,
     maxBuffer: 1 << 30,
   }).toString();

@@ -8,7 +8,10 @@ import { pathToFileURL } from 'node:url';
 
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
-export const CHROMIUM = process.env.HOTSPAN_CHROMIUM ?? '/usr/bin/chromium';
+import { toolBin, toolPath } from './tools';
+
+/** Where the view tests look for Chromium (HOTSPAN_CHROMIUM, else /usr/bin/chromium; see tools.ts). */
+export const CHROMIUM = toolPath('chromium');
 
 export interface Opened {
   page: Page;
@@ -29,7 +32,7 @@ function browserEnv(): Record<string, string> {
 export async function openOffline(file: string, viewport = { width: 1280, height: 720 }): Promise<Opened> {
   const profile = mkdtempSync(path.join(tmpdir(), 'hotspan-chromium-'));
   const context: BrowserContext = await chromium.launchPersistentContext(profile, {
-    executablePath: CHROMIUM,
+    executablePath: toolBin('chromium'),
     // Not the sanitizer runtime a sanitizer run preloads into the test
     // processes (native/test/sanitizers.sh): the browser is not what it checks.
     env: browserEnv(),

@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import * as vm from 'node:vm';
 import * as protobuf from 'protobufjs';
 
+import { toolBin } from './tools';
+
 const root = path.join(__dirname, '..', '..');
 export const PERFETTO_PROTO = path.join(root, 'vendor', 'perfetto', 'perfetto_trace.proto');
 
@@ -191,7 +193,7 @@ export async function speedscopeImport(text: string): Promise<SpeedscopeResult> 
 
 /** `protoc --decode=perfetto.protos.Trace` of the bytes: its text format, or a thrown error with its stderr. */
 export function protocDecode(bytes: Uint8Array): string {
-  const r = spawnSync('protoc', [`--proto_path=${path.dirname(PERFETTO_PROTO)}`, '--decode=perfetto.protos.Trace', PERFETTO_PROTO], {
+  const r = spawnSync(toolBin('protoc'), [`--proto_path=${path.dirname(PERFETTO_PROTO)}`, '--decode=perfetto.protos.Trace', PERFETTO_PROTO], {
     input: bytes,
     maxBuffer: 256 << 20,
     encoding: 'utf8',

@@ -1,0 +1,63 @@
+// scripts/test-stages.mjs, behind npm test and npm run test:all: a stage whose
+// tool is missing is SKIPPED with its reason in npm test and fails under
+// test:all; the summary lists every stage; the last line counts them. Runs
+// only stages that finish at once (the wasm digest, a missing compiler).
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+
+import { describe, expect, it } from 'vitest';
+
+const root = path.join(__dirname, '..');
+
+/** The run's stdout lines (its stderr, where failures explain themselves, apart). */
+function stages(args: string[], env: Record<string, string> = {}): { status: number | null; lines: string[]; stderr: string } {
+  const base: NodeJS.ProcessEnv = { ...process.env };
+  for (const k of ['CI', 'HOTSPAN_REQUIRE_TOOLS']) delete base[k];
+  const r = spawnSync(process.execPath, [path.join(root, 'scripts', 'test-stages.mjs'), ...args], {
+    cwd: root,
+    encoding: 'utf8',
+    env: { ...base, HOTSPAN_WASM_CXX: '/nonexistent/clang++-16', ...env },
+  });
+  return { status: r.status, lines: r.stdout.trimEnd().split('\n'), stderr: r.stderr };
+}
+
+describe('the test stage runner', () => {
+  it('npm test: a stage without its tool is SKIPPED (why); the others pass; the last line counts', () => {
+    const r = stages(['--only', 'wasm digest,wasm rebuild']);
+    expect(r.lines).toContain('== wasm rebuild: SKIPPED (clang++-16 or the wasm32-wasi libc++ not found (apt-get install clang-16 lld-16 libc++-16-dev-wasm32 libc++abi-16-dev-wasm32 libclang-rt-16-dev-wasm32 wasi-libc))');
+    const summary = r.lines.slice(r.lines.indexOf('== summary (npm test)') + 1);
+    expect(summary[0]).toMatch(/^wasm digest {3}passed in \d+ s$/);
+    expect(summary[1]).toMatch(/^wasm rebuild {2}SKIPPED \(clang\+\+-16 or the wasm32-wasi libc\+\+ not found/);
+    expect(summary.slice(2)).toEqual(['1 skipped', '1 passed, 0 failed']);
+    expect(r.status).toBe(0);
+  });
+
+  for (const [how, args, env] of [
+    ['test:all', ['--all'], {}],
+    ['CI=true', [], { CI: 'true' }],
+  ] as Array<[string, string[], Record<string, string>]>) {
+    it(`${how}: the same missing tool fails its stage and the run`, () => {
+      const r = stages([...args, '--only', 'wasm digest,wasm rebuild'], env);
+      expect(r.lines.some((l) => /^wasm rebuild {2}failed \(clang\+\+-16 or the wasm32-wasi libc\+\+ not found/.test(l))).toBe(true);
+      expect(r.stderr).toContain('tools are required under test:all, CI=true and HOTSPAN_REQUIRE_TOOLS=1');
+      expect(r.lines.at(-1)).toBe('1 passed, 1 failed');
+      expect(r.status).toBe(1);
+    });
+  }
+
+  // Once package.json has a docs:check script, the stage runs it instead.
+  const hasDocsCheck = Boolean((JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts?: Record<string, string> }).scripts?.['docs:check']);
+  it.skipIf(hasDocsCheck)('a stage that is not a tool (docs check without its script) is SKIPPED even under test:all', () => {
+    const r = stages(['--all', '--only', 'docs check']);
+    expect(r.lines).toContain('docs check  SKIPPED (no docs:check script in package.json)');
+    expect(r.lines.at(-1)).toBe('0 passed, 0 failed');
+    expect(r.status).toBe(0);
+  });
+
+  it('an unknown stage name is refused, naming it and the stages', () => {
+    const r = stages(['--only', 'vitset']);
+    expect(r.stderr).toContain('test-stages: unknown stage "vitset"; stages: typecheck, wasm digest, vitest, native release');
+    expect(r.status).toBe(2);
+  });
+});
