@@ -17,10 +17,11 @@ import { cleanEnv, installTarball, mustRun, root, run, tarball } from './support
 
 const resolveFromRoot = createRequire(path.join(root, 'package.json')).resolve;
 
-/** Every file a user needs, and nothing else (package.json and README.md npm always adds). */
+/** Every file a user needs, and nothing else (package.json, README.md and LICENSE npm always adds). */
 const ALLOWED: RegExp[] = [
   /^package\.json$/,
   /^README\.md$/,
+  /^LICENSE$/,
   /^binding\.gyp$/,
   /^dist\/(cli\/|otel\/)?[\w-]+\.(js|d\.ts)$/,
   /^esm\/(index|auto|otel)\.mjs$/,
