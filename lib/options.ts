@@ -27,7 +27,8 @@ export interface TracerOptions {
   threadName?: string;
   /**
    * Writes the trace to this path when the process exits normally, calls
-   * process.exit(), or gets SIGINT or SIGTERM; the extension picks the format.
+   * process.exit(), throws an uncaught exception, or gets SIGINT or SIGTERM;
+   * the extension picks the format.
    */
   writeOnExit?: string;
   /**
