@@ -260,7 +260,7 @@ let injectedBackend: Backend | undefined;
    * Spans whose end() succeeded but that will never be in this trace: js
    * backend joining only (dropped when joined workers outrun the owner,
    * unshipped at the owner's close() or at a worker's terminate()). Always 0
-   * on the native backend. See README "Guarantees".
+   * on the native backend. See docs/guarantees.md.
    */
   get lostSpans(): number {
     return this.b.lost();
