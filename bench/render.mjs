@@ -1,12 +1,13 @@
-// Renders the README's performance section from the newest results JSON in
+// Renders the performance tables from the newest results JSON in
 // bench/results/ (or --file=PATH): bench/results/README-table.md and
-// bench/results/chart.svg. Every figure comes from the JSON; nothing here is
-// typed by hand.
+// bench/results/chart.svg; from a full run also docs/performance.md (between
+// its bench markers) and the README's comparison table (between its compare
+// markers). Every figure comes from the JSON; nothing here is typed by hand.
 //
 //   node bench/render.mjs [--file=bench/results/<date>-<commit>.json] [--quick] [--partial] [--out=FILE.md]
 //
 // --out: the markdown to FILE.md and its chart beside it (FILE.svg), nothing
-// else: README.md and bench/results/ stay as they are (a look at a run).
+// else: README.md, docs/ and bench/results/ stay as they are (a look at a run).
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -319,21 +320,84 @@ function main() {
   writeFileSync(md, renderMarkdown(r, file, path.basename(svg)));
   writeFileSync(svg, renderSvg(r));
   console.error(`rendered ${path.relative(process.cwd(), md)} and ${path.relative(process.cwd(), svg)} from ${path.relative(process.cwd(), file)}`);
-  // Only a full run goes into the README, between its bench markers.
-  if (suffix === '') spliceReadme(renderMarkdown(r, file, 'bench/results/chart.svg'));
+  // Only a full run goes into the docs: every table into docs/performance.md
+  // (a page whose sections are ## headings), the comparison into the README.
+  if (suffix === '') {
+    const repo = path.join(benchDir, '..');
+    splice(path.join(repo, 'docs', 'performance.md'), 'bench', renderPerformancePage(r, file));
+    splice(path.join(repo, 'README.md'), 'compare', renderComparison(r, file));
+  }
 }
 
-function spliceReadme(markdown) {
-  const readme = path.join(resultsDir, '..', '..', 'README.md');
-  const text = readFileSync(readme, 'utf8');
-  const begin = '<!-- bench:begin -->';
-  const end = '<!-- bench:end -->';
+/** The tables as docs/performance.md holds them: its sections are ## headings, the chart beside bench/. */
+export function renderPerformancePage(r, file) {
+  return renderMarkdown(r, file, '../bench/results/chart.svg').replace(/^(#{3,4}) /gm, (_, h) => `${h.slice(1)} `);
+}
+
+/** Replaces what stands between `<!-- name:begin -->` and `<!-- name:end -->` in `file`. */
+export function spliceMarkers(text, name, body, what = 'the file') {
+  const begin = `<!-- ${name}:begin -->`;
+  const end = `<!-- ${name}:end -->`;
   const i = text.indexOf(begin);
   const j = text.indexOf(end);
-  if (i < 0 || j < i) throw new Error(`README.md has no ${begin} ... ${end} section to render into`);
-  const body = markdown.replace(/^### /gm, '#### ').replace(/^## /gm, '### ');
-  writeFileSync(readme, `${text.slice(0, i + begin.length)}\n${body.trim()}\n${text.slice(j)}`);
-  console.error('rendered the README performance section');
+  if (i < 0 || j < i) throw new Error(`${what} has no ${begin} ... ${end} section to render into`);
+  return `${text.slice(0, i + begin.length)}\n${body.trim()}\n${text.slice(j)}`;
+}
+
+function splice(file, name, body) {
+  const rel = path.relative(path.join(benchDir, '..'), file);
+  writeFileSync(file, spliceMarkers(readFileSync(file, 'utf8'), name, body, rel));
+  console.error(`rendered ${rel} (${name})`);
+}
+
+/** The text between `<!-- name:begin -->` and `<!-- name:end -->`, trimmed; null when the markers are missing. */
+export function markedSection(text, name) {
+  const i = text.indexOf(`<!-- ${name}:begin -->`);
+  const j = text.indexOf(`<!-- ${name}:end -->`);
+  if (i < 0 || j < i) return null;
+  return text.slice(i + `<!-- ${name}:begin -->`.length, j).trim();
+}
+
+/** The absolute address of a repository file, as a registry page needs it. */
+const REPO_BLOB = 'https://github.com/hotspan/hotspan/blob/main/';
+
+/**
+ * The README's comparison: one span, and a realistic request's added CPU, for
+ * hotspan, a naive JS span, performance.mark/measure and the OpenTelemetry
+ * SDK, from one full run. A row the run lacks is left out.
+ */
+export function renderComparison(r, file) {
+  const micro = r.micro ?? {};
+  const modes = r.request?.modes ?? {};
+  const hot = micro['hotspan-id'];
+  const spanNs = (c) => (c && !c.skipped && Number.isFinite(c.median) ? c.median : NaN);
+  const added = (m) => (m && Number.isFinite(m.addedUsPerRequest?.median) ? m.addedUsPerRequest.median : NaN);
+  const rows = [
+    ['hotspan, `begin(id)`/`end()`', micro['hotspan-id'], modes.hotspan],
+    ['naive pure-JS span (an object per span)', micro.naive, modes.naive],
+    ['`performance.mark()` + `measure()`', micro['perf-mark'], undefined],
+    ['OpenTelemetry SDK (BatchSpanProcessor)', micro.otel, modes.otel],
+  ]
+    .map(([label, span, req]) => {
+      const ns = spanNs(span);
+      const us = added(req);
+      if (!Number.isFinite(ns) && !Number.isFinite(us)) return null;
+      const vs = Number.isFinite(ns) && Number.isFinite(spanNs(hot)) ? `${fmt(ns / spanNs(hot))}x` : '';
+      const row = [label, Number.isFinite(ns) ? fmt(ns) : '', vs];
+      return r.request ? [...row, Number.isFinite(us) ? fmt(us) : ''] : row;
+    })
+    .filter(Boolean);
+  const m = r.machine;
+  const n = r.request?.spansPerRequest;
+  const source = path.relative(path.join(benchDir, '..'), file);
+  const head = ['', 'one span (ns, median)', 'vs hotspan (ratio of the medians)'];
+  return [
+    table(r.request ? [...head, `a ${n}-span request: added CPU (µs, median)`] : head, rows),
+    '',
+    `Measured ${r.date.slice(0, 10)} on ${m.model} (${m.cpus} cores), Node ${r.node}, commit \`${r.commit}\`, ${r.config.runs} rounds; ` +
+      `source [\`${source}\`](${REPO_BLOB}${source}).` +
+      (r.request ? ` The request is ${n} spans as a service records them: an async request span with two attributes, \`trace()\` closures, a \`begin\`/\`end\` loop and numeric attributes; its CPU is over the same work untraced.` : ''),
+  ].join('\n');
 }
 
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) main();

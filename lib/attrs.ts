@@ -5,7 +5,9 @@
 import { describe } from './errors';
 import { wellFormed } from './names';
 
+/** An attribute value: a string, a number (kept as given) or a boolean. */
 export type AttrValue = string | number | boolean;
+/** A span's attributes: a flat object of string, number and boolean values. */
 export type Attributes = Readonly<Record<string, AttrValue>>;
 
 /** The attribute keys the writers use themselves; an attribute may not shadow them. */

@@ -8,6 +8,7 @@ import type { OutputFormat, WrittenFile } from './output';
 import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 
+/** What records: 'native' (the C++ addon), 'js' (TypeScript, the core's writers in WebAssembly) or 'noop' (nothing). */
 export type BackendKind = 'native' | 'js' | 'noop';
 
 /**

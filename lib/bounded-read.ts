@@ -10,6 +10,7 @@ import type { NativeSnapshot } from './native-binding';
 import { checkCallOptions } from './options';
 import { toRecords, type SpanRecord } from './records';
 
+/** Which records `snapshot({ offset, limit })` and `snapshotColumns()` return. */
 export interface SnapshotOptions {
   /** First record, in snapshot order (timelines in order, commit order within each). Default 0. */
   offset?: number;
@@ -17,6 +18,7 @@ export interface SnapshotOptions {
   limit?: number;
 }
 
+/** How `snapshotBatches()` splits the records. */
 export interface SnapshotBatchOptions {
   /** Records per batch. Default 65536. */
   batch?: number;

@@ -9,26 +9,39 @@ import type { OtlpCounts } from './otlp-counters';
 
 /** One timeline's counts. */
 export interface TimelineCounts {
+  /** The timeline id, as in SpanRecord.timeline. */
   readonly id: number;
+  /** The timeline name, as in SpanRecord.timelineName. */
   readonly name: string;
+  /** Spans that ended on this timeline. */
   readonly produced: number;
+  /** Spans of this timeline still in memory. */
   readonly kept: number;
   /** Written out by every consumer (tracer.stream()) and no longer in memory: not lost. */
   readonly released: number;
+  /** Spans recycled by the `overwrite` policy of a full budget. */
   readonly overwritten: number;
+  /** Spans not recorded because the budget was full (`drop`, or nothing recyclable). */
   readonly dropped: number;
 }
 
 /** What tracer.counts() returns; stats(), snapshot() and query() carry it as `counts`. */
 export interface Counts {
+  /** Spans that ended: kept + released + overwritten + dropped. */
   readonly produced: number;
+  /** Spans still in memory. */
   readonly kept: number;
+  /** Spans written by a stream or sent by the OTLP export, whose memory was then reused: not lost. */
   readonly released: number;
+  /** Spans recycled by the `overwrite` policy of a full budget. */
   readonly overwritten: number;
+  /** Spans not recorded because the budget was full. */
   readonly dropped: number;
   /** The budget in bytes and what happens when it is full. */
   readonly memoryLimit: number;
+  /** The budget's policy when full: 'overwrite' or 'drop'. */
   readonly onFull: 'overwrite' | 'drop';
+  /** The same counts per timeline. */
   readonly timelines: readonly TimelineCounts[];
   /** Present once tracer.exportOtlp() started. */
   readonly otlp?: OtlpCounts;

@@ -19,6 +19,7 @@ import { outputFormat, type OutputFormat } from './output';
 export interface DumpSummary {
   /** The file written. */
   path: string;
+  /** The file's format: 'perfetto' or 'json'. */
   format: OutputFormat;
   /** The file's size. */
   bytes: number;

@@ -25,11 +25,13 @@ interface Held {
   open: boolean;
 }
 
+/** Options of a handle's `end()`. */
 export interface EndOptions {
   /** Flag the span as failed. */
   error?: boolean;
 }
 
+/** An open span returned by `tracer.start(name)`; `end()` ends it. Collected while open, it is ended and flagged `abandoned`. */
 export class SpanHandle {
   /** @internal */
   constructor(
@@ -37,10 +39,12 @@ export class SpanHandle {
     private readonly held: Held,
   ) {}
 
+  /** The span's name. */
   get name(): string {
     return this.held.name;
   }
 
+  /** Whether the span is still open. */
   get open(): boolean {
     return this.held.open;
   }

@@ -17,7 +17,17 @@ export type NativeStatus = typeof STATUS_OK | typeof STATUS_CLOSED | typeof STAT
 export interface NativeSnapshot {
   /** Index = name id. */
   names: string[];
-  timelines: Array<{ id: number; name: string; kind: 'js' | 'native' | 'track' | 'groups'; exited: boolean }>;
+  /** The timelines the records are on. */
+  timelines: Array<{
+    /** Timeline id. */
+    id: number;
+    /** Its name. */
+    name: string;
+    /** What records on it. */
+    kind: 'js' | 'native' | 'track' | 'groups';
+    /** Its thread exited. */
+    exited: boolean;
+  }>;
   /** Number of records. */
   count: number;
   /** 2 per record: start ms, end ms (performance.now() axis of the tracer's creator). */

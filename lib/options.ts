@@ -15,6 +15,7 @@ export function checkThreadName(threadName: unknown): string {
   return wellFormed(threadName);
 }
 
+/** Options of `new Tracer(options)`; an unknown key or a bad value throws, naming it. */
 export interface TracerOptions {
   /** Omitted: native, falling back to js (with one warning) when the addon cannot load. */
   backend?: BackendKind;
@@ -26,7 +27,8 @@ export interface TracerOptions {
   threadName?: string;
   /**
    * Writes the trace to this path when the process exits normally, calls
-   * process.exit(), or gets SIGINT or SIGTERM; the extension picks the format.
+   * process.exit(), throws an uncaught exception, or gets SIGINT or SIGTERM;
+   * the extension picks the format.
    */
   writeOnExit?: string;
   /**
@@ -37,7 +39,14 @@ export interface TracerOptions {
    * default action). Main thread only; not SIGINT or SIGTERM (see writeOnExit),
    * SIGUSR1 (Node's inspector), SIGKILL, SIGSTOP or a fault signal.
    */
-  dumpOnSignal?: string | { signal: string; path?: string };
+  dumpOnSignal?:
+    | string
+    | {
+        /** The signal, e.g. SIGUSR2. */
+        signal: string;
+        /** The path the dumps are numbered from. */
+        path?: string;
+      };
   /**
    * Before an uncaught exception, or an unhandled rejection that Node raises
    * as one, is handled, writes what the tracer holds to this path

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 
 import { describe } from './errors';
 
+/** Options of `tracer.exportOtlp()`; each defaults to its standard OTEL_* variable. */
 export interface OtlpExportOptions {
   /** Full URL of the traces endpoint. Default: OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + '/v1/traces', else http://localhost:4318/v1/traces. */
   endpoint?: string;

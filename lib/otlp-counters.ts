@@ -14,6 +14,7 @@ export interface OtlpCounts {
   readonly inFlight: number;
   /** HTTP requests made, retries included. */
   readonly requests: number;
+  /** Requests sent again after a retryable failure (429, 502, 503, 504, a timeout, a network error). */
   readonly retries: number;
 }
 

@@ -76,6 +76,7 @@ export class QuerySource {
 }
 
 /** Spans in start order, with the numbers step metrics need. */
+/** A list of spans of a query, answered by the core: only what a step returns becomes JS objects. */
 export class SpanList implements Iterable<SpanRecord> {
   private totalsCache?: Float64Array;
   private recordsCache?: readonly SpanRecord[];
@@ -98,17 +99,21 @@ export class SpanList implements Iterable<SpanRecord> {
     return this.recordsCache;
   }
 
+  /** How many spans the list holds. */
   get count(): number {
     return this.totals()[0];
   }
 
+  /** Iterates over the spans as records. */
   [Symbol.iterator](): Iterator<SpanRecord> {
     return this.records[Symbol.iterator]();
   }
 
+  /** The first span (throws a RangeError when the list is empty). */
   first(): SpanRecord {
     return this.nth(0);
   }
+  /** The last span (throws a RangeError when the list is empty). */
   last(): SpanRecord {
     return this.nth(-1);
   }
@@ -120,6 +125,7 @@ export class SpanList implements Iterable<SpanRecord> {
     return this.source.record(found);
   }
 
+  /** The spans of this list with that name. */
   named(name: string): SpanList {
     const n = checkName(name, 'span name');
     const none = this.scope.none === true || (this.scope.name !== undefined && this.scope.name !== n);
@@ -130,6 +136,7 @@ export class SpanList implements Iterable<SpanRecord> {
   durations(): number[] {
     return Array.from(this.source.run(this.scope, OP_DURATIONS));
   }
+  /** The sum of the durations, in ms. */
   total(): number {
     return this.totals()[1];
   }
@@ -138,10 +145,12 @@ export class SpanList implements Iterable<SpanRecord> {
     const [count, total] = this.totals();
     return count === 0 ? NaN : total / count;
   }
+  /** The shortest duration, in ms. */
   min(): number {
     const t = this.totals();
     return t[0] === 0 ? NaN : t[2];
   }
+  /** The longest duration, in ms. */
   max(): number {
     const t = this.totals();
     return t[0] === 0 ? NaN : t[3];
@@ -164,9 +173,11 @@ export class SpanList implements Iterable<SpanRecord> {
 }
 
 /** One recorded group (a phase such as one training step). */
+/** One group (a phase from `group()` or `groupBegin()`/`groupEnd()`) of a query, and the spans that belong to it. */
 export class GroupView {
   /** @internal */
   constructor(
+    /** The group as a record. */
     readonly record: SpanRecord,
     private readonly source: QuerySource,
     private readonly index: number,
@@ -174,15 +185,19 @@ export class GroupView {
     private readonly base: Scope,
   ) {}
 
+  /** The group's name. */
   get name(): string {
     return this.record.name;
   }
+  /** When the group began, in ms on the performance.now() axis. */
   get start(): number {
     return this.record.start;
   }
+  /** When the group ended, in ms on the performance.now() axis. */
   get end(): number {
     return this.record.end;
   }
+  /** The group's duration, in ms. */
   get duration(): number {
     return this.record.duration;
   }
@@ -212,6 +227,7 @@ export class GroupView {
 }
 
 /** The groups of one name, in start order. */
+/** The groups of one name, in the order they began. */
 export class GroupSet implements Iterable<GroupView> {
   private readonly indices: Float64Array;
   private viewsCache?: readonly GroupView[];
@@ -226,12 +242,15 @@ export class GroupSet implements Iterable<GroupView> {
     this.indices = source.run(scope, OP_ORDERED);
   }
 
+  /** How many groups the set holds. */
   get count(): number {
     return this.indices.length;
   }
+  /** Iterates over the groups. */
   [Symbol.iterator](): Iterator<GroupView> {
     return this.all()[Symbol.iterator]();
   }
+  /** Every group of the set. */
   all(): readonly GroupView[] {
     if (this.viewsCache === undefined) {
       const records = this.source.records(this.indices);
@@ -239,9 +258,11 @@ export class GroupSet implements Iterable<GroupView> {
     }
     return this.viewsCache;
   }
+  /** The first group (throws a RangeError when the set is empty). */
   first(): GroupView {
     return this.nth(0);
   }
+  /** The last group (throws a RangeError when the set is empty). */
   last(): GroupView {
     return this.nth(-1);
   }
@@ -252,6 +273,7 @@ export class GroupSet implements Iterable<GroupView> {
     if (at === undefined) throw missing(`group "${this.label}"`, i, this.indices.length);
     return new GroupView(this.source.record(at), this.source, at, this.base);
   }
+  /** Each group's duration, in ms. */
   durations(): number[] {
     return Array.from(this.source.run(this.scope, OP_DURATIONS));
   }
@@ -268,6 +290,7 @@ export class Query {
     private readonly base: Scope = SPANS,
   ) {}
 
+  /** The timelines of the frozen records. */
   timelines(): readonly TimelineInfo[] {
     return this.source.timelineList;
   }

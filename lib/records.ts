@@ -5,11 +5,16 @@ import { attrsFromJson, type Attributes } from './attrs';
 import { FIELDS_PER_RECORD, FLAG_ABANDONED, FLAG_ASYNC, FLAG_ERROR, spanId } from './flags';
 import type { NativeSnapshot } from './native-binding';
 
+/** What records on a timeline: 'js' (a JS thread), 'native' (a native thread), 'track' (async spans) or 'groups'. */
 export type TimelineKind = 'js' | 'native' | 'track' | 'groups';
 
+/** A timeline: a recording thread, a track, or the groups. */
 export interface TimelineInfo {
+  /** The timeline id, as in SpanRecord.timeline. */
   readonly id: number;
+  /** Its display name (a thread name, `native: <name>`, a track name). */
   readonly name: string;
+  /** What records on it. */
   readonly kind: TimelineKind;
   /** Its thread exited / its env closed. */
   readonly exited: boolean;
@@ -17,21 +22,33 @@ export interface TimelineInfo {
 
 /** One committed span. Times in ms on the performance.now() axis. */
 export interface SpanRecord {
+  /** The span's name. */
   readonly name: string;
+  /** Start, in ms on the performance.now() axis. */
   readonly start: number;
+  /** End, in ms on the performance.now() axis. */
   readonly end: number;
+  /** end - start, in ms. */
   readonly duration: number;
+  /** The id of the timeline the span is on. */
   readonly timeline: number;
+  /** That timeline's name. */
   readonly timelineName: string;
+  /** That timeline's kind. */
   readonly timelineKind: TimelineKind;
   /** timeline * 2^32 + local id: unique per tracer. */
   readonly id: number;
   /** Parent span id; 0: none. */
   readonly parent: number;
+  /** Nesting depth on its thread: 0 for a span with no open span around it. */
   readonly depth: number;
+  /** The span ended with an error: its function threw, its promise rejected, or `end({ error: true })`. */
   readonly error: boolean;
+  /** The span was ended by cleanup, not by the program: a collected handle, or its worker's exit. */
   readonly abandoned: boolean;
+  /** An async span, on a track. */
   readonly async: boolean;
+  /** Its attributes, when it has any. */
   readonly attrs?: Attributes;
 }
 

@@ -6,14 +6,23 @@ import type { NativeStatsRow } from './native-binding';
 
 /** One row of stats(); all times in ms. */
 export interface StatsRow {
+  /** The span name. */
   readonly name: string;
+  /** Spans of that name. */
   readonly count: number;
+  /** The sum of their durations, in ms. */
   readonly total: number;
+  /** The shortest, in ms. */
   readonly min: number;
+  /** The longest, in ms. */
   readonly max: number;
+  /** The mean duration, in ms. */
   readonly mean: number;
+  /** The median duration, in ms. */
   readonly p50: number;
+  /** The 90th percentile, in ms. */
   readonly p90: number;
+  /** The 99th percentile, in ms. */
   readonly p99: number;
 }
 

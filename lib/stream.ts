@@ -8,6 +8,7 @@ import { atExit } from './exit-write';
 import type { NativeStream } from './native-binding';
 import { checkCallOptions } from './options';
 
+/** Options of `tracer.stream(path, options)`. */
 export interface StreamOptions {
   /**
    * Rotate: once a file holds this many bytes (it passes it by at most 64
@@ -106,7 +107,9 @@ export class TraceStream {
     if (!was) for (const l of [...this.closeListeners]) l();
   }
 
+  /** Listens for the error that ended the streaming (a failed write). */
   on(event: 'error', listener: (error: Error) => void): this;
+  /** Listens for the end of the streaming: its last file is finished. */
   on(event: 'close', listener: () => void): this;
   on(event: 'error' | 'close', listener: ((error: Error) => void) | (() => void)): this {
     if (event === 'error') {
@@ -119,6 +122,7 @@ export class TraceStream {
     return this;
   }
 
+  /** Removes a listener added with `on()`. */
   off(event: 'error' | 'close', listener: ((error: Error) => void) | (() => void)): this {
     const list: unknown[] = event === 'error' ? this.errorListeners : this.closeListeners;
     const i = list.indexOf(listener);
@@ -126,6 +130,7 @@ export class TraceStream {
     return this;
   }
 
+  /** Where the stream is: files, bytes, spans written and missed, and its error if it stopped. */
   status(): StreamStatus {
     return { path: this.path, ...this.native.status() };
   }

@@ -10,6 +10,7 @@ function ms(v: number): string {
   return v.toPrecision(3);
 }
 
+/** `tracer.stats()` rows as a text table, one line per name. */
 export function formatStats(rows: readonly StatsRow[]): string {
   const head = ['name', 'count', 'total ms', 'mean ms', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'];
   const body = rows.map((r) => [r.name, String(r.count), ms(r.total), ms(r.mean), ms(r.p50), ms(r.p90), ms(r.p99), ms(r.max)]);

@@ -22,7 +22,12 @@ export interface SpanContext {
 /** Header carriers inject() writes into and extract() reads from. */
 export type HeaderCarrier =
   | Record<string, string | string[] | number | undefined>
-  | { get(name: string): string | null | undefined; set?(name: string, value: string): void };
+  | {
+      /** The value of a header, as Headers.get() gives it. */
+      get(name: string): string | null | undefined;
+      /** Sets a header, as Headers.set() does. */
+      set?(name: string, value: string): void;
+    };
 
 const HEX32 = /^[0-9a-f]{32}$/;
 const HEX16 = /^[0-9a-f]{16}$/;

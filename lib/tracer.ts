@@ -42,23 +42,23 @@ import {
 import type { StatsRow } from './stats';
 import { checkSpanContext, extractContext, hex64, injectContext, type HeaderCarrier, type SpanContext } from './trace-context';
 
-export interface TraceAsyncOptions {
+/** Options of `traceAsync()`. */ export interface TraceAsyncOptions {
   /** A track id from tracer.track(), or a track name (created as a concurrent track if new). Default: the "async" track. */
   track?: number | string;
-  attrs?: Attributes;
+  /** The span's attributes. */ attrs?: Attributes;
 }
 
-export interface TrackOptions {
+/** Options of `track()`. */ export interface TrackOptions {
   /** Serial track: each span starts no earlier than the previous one on the track ended. */
   serial?: boolean;
 }
 
-export interface SettleOptions {
+/** Options of `settle()`. */ export interface SettleOptions {
   /** Reject if async spans are still open after this many ms. Default: no limit. */
   timeoutMs?: number;
 }
 
-export interface JoinOptions {
+/** Options of `Tracer.join()` in a worker. */ export interface JoinOptions {
   /** Display name of this thread's timeline. Default: "worker <threadId>". */
   threadName?: string;
 }
@@ -145,7 +145,7 @@ function asyncRejected(this: AsyncSpanEnd, reason: unknown): never {
 /** Set by Tracer.join for the constructor it calls. */
 let injectedBackend: Backend | undefined;
 
-export class Tracer {
+/** A span tracer: records spans, async spans, groups and counters, and reads, writes and exports them. See docs/api.md. */ export class Tracer {
   /** The backend that records; swapped for a ClosedBackend by close(). */
   private b: Backend;
   /** The js backend this tracer records in (under any wrapper), if it does. */
@@ -260,13 +260,13 @@ export class Tracer {
    * Spans whose end() succeeded but that will never be in this trace: js
    * backend joining only (dropped when joined workers outrun the owner,
    * unshipped at the owner's close() or at a worker's terminate()). Always 0
-   * on the native backend. See README "Guarantees".
+   * on the native backend. See docs/guarantees.md.
    */
   get lostSpans(): number {
     return this.b.lost();
   }
 
-  get closed(): boolean {
+  /** Whether close() was called. */ get closed(): boolean {
     return this.isClosed;
   }
 
@@ -740,7 +740,7 @@ export class Tracer {
     return snapshotColumns(this.b.freeze(), options);
   }
 
-  timelines(): readonly TimelineInfo[] {
+  /** The timelines of the committed records: threads, tracks and the groups. */ timelines(): readonly TimelineInfo[] {
     return toTimelines(this.b.freeze().read(0, 0));
   }
 

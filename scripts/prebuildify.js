@@ -24,17 +24,23 @@ try {
   // --napi: one binary for every Node with Node-API 9 (binding.gyp sets NAPI_VERSION=9);
   // -t 20.3.0: the first Node 20 with Node-API 9; --tag-libc: glibc and musl binaries differ.
   const args = [prebuildify, '--napi', '--strip', '--tag-libc', '-t', '20.3.0', '--cwd', stage, '--out', root];
+  // The compiler's and node-gyp's output (a few hundred lines) is shown only
+  // when the build fails, so `npm pack` prints what it packs and little else.
   const r = spawnSync(process.execPath, args, {
     cwd: stage,
-    stdio: 'inherit',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+    maxBuffer: 64 * 2 ** 20,
     env: { ...process.env, JOBS: process.env.JOBS || '2' },
   });
   if (r.status !== 0) {
+    process.stdout.write(r.stdout ?? '');
+    process.stderr.write(r.stderr ?? '');
     console.error(`prebuildify failed (${r.error ? String(r.error) : `exit code ${r.status}`})`);
     process.exitCode = 1;
   } else {
     const dir = path.join(root, 'prebuilds', `${process.platform}-${process.arch}`);
-    for (const f of fs.readdirSync(dir)) console.log(`prebuilt: ${path.relative(root, path.join(dir, f))}`);
+    for (const f of fs.readdirSync(dir)) console.error(`prebuilt: ${path.relative(root, path.join(dir, f))}`);
   }
 } finally {
   fs.rmSync(stage, { recursive: true, force: true });

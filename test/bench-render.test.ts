@@ -158,14 +158,73 @@ describe('bench render: streaming, memory budget, OTLP export', () => {
     expect(tf.note).toContain('an older result');
   });
 
-  it('render.mjs --out writes only the named file and its chart, not the README, even from a full run', () => {
-    const readme = path.join(root, 'README.md');
-    const table = path.join(root, 'bench', 'results', 'README-table.md');
-    const before = [readFileSync(readme, 'utf8'), readFileSync(table, 'utf8'), statSync(readme).mtimeMs, statSync(table).mtimeMs];
+  it('render.mjs --out writes only the named file and its chart, not the README or docs/performance.md, even from a full run', () => {
+    const files = [path.join(root, 'README.md'), path.join(root, 'docs', 'performance.md'), path.join(root, 'bench', 'results', 'README-table.md')];
+    const state = () => files.map((f) => [readFileSync(f, 'utf8'), statSync(f).mtimeMs]);
+    const before = state();
     const out = path.join(scratch, 'look.md');
     execFileSync(process.execPath, [path.join(root, 'bench', 'render.mjs'), `--file=${FULL}`, `--out=${out}`], { stdio: 'pipe' });
-    expect([readFileSync(readme, 'utf8'), readFileSync(table, 'utf8'), statSync(readme).mtimeMs, statSync(table).mtimeMs]).toEqual(before);
+    expect(state()).toEqual(before);
     expect(readFileSync(out, 'utf8')).toContain('### Memory budget');
     expect(readFileSync(path.join(scratch, 'look.svg'), 'utf8')).toContain('<svg');
+  });
+});
+
+interface Docs {
+  renderComparison(r: Results, file: string): string;
+  renderPerformancePage(r: Results, file: string): string;
+  markedSection(text: string, name: string): string | null;
+  spliceMarkers(text: string, name: string, body: string, what?: string): string;
+}
+
+describe('bench render: the README comparison and docs/performance.md', () => {
+  /** The results file a rendered section names as its source. */
+  const sourceOf = (section: string): string => {
+    const m = /bench\/results\/[\w.-]+\.json/.exec(section);
+    expect(m, 'the section names its results file').not.toBeNull();
+    return path.join(root, m![0]);
+  };
+
+  it('renders the comparison from the JSON: one span and the realistic request, for hotspan, naive JS, performance.mark and the SDK', async () => {
+    const { renderComparison } = await load<Docs>('bench/render.mjs');
+    const { fmt } = await load<Stats>('bench/lib/stats.mjs');
+    const r = read(FULL);
+    const md = renderComparison(r, FULL);
+    const hot = r.micro['hotspan-id'].median as number;
+    const row = (label: string, ns: number, us: string) => `| ${label} | ${fmt(ns)} | ${fmt(ns / hot)}x | ${us} |`;
+    expect(md).toContain(row('hotspan, `begin(id)`/`end()`', hot, fmt(r.request.modes.hotspan.addedUsPerRequest.median)));
+    expect(md).toContain(row('naive pure-JS span (an object per span)', r.micro.naive.median, fmt(r.request.modes.naive.addedUsPerRequest.median)));
+    expect(md).toContain(row('`performance.mark()` + `measure()`', r.micro['perf-mark'].median, ''));
+    expect(md).toContain(row('OpenTelemetry SDK (BatchSpanProcessor)', r.micro.otel.median, fmt(r.request.modes.otel.addedUsPerRequest.median)));
+    expect(md).toContain(`commit \`${r.commit}\``);
+    expect(md).toContain('bench/results/2026-12-02-e4e55ce52820.json');
+  });
+
+  it('leaves out what the run lacks: an older run without the realistic request has no request column', async () => {
+    const { renderComparison } = await load<Docs>('bench/render.mjs');
+    const { fmt } = await load<Stats>('bench/lib/stats.mjs');
+    const r = read(OLDER);
+    expect(r.request).toBeUndefined();
+    const md = renderComparison(r, OLDER);
+    expect(md).not.toContain('request');
+    expect(md).toContain(`| OpenTelemetry SDK (BatchSpanProcessor) | ${fmt(r.micro.otel.median)} | ${fmt(r.micro.otel.median / r.micro['hotspan-id'].median)}x |\n`);
+  });
+
+  it("the README's comparison and docs/performance.md are what render.mjs makes of the results file each names", async () => {
+    const { renderComparison, renderPerformancePage, markedSection } = await load<Docs>('bench/render.mjs');
+    const readme = markedSection(readFileSync(path.join(root, 'README.md'), 'utf8'), 'compare');
+    expect(readme, 'README.md has the compare markers').not.toBeNull();
+    const cfile = sourceOf(readme!);
+    expect(readme).toBe(renderComparison(read(cfile), cfile).trim());
+    const perf = markedSection(readFileSync(path.join(root, 'docs', 'performance.md'), 'utf8'), 'bench');
+    expect(perf, 'docs/performance.md has the bench markers').not.toBeNull();
+    const pfile = sourceOf(perf!);
+    expect(perf).toBe(renderPerformancePage(read(pfile), pfile).trim());
+  });
+
+  it('splices between the markers and refuses a text without them, naming it', async () => {
+    const { spliceMarkers } = await load<Docs>('bench/render.mjs');
+    expect(spliceMarkers('a\n<!-- x:begin -->\nold\n<!-- x:end -->\nb', 'x', 'new')).toBe('a\n<!-- x:begin -->\nnew\n<!-- x:end -->\nb');
+    expect(() => spliceMarkers('no markers', 'x', 'new', 'docs/performance.md')).toThrow(/docs\/performance\.md has no <!-- x:begin -->/);
   });
 });

@@ -70,6 +70,7 @@ class SharedCurrent implements CurrentStorage {
   }
 }
 
+/** An OpenTelemetry ContextManager on AsyncLocalStorage, shared with the hotspan tracer's async context. */
 export class AsyncLocalStorageContextManager implements ContextManager {
   private storage = new AsyncLocalStorage<Context>();
   // The tracers whose async context this manager turned on (usually one).
@@ -89,6 +90,11 @@ export class AsyncLocalStorageContextManager implements ContextManager {
     return this.storage.run(ctx, fn);
   }
 
+  /**
+   * Runs `fn` with `ctx` active.
+   * @typeParam A - the arguments of `fn`.
+   * @typeParam F - the function run.
+   */
   with<A extends unknown[], F extends (...args: A) => ReturnType<F>>(ctx: Context, fn: F, thisArg?: ThisParameterType<F>, ...args: A): ReturnType<F> {
     const span = trace.getSpan(ctx);
     const own = span instanceof HotspanSpan ? span : undefined;

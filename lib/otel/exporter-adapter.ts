@@ -13,39 +13,84 @@ import { fromUnixNano, hrDuration, hrTime } from './time';
 
 /** The resource shape exporters read (the SDK's Resource). */
 export interface ResourceLike {
+  /** The resource attributes (service.name, ...). */
   readonly attributes: Attributes;
+  /** Whether attributes are still being resolved: false for hotspan's. */
   readonly asyncAttributesPending?: boolean;
+  /** Resolves once the attributes are final. */
   waitForAsyncAttributes?(): Promise<void>;
 }
 
 /** The SDK's ReadableSpan, as hotspan fills it. */
 export interface ReadableSpanLike {
+  /** The span name. */
   readonly name: string;
+  /** The OpenTelemetry SpanKind: INTERNAL (0) unless an OpenTelemetry span gave one. */
   readonly kind: number;
+  /** The span's trace id, span id, flags and tracestate. */
   readonly spanContext: () => SpanContext;
+  /** The parent's context; absent for a root. */
   readonly parentSpanContext?: SpanContext;
+  /** Start, since the Unix epoch. */
   readonly startTime: HrTime;
+  /** End, since the Unix epoch. */
   readonly endTime: HrTime;
-  readonly status: { code: number; message?: string };
+  /** ERROR for a span that threw or rejected, else an OpenTelemetry span's own status. */
+  readonly status: {
+    /** The SpanStatusCode. */
+    code: number;
+    /** Its message, if any. */
+    message?: string;
+  };
+  /** The span's attributes. */
   readonly attributes: Attributes;
+  /** An OpenTelemetry span's links. */
   readonly links: Link[];
-  readonly events: Array<{ name: string; time: HrTime; attributes?: Attributes; droppedAttributesCount?: number }>;
+  /** An OpenTelemetry span's events. */
+  readonly events: Array<{
+    /** Event name. */
+    name: string;
+    /** When it happened. */
+    time: HrTime;
+    /** Its attributes. */
+    attributes?: Attributes;
+    /** Attributes it dropped. */
+    droppedAttributesCount?: number;
+  }>;
+  /** endTime - startTime. */
   readonly duration: HrTime;
+  /** Always true: only ended spans are exported. */
   readonly ended: boolean;
+  /** The adapter's resource. */
   readonly resource: ResourceLike;
-  readonly instrumentationScope: { name: string; version?: string; schemaUrl?: string };
+  /** `hotspan`, or the name and version of the OpenTelemetry tracer that made the span. */
+  readonly instrumentationScope: {
+    /** Scope name. */
+    name: string;
+    /** Scope version. */
+    version?: string;
+    /** Scope schema URL. */
+    schemaUrl?: string;
+  };
+  /** Attributes the span dropped. */
   readonly droppedAttributesCount: number;
+  /** Events the span dropped. */
   readonly droppedEventsCount: number;
+  /** Links the span dropped. */
   readonly droppedLinksCount: number;
 }
 
 /** Any OpenTelemetry SpanExporter. */
 export interface SpanExporterLike {
+  /** Exports a batch and calls back with its ExportResult (code 0: success). */
   export(spans: ReadableSpanLike[], resultCallback: (result: { code: number; error?: Error }) => void): void;
+  /** Exports what is left and stops. */
   shutdown(): Promise<void>;
+  /** Exports what is buffered. */
   forceFlush?(): Promise<void>;
 }
 
+/** Options of `new SpanExporterAdapter(tracer, exporter, options)`. */
 export interface SpanExporterAdapterOptions {
   /** The resource of every span. Default: service.name from OTEL_SERVICE_NAME, else "unknown_service:node". */
   resource?: ResourceLike;
@@ -62,6 +107,7 @@ function defaultResource(): ResourceLike {
   };
 }
 
+/** hotspan's committed spans handed to any OpenTelemetry SpanExporter, as the SDK's ReadableSpan. */
 export class SpanExporterAdapter {
   private readonly resource: ResourceLike;
   /** Per timeline: the local id of the last record handed over. */

@@ -106,6 +106,7 @@ class HotspanOtelTracer implements OtelTracer {
  * instrumentations record into `tracer` (given, or made from options).
  */
 export class TracerProvider implements OtelTracerProvider {
+  /** The hotspan tracer the OpenTelemetry spans record into. */
   readonly tracer: Tracer;
   private readonly tracers = new Map<string, HotspanOtelTracer>();
 
@@ -113,6 +114,7 @@ export class TracerProvider implements OtelTracerProvider {
     this.tracer = tracerOrOptions instanceof Tracer ? tracerOrOptions : new Tracer(tracerOrOptions);
   }
 
+  /** An OpenTelemetry Tracer whose spans are hotspan spans, with `name` and `version` as their instrumentation scope. */
   getTracer(name: string, version?: string, options?: OtelTracerOptions): OtelTracer {
     const key = `${name}@${version ?? ''}:${options?.schemaUrl ?? ''}`;
     let t = this.tracers.get(key);
