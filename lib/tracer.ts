@@ -11,6 +11,7 @@ import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { dumpOnCrash, dumpOnSignal, type DumpSummary } from './dump';
 import { closedError, describe, nameTypeError, trackKindError } from './errors';
+import { endOpenAtExit } from './exit-open';
 import { atExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
@@ -181,8 +182,8 @@ export class Tracer {
       const path = resolved.writeOnExit;
       const format = outputFormat(path);
       atExit(`the trace to ${path}`, () => {
-        // Joined js workers ship what they hold while they still run.
-        if (!this.isClosed && backend instanceof JsBackend) backend.collectJoined();
+        if (!this.isClosed && backend instanceof JsBackend) backend.collectJoined(); // joined js workers ship what they hold
+        if (!this.isClosed) endOpenAtExit(this.b); // open spans go in the file, flagged abandoned
         this.writeNow(path, format);
         const lost = this.b.lost();
         if (lost > 0) {
