@@ -109,6 +109,12 @@ export interface Backend {
   perfetto(): Uint8Array;
   /** Writes what is committed now to `path` in `format`; resolves with what the file holds. */
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
+  /**
+   * writeFile on this thread, which waits (the exit paths, where nothing
+   * asynchronous runs). Native: streamed in blocks, memory bounded whatever
+   * the trace's size; js and noop: the document built whole, as writeFile does.
+   */
+  writeFileNow(path: string, format: OutputFormat): WrittenFile;
 
   // ---- trace context (./trace-context, ./async-context) ----
   /** Opens a span under a given context (see Given); throws as beginAttrs does. */

@@ -115,6 +115,9 @@ export class ClosedBackend implements Backend {
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
     return this.inner.writeFile(path, format);
   }
+  writeFileNow(path: string, format: OutputFormat): WrittenFile {
+    return this.inner.writeFileNow(path, format);
+  }
   share(): string {
     throw closedError();
   }

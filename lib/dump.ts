@@ -9,7 +9,6 @@
 // may end as soon as the listener returns. A signal dump runs on the writer
 // thread like dump(); the signal's listener is what the program asked for.
 
-import { writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
 
 import type { BackendKind } from './backend';
@@ -41,8 +40,8 @@ export interface DumpSummary {
 export interface DumpSource {
   readonly kind: BackendKind;
   dump(path: string): Promise<DumpSummary>;
-  /** The whole document, built on this thread (records flushed first). */
-  documentNow(format: OutputFormat): Uint8Array;
+  /** Writes the trace to `path` on this thread (records flushed first; native: in bounded memory). */
+  writeNow(path: string, format: OutputFormat): void;
 }
 
 /** Signal dumps of every tracer share one sequence, so default names never collide. */
@@ -82,7 +81,7 @@ export function dumpOnCrash(path: string, source: DumpSource): void {
   const format = outputFormat(path);
   process.on('uncaughtExceptionMonitor', () => {
     try {
-      writeFileSync(path, source.documentNow(format));
+      source.writeNow(path, format);
     } catch (e) {
       // Never thrown from here: the program's own handling comes next.
       try {

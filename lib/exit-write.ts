@@ -1,9 +1,11 @@
 // Finishing traces when the process ends: on normal exit and process.exit()
 // (the 'exit' event, where only synchronous work runs), and on SIGINT and
-// SIGTERM. Each action is synchronous: a whole document written through the
-// backends' document writers and writeFileSync (writeAtExit), or a stream
-// drained and its file finished by the stream's thread while this one waits
-// (atExit).
+// SIGTERM. Each action is synchronous (atExit): a tracer's trace written by
+// the backend on this thread (the native backend streams it in blocks, in
+// bounded memory: Backend.writeFileNow), a stream drained and its file
+// finished by the stream's thread while this one waits, or a document
+// built whole and written with writeFileSync (writeAtExit, for callers that
+// format their own document).
 //
 // The program's own behaviour is kept: a signal is handled only when no
 // listener of the program's is installed for it (the program then decides,

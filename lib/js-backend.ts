@@ -32,7 +32,7 @@ import {
 } from './flags';
 import type { NativeSnapshot, NativeTracer, StoredContext } from './native-binding';
 import type { ExportSlice, JsExportInfo } from './otlp-export-slice';
-import { writeDocument, type OutputFormat, type WrittenFile } from './output';
+import { writeDocument, writeDocumentNow, type OutputFormat, type WrittenFile } from './output';
 import type { TimelineKind } from './records';
 import { totalCounts, type BackendCounts } from './counts';
 import type { OnFull } from './options';
@@ -830,6 +830,11 @@ export class JsBackend implements Backend {
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
     const c = this.columns();
     return writeDocument(this, path, format, { spans: c.count, timelines: c.timelines.length });
+  }
+
+  writeFileNow(path: string, format: OutputFormat): WrittenFile {
+    const c = this.columns();
+    return writeDocumentNow(this, path, format, { spans: c.count, timelines: c.timelines.length });
   }
 
   share(): string {

@@ -293,6 +293,10 @@ export class NativeBackend implements Backend {
     return this.nt.writeFile(path, format);
   }
 
+  writeFileNow(path: string, format: OutputFormat): WrittenFile {
+    return this.nt.writeFileNow(path, format);
+  }
+
   share(): string {
     if (this.nt.closed()) throw closedError();
     return this.nt.shareToken();

@@ -199,6 +199,12 @@ export interface NativeTracer {
    */
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
   /**
+   * writeFile on this thread, which waits: the records read and formatted
+   * block by block into the file, so memory stays bounded (the exit paths).
+   * Throws the error writeFile rejects with.
+   */
+  writeFileNow(path: string, format: OutputFormat): WrittenFile;
+  /**
    * Streams committed records to `path` (Perfetto) on a thread of the addon's
    * (native/core/trace_stream.h); rotateBytes 0: no rotation; keep 0: all.
    * Throws an fs-style Error when the first file cannot be opened.

@@ -5,7 +5,7 @@ import type { Backend, Given, OpenIds } from './backend';
 import { calibrate, readClocks } from './clock';
 import type { NativeSnapshot, NativeTracer } from './native-binding';
 import { STATUS_OK } from './flags';
-import { writeDocument, type OutputFormat, type WrittenFile } from './output';
+import { writeDocument, writeDocumentNow, type OutputFormat, type WrittenFile } from './output';
 import type { BackendCounts } from './counts';
 import type { StatsRow } from './stats';
 import { columnsView, type FrozenView } from './frozen-view';
@@ -102,6 +102,9 @@ export class NoopBackend implements Backend {
   }
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
     return writeDocument(this, path, format, { spans: 0, timelines: 0 });
+  }
+  writeFileNow(path: string, format: OutputFormat): WrittenFile {
+    return writeDocumentNow(this, path, format, { spans: 0, timelines: 0 });
   }
   share(): string {
     throw new Error('hotspan: share() needs the native or js backend (cross-worker joining); this tracer runs the noop backend');

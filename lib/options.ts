@@ -109,6 +109,36 @@ export function parseMemoryLimit(text: string, what: string): number {
   return checkLimit(Number(m[1]) * UNITS[m[2].toUpperCase()], what, text);
 }
 
+const ENV_WARNED = Symbol.for('hotspan.envWarned');
+
+/**
+ * A setting from the environment: `parse(value)`, or, when that throws, one
+ * warning naming the variable and its value (once a process for each
+ * variable and value, however many tracers read it) and `fallback`. A typo
+ * in the environment must not stop the program from starting; the same
+ * value passed as an option still throws.
+ */
+export function fromEnv<T>(name: string, parse: (value: string) => T, fallback: T, fallbackText: string): T {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  try {
+    return parse(value);
+  } catch (e) {
+    // On globalThis, as the fallback warning is: shared by every copy of this module a process loads.
+    const g = globalThis as { [ENV_WARNED]?: Set<string> };
+    const warned = (g[ENV_WARNED] ??= new Set());
+    const key = `${name}=${value}`;
+    if (!warned.has(key)) {
+      warned.add(key);
+      process.emitWarning(`${(e as Error).message}; ignored, using the default (${fallbackText})`, {
+        type: 'HotspanWarning',
+        code: 'HOTSPAN_BAD_ENV',
+      });
+    }
+    return fallback;
+  }
+}
+
 function checkOnFull(v: unknown, what: string): OnFull {
   if (v !== 'overwrite' && v !== 'drop') {
     throw new RangeError(`hotspan: ${what} must be 'overwrite' or 'drop', got ${describe(v)}`);
@@ -234,20 +264,14 @@ export function resolveOptions(options: unknown): ResolvedOptions {
   }
   if (writeOnExit !== undefined) checkTracePath(writeOnExit, 'writeOnExit');
   if (dumpOnCrash !== undefined) checkTracePath(dumpOnCrash, 'dumpOnCrash');
-  const envLimit = process.env.HOTSPAN_MEMORY_LIMIT;
-  const envOnFull = process.env.HOTSPAN_ON_FULL;
   const limit =
     memoryLimit !== undefined
       ? checkLimit(typeof memoryLimit === 'number' ? memoryLimit : NaN, 'memoryLimit', memoryLimit)
-      : envLimit !== undefined && envLimit !== ''
-        ? parseMemoryLimit(envLimit, 'HOTSPAN_MEMORY_LIMIT')
-        : DEFAULT_MEMORY_LIMIT;
+      : fromEnv('HOTSPAN_MEMORY_LIMIT', (v) => parseMemoryLimit(v, 'HOTSPAN_MEMORY_LIMIT'), DEFAULT_MEMORY_LIMIT, '256M');
   const policy =
     onFull !== undefined
       ? checkOnFull(onFull, 'onFull')
-      : envOnFull !== undefined && envOnFull !== ''
-        ? checkOnFull(envOnFull, 'HOTSPAN_ON_FULL')
-        : 'overwrite';
+      : fromEnv<OnFull>('HOTSPAN_ON_FULL', (v) => checkOnFull(v, 'HOTSPAN_ON_FULL'), 'overwrite', "'overwrite'");
   return {
     memoryLimit: limit,
     onFull: policy,

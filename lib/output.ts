@@ -2,7 +2,7 @@
 // by the backends that format in JS (the native backend formats and writes
 // on a worker thread instead, see native/addon/write_file.cc).
 
-import { closeSync, openSync, write, writeSync } from 'node:fs';
+import { closeSync, openSync, write, writeFileSync, writeSync } from 'node:fs';
 import { extname } from 'node:path';
 
 export type OutputFormat = 'json' | 'perfetto';
@@ -60,6 +60,26 @@ function writeAt(fd: number, data: Uint8Array, off: number, path: string): Promi
       else resolve(n);
     });
   });
+}
+
+/**
+ * writeDocument on this thread, waiting for it (the exit paths). The whole
+ * document is in memory: the backends that format in JS build it in one
+ * piece (the native backend streams it instead, see writeFileNow).
+ */
+export function writeDocumentNow(
+  source: DocumentSource,
+  path: string,
+  format: OutputFormat,
+  contents: { spans: number; timelines: number },
+): WrittenFile {
+  const data = format === 'perfetto' ? source.perfetto() : source.chromeJson();
+  try {
+    writeFileSync(path, data);
+  } catch (e) {
+    throw namingPath(e as NodeJS.ErrnoException, path);
+  }
+  return { bytes: data.length, spans: contents.spans, timelines: contents.timelines };
 }
 
 /** Writes the document `source` makes now, which holds `contents` (records and timelines). */

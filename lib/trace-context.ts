@@ -4,6 +4,7 @@
 // arrive here as 64-bit halves to format.
 
 import type { OpenIds } from './backend';
+import { describe } from './errors';
 
 /** A span's context as W3C Trace Context carries it (the shape OpenTelemetry's SpanContext has). */
 export interface SpanContext {
@@ -140,7 +141,16 @@ function headerValues(headers: HeaderCarrier, name: string): string[] {
 export function extractContext(headers: unknown): SpanContext | undefined {
   if (typeof headers !== 'object' || headers === null) return undefined;
   const carrier = headers as HeaderCarrier;
-  return contextFromValues(headerValues(carrier, 'traceparent'), headerValues(carrier, 'tracestate'));
+  let parents: string[];
+  let states: string[];
+  try {
+    // A carrier's get(), getters or Proxy traps are the program's code: one that throws carries no context.
+    parents = headerValues(carrier, 'traceparent');
+    states = parents.length === 1 ? headerValues(carrier, 'tracestate') : [];
+  } catch {
+    return undefined;
+  }
+  return contextFromValues(parents, states);
 }
 
 /** The context of the received traceparent and tracestate values (extractContext's rules). */
@@ -157,7 +167,13 @@ export function formatTraceparent(ctx: SpanContext): string {
   return `00-${ctx.traceId}-${ctx.spanId}-${(ctx.traceFlags & 0xff).toString(16).padStart(2, '0')}`;
 }
 
-/** Writes `ctx` into `headers` (traceparent, and tracestate when it has one). */
+/**
+ * Writes `ctx` into `headers` (traceparent, and tracestate when it has a
+ * valid one: an invalid tracestate, one that breaks the W3C list grammar or
+ * its limits of 32 members and 512 characters, is left out, as a receiver
+ * would discard it). A TypeError naming the carrier when it cannot be
+ * written (a frozen object, a set() that throws).
+ */
 export function injectContext(headers: HeaderCarrier, ctx: SpanContext): void {
   const set = (headers as { set?: unknown }).set;
   const put =
@@ -168,8 +184,20 @@ export function injectContext(headers: HeaderCarrier, ctx: SpanContext): void {
       : (k: string, v: string) => {
           (headers as Record<string, string>)[k] = v;
         };
-  put('traceparent', formatTraceparent(ctx));
-  if (ctx.traceState !== undefined && ctx.traceState !== '') put('tracestate', ctx.traceState);
+  const state = ctx.traceState === undefined || ctx.traceState === '' ? undefined : parseTracestate(ctx.traceState);
+  const write = (k: string, v: string): void => {
+    try {
+      put(k, v);
+    } catch (e) {
+      throw new TypeError(
+        `hotspan: inject() cannot write the ${k} header into its headers, ${describe(headers)} ` +
+          `(frozen, sealed or read-only?): ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+  };
+  write('traceparent', formatTraceparent(ctx));
+  if (state !== undefined) write('tracestate', state);
 }
 
 /** Checks a user-given context: a TypeError naming the bad field. */

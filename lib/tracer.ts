@@ -11,7 +11,8 @@ import { calibrate } from './clock';
 import { ClosedBackend } from './closed-backend';
 import { dumpOnCrash, dumpOnSignal, type DumpSummary } from './dump';
 import { closedError, describe, nameTypeError, trackKindError } from './errors';
-import { writeAtExit } from './exit-write';
+import { endOpenAtExit } from './exit-open';
+import { atExit } from './exit-write';
 import { FLAG_ERROR } from './flags';
 import { GcHook } from './gc-hook';
 import { HandleTracker, type SpanHandle } from './handles';
@@ -180,19 +181,18 @@ let injectedBackend: Backend | undefined;
     if (resolved?.writeOnExit !== undefined) {
       const path = resolved.writeOnExit;
       const format = outputFormat(path);
-      writeAtExit(path, () => {
-        // Joined js workers ship what they hold while they still run.
-        if (!this.isClosed && backend instanceof JsBackend) backend.collectJoined();
-        const document = this.documentNow(format);
+      atExit(`the trace to ${path}`, () => {
+        if (!this.isClosed && backend instanceof JsBackend) backend.collectJoined(); // joined js workers ship what they hold
+        if (!this.isClosed) endOpenAtExit(this.b); // open spans go in the file, flagged abandoned
+        this.writeNow(path, format);
         const lost = this.b.lost();
         if (lost > 0) {
           process.stderr.write(`hotspan: ${String(lost)} spans that ended are not in ${path} (lostSpans: js backend joining)\n`);
         }
-        return document;
       });
     }
     if (resolved !== undefined) {
-      const source = { kind: backend.kind, dump: (p: string) => this.dump(p), documentNow: (f: OutputFormat) => this.documentNow(f) };
+      const source = { kind: backend.kind, dump: (p: string) => this.dump(p), writeNow: (p: string, f: OutputFormat) => this.writeNow(p, f) };
       if (resolved.dumpOnSignal !== undefined) dumpOnSignal(resolved.dumpOnSignal.signal, resolved.dumpOnSignal.path, source);
       if (resolved.dumpOnCrash !== undefined) dumpOnCrash(resolved.dumpOnCrash, source);
     }
@@ -827,10 +827,10 @@ let injectedBackend: Backend | undefined;
     return s;
   }
 
-  /** The whole document, built on this thread, after a flush (a closed tracer keeps what it committed). */
-  private documentNow(format: OutputFormat): Uint8Array {
+  /** Writes the trace on this thread, after a flush (a closed tracer keeps what it committed); native: in bounded memory. */
+  private writeNow(path: string, format: OutputFormat): void {
     if (!this.isClosed) this.flush();
-    return format === 'perfetto' ? this.b.perfetto() : this.b.chromeJson();
+    this.b.writeFileNow(path, format);
   }
 
   /**

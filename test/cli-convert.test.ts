@@ -4,10 +4,10 @@
 // stays flat as the input grows (max RSS of the converting process), and the
 // progress bar shows on a terminal only.
 import { execFileSync, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/native-loader';
@@ -255,5 +255,63 @@ describe('the progress bar', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/converting .*gen25000\.pftrace \[=*\s*\]\s+\d+% [\d.]+\/[\d.]+ MiB/);
     expect(r.stdout).toContain('\x1b[K');
+  });
+});
+
+describe('the output is replaced only when the conversion succeeds', () => {
+  const dir = path.join(tmp, 'replace');
+  let source = '';
+  beforeAll(async () => {
+    mkdirSync(dir);
+    const t = new Tracer({ backend: 'js' });
+    t.trace('a', () => t.trace('b', () => 1));
+    source = path.join(dir, 'source.pftrace');
+    await t.write(source);
+    t.close();
+  });
+  /** The directory's files other than these (a temporary file left behind). */
+  const strays = (...known: string[]): string[] => readdirSync(dir).filter((f) => !known.includes(f));
+
+  it('refuses the input as the output, by path, symlink or hard link, and leaves it whole', () => {
+    const before = readFileSync(source);
+    symlinkSync(source, path.join(dir, 'link.pftrace'));
+    linkSync(source, path.join(dir, 'hard.pftrace'));
+    for (const out of [source, path.join(dir, '.', 'source.pftrace'), path.join(dir, 'link.pftrace'), path.join(dir, 'hard.pftrace')]) {
+      const r = cli(['convert', source, out]);
+      expect(r.status, out).toBe(1);
+      expect(r.stderr.trim().split('\n'), r.stderr).toHaveLength(1);
+      expect(r.stderr).toContain('is the input');
+      expect(readFileSync(source).equals(before)).toBe(true);
+    }
+    expect(strays('source.pftrace', 'link.pftrace', 'hard.pftrace')).toEqual([]);
+    rmSync(path.join(dir, 'link.pftrace'));
+    rmSync(path.join(dir, 'hard.pftrace'));
+  });
+
+  it('a missing or unreadable input leaves an existing output as it was', () => {
+    const out = path.join(dir, 'keep.json');
+    writeFileSync(out, '{"traceEvents":[]}');
+    const missing = cli(['convert', path.join(dir, 'missing.pftrace'), out]);
+    expect(missing.status).toBe(1);
+    expect(missing.stderr).toContain('missing.pftrace');
+    const garbage = path.join(dir, 'garbage.pftrace');
+    writeFileSync(garbage, Buffer.from('\x0a\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7fnot a trace'));
+    const bad = cli(['convert', garbage, out]);
+    expect(bad.status, bad.stderr).toBe(1);
+    expect(readFileSync(out, 'utf8')).toBe('{"traceEvents":[]}');
+    expect(strays('source.pftrace', 'keep.json', 'garbage.pftrace')).toEqual([]);
+    rmSync(out);
+    rmSync(garbage);
+  });
+
+  it('a successful conversion replaces the output (through a symlink: its target) and leaves no other file', () => {
+    const real = path.join(dir, 'real.json');
+    writeFileSync(real, 'old');
+    symlinkSync(real, path.join(dir, 'out.json'));
+    const r = cli(['convert', source, path.join(dir, 'out.json')]);
+    expect(r.status, r.stderr).toBe(0);
+    expect(readSpans(real).spans.map((s) => s.name).sort()).toEqual(['a', 'b']);
+    expect(readSpans(path.join(dir, 'out.json')).spans).toEqual(readSpans(real).spans);
+    expect(strays('source.pftrace', 'real.json', 'out.json')).toEqual([]);
   });
 });

@@ -446,4 +446,41 @@ describe('cut-off and non-trace files', () => {
     expect(missing.status).toBe(1);
     expect(missing.stderr).toMatch(/missing\.pftrace: cannot open: ENOENT/);
   });
+
+  it('a directory is one line naming it, no stack', () => {
+    const dir = mkdtempSync(path.join(tmp, 'dir-'));
+    const out = cli(['report', dir]);
+    expect(out.status).toBe(1);
+    expect(out.stderr).toBe(`hotspan report: ${dir}: is a directory, not a trace file\n`);
+  });
+
+  it('malformed JSON events (ts not a number, a negative dur, args nested 1e6 deep) are skipped and counted', () => {
+    const deep = '['.repeat(1e6) + ']'.repeat(1e6);
+    const ev = (o: Record<string, unknown>): string => JSON.stringify({ ph: 'X', pid: 1, tid: 1, ...o });
+    const lines = [
+      ev({ name: 'ok1', ts: 1, dur: 2 }),
+      ev({ name: 'badts', ts: 'x', dur: 2 }),
+      ev({ name: 'negdur', ts: 1, dur: -5 }),
+      ev({ name: 'ok2', ts: 10, dur: 0 }),
+      `{"ph":"X","pid":1,"tid":1,"name":"deep","ts":1,"dur":1,"args":{"x":${deep}}}`,
+      ev({ name: 'nots', ph: 'B' }),
+    ];
+    for (const [name, text] of [
+      ['malformed.json', `{"traceEvents":[\n${lines.join(',\n')}\n]}\n`],
+      ['malformed-one-line.json', `{"traceEvents":[${lines.join(',')}]}`],
+    ]) {
+      const file = path.join(tmp, name);
+      writeFileSync(file, text);
+      const names: string[] = [];
+      const summary = readTrace(file, { timeline() {}, span: (sp) => void names.push(sp.name) });
+      expect(names, name).toEqual(['ok1', 'ok2']);
+      expect(summary.malformed, name).toBe(4);
+      expect(summary.firstMalformed, name).toBe('ts "x" is not a number (event 2, "badts")');
+      const out = cli(['report', file]);
+      expect(out.status, out.stderr).toBe(0);
+      expect(out.stderr).toBe('');
+      expect(out.stdout).toContain(`${file}: Chrome JSON, 2 spans`);
+      expect(out.stdout).toContain('4 malformed event(s) skipped (not counted); the first: ts "x" is not a number (event 2, "badts")');
+    }
+  });
 });

@@ -3,6 +3,7 @@
 // context (AsyncLocalStorage): one spec for the native and the js backend
 // (whose ids come from the core's resolver compiled to WebAssembly), in the
 // main thread and in joined workers.
+import { validateHeaderValue } from 'node:http';
 import * as path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { Worker } from 'node:worker_threads';
@@ -113,6 +114,77 @@ describe('extract (W3C traceparent / tracestate)', () => {
     expect(make().extract({ traceparent: PARENT, tracestate: 'fw529a3039@dt=ZmYzYzljMmMzZA,a=1' })?.traceState).toBe(
       'fw529a3039@dt=ZmYzYzljMmMzZA,a=1',
     );
+  });
+});
+
+describe('hostile carriers', () => {
+  const t = new Tracer({ backend: 'noop' });
+  const ctx = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331', traceFlags: 1 };
+
+  it('extract() never throws: a throwing getter, get() or Proxy carries no context', () => {
+    const getter = Object.defineProperty({}, 'traceparent', {
+      enumerable: true,
+      get() {
+        throw new Error('getter');
+      },
+    });
+    const stateGetter = Object.defineProperty({ traceparent: PARENT }, 'tracestate', {
+      enumerable: true,
+      get() {
+        throw new Error('getter');
+      },
+    });
+    const getFn = {
+      get(): string {
+        throw new Error('get()');
+      },
+    };
+    const proxy = new Proxy(
+      {},
+      {
+        get() {
+          throw new Error('trap');
+        },
+        ownKeys() {
+          throw new Error('trap');
+        },
+        getOwnPropertyDescriptor() {
+          throw new Error('trap');
+        },
+      },
+    );
+    for (const carrier of [getter, stateGetter, getFn, proxy]) expect(t.extract(carrier)).toBeUndefined();
+  });
+
+  it.each([
+    ['CR LF', 'a=1\r\nx-injected: 1'],
+    ['a 1 MB value', `a=${'x'.repeat(1 << 20)}`],
+    ['33 members', Array.from({ length: 33 }, (_, i) => `k${String(i)}=v`).join(',')],
+    ['513 characters', `a=${'x'.repeat(255)},b=${'y'.repeat(253)}`],
+    ['an uppercase key', 'Rojo=1'],
+  ])('inject() leaves out a traceState with %s, and http accepts what it wrote', (_what, traceState) => {
+    const h = t.inject<Record<string, string>>({}, { ...ctx, traceState });
+    expect(h).toEqual({ traceparent: PARENT });
+    for (const [k, v] of Object.entries(h)) expect(() => validateHeaderValue(k, v)).not.toThrow();
+  });
+
+  it('inject() writes a valid traceState as given', () => {
+    const traceState = `a=${'x'.repeat(254)},b=${'y'.repeat(253)}`; // 512 characters
+    expect(t.inject({}, { ...ctx, traceState })).toEqual({ traceparent: PARENT, tracestate: traceState });
+  });
+
+  it('inject() into a frozen object or a throwing set() is a TypeError naming the carrier', () => {
+    expect(() => t.inject(Object.freeze({}), ctx)).toThrow(TypeError);
+    expect(() => t.inject(Object.freeze({}), ctx)).toThrow(/inject\(\) cannot write the traceparent header into its headers, object/);
+    class Carrier {
+      set(): void {
+        throw new Error('read-only');
+      }
+      get(): undefined {
+        return undefined;
+      }
+    }
+    expect(() => t.inject(new Carrier(), ctx)).toThrow(/object \(Carrier\).*read-only/);
   });
 });
 

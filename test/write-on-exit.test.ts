@@ -47,13 +47,35 @@ for (const backend of ['native', 'js'] as const) {
       });
     }
 
-    it('process.exit(3) keeps its code', async () => {
+    it('process.exit(3) keeps its code; the span around it is in the file, flagged abandoned', async () => {
       const out = path.join(tmp, `${backend}-exit.pftrace`);
       const r = await child(backend, out, "t.trace('d', () => process.exit(3));");
       expect(r.code).toBe(3);
-      // 'd' never ended: the file holds what was committed.
-      expect(spansIn(out)).toEqual(['a', 'b', 'c']);
+      expect(spansIn(out)).toEqual(['a', 'b', 'c', 'd']);
+      const flagged = readSpans(out).spans.filter((s) => s.args.abandoned === true).map((s) => s.name);
+      expect(flagged).toEqual(['d']);
     });
+
+    for (const ext of ['pftrace', 'json']) {
+      it(`spans open at a normal exit end at it, flagged abandoned (.${ext})`, async () => {
+        const out = path.join(tmp, `${backend}-open.${ext}`);
+        const r = await child(
+          backend,
+          out,
+          "t.begin(t.name('outer')); t.begin(t.name('inner')); t.traceAsync('pending', new Promise(() => {})); " +
+            "console.log('last ' + t.now());",
+        );
+        expect(r.code).toBe(0);
+        expect(spansIn(out)).toEqual(['a', 'b', 'c', 'inner', 'outer', 'pending']);
+        const spans = readSpans(out).spans;
+        const flagged = spans.filter((s) => s.args.abandoned === true).map((s) => s.name).sort();
+        expect(flagged).toEqual(['inner', 'outer', 'pending']);
+        // They end at the exit, after the program's last statement (ns; a JSON file's
+        // times are rounded to the us, so the bound is taken a us lower).
+        const lastNs = Math.floor(Number(/last ([\d.]+)/.exec(r.stdout)?.[1]) * 1e3) * 1e3 - 1e3;
+        for (const s of spans.filter((x) => x.args.abandoned === true)) expect(s.end, s.name).toBeGreaterThanOrEqual(lastNs);
+      });
+    }
 
     for (const sig of ['SIGINT', 'SIGTERM'] as const) {
       it(`${sig}: written, then the process dies of the signal`, async () => {

@@ -27,6 +27,36 @@ interface Open {
 
 const nsOf = (us: number): number => Math.round(us * 1000);
 
+/** Attributes nested deeper than this make an event malformed (a report would overflow the stack showing them). */
+const MAX_ARGS_DEPTH = 64;
+
+/** Whether `v` nests objects or arrays deeper than `max` levels (walked without recursion). */
+function nestsDeeper(v: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[v, 1]];
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop() as [unknown, number];
+    if (typeof x !== 'object' || x === null) continue;
+    if (depth > max) return true;
+    for (const child of Array.isArray(x) ? x : Object.values(x as object)) {
+      if (typeof child === 'object' && child !== null) stack.push([child, depth + 1]);
+    }
+  }
+  return false;
+}
+
+/** What is wrong with an event that carries a span or a sample, or undefined when nothing is. */
+function malformation(e: ChromeEvent): string | undefined {
+  if (typeof e !== 'object' || e === null || Array.isArray(e)) return 'an event that is not an object';
+  if (e.ph === 'M' || (e.ph !== 'X' && e.ph !== 'B' && e.ph !== 'E' && e.ph !== 'b' && e.ph !== 'e' && e.ph !== 'C')) return undefined;
+  if (typeof e.ts !== 'number' || !Number.isFinite(e.ts)) return `ts ${JSON.stringify(e.ts) ?? 'missing'} is not a number`;
+  if (e.ph === 'X' && e.dur !== undefined && (typeof e.dur !== 'number' || !Number.isFinite(e.dur) || e.dur < 0)) {
+    return `dur ${JSON.stringify(e.dur)} is not a duration (a number, 0 or more)`;
+  }
+  if (e.args !== undefined && (typeof e.args !== 'object' || e.args === null || Array.isArray(e.args))) return 'args is not an object';
+  if (e.args !== undefined && nestsDeeper(e.args, MAX_ARGS_DEPTH)) return `args nested deeper than ${String(MAX_ARGS_DEPTH)} levels`;
+  return undefined;
+}
+
 /** Attributes as the model has them: hotspan's parent_id 0 (no parent) is left out. */
 function argsOf(args: Record<string, AttrValue> | undefined): Args | undefined {
   if (args === undefined || typeof args !== 'object' || args === null) return undefined;
@@ -47,6 +77,9 @@ export class ChromeJsonDecoder {
   trailer: Record<string, unknown> = {};
 
   events = 0;
+  /** Events skipped as malformed, and what was wrong with the first. */
+  malformed = 0;
+  firstMalformed: string | undefined;
 
   constructor(private readonly sink: TraceSink) {}
 
@@ -63,6 +96,11 @@ export class ChromeJsonDecoder {
 
   event(e: ChromeEvent): void {
     this.events++;
+    const wrong = malformation(e);
+    if (wrong !== undefined) {
+      if (this.malformed++ === 0) this.firstMalformed = `${wrong} (event ${String(this.events)}${typeof e?.name === 'string' ? `, "${e.name.slice(0, 40)}"` : ''})`;
+      return;
+    }
     const ts = typeof e.ts === 'number' ? nsOf(e.ts) : 0;
     const name = typeof e.name === 'string' ? e.name : '?';
     switch (e.ph) {

@@ -1,9 +1,12 @@
 // `hotspan convert <in> <out>`: Perfetto <-> Chrome JSON, streamed: the
 // readers' spans go in batches (span-batches.ts) to the core's incremental
 // writers (through WebAssembly, lib/wasm-core.ts), whose bytes go to the
-// file as each batch is written.
+// file as each batch is written. The bytes go to a new file beside the
+// output, renamed over it only once the conversion succeeded: a failed
+// conversion leaves the output as it was, and the input is never the output.
 
-import { closeSync, openSync, writeSync } from 'node:fs';
+import { closeSync, openSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { outputFormat } from '../output';
@@ -17,11 +20,45 @@ import { describeCut, TraceFileError, type ReadSummary } from './trace-model';
 
 export type ConvertSummary = ReadSummary;
 
-function openOut(path: string): number {
+/** The file `path` names after symlinks, or undefined when there is none. */
+function existing(path: string): { real: string; dev: number; ino: number } | undefined {
+  let real: string;
   try {
-    return openSync(path, 'w');
+    real = realpathSync(path);
   } catch (e) {
-    throw new TraceFileError(path, `cannot write: ${(e as Error).message}`);
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new TraceFileError(path, `cannot read: ${(e as Error).message}`);
+  }
+  const st = statSync(real);
+  return { real, dev: st.dev, ino: st.ino };
+}
+
+/**
+ * Where the output really goes (its symlinks followed, so the rename replaces
+ * the file, not the link), once sure it is not the input: by path after
+ * realpath or by inode (a hard link). The input must exist.
+ */
+function target(input: string, output: string): string {
+  const inFile = existing(input);
+  if (inFile === undefined) throw new TraceFileError(input, 'no such file');
+  const outFile = existing(output);
+  if (outFile === undefined) return output;
+  if (outFile.real === inFile.real || (outFile.dev === inFile.dev && outFile.ino === inFile.ino)) {
+    throw new TraceFileError(output, `is the input ${input}; not converted (convert to another file, then rename it)`);
+  }
+  return outFile.real;
+}
+
+/** A new file beside `path` (same directory, so a rename replaces `path` atomically). */
+function openTemp(path: string): { fd: number; temp: string } {
+  for (let attempt = 0; ; attempt++) {
+    const temp = join(dirname(path), `.${basename(path)}.${String(process.pid)}-${Math.random().toString(36).slice(2, 10)}.tmp`);
+    try {
+      return { fd: openSync(temp, 'wx'), temp };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 8) continue;
+      throw new TraceFileError(path, `cannot write: ${(e as Error).message}`);
+    }
   }
 }
 
@@ -40,7 +77,9 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
   } catch (e) {
     throw new UsageError((e as Error).message.replace(/^hotspan: /, ''));
   }
-  const fd = openOut(output);
+  const final = target(input, output);
+  const { fd, temp } = openTemp(final);
+  let done = false;
   try {
     let writer: WasmDocumentWriter | undefined;
     // The document begins with the first batch, once the reader has told the
@@ -62,9 +101,22 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
     batches.end();
     writer ??= begin();
     writeAll(fd, writer.finish(), output);
-    return summary;
-  } finally {
     closeSync(fd);
+    done = true;
+    try {
+      renameSync(temp, final);
+    } catch (e) {
+      throw new TraceFileError(output, `cannot write: ${(e as Error).message}`);
+    }
+    return summary;
+  } catch (e) {
+    if (!done) closeSync(fd);
+    try {
+      unlinkSync(temp);
+    } catch {
+      // Renamed already, or never made.
+    }
+    throw e;
   }
 }
 
@@ -76,7 +128,8 @@ format is read from its content; the output's from its extension (.json,
 .pftrace, .perfetto-trace). Streamed: memory stays bounded for any input size.
 A cut-off input converts up to its last whole record, with a warning saying
 where it was cut. The input's clock metadata (hotspan's origin and clock
-readings) and its counter tracks are carried over.
+readings) and its counter tracks are carried over. The output is replaced
+only when the conversion succeeds, and never when it is the input.
 On a terminal, a progress bar shows for conversions that take over a second.
 
 Options:

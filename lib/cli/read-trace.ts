@@ -49,12 +49,22 @@ class Chunks {
     } catch (e) {
       throw new TraceFileError(path, `cannot open: ${(e as Error).message}`);
     }
-    this.size = fstatSync(this.fd).size;
+    const st = fstatSync(this.fd);
+    if (st.isDirectory()) {
+      closeSync(this.fd);
+      throw new TraceFileError(path, 'is a directory, not a trace file');
+    }
+    this.size = st.size;
   }
 
   /** Fills buf[at..] with up to `n` bytes; 0 at the end of the file. */
   read(buf: Uint8Array, at: number, n: number): number {
-    const got = readSync(this.fd, buf, at, n, null);
+    let got: number;
+    try {
+      got = readSync(this.fd, buf, at, n, null);
+    } catch (e) {
+      throw new TraceFileError(this.path, `cannot read: ${(e as Error).message}`);
+    }
     this.done += got;
     this.opts.onProgress?.(this.done, this.size);
     return got;
@@ -153,6 +163,7 @@ export function readTrace(path: string, sink: TraceSink, opts: ReadOptions = {})
       lastWhole: { unit: 'byte', at: wholeEnd },
       unclosed: dec.unclosed(),
       skipped: dec.skipped,
+      malformed: 0,
       ...withCounts(dec.counts),
     };
   } finally {
@@ -331,6 +342,8 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
     lastWhole: { unit: 'line', at: lastGood },
     unclosed: dec.unclosed(),
     skipped: 0,
+    malformed: dec.malformed,
+    firstMalformed: dec.firstMalformed,
     ...withCounts(dec.counts()),
   };
 }

@@ -42,6 +42,9 @@ export interface FileRead {
   unclosed: number;
   /** Perfetto packets skipped: they need interned data from before the file's start. */
   skipped: number;
+  /** Chrome JSON events skipped as malformed (not counted as spans), and what was wrong with the first. */
+  malformed: number;
+  firstMalformed: string | null;
   /** The recording counts the file carries; null when it has none. */
   counts: RecordingCounts | null;
 }
@@ -83,7 +86,7 @@ export function buildReport(paths: string | readonly string[], top: number, sort
   const list = typeof paths === 'string' ? [paths] : paths;
   const files: FileRead[] = list.map((file) => {
     const r = readTrace(file, c, opts);
-    return { file, format: r.format, bytes: r.bytes, truncated: r.truncated, lastWhole: r.lastWhole ?? null, unclosed: r.unclosed, skipped: r.skipped, counts: r.counts ?? null };
+    return { file, format: r.format, bytes: r.bytes, truncated: r.truncated, lastWhole: r.lastWhole ?? null, unclosed: r.unclosed, skipped: r.skipped, malformed: r.malformed, firstMalformed: r.firstMalformed ?? null, counts: r.counts ?? null };
   });
   // The counts are totals when each file was finished: the newest have produced the most.
   let newest: FileRead | undefined;
@@ -240,7 +243,12 @@ function table(head: string[], rows: string[][], leftCols = 1, textLast = false)
 /** Attributes for people: hotspan's span ids left out (they are in --json). */
 function shownArgs(args: Args): string {
   const { span_id: _id, parent_id: _parent, ...rest } = args;
-  return Object.keys(rest).length === 0 ? '' : JSON.stringify(rest);
+  if (Object.keys(rest).length === 0) return '';
+  try {
+    return JSON.stringify(rest);
+  } catch {
+    return '(attributes too deeply nested to show)';
+  }
 }
 
 export function formatReport(r: Report): string {
@@ -254,6 +262,9 @@ export function formatReport(r: Report): string {
     if (f.unclosed > 0) out.push(`${who}${String(f.unclosed)} span(s) begun and never ended in the file (not counted)`);
     if (f.skipped > 0) {
       out.push(`${who}${String(f.skipped)} packet(s) skipped: they need interned names from before the file's start (it begins mid-stream)`);
+    }
+    if (f.malformed > 0) {
+      out.push(`${who}${String(f.malformed)} malformed event(s) skipped (not counted); the first: ${f.firstMalformed ?? '?'}`);
     }
   }
   out.push(...countsText(r));

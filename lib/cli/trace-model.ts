@@ -84,6 +84,13 @@ export interface ReadSummary {
   readonly unclosed: number;
   /** Perfetto packets skipped because they need interned data from before the file's start (0 for JSON). */
   readonly skipped: number;
+  /**
+   * Chrome JSON events skipped as malformed (a ts that is not a number, a
+   * negative dur, args nested past 64 levels); 0 for Perfetto.
+   */
+  readonly malformed: number;
+  /** What was wrong with the first malformed event, when there was one. */
+  readonly firstMalformed?: string;
   /** The recording counts the file carries; undefined when it has none (cut off, killed, or not hotspan's). */
   readonly counts: RecordingCounts | undefined;
   /** Loss the trace reports about itself, when it carries the counts. */

@@ -259,6 +259,7 @@ Napi::Value Perfetto(const Napi::CallbackInfo& info) {
 }
 
 Napi::Value WriteFileMethod(const Napi::CallbackInfo& info) { return WriteFile(info, Self(info)); }
+Napi::Value WriteFileNowMethod(const Napi::CallbackInfo& info) { return WriteFileNow(info, Self(info)); }
 Napi::Value StreamMethod(const Napi::CallbackInfo& info) { return StartStream(info, Self(info)); }
 
 Napi::Value ShareToken(const Napi::CallbackInfo& info) {
@@ -335,6 +336,7 @@ const Method kMethods[] = {
     {"chromeJson", nullptr, &Cold<ChromeJson>},
     {"perfetto", nullptr, &Cold<Perfetto>},
     {"writeFile", nullptr, &Cold<WriteFileMethod>},
+    {"writeFileNow", nullptr, &Cold<WriteFileNowMethod>},
     {"stream", nullptr, &Cold<StreamMethod>},
     {"shareToken", nullptr, &Cold<ShareToken>},
     {"nativeApi", nullptr, &Cold<NativeApi>},

@@ -65,6 +65,53 @@ void RegisterExitWait() {
   std::call_once(once, [] { std::atexit(WaitForWritesAtExit); });
 }
 
+// Formats `snapshot` as `format` into `path` through a FileBlockWriter: at
+// most its few blocks in memory, whatever the trace's size. Returns 0 or the
+// errno of the step *op names; *bytes is what the writer took.
+int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns,
+               const hotspan::ClockReadings& clocks, const std::string& path, Format format,
+               uint64_t* bytes, const char** op) {
+  hotspan::FileBlockWriter file(path);
+  CountingSink out(file);
+  const hotspan::DocumentInfo doc = hotspan::document_of(snapshot, origin_ns, clocks);
+  if (format == Format::kChromeJson) {
+    hotspan::write_chrome_json(snapshot, doc, out);
+  } else {
+    hotspan::write_perfetto(snapshot, doc, out);
+  }
+  const int err = file.finish(op);
+  *bytes = out.bytes();
+  return err;
+}
+
+Format FormatArg(const Napi::CallbackInfo& info, const std::string& format) {
+  if (format == "json") return Format::kChromeJson;
+  if (format == "perfetto") return Format::kPerfetto;
+  throw Napi::RangeError::New(info.Env(), "hotspan: format must be \"json\" or \"perfetto\", got \"" +
+                                              format + "\"");
+}
+
+void CheckPath(const Napi::CallbackInfo& info, const std::string& path) {
+  if (path.empty() || path.find('\0') != std::string::npos) {
+    throw Napi::TypeError::New(info.Env(), "hotspan: path must be a non-empty file path without NUL bytes");
+  }
+}
+
+uint64_t RecordsOf(const hotspan::FrozenSnapshot& snapshot) {
+  uint64_t n = 0;
+  for (const auto& t : snapshot.timelines) n += t.records.size();
+  return n;
+}
+
+Napi::Object Summary(Napi::Env env, uint64_t bytes, uint64_t spans, size_t timelines) {
+  // What the file holds: its size and the records frozen into it.
+  Napi::Object summary = Napi::Object::New(env);
+  summary.Set("bytes", Napi::Number::New(env, static_cast<double>(bytes)));
+  summary.Set("spans", Napi::Number::New(env, static_cast<double>(spans)));
+  summary.Set("timelines", Napi::Number::New(env, static_cast<double>(timelines)));
+  return summary;
+}
+
 // The trace is frozen on the JS thread when write() is called, so the file
 // holds exactly what was committed then; freezing copies only chunk
 // pointers (see frozen_records.h), and reading the records, formatting them
@@ -80,7 +127,7 @@ class WriteWorker : public Napi::AsyncWorker {
         clocks_(hotspan::read_clocks()),
         path_(std::move(path)),
         format_(format) {
-    for (const auto& t : snapshot_.timelines) spans_ += t.records.size();
+    spans_ = RecordsOf(snapshot_);
     timelines_ = snapshot_.timelines.size();
   }
 
@@ -101,28 +148,14 @@ class WriteWorker : public Napi::AsyncWorker {
   }
 
   void Write() {
-    hotspan::FileBlockWriter file(path_);
-    CountingSink out(file);
-    const hotspan::DocumentInfo doc = hotspan::document_of(snapshot_, origin_ns_, clocks_);
-    if (format_ == Format::kChromeJson) {
-      hotspan::write_chrome_json(snapshot_, doc, out);
-    } else {
-      hotspan::write_perfetto(snapshot_, doc, out);
-    }
-    errno_ = file.finish(&op_);
-    bytes_ = out.bytes();
+    errno_ = WriteTrace(snapshot_, origin_ns_, clocks_, path_, format_, &bytes_, &op_);
     snapshot_ = hotspan::FrozenSnapshot();  // release it here, not on the JS thread
   }
 
   void OnOK() override {
     Napi::Env env = Env();
     if (errno_ == 0) {
-      // What the file holds: its size and the records frozen into it.
-      Napi::Object summary = Napi::Object::New(env);
-      summary.Set("bytes", Napi::Number::New(env, static_cast<double>(bytes_)));
-      summary.Set("spans", Napi::Number::New(env, static_cast<double>(spans_)));
-      summary.Set("timelines", Napi::Number::New(env, static_cast<double>(timelines_)));
-      deferred_.Resolve(summary);
+      deferred_.Resolve(Summary(env, bytes_, spans_, timelines_));
       return;
     }
     deferred_.Reject(FileError(env, path_, errno_, op_).Value());
@@ -165,25 +198,34 @@ Napi::Error FileError(Napi::Env env, const std::string& path, int err, const std
 
 Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
   std::string path = ARG_STRING(0, "path");
-  std::string format = ARG_STRING(1, "format");
-  Format f;
-  if (format == "json") {
-    f = Format::kChromeJson;
-  } else if (format == "perfetto") {
-    f = Format::kPerfetto;
-  } else {
-    throw Napi::RangeError::New(info.Env(), "hotspan: format must be \"json\" or \"perfetto\", got \"" +
-                                                format + "\"");
-  }
-  if (path.empty() || path.find('\0') != std::string::npos) {
-    throw Napi::TypeError::New(info.Env(), "hotspan: path must be a non-empty file path without NUL bytes");
-  }
+  const Format f = FormatArg(info, ARG_STRING(1, "format"));
+  CheckPath(info, path);
   RegisterExitWait();
   auto* worker = new WriteWorker(info.Env(), self.tracer->freeze(), self.tracer->origin_ns(),
                                  std::move(path), f);
   Napi::Promise promise = worker->Promise();
   worker->Queue();  // deletes itself after OnOK / OnError
   return promise;
+}
+
+Napi::Value WriteFileNow(const Napi::CallbackInfo& info, TracerBinding& self) {
+  const std::string path = ARG_STRING(0, "path");
+  const Format f = FormatArg(info, ARG_STRING(1, "format"));
+  CheckPath(info, path);
+  const hotspan::Tracer& tracer = *self.tracer;
+  uint64_t bytes = 0;
+  const char* op = "";
+  uint64_t spans = 0;
+  size_t timelines = 0;
+  int err = 0;
+  {
+    const hotspan::FrozenSnapshot snapshot = tracer.freeze();
+    spans = RecordsOf(snapshot);
+    timelines = snapshot.timelines.size();
+    err = WriteTrace(snapshot, tracer.origin_ns(), hotspan::read_clocks(), path, f, &bytes, &op);
+  }
+  if (err != 0) throw FileError(info.Env(), path, err, op);
+  return Summary(info.Env(), bytes, spans, timelines);
 }
 
 }  // namespace hotspan_addon
