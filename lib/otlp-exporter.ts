@@ -43,7 +43,7 @@ export class OtlpExporter {
     if (this.stopped !== undefined || this.counters.finished()) return;
     this.flush();
     this.handOverAll();
-    this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
+    this.worker.postMessage(this.stopMessage());
     Atomics.wait(this.counters.state, 0, 0, this.config.shutdownTimeoutMs + 1000);
   };
   private readonly onBeforeExit = (): void => {
@@ -102,6 +102,12 @@ export class OtlpExporter {
     this.counters.add('dropped', rest.lost + rest.snap.count);
   }
 
+  /** The deadline from now, on the epoch axis both threads share (their performance.now() origins differ). */
+  private stopMessage(): { stop: number; until: number } {
+    const ms = this.config.shutdownTimeoutMs;
+    return { stop: ms, until: performance.timeOrigin + performance.now() + ms };
+  }
+
   counts(): OtlpCounts {
     return this.counters.read();
   }
@@ -114,7 +120,7 @@ export class OtlpExporter {
       this.flush();
       this.handOverAll();
       this.worker.ref();
-      this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
+      this.worker.postMessage(this.stopMessage());
       await new Promise<void>((resolve) => {
         // The worker says 'finished' (or fails); a worker that hangs is cut at the deadline.
         const timer = setTimeout(resolve, this.config.shutdownTimeoutMs + 1000);
