@@ -41,9 +41,10 @@ export class OtlpExporter {
   // this thread blocks while the worker, on its own event loop, sends.
   private readonly onExit = (): void => {
     if (this.stopped !== undefined || this.counters.finished()) return;
+    const stop = this.stopMessage();
     this.flush();
     this.handOverAll();
-    this.worker.postMessage(this.stopMessage());
+    this.worker.postMessage(stop);
     Atomics.wait(this.counters.state, 0, 0, this.config.shutdownTimeoutMs + 1000);
   };
   private readonly onBeforeExit = (): void => {
@@ -115,12 +116,14 @@ export class OtlpExporter {
   /** Sends what is left within the shutdown deadline, then ends the worker. */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
+      // The deadline runs from the call: the hand-over below is part of it.
+      const stop = this.stopMessage();
       process.off('beforeExit', this.onBeforeExit);
       this.cancelExit();
       this.flush();
       this.handOverAll();
       this.worker.ref();
-      this.worker.postMessage(this.stopMessage());
+      this.worker.postMessage(stop);
       await new Promise<void>((resolve) => {
         // The worker says 'finished' (or fails); a worker that hangs is cut at the deadline.
         const timer = setTimeout(resolve, this.config.shutdownTimeoutMs + 1000);

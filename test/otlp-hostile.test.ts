@@ -85,12 +85,14 @@ afterEach(async () => {
 });
 
 const SHUTDOWN_MS = 1000;
-// What shutdown() may take past its timeout: 10%, plus 600 ms for the
-// worker's last turn (counting what it abandons: a cursor walk of at most
-// a few MB here) and for two threads to be scheduled on a loaded machine.
-// Still below the 1000 ms by which the exporter's fallback would cut a
-// worker that did not finish (and the counts would not add up).
-const SHUTDOWN_BOUND_MS = SHUTDOWN_MS * 1.1 + 600;
+// A loose bound on purpose: what shutdown() may take past its timeout is
+// 10%, plus 1000 ms for the worker's last turn (counting what it abandons:
+// a cursor walk of a few MB here, a few ms on an idle machine) and for two
+// threads to be scheduled on a loaded one (this bound is checked with five
+// runs at once on two busy cores). The exact check is the counts: the
+// exporter's fallback cuts a worker that did not finish by itself, and
+// then they do not add up.
+const SHUTDOWN_BOUND_MS = SHUTDOWN_MS * 1.1 + 1000;
 
 function settled(out: Out): void {
   const o = out.counts.otlp;
@@ -108,8 +110,10 @@ describe('OTLP export to a hostile collector', () => {
     const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast }, spans: 3000, settle: true });
     settled(out);
     expect(out.counts.otlp.sent).toBe(3000);
-    expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests);
-    expect(r.hostileBytes.length).toBe(out.counts.otlp.requests);
+    // Every batch settled on a faulty response; others timed out before their headers (a retry each).
+    expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests - out.counts.otlp.retries);
+    expect(out.counts.otlp.faultyResponses).toBeGreaterThan(0);
+    expect(r.hostileBytes.length).toBeLessThanOrEqual(out.counts.otlp.requests);
     // The receiver wrote what the client read plus what the loopback
     // socket's buffers took (a few MiB at most) before the client went.
     for (const b of r.hostileBytes) expect(b).toBeLessThan(MAX_RESPONSE_BYTES + 16 * 1024 * 1024);
@@ -121,14 +125,16 @@ describe('OTLP export to a hostile collector', () => {
     const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast, timeoutMs: 300 }, spans: 3000, settle: true });
     settled(out);
     expect(out.counts.otlp.sent).toBe(3000);
-    expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests);
-    expect(r.requests).toBe(out.counts.otlp.requests);
+    // Every batch settled on a faulty response; others timed out before their headers (a retry each).
+    expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests - out.counts.otlp.retries);
+    expect(out.counts.otlp.faultyResponses).toBeGreaterThan(0);
+    expect(r.hostileBytes.length).toBeGreaterThan(0);
   });
 
   for (const retryAfter of ['999999', '0', '-1', '9999999', 'Fri, 31 Dec 9999 23:59:59 GMT', 'Wed, 21 Oct 2015 07:28:00 GMT']) {
-    it(`503 with Retry-After: ${retryAfter}, then 200: every span sent, no warning`, async () => {
+    it(`503 with Retry-After: ${retryAfter}, then 200: every span sent before shutdown(), no warning`, async () => {
       const [, url] = await receiver((n) => (n < 2 ? { status: 503, retryAfter } : {}));
-      const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast }, spans: 3000 });
+      const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast }, spans: 3000, settle: true });
       settled(out);
       expect(out.counts.otlp.sent).toBe(3000);
       expect(out.counts.otlp.retries).toBe(2);
@@ -148,7 +154,7 @@ describe('OTLP export to a hostile collector', () => {
     const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast, protocol: 'http/json' }, spans: 3000 });
     settled(out);
     expect(out.counts.otlp).toMatchObject({ sent: 3000, dropped: 0, rejected: 0 });
-    expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests);
+    expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests - out.counts.otlp.retries);
   });
 
   it('a protobuf partial success rejecting more spans than were sent is faulty', async () => {
@@ -156,7 +162,7 @@ describe('OTLP export to a hostile collector', () => {
     const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast }, spans: 3000 });
     settled(out);
     expect(out.counts.otlp.faultyResponses).toBe(1);
-    expect(out.counts.otlp.rejected).toBe(out.counts.otlp.requests - 1);
+    expect(out.counts.otlp.rejected).toBe(out.counts.otlp.requests - out.counts.otlp.retries - 1);
   });
 
   for (const backend of ['native', 'js'] as const) {

@@ -1,7 +1,7 @@
 // OTLP export end to end: a child process records spans and exports them to
 // a loopback receiver that decodes every request with the vendored upstream
 // schema (test/support/otlp-receiver.ts). Each scenario ends with
-// sent + dropped = produced and no span received twice. Nothing waits on a
+// sent + dropped + rejected = produced and no span received twice. Nothing waits on a
 // clock: the receiver's behaviour is keyed to the request number, and the
 // "down at start" receiver comes up when the child says it has retried.
 import { spawn } from 'node:child_process';
