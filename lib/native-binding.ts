@@ -271,6 +271,12 @@ export interface NativeAddon {
    * `final`: also the spans whose local root has not ended.
    */
   otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number };
+  /**
+   * What a stop past its deadline abandons: every record not read yet and
+   * those held back, counted in `spans` without being encoded, in bounded
+   * memory; `lost` and `waiting` as for otlpNext.
+   */
+  otlpDiscard(source: NativeOtlpSource): { spans: number; lost: number; waiting: number };
 }
 
 /** A type-tagged OTLP source (`NativeAddon.otlpSource()`). */

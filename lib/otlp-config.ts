@@ -15,7 +15,7 @@ export interface OtlpExportOptions {
   protocol?: 'http/protobuf' | 'http/json';
   /** Extra request headers, over OTEL_EXPORTER_OTLP_HEADERS / OTEL_EXPORTER_OTLP_TRACES_HEADERS (`k=v,k2=v2`). */
   headers?: Record<string, string>;
-  /** Per-request timeout in ms. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT / OTEL_EXPORTER_OTLP_TIMEOUT, else 10000. */
+  /** Whole-request timeout in ms, from the request's start to the end of the response body. Default: OTEL_EXPORTER_OTLP_TRACES_TIMEOUT / OTEL_EXPORTER_OTLP_TIMEOUT, else 10000. */
   timeoutMs?: number;
   /** 'gzip' or 'none'. Default: OTEL_EXPORTER_OTLP_TRACES_COMPRESSION / OTEL_EXPORTER_OTLP_COMPRESSION, else 'none'. */
   compression?: 'gzip' | 'none';
@@ -29,7 +29,7 @@ export interface OtlpExportOptions {
   scheduledDelayMs?: number;
   /** First retry delay in ms (doubled per attempt, full jitter, capped by maxRetryDelayMs). Default 1000. */
   retryInitialDelayMs?: number;
-  /** Default 30000. */
+  /** The longest pause before a retry, in ms: caps the backoff and the collector's Retry-After. Default 30000. */
   maxRetryDelayMs?: number;
   /** What shutdown() and process exit wait for the last requests, in ms. Default: OTEL_BSP_EXPORT_TIMEOUT, else 30000. */
   shutdownTimeoutMs?: number;
@@ -81,6 +81,16 @@ export function parseKeyValueList(text: string | undefined): Array<[string, stri
     if (key !== '') out.push([key, value]);
   }
   return out;
+}
+
+/** The longest delay setTimeout takes (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** A positive number of ms a timer is set to. */
+function positiveMs(name: string, v: unknown, fallback: number): number {
+  const n = positive(name, v, fallback);
+  if (n > MAX_TIMER_MS) throw new RangeError(`hotspan: exportOtlp ${name} must be at most ${String(MAX_TIMER_MS)} ms, got ${describe(v)}`);
+  return n;
 }
 
 function positive(name: string, v: unknown, fallback: number): number {
@@ -165,14 +175,14 @@ export function otlpConfig(options: OtlpExportOptions | undefined, env: Env, ver
     url,
     encoding: protocol === 'http/json' ? 'json' : 'protobuf',
     headers,
-    timeoutMs: positive('timeoutMs', o.timeoutMs ?? envOf(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT'), 10000),
+    timeoutMs: positiveMs('timeoutMs', o.timeoutMs ?? envOf(env, 'OTEL_EXPORTER_OTLP_TRACES_TIMEOUT', 'OTEL_EXPORTER_OTLP_TIMEOUT'), 10000),
     gzip: compression === 'gzip',
     resource,
     maxBatchSize,
-    scheduledDelayMs: positive('scheduledDelayMs', o.scheduledDelayMs ?? envOf(env, 'OTEL_BSP_SCHEDULE_DELAY'), 5000),
-    retryInitialDelayMs: positive('retryInitialDelayMs', o.retryInitialDelayMs, 1000),
-    maxRetryDelayMs: positive('maxRetryDelayMs', o.maxRetryDelayMs, 30000),
-    shutdownTimeoutMs: positive('shutdownTimeoutMs', o.shutdownTimeoutMs ?? envOf(env, 'OTEL_BSP_EXPORT_TIMEOUT'), 30000),
+    scheduledDelayMs: positiveMs('scheduledDelayMs', o.scheduledDelayMs ?? envOf(env, 'OTEL_BSP_SCHEDULE_DELAY'), 5000),
+    retryInitialDelayMs: positiveMs('retryInitialDelayMs', o.retryInitialDelayMs, 1000),
+    maxRetryDelayMs: positiveMs('maxRetryDelayMs', o.maxRetryDelayMs, 30000),
+    shutdownTimeoutMs: positiveMs('shutdownTimeoutMs', o.shutdownTimeoutMs ?? envOf(env, 'OTEL_BSP_EXPORT_TIMEOUT'), 30000),
   };
 }
 

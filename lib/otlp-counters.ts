@@ -2,13 +2,13 @@
 // the tracer's thread (which reads them for tracer.counts() without a round
 // trip): one SharedArrayBuffer.
 
-/** Export counts in tracer.counts().otlp. At rest (after shutdown()): sent + dropped = produced. */
+/** Export counts in tracer.counts().otlp. At rest (after shutdown()): sent + dropped + rejected = produced. */
 export interface OtlpCounts {
-  /** Spans the collector accepted. */
+  /** Spans the collector accepted (a 2xx status, less what its partial success rejected). */
   readonly sent: number;
-  /** Spans not delivered: overwritten or dropped by the memory budget before they were read, given up on (non-retryable status, shutdown deadline), or rejected by the collector. */
+  /** Spans not delivered: overwritten or dropped by the memory budget before they were read, or given up on (non-retryable status, retries past the shutdown deadline, abandoned at the deadline). Not the rejected ones. */
   readonly dropped: number;
-  /** Of dropped: rejected by the collector in a partial-success response. */
+  /** Spans the collector received and rejected in a partial-success response. */
   readonly rejected: number;
   /** Spans read and not yet settled (in the request being sent or retried). */
   readonly inFlight: number;
@@ -16,9 +16,16 @@ export interface OtlpCounts {
   readonly requests: number;
   /** Requests sent again after a retryable failure (429, 502, 503, 504, a timeout, a network error). */
   readonly retries: number;
+  /**
+   * 2xx responses that broke the protocol: a body over 64 KiB or not whole
+   * within timeoutMs, or a partial success that cannot be read or is out of
+   * range (negative, not an integer, more spans than were sent). Their
+   * spans count as sent: the status said so, and a retry would send them twice.
+   */
+  readonly faultyResponses: number;
 }
 
-const FIELDS = ['sent', 'dropped', 'rejected', 'inFlight', 'requests', 'retries'] as const;
+const FIELDS = ['sent', 'dropped', 'rejected', 'inFlight', 'requests', 'retries', 'faultyResponses'] as const;
 type Field = (typeof FIELDS)[number];
 
 /** Int32 slot 0: the worker's state (0 running, 1 finished); then one float64 per field. */

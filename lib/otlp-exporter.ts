@@ -41,9 +41,10 @@ export class OtlpExporter {
   // this thread blocks while the worker, on its own event loop, sends.
   private readonly onExit = (): void => {
     if (this.stopped !== undefined || this.counters.finished()) return;
+    const stop = this.stopMessage();
     this.flush();
     this.handOverAll();
-    this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
+    this.worker.postMessage(stop);
     Atomics.wait(this.counters.state, 0, 0, this.config.shutdownTimeoutMs + 1000);
   };
   private readonly onBeforeExit = (): void => {
@@ -102,6 +103,12 @@ export class OtlpExporter {
     this.counters.add('dropped', rest.lost + rest.snap.count);
   }
 
+  /** The deadline from now, on the epoch axis both threads share (their performance.now() origins differ). */
+  private stopMessage(): { stop: number; until: number } {
+    const ms = this.config.shutdownTimeoutMs;
+    return { stop: ms, until: performance.timeOrigin + performance.now() + ms };
+  }
+
   counts(): OtlpCounts {
     return this.counters.read();
   }
@@ -109,12 +116,14 @@ export class OtlpExporter {
   /** Sends what is left within the shutdown deadline, then ends the worker. */
   stop(): Promise<void> {
     this.stopped ??= (async () => {
+      // The deadline runs from the call: the hand-over below is part of it.
+      const stop = this.stopMessage();
       process.off('beforeExit', this.onBeforeExit);
       this.cancelExit();
       this.flush();
       this.handOverAll();
       this.worker.ref();
-      this.worker.postMessage({ stop: this.config.shutdownTimeoutMs });
+      this.worker.postMessage(stop);
       await new Promise<void>((resolve) => {
         // The worker says 'finished' (or fails); a worker that hangs is cut at the deadline.
         const timer = setTimeout(resolve, this.config.shutdownTimeoutMs + 1000);

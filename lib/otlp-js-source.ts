@@ -66,6 +66,28 @@ export class JsOtlpSource {
     this.held = r.held;
     return { body: r.body, spans: r.spans, lost, waiting: r.held + unread };
   }
+
+  /**
+   * What a stop past its deadline abandons: the handed-over records counted,
+   * not encoded; the held-back ones (at most OtlpBatcher::kMaxHeld) through
+   * one final read nobody sends.
+   */
+  discard(): OtlpRead {
+    let spans = 0;
+    let lost = 0;
+    for (const slice of this.slices.splice(0)) {
+      spans += slice.snap.count;
+      lost += slice.lost;
+      this.left = slice.left;
+    }
+    while (this.held > 0) {
+      const r = this.encoder.next(EMPTY, this.held, true, false);
+      this.held = r.held;
+      if (r.spans === 0) break;
+      spans += r.spans;
+    }
+    return { spans, lost, waiting: this.held + this.left };
+  }
 }
 
 const EMPTY: NativeSnapshot = { names: [], timelines: [], count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], contexts: [] };

@@ -15,7 +15,7 @@ import type { OtlpConfig } from './otlp-config';
 import { OtlpCounters } from './otlp-counters';
 import type { JsExportInfo } from './otlp-export-slice';
 import { JsOtlpSource, type OtlpRead } from './otlp-js-source';
-import { partialSuccess, retryAfterMs } from './otlp-response';
+import { MAX_RESPONSE_BYTES, partialSuccess, retryDelayMs } from './otlp-response';
 import { loadNativeAddon } from './native-loader';
 
 const gzip = promisify(gzipCb);
@@ -36,7 +36,13 @@ const counters = new OtlpCounters(shared);
 const scopeVersion = config.resource.find(([k]) => k === 'telemetry.sdk.version')?.[1] ?? '';
 
 /** Where requests come from: the addon's OtlpSource, or a js tracer's hand-overs. */
-function openSource(): { next(maxSpans: number, final: boolean): OtlpRead | Promise<OtlpRead> } {
+interface Source {
+  next(maxSpans: number, final: boolean): OtlpRead | Promise<OtlpRead>;
+  /** Past the stop's deadline: what is left, counted in `spans`, not encoded. */
+  discard(): OtlpRead;
+}
+
+function openSource(): Source {
   if (js !== undefined) {
     if (parentPort === null) throw new Error('hotspan: the OTLP worker has no parent port');
     return new JsOtlpSource(parentPort, config, scopeVersion, js);
@@ -45,7 +51,7 @@ function openSource(): { next(maxSpans: number, final: boolean): OtlpRead | Prom
   if (loaded.addon === undefined) throw loaded.error ?? new Error('hotspan: the addon did not load in the OTLP worker');
   const addon = loaded.addon;
   const native = addon.otlpSource(token ?? '', { resource: config.resource, scopeVersion, encoding: config.encoding });
-  return { next: (maxSpans, final) => addon.otlpNext(native, maxSpans, final) };
+  return { next: (maxSpans, final) => addon.otlpNext(native, maxSpans, final), discard: () => addon.otlpDiscard(native) };
 }
 const source = openSource();
 
@@ -53,29 +59,28 @@ const source = openSource();
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
 let stopDeadline: number | undefined;  // performance.now() ms, once stopping
-let wake: (() => void) | undefined;
+// Called once when a stop arrives: every paused retry, every request in flight.
+const onStop = new Set<() => void>();
 
-parentPort?.on('message', (m: { stop?: number }) => {
+parentPort?.on('message', (m: { stop?: number; until?: number }) => {
   if (typeof m.stop === 'number') {
-    stopDeadline = performance.now() + m.stop;
-    wake?.();
+    // `until`: the deadline on the epoch axis of the tracer's thread (its
+    // shutdown() started the clock), on this thread's performance.now() axis.
+    stopDeadline = typeof m.until === 'number' ? m.until - performance.timeOrigin : performance.now() + m.stop;
+    for (const f of [...onStop]) f();
   }
 });
 
-/** Waits ms, or less when a stop arrives (none once stopping: the deadline rules). */
-function pause(ms: number, evenWhenStopping = false): Promise<void> {
+/** Waits ms, or less when a stop arrives. */
+function pause(ms: number): Promise<void> {
   return new Promise((resolve) => {
-    if (stopDeadline !== undefined && !evenWhenStopping) {
-      resolve();
-      return;
-    }
     const t = setTimeout(done, ms);
     function done(): void {
       clearTimeout(t);
-      wake = undefined;
+      onStop.delete(done);
       resolve();
     }
-    wake = done;
+    onStop.add(done);
   });
 }
 
@@ -84,12 +89,21 @@ interface Reply {
   retryAfter?: string;
   contentType?: string;
   body: Uint8Array;
+  /** A 2xx whose body came too slowly or was longer than MAX_RESPONSE_BYTES. */
+  faulty?: string;
 }
 
 const transport = config.url.startsWith('https:') ? https : http;
 // Two requests in flight: the next batch is read and encoded while one is sent.
 const agent = new transport.Agent({ keepAlive: true, maxSockets: 2 });
+const NONE = new Uint8Array();
 
+/**
+ * One POST, settled within timeoutMs from its start to the end of the
+ * response body (cut sooner at a stop's deadline). A non-2xx status settles
+ * at its headers (its body is not read); a 2xx body is read up to
+ * MAX_RESPONSE_BYTES.
+ */
 function post(body: Uint8Array, timeoutMs: number): Promise<Reply> {
   return new Promise((resolve) => {
     const headers: Record<string, string | number> = {
@@ -99,28 +113,68 @@ function post(body: Uint8Array, timeoutMs: number): Promise<Reply> {
     };
     if (config.gzip) headers['content-encoding'] = 'gzip';
     let settled = false;
+    let status = 0;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (r: Reply): void => {
       if (settled) return;
       settled = true;
+      clearTimeout(timer);
+      onStop.delete(cut);
       resolve(r);
+      if (r.faulty !== undefined || r.status === 0) req.destroy();
     };
-    const req = transport.request(config.url, { method: 'POST', headers, agent, timeout: timeoutMs }, (res) => {
+    const expire = (): void => {
+      const ok = status >= 200 && status < 300;
+      finish(ok ? { status, body: NONE, faulty: `no whole response within ${String(timeoutMs)} ms` } : { status: 0, body: NONE });
+    };
+    const arm = (ms: number): void => {
+      clearTimeout(timer);
+      timer = setTimeout(expire, Math.max(0, ms));
+    };
+    // A stop cuts the request at its deadline.
+    const cut = (): void => {
+      if (stopDeadline !== undefined) arm(Math.min(timeoutMs - (performance.now() - started), stopDeadline - performance.now()));
+    };
+    const started = performance.now();
+    const req = transport.request(config.url, { method: 'POST', headers, agent }, (res) => {
+      status = res.statusCode ?? 0;
+      const head = { status, retryAfter: res.headers['retry-after'], contentType: res.headers['content-type'] };
+      if (status < 200 || status >= 300) {
+        finish({ ...head, body: NONE });
+        res.destroy();
+        return;
+      }
       const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () =>
-        finish({
-          status: res.statusCode ?? 0,
-          retryAfter: res.headers['retry-after'],
-          contentType: res.headers['content-type'],
-          body: Buffer.concat(chunks),
-        }),
-      );
-      res.on('error', () => finish({ status: 0, body: new Uint8Array() }));
+      let bytes = 0;
+      res.on('data', (c: Buffer) => {
+        bytes += c.length;
+        if (bytes > MAX_RESPONSE_BYTES) {
+          finish({ ...head, body: NONE, faulty: `a response body over ${String(MAX_RESPONSE_BYTES)} bytes` });
+          return;
+        }
+        chunks.push(c);
+      });
+      res.on('end', () => finish({ ...head, body: Buffer.concat(chunks) }));
+      res.on('error', expire);
     });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', () => finish({ status: 0, body: new Uint8Array() }));
+    arm(timeoutMs);
+    onStop.add(cut);
+    cut();
+    req.on('error', () => finish(status >= 200 && status < 300 ? { status, body: NONE, faulty: 'the response was cut short' } : { status: 0, body: NONE }));
     req.end(body);
   });
+}
+
+/** Counts a 2xx: its spans sent, less those the partial success rejected; a faulty response's spans are sent (its status said so). */
+function accepted(reply: Reply, spans: number): void {
+  const partial = reply.faulty !== undefined ? { faulty: reply.faulty } : partialSuccess(reply.body, reply.contentType, spans);
+  if (partial.faulty !== undefined) {
+    counters.add('faultyResponses', 1);
+    counters.add('sent', spans);
+    return;
+  }
+  counters.add('rejected', partial.rejected);
+  counters.add('sent', spans - partial.rejected);
 }
 
 /** Sends one request until it is settled: sent, rejected, or given up (dropped). */
@@ -134,21 +188,21 @@ async function deliver(raw: Uint8Array, spans: number): Promise<void> {
     counters.add('requests', 1);
     const reply = await post(body, timeout);
     if (reply.status >= 200 && reply.status < 300) {
-      const partial = partialSuccess(reply.body, reply.contentType);
-      const rejected = Math.min(spans, partial.rejected);
-      counters.add('rejected', rejected);
-      counters.add('dropped', rejected);
-      counters.add('sent', spans - rejected);
+      accepted(reply, spans);
       counters.add('inFlight', -spans);
       return;
     }
     if (reply.status !== 0 && !RETRYABLE.has(reply.status)) break;
-    // Exponential backoff with full jitter; Retry-After when the collector gives one.
+    // Exponential backoff with full jitter; Retry-After when the collector
+    // gives one, kept between the backoff and maxRetryDelayMs.
     const cap = Math.min(config.maxRetryDelayMs, config.retryInitialDelayMs * 2 ** Math.min(attempt, 30));
-    const delay = retryAfterMs(reply.retryAfter, Date.now()) ?? Math.random() * cap;
-    if (stopDeadline !== undefined && performance.now() + delay >= stopDeadline) break;
+    const delay = retryDelayMs(reply.retryAfter, Date.now(), Math.random() * cap, config.maxRetryDelayMs);
+    const resumeAt = performance.now() + delay;
+    if (stopDeadline !== undefined && resumeAt >= stopDeadline) break;
     counters.add('retries', 1);
-    await pause(delay, true);
+    await pause(delay);
+    // Woken by a stop whose deadline comes before the retry was due: given up.
+    if (stopDeadline !== undefined && resumeAt >= stopDeadline) break;
   }
   counters.add('dropped', spans);
   counters.add('inFlight', -spans);
@@ -165,10 +219,11 @@ async function run(): Promise<void> {
     const final = stopDeadline !== undefined;
     if (final && performance.now() >= (stopDeadline ?? 0)) {
       await settle();
-      // Past the deadline: what is left is read and counted, not sent.
-      const rest = await source.next(1 << 20, true);
+      // Past the deadline: what is left is counted, neither encoded nor sent.
+      const rest = source.discard();
       counters.add('dropped', rest.lost + rest.spans);
-      if (rest.spans === 0 && rest.waiting === 0) return;
+      if (rest.waiting === 0) return;
+      await pause(1);  // records a thread commits still: the next turn counts them
       continue;
     }
     const next = await source.next(config.maxBatchSize, final);
@@ -185,7 +240,7 @@ async function run(): Promise<void> {
       continue;  // records held for an ancestor later in the drain
     }
     await settle();
-    await pause(config.scheduledDelayMs);
+    if (stopDeadline === undefined) await pause(config.scheduledDelayMs);
   }
 }
 

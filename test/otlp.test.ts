@@ -1,7 +1,7 @@
 // OTLP export end to end: a child process records spans and exports them to
 // a loopback receiver that decodes every request with the vendored upstream
 // schema (test/support/otlp-receiver.ts). Each scenario ends with
-// sent + dropped = produced and no span received twice. Nothing waits on a
+// sent + dropped + rejected = produced and no span received twice. Nothing waits on a
 // clock: the receiver's behaviour is keyed to the request number, and the
 // "down at start" receiver comes up when the child says it has retried.
 import { spawn } from 'node:child_process';
@@ -64,7 +64,7 @@ interface ChildOut {
     released: number;
     overwritten: number;
     dropped: number;
-    otlp: { sent: number; dropped: number; rejected: number; inFlight: number; requests: number; retries: number };
+    otlp: { sent: number; dropped: number; rejected: number; inFlight: number; requests: number; retries: number; faultyResponses: number };
   };
   records: RecordOut[];
   rssGrowth: number;
@@ -200,10 +200,10 @@ afterEach(async () => {
 
 const key = (name: string, attrs: { i?: unknown; j?: unknown } | undefined): string => `${name}/${String(attrs?.i)}/${String(attrs?.j)}`;
 
-// sent + dropped = produced, and each span at most once.
+// sent + dropped + rejected = produced, and each span at most once.
 function checkAccounting(out: ChildOut, spans: ReceivedSpan[]): void {
   const o = out.counts.otlp;
-  expect(o.sent + o.dropped).toBe(out.counts.produced);
+  expect(o.sent + o.dropped + o.rejected).toBe(out.counts.produced);
   expect(o.inFlight).toBe(0);
   expect(spans.length).toBe(o.sent);
   expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
@@ -427,11 +427,12 @@ for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backen
     });
   }
 
-  it('partial success: rejected spans are read from the response and counted as dropped', async () => {
+  it('partial success: rejected spans are read from the response and counted as rejected, apart from dropped', async () => {
     const [r, url] = await receiver((n) => (n === 0 ? { rejected: 7 } : {}));
     const out = await run({ export: { endpoint: url, ...fast }, trees: 100 });
     expect(out.counts.otlp.rejected).toBe(7);
-    expect(out.counts.otlp.dropped).toBe(7);
+    expect(out.counts.otlp.dropped).toBe(0);
+    expect(out.counts.otlp.faultyResponses).toBe(0);
     expect(out.counts.otlp.sent).toBe(300 - 7);
     expect(r.spans().length).toBe(300);  // the receiver had them all; it said it rejected 7
   });

@@ -103,11 +103,24 @@ Napi::Value Next(const Napi::CallbackInfo& info) {
   return out;
 }
 
+// -> { spans, lost, waiting }: what a stop past its deadline abandons, counted, not encoded.
+Napi::Value Discard(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  hotspan::OtlpSource& source = ArgSource(info);
+  const hotspan::OtlpSource::Batch b = source.discard();
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("spans", Napi::Number::New(env, static_cast<double>(b.spans)));
+  out.Set("lost", Napi::Number::New(env, static_cast<double>(b.lost)));
+  out.Set("waiting", Napi::Number::New(env, static_cast<double>(source.waiting())));
+  return out;
+}
+
 }  // namespace
 
 void InitOtlp(Napi::Env env, Napi::Object exports) {
   exports.Set("otlpSource", Napi::Function::New<Source>(env, "otlpSource"));
   exports.Set("otlpNext", Napi::Function::New<Next>(env, "otlpNext"));
+  exports.Set("otlpDiscard", Napi::Function::New<Discard>(env, "otlpDiscard"));
 }
 
 }  // namespace hotspan_addon

@@ -42,6 +42,14 @@ class OtlpSource {
   // root too.
   Batch next(size_t max_spans, bool final, std::string& out);
 
+  // What a stop past its deadline abandons: every record committed and not
+  // taken yet, and those held back for their ancestor, counted in `spans`
+  // and not encoded (the held ones, at most kMaxHeld, are). Reads in steps
+  // of kDiscardStep records, each step's chunks released before the next,
+  // so memory stays that of one step whatever waits.
+  static constexpr size_t kDiscardStep = size_t{1} << 16;
+  Batch discard();
+
   uint64_t taken() const { return taken_; }
   uint64_t lost() const { return lost_; }
   // Records committed and not yet sent nor lost (at the last next()),
@@ -51,6 +59,10 @@ class OtlpSource {
  private:
   OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
              const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns);
+
+  // Counts the records lost since the last call into `lost`; returns the
+  // records committed and not read by the cursor yet.
+  uint64_t count_lost(uint64_t& lost);
 
   std::shared_ptr<const Tracer> tracer_;
   std::unique_ptr<RecordCursor> cursor_;

@@ -58,6 +58,13 @@ export interface Answer {
   retryAfter?: string;
   /** partial_success.rejected_spans in a 2xx response. */
   rejected?: number;
+  /** A 2xx response with this JSON body (content-type application/json). */
+  json?: unknown;
+  /**
+   * A hostile 2xx body after the headers: 'endless' writes as fast as the
+   * client reads, until it goes; 'slow' writes one byte every 50 ms.
+   */
+  body?: 'endless' | 'slow';
 }
 
 const hex = (b: Uint8Array | string | undefined): string =>
@@ -157,6 +164,8 @@ export class Receiver {
   readonly accepted: ReceivedRequest[] = [];
   requests = 0;
   readonly headers: http.IncomingHttpHeaders[] = [];
+  /** Bytes of hostile bodies ('endless', 'slow') the socket took, per response. */
+  readonly hostileBytes: number[] = [];
   private server: http.Server | undefined;
   private readonly hanging = new Set<http.ServerResponse>();
 
@@ -182,7 +191,7 @@ export class Receiver {
       return;
     }
     const status = a.status ?? 200;
-    const headers: http.OutgoingHttpHeaders = { 'content-type': 'application/x-protobuf' };
+    const headers: http.OutgoingHttpHeaders = { 'content-type': a.json !== undefined ? 'application/json' : 'application/x-protobuf' };
     if (a.retryAfter !== undefined) headers['retry-after'] = a.retryAfter;
     let body = Buffer.alloc(0);
     if (status >= 200 && status < 300) {
@@ -192,9 +201,48 @@ export class Receiver {
         const { response } = types();
         body = Buffer.from(response.encode(response.fromObject({ partialSuccess: { rejectedSpans: a.rejected, errorMessage: 'test' } })).finish());
       }
+      if (a.json !== undefined) body = Buffer.from(JSON.stringify(a.json));
+    }
+    if (a.body !== undefined) {
+      this.hostile(res, status, headers, a.body);
+      return;
     }
     res.writeHead(status, headers);
     res.end(body);
+  }
+
+  /** Headers, then a body that never ends: as fast as the client takes it, or a byte per 50 ms. */
+  private hostile(res: http.ServerResponse, status: number, headers: http.OutgoingHttpHeaders, mode: 'endless' | 'slow'): void {
+    const at = this.hostileBytes.push(0) - 1;
+    this.hanging.add(res);
+    res.writeHead(status, headers);
+    res.flushHeaders();
+    const chunk = Buffer.alloc(mode === 'endless' ? 64 * 1024 : 1, 0x41);
+    let timer: NodeJS.Timeout | undefined;
+    const stop = (): void => {
+      clearInterval(timer);
+      this.hanging.delete(res);
+    };
+    res.on('close', stop);
+    const write = (): void => {
+      // Until the socket will not take more (then on 'drain'), or the client is gone.
+      while (!res.destroyed) {
+        this.hostileBytes[at] = (this.hostileBytes[at] ?? 0) + chunk.length;
+        if (!res.write(chunk)) {
+          res.once('drain', write);
+          return;
+        }
+      }
+    };
+    if (mode === 'endless') {
+      write();
+    } else {
+      timer = setInterval(() => {
+        if (res.destroyed) return;
+        this.hostileBytes[at] = (this.hostileBytes[at] ?? 0) + 1;
+        res.write(chunk);
+      }, 50);
+    }
   }
 
   spans(): ReceivedSpan[] {
