@@ -354,7 +354,9 @@ for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backen
 
   it('a slow receiver: requests past the timeout are retried, every span arrives once', async () => {
     const [r, url] = await receiver((n) => (n < 2 ? { hang: true } : {}));
-    const out = await run({ export: { endpoint: url, timeoutMs: 200, ...fast }, trees: 1000 });
+    // 5000 ms: the whole request (headers and body) must fit in it; on a loaded machine (load 20-30 on two
+    // cores) 200 and 1500 ms timed out requests the receiver had answered, which were then sent twice.
+    const out = await run({ export: { endpoint: url, timeoutMs: 5000, ...fast }, trees: 1000 });
     checkAccounting(out, r.spans());
     expect(out.counts.otlp.sent).toBe(3000);
     expect(r.requests).toBeGreaterThanOrEqual(3);
