@@ -198,7 +198,7 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
       figureRow('JS begin(id)/end(), export on', ot.onNsPerSpan, ' ns'),
       figureRow('JS begin(id)/end(), export off', ot.offNsPerSpan, ' ns'),
       figureRow('on / off: median over the stretches of their ratio (the target\'s figure)', ot.ratio, 'x'),
-      ['exporting tracer after shutdown(), per run: sent / dropped / produced', ot.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.produced}`).join('; '), ot.exported.every((e) => e.sent + e.dropped === e.produced) ? 'sent + dropped = produced' : '**sent + dropped ≠ produced**'],
+      ['exporting tracer after shutdown(), per run: sent / dropped / rejected / produced', ot.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.rejected ?? 0} / ${e.produced}`).join('; '), ot.exported.every((e) => e.sent + e.dropped + (e.rejected ?? 0) === e.produced) ? 'sent + dropped + rejected = produced' : '**sent + dropped + rejected ≠ produced**'],
     ]));
     out.push('', `Each process's throughput is the median of its ${c.reps ?? '?'} rep(s), a fresh tracer and exporter each. The JS cost: two native tracers in one process with the same 64 MiB overwrite budget (full after the warm-up), one exporting to the same receiver, their loops of 1000 \`begin(id)/end()\` pairs alternating in ${c.stretches ?? '?'} stretches of 30 ms. The loop records faster than the exporter sends, so the exporter runs flat out and what it could not read before it was overwritten is its \`dropped\`.`);
   }

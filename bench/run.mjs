@@ -666,7 +666,7 @@ function printTables(r) {
   if (ot && !ot.error && !ot.skipped) {
     out.push('', `OTLP export (tracer.exportOtlp(), native backend; medians of ${ot.runs} runs)`);
     out.push(`  throughput: ${fmt(ot.spansPerSec.median / 1e6)} M spans/s encoded and sent to a loopback receiver (${ot.spans} spans, ${ot.batch} per request${ot.gzip ? ', gzip' : ''}; goal >= 2 M/s); ${fmt(ot.spansPerCpuSec.median / 1e6)} M spans per CPU-second of the process`);
-    out.push(`  JS begin(id)/end(): ${fmt(ot.onNsPerSpan.median)} ns exporting vs ${fmt(ot.offNsPerSpan.median)} ns not: ${fmt(ot.ratio.median)}x (goal <= 1.1x); exporter sent / dropped / produced ${ot.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.produced}`).join(', ')}`);
+    out.push(`  JS begin(id)/end(): ${fmt(ot.onNsPerSpan.median)} ns exporting vs ${fmt(ot.offNsPerSpan.median)} ns not: ${fmt(ot.ratio.median)}x (goal <= 1.1x); exporter sent / dropped / rejected / produced ${ot.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.rejected ?? 0} / ${e.produced}`).join(', ')}`);
   }
   if (r.http) {
     out.push('', 'HTTP workload (20 spans per request)');

@@ -97,12 +97,12 @@ describe('bench render: streaming, memory budget, OTLP export', () => {
     expect(b).toContain(`| ${fmt(median(growth))} MiB | ${fmt(Math.min(...growth))} – ${fmt(Math.max(...growth))} |`);
     expect(b).toContain(`| ${runs[0].produced} / ${runs[0].kept} / ${runs[0].overwritten} / ${runs[0].dropped} |`);
     const ot = section(md, '### OTLP export');
-    const o = r.otlp as Record<string, Summary> & { exported: { sent: number; dropped: number; produced: number }[] };
+    const o = r.otlp as Record<string, Summary> & { exported: { sent: number; dropped: number; rejected?: number; produced: number }[] };
     expect(ot).toContain(`| ${fmt(o.spansPerSec.median / 1e6)} M spans/s | ${fmt(o.spansPerSec.min / 1e6)} – ${fmt(o.spansPerSec.max / 1e6)} |`);
     expect(ot).toContain(`| ${fmt(o.spansPerCpuSec.median / 1e6)} M spans/s |`);
     expect(ot).toContain(`| ${fmt(o.ratio.median)}x | ${fmt(o.ratio.min)} – ${fmt(o.ratio.max)} |`);
-    expect(ot).toContain(o.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.produced}`).join('; '));
-    expect(ot).toContain('| sent + dropped = produced |');
+    expect(ot).toContain(o.exported.map((e) => `${e.sent} / ${e.dropped} / ${e.rejected ?? 0} / ${e.produced}`).join('; '));
+    expect(ot).toContain('| sent + dropped + rejected = produced |');
     section(md, '### Streaming to disk');
   });
 

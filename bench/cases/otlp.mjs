@@ -17,7 +17,7 @@
 //    budget the exporting tracer, whose sent chunks come back, read 0.91 -
 //    0.99x the one that kept growing). The loop records faster than any exporter
 //    sends, so the exporter runs flat out and what it did not read in time
-//    is overwritten: counted in its `dropped`, sent + dropped = produced.
+//    is overwritten: counted in its `dropped`, sent + dropped + rejected = produced.
 // `backend`: 'native' (default, the figures the README table shows) or 'js'.
 // Prints one JSON line.
 import { spawn } from 'node:child_process';
@@ -122,7 +122,7 @@ async function jsThreadCost(url) {
   await on.shutdown();
   off.close();
   const c = on.counts();
-  return { ratio: median(ratios), offNs: median(offNs), onNs: median(onNs), sent: c.otlp.sent, dropped: c.otlp.dropped, produced: c.produced };
+  return { ratio: median(ratios), offNs: median(offNs), onNs: median(onNs), sent: c.otlp.sent, dropped: c.otlp.dropped, rejected: c.otlp.rejected, produced: c.produced };
 }
 
 runCase(async () => {
