@@ -28,13 +28,12 @@ import nodeModule = require('node:module');
 import tls = require('node:tls');
 import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
 
+import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
 import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from './flags';
 import type { NativeSnapshot } from './native-binding';
 
 export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
-
-type Attrs = Record<string, string | number | boolean>;
 
 export interface AutoSpan {
   track: string;
@@ -90,15 +89,12 @@ const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '';
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
-}
-
-function size(v: unknown): number | undefined {
-  const n = Number(Array.isArray(v) ? v[0] : v);
-  return Number.isFinite(n) && v !== undefined ? n : undefined;
+/** A fetch's (undici request's) name and attributes: its origin is `scheme://host[:port]`. */
+function fetchRequest(request: { method?: string; origin?: string; path?: string }): { name: string; attrs: Attrs } {
+  const origin = String(request.origin ?? '');
+  const at = origin.indexOf('://');
+  const scheme = at < 0 ? 'http' : origin.slice(0, at);
+  return clientRequest(request.method, scheme, at < 0 ? origin : origin.slice(at + 3), request.path);
 }
 
 export class AutoRecorder {
@@ -122,10 +118,9 @@ export class AutoRecorder {
     return { track, name, start, end: NaN, attrs, error: false, parent };
   }
 
-  /** An outgoing request's span (http client, fetch), "METHOD /path", under the server span being served. */
-  private openRequest(track: string, method: string | undefined, path: string | undefined, where: Attrs): AutoSpan {
-    const p = pathOf(path);
-    return this.open(track, `${method ?? ''} ${p}`, { method: method ?? '', ...where, path: p }, this.serving?.getStore());
+  /** An outgoing request's span (http client, fetch; name and attributes by lib/auto-http.ts), under the server span being served. */
+  private openRequest(track: string, req: { name: string; attrs: Attrs }): AutoSpan {
+    return this.open(track, req.name, req.attrs, this.serving?.getStore());
   }
 
   private close(s: AutoSpan, end = performance.now()): void {
@@ -142,15 +137,24 @@ export class AutoRecorder {
   }
 
   private http(): void {
-    type Req = { method?: string; url?: string; path?: string; host?: string; headers?: Record<string, unknown>; socket?: unknown; once(e: string, f: (...a: unknown[]) => void): void; getHeader?(n: string): unknown };
-    type Res = { statusCode?: number; headers?: Record<string, unknown>; getHeader?(n: string): unknown };
+    type Req = {
+      method?: string;
+      url?: string;
+      path?: string;
+      host?: string;
+      protocol?: string;
+      httpVersion?: string;
+      headers?: Record<string, unknown>;
+      socket?: unknown;
+      once(e: string, f: (...a: unknown[]) => void): void;
+      getHeader?(n: string): unknown;
+    };
+    type Res = { statusCode?: number; httpVersion?: string; headers?: Record<string, unknown>; getHeader?(n: string): unknown };
     const server = new WeakMap<object, AutoSpan>();
     this.on('http.server.request.start', (m) => {
       const { request, response } = m as { request: Req; response: Res };
-      const attrs: Attrs = { method: request.method ?? '', path: pathOf(request.url) };
-      const bytes = size(request.headers?.['content-length']);
-      if (bytes !== undefined) attrs.request_bytes = bytes;
-      const s = this.open('http server', `${request.method ?? ''} ${pathOf(request.url)}`, attrs);
+      const { name, attrs } = serverRequest(request as Parameters<typeof serverRequest>[0]);
+      const s = this.open('http server', name, attrs);
       server.set(response, s);
       if (this.serving !== undefined) {
         // Published right before the 'request' event, in the connection's context: the handler and what it schedules see s.
@@ -162,10 +166,9 @@ export class AutoRecorder {
       const { response } = m as { response: Res };
       const s = server.get(response);
       if (s === undefined) return;
-      s.attrs.status = response.statusCode ?? 0;
-      const bytes = size(response.getHeader?.('content-length'));
-      if (bytes !== undefined) s.attrs.response_bytes = bytes;
-      s.error = (response.statusCode ?? 0) >= 500;
+      s.error = setStatus(s.attrs, response.statusCode, 500);
+      const bytes = bodySize(response.getHeader?.('content-length'));
+      if (bytes !== undefined) s.attrs['http.response.body.size'] = bytes;
       this.close(s);
     });
     const client = new WeakMap<object, AutoSpan>();
@@ -173,7 +176,10 @@ export class AutoRecorder {
     const clientSpan = (request: Req): AutoSpan => {
       const known = client.get(request);
       if (known !== undefined) return known;
-      const s = this.openRequest('http client', request.method, request.path, { host: String(request.host ?? '') });
+      const scheme = request.protocol === 'https:' ? 'https' : 'http';
+      const hostHeader = request.getHeader?.('host');
+      const host = typeof hostHeader === 'string' ? hostHeader : String(request.host ?? '');
+      const s = this.openRequest('http client', clientRequest(request.method, scheme, host, request.path));
       client.set(request, s);
       // The connection this request opened (net.client.socket came first) becomes its child.
       const adopt = (socket: unknown): void => {
@@ -199,7 +205,7 @@ export class AutoRecorder {
       const s = client.get(request);
       if (s === undefined) return;
       s.error = true;
-      s.attrs['error.message'] = String((error as Error)?.message ?? error);
+      setFailure(s.attrs, error);
       this.close(s);
     });
     if (this.sink !== undefined) {
@@ -210,9 +216,10 @@ export class AutoRecorder {
       const { request, response } = m as { request: Req; response: Res };
       const s = client.get(request);
       if (s === undefined) return;
-      s.attrs.status = response.statusCode ?? 0;
-      const bytes = size(response.headers?.['content-length']);
-      if (bytes !== undefined) s.attrs.response_bytes = bytes;
+      s.error = setStatus(s.attrs, response.statusCode, 400);
+      if (response.httpVersion !== undefined) s.attrs['network.protocol.version'] = response.httpVersion;
+      const bytes = bodySize(response.headers?.['content-length']);
+      if (bytes !== undefined) s.attrs['http.response.body.size'] = bytes;
       this.close(s);
     });
   }
@@ -256,7 +263,7 @@ export class AutoRecorder {
     const open = new WeakMap<object, AutoSpan>();
     this.on('undici:request:create', (m) => {
       const { request } = m as { request: UReq };
-      const s = this.openRequest('fetch', request.method, request.path, { origin: String(request.origin ?? '') });
+      const s = this.openRequest('fetch', fetchRequest(request));
       open.set(request, s);
       // undici connects, when it must, right away in this dispatch (Client's connect() runs up to its first await).
       this.dispatching = s;
@@ -268,7 +275,7 @@ export class AutoRecorder {
     this.on('undici:request:headers', (m) => {
       const { request, response } = m as { request: UReq; response: { statusCode?: number } };
       const s = open.get(request);
-      if (s !== undefined) s.attrs.status = response.statusCode ?? 0;
+      if (s !== undefined) s.error = setStatus(s.attrs, response.statusCode, 400);
     });
     this.on('undici:request:trailers', (m) => {
       const s = open.get((m as { request: UReq }).request);
@@ -279,7 +286,7 @@ export class AutoRecorder {
       const s = open.get(request);
       if (s === undefined) return;
       s.error = true;
-      s.attrs['error.message'] = String(error?.message ?? error);
+      setFailure(s.attrs, error);
       this.close(s);
     });
   }
