@@ -2,8 +2,8 @@
 // (undici), DNS lookups, TCP/TLS connections and V8 garbage collections,
 // from Node's diagnostics channels, a dns.lookup wrapper and perf_hooks. Each
 // only subscribes: nothing runs until its channel has traffic. The event-loop
-// delay is the exception: an unref'd timer that measures its own lateness and
-// records counter samples.
+// delay is the exception: an unref'd timer that measures the time between its
+// ticks and records counter samples (lib/event-loop-delay.ts).
 //
 // These spans begin and end at times known only afterwards (a GC entry
 // arrives after the pause; a status code at the response's end), which the
@@ -28,9 +28,12 @@ import nodeModule = require('node:module');
 import tls = require('node:tls');
 import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
 
+import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
 import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
 import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from './flags';
 import type { NativeSnapshot } from './native-binding';
+
+export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
 
 export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
@@ -52,19 +55,6 @@ export interface AutoSpan {
 /** Spans kept at most; later ones are counted in `dropped`. */
 const MAX_SPANS = 1_000_000;
 
-/** The event-loop delay counters, and how often a sample of each is recorded. */
-export const EVENT_LOOP_MAX = 'event loop delay max (ms)';
-export const EVENT_LOOP_MEAN = 'event loop delay mean (ms)';
-const EVENT_LOOP_INTERVAL_MS = 1000;
-/**
- * The period of the timer whose lateness is the delay. Each tick wakes the
- * process (this instrument's whole cost), so it is no shorter: a stall of
- * B ms shows as at least B - 100 ms.
- */
-const EVENT_LOOP_RESOLUTION_MS = 100;
-
-/** Records a counter sample at now (Tracer.counter). */
-export type CounterSink = (name: string, value: number) => void;
 
 /** Follows the spans as they open and end (OTLP export, lib/auto-export.ts). */
 export interface SpanSink {
@@ -104,14 +94,15 @@ export class AutoRecorder {
   /** The HTTP server span being served (only with a sink: see the top of this file). */
   private readonly serving: AsyncLocalStorage<AutoSpan> | undefined;
 
-  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly sink?: SpanSink) {
+  /** `eventLoopInterval`: ms between the event-loop delay's samples (the last one is taken at stop). */
+  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly sink?: SpanSink, eventLoopInterval = EVENT_LOOP_INTERVAL_MS) {
     if (sink !== undefined) this.serving = new AsyncLocalStorage();
     if (instruments.has('http')) this.http();
     if (instruments.has('fetch')) this.fetch();
     if (instruments.has('dns')) this.dns();
     if (instruments.has('net') || instruments.has('dns')) this.connections(instruments.has('net'));
     if (instruments.has('gc')) this.gc();
-    if (instruments.has('eventloop') && counter !== undefined) this.eventLoop(counter);
+    if (instruments.has('eventloop') && counter !== undefined) this.stops.push(sampleEventLoop(counter, eventLoopInterval));
   }
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
@@ -470,51 +461,6 @@ export class AutoRecorder {
       // Entries not delivered yet (the observer is called asynchronously, and exit is not).
       take(obs.takeRecords());
       obs.disconnect();
-    });
-  }
-
-  /**
-   * The event-loop delay: how late a EVENT_LOOP_RESOLUTION_MS timer fires.
-   * Each interval's max and mean lateness become two counter samples; at
-   * stop, the last partial interval's, counting the lateness of the tick
-   * still due (a loop blocked right before exit). Not perf_hooks'
-   * monitorEventLoopDelay: its reset() also forgets the time of its last
-   * tick, so a block right after a reset would be lost.
-   */
-  private eventLoop(counter: CounterSink): void {
-    let max = 0;
-    let sum = 0;
-    let ticks = 0;
-    let due = performance.now() + EVENT_LOOP_RESOLUTION_MS;
-    let next = due + EVENT_LOOP_INTERVAL_MS;
-    const take = (now: number): void => {
-      const late = Math.max(0, now - due);
-      if (late > max) max = late;
-      sum += late;
-      ticks++;
-    };
-    const record = (): void => {
-      if (ticks === 0) return;
-      counter(EVENT_LOOP_MAX, max);
-      counter(EVENT_LOOP_MEAN, sum / ticks);
-      max = sum = ticks = 0;
-    };
-    const timer = setTimeout(function tick() {
-      const now = performance.now();
-      take(now);
-      if (now >= next) {
-        record();
-        next = now + EVENT_LOOP_INTERVAL_MS;
-      }
-      due = now + EVENT_LOOP_RESOLUTION_MS;
-      timer.refresh();
-    }, EVENT_LOOP_RESOLUTION_MS);
-    timer.unref();
-    this.stops.push(() => {
-      clearTimeout(timer);
-      const now = performance.now();
-      if (now > due) take(now);
-      record();
     });
   }
 

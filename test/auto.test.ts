@@ -262,9 +262,9 @@ const probe = net.createServer().listen(0, '127.0.0.1', () => { const port = pro
 });
 
 describe('event-loop delay', () => {
-  // A 300 ms block: the 100 ms timer that measures the delay fires at least
-  // 200 ms late (more on a loaded machine, never less). Before exit, the
-  // sampler's last sample counts the tick still due.
+  // A 300 ms block: the 10 ms timer that measures the delay ticks at least
+  // 300 ms after its last tick (more on a loaded machine, never less). Before
+  // exit, the sampler's last sample counts the tick still due.
   const programs = {
     'caught by the timer': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); setTimeout(() => {}, 30); }, 50)',
     'caught at exit': 'setTimeout(() => { const t = Date.now(); while (Date.now() - t < 300); process.exit(0); }, 50)',
