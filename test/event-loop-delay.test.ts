@@ -37,6 +37,10 @@ function stop() {
   process.stdout.write(JSON.stringify({ ours: got, theirs: { max: h.max / 1e6, mean: h.mean / 1e6, count: h.count } }));
 }
 const block = (ms) => { const t = performance.now(); while (performance.now() - t < ms); };
+// Runs fn once monitorEventLoopDelay has taken n more samples: each phase spans
+// a known number of samples whatever the load, so a stall of the whole process
+// (which both samplers see) never leaves one with a window of a handful.
+const after = (n, fn) => { const target = h.count + n; (function wait() { if (h.count >= target) fn(); else setTimeout(wait, 1); })(); };
 ${stopAt === 'exit' ? "process.on('exit', stop); const done = () => {};" : 'const done = stop;'}
 ${scenario}
 `;
@@ -57,14 +61,14 @@ function agreeBoth(m: { ours: Reading; theirs: Reading }): void {
 
 describe('event-loop delay against monitorEventLoopDelay, same process, same window', () => {
   it('idle', () => {
-    const m = measure('setTimeout(done, 500);');
+    const m = measure('after(40, done);');
     agreeBoth(m);
     // An idle loop reads about the period, as monitorEventLoopDelay does.
     expect(m.ours.mean).toBeGreaterThanOrEqual(RESOLUTION_MS * 0.9);
   });
 
   it('blocked 200 ms', () => {
-    const m = measure('setTimeout(() => { block(200); setTimeout(done, 100); }, 100);');
+    const m = measure('after(20, () => { block(200); after(20, done); });');
     expect(m.ours.max).toBeGreaterThanOrEqual(200);
     expect(m.theirs.max).toBeGreaterThanOrEqual(200);
     expect(Math.abs(m.ours.max - m.theirs.max), JSON.stringify(m)).toBeLessThanOrEqual(0.2 * Math.max(m.ours.max, m.theirs.max));
@@ -72,12 +76,12 @@ describe('event-loop delay against monitorEventLoopDelay, same process, same win
   });
 
   it('busy: 5 ms of work per turn for 100 turns', () => {
-    const m = measure('let n = 0; (function turn() { block(5); if (++n < 100) setImmediate(turn); else done(); })();');
+    const m = measure('after(10, () => { let n = 0; (function turn() { block(5); if (++n < 100) setImmediate(turn); else after(10, done); })(); });');
     agreeBoth(m);
   });
 
   it("a loop that drained: 200 ms of 'beforeExit' work delays nothing, as monitorEventLoopDelay says", () => {
-    const m = measure("setTimeout(() => {}, 200); process.once('beforeExit', () => block(200));", 'exit');
+    const m = measure("after(20, () => process.once('beforeExit', () => block(200)));", 'exit');
     agreeBoth(m);
   });
 });
