@@ -59,11 +59,11 @@ beforeAll(() => {
   out = path.join(tmp, 'http.pftrace');
   const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'http,fetch', '--no-report', '--', process.execPath, app], {
     encoding: 'utf8',
-    timeout: 240_000,
+    timeout: 600_000,
   });
   expect(r.status, r.stderr).toBe(0);
   spans = readSpans(out).spans;
-}, 240_000);
+}, 600_000);
 
 function on(track: string): PlainSpan[] {
   return spans.filter((s) => s.timeline === track);
