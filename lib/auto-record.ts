@@ -2,8 +2,8 @@
 // (undici), DNS lookups, TCP/TLS connections and V8 garbage collections,
 // from Node's diagnostics channels, a dns.lookup wrapper and perf_hooks. Each
 // only subscribes: nothing runs until its channel has traffic. The event-loop
-// delay is the exception: an unref'd timer that measures its own lateness and
-// records counter samples.
+// delay is the exception: an unref'd timer that measures the time between its
+// ticks and records counter samples (lib/event-loop-delay.ts).
 //
 // These spans begin and end at times known only afterwards (a GC entry
 // arrives after the pause; a status code at the response's end), which the
@@ -28,13 +28,15 @@ import nodeModule = require('node:module');
 import tls = require('node:tls');
 import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
 
+import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
+import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
 import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from './flags';
 import type { NativeSnapshot } from './native-binding';
 
+export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
+
 export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
-
-type Attrs = Record<string, string | number | boolean>;
 
 export interface AutoSpan {
   track: string;
@@ -53,19 +55,6 @@ export interface AutoSpan {
 /** Spans kept at most; later ones are counted in `dropped`. */
 const MAX_SPANS = 1_000_000;
 
-/** The event-loop delay counters, and how often a sample of each is recorded. */
-export const EVENT_LOOP_MAX = 'event loop delay max (ms)';
-export const EVENT_LOOP_MEAN = 'event loop delay mean (ms)';
-const EVENT_LOOP_INTERVAL_MS = 1000;
-/**
- * The period of the timer whose lateness is the delay. Each tick wakes the
- * process (this instrument's whole cost), so it is no shorter: a stall of
- * B ms shows as at least B - 100 ms.
- */
-const EVENT_LOOP_RESOLUTION_MS = 100;
-
-/** Records a counter sample at now (Tracer.counter). */
-export type CounterSink = (name: string, value: number) => void;
 
 /** Follows the spans as they open and end (OTLP export, lib/auto-export.ts). */
 export interface SpanSink {
@@ -90,15 +79,12 @@ const GC_KINDS: Record<number, string> = {
   [perfConstants.NODE_PERFORMANCE_GC_WEAKCB]: 'weakcb',
 };
 
-function pathOf(url: string | undefined): string {
-  if (url === undefined) return '';
-  const q = url.indexOf('?');
-  return q < 0 ? url : url.slice(0, q);
-}
-
-function size(v: unknown): number | undefined {
-  const n = Number(Array.isArray(v) ? v[0] : v);
-  return Number.isFinite(n) && v !== undefined ? n : undefined;
+/** A fetch's (undici request's) name and attributes: its origin is `scheme://host[:port]`. */
+function fetchRequest(request: { method?: string; origin?: string; path?: string }): { name: string; attrs: Attrs } {
+  const origin = String(request.origin ?? '');
+  const at = origin.indexOf('://');
+  const scheme = at < 0 ? 'http' : origin.slice(0, at);
+  return clientRequest(request.method, scheme, at < 0 ? origin : origin.slice(at + 3), request.path);
 }
 
 export class AutoRecorder {
@@ -108,24 +94,24 @@ export class AutoRecorder {
   /** The HTTP server span being served (only with a sink: see the top of this file). */
   private readonly serving: AsyncLocalStorage<AutoSpan> | undefined;
 
-  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly sink?: SpanSink) {
+  /** `eventLoopInterval`: ms between the event-loop delay's samples (the last one is taken at stop). */
+  constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly sink?: SpanSink, eventLoopInterval = EVENT_LOOP_INTERVAL_MS) {
     if (sink !== undefined) this.serving = new AsyncLocalStorage();
     if (instruments.has('http')) this.http();
     if (instruments.has('fetch')) this.fetch();
     if (instruments.has('dns')) this.dns();
     if (instruments.has('net') || instruments.has('dns')) this.connections(instruments.has('net'));
     if (instruments.has('gc')) this.gc();
-    if (instruments.has('eventloop') && counter !== undefined) this.eventLoop(counter);
+    if (instruments.has('eventloop') && counter !== undefined) this.stops.push(sampleEventLoop(counter, eventLoopInterval));
   }
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
     return { track, name, start, end: NaN, attrs, error: false, parent };
   }
 
-  /** An outgoing request's span (http client, fetch), "METHOD /path", under the server span being served. */
-  private openRequest(track: string, method: string | undefined, path: string | undefined, where: Attrs): AutoSpan {
-    const p = pathOf(path);
-    return this.open(track, `${method ?? ''} ${p}`, { method: method ?? '', ...where, path: p }, this.serving?.getStore());
+  /** An outgoing request's span (http client, fetch; name and attributes by lib/auto-http.ts), under the server span being served. */
+  private openRequest(track: string, req: { name: string; attrs: Attrs }): AutoSpan {
+    return this.open(track, req.name, req.attrs, this.serving?.getStore());
   }
 
   private close(s: AutoSpan, end = performance.now()): void {
@@ -142,15 +128,24 @@ export class AutoRecorder {
   }
 
   private http(): void {
-    type Req = { method?: string; url?: string; path?: string; host?: string; headers?: Record<string, unknown>; socket?: unknown; once(e: string, f: (...a: unknown[]) => void): void; getHeader?(n: string): unknown };
-    type Res = { statusCode?: number; headers?: Record<string, unknown>; getHeader?(n: string): unknown };
+    type Req = {
+      method?: string;
+      url?: string;
+      path?: string;
+      host?: string;
+      protocol?: string;
+      httpVersion?: string;
+      headers?: Record<string, unknown>;
+      socket?: unknown;
+      once(e: string, f: (...a: unknown[]) => void): void;
+      getHeader?(n: string): unknown;
+    };
+    type Res = { statusCode?: number; httpVersion?: string; headers?: Record<string, unknown>; getHeader?(n: string): unknown };
     const server = new WeakMap<object, AutoSpan>();
     this.on('http.server.request.start', (m) => {
       const { request, response } = m as { request: Req; response: Res };
-      const attrs: Attrs = { method: request.method ?? '', path: pathOf(request.url) };
-      const bytes = size(request.headers?.['content-length']);
-      if (bytes !== undefined) attrs.request_bytes = bytes;
-      const s = this.open('http server', `${request.method ?? ''} ${pathOf(request.url)}`, attrs);
+      const { name, attrs } = serverRequest(request as Parameters<typeof serverRequest>[0]);
+      const s = this.open('http server', name, attrs);
       server.set(response, s);
       if (this.serving !== undefined) {
         // Published right before the 'request' event, in the connection's context: the handler and what it schedules see s.
@@ -162,10 +157,9 @@ export class AutoRecorder {
       const { response } = m as { response: Res };
       const s = server.get(response);
       if (s === undefined) return;
-      s.attrs.status = response.statusCode ?? 0;
-      const bytes = size(response.getHeader?.('content-length'));
-      if (bytes !== undefined) s.attrs.response_bytes = bytes;
-      s.error = (response.statusCode ?? 0) >= 500;
+      s.error = setStatus(s.attrs, response.statusCode, 500);
+      const bytes = bodySize(response.getHeader?.('content-length'));
+      if (bytes !== undefined) s.attrs['http.response.body.size'] = bytes;
       this.close(s);
     });
     const client = new WeakMap<object, AutoSpan>();
@@ -173,7 +167,10 @@ export class AutoRecorder {
     const clientSpan = (request: Req): AutoSpan => {
       const known = client.get(request);
       if (known !== undefined) return known;
-      const s = this.openRequest('http client', request.method, request.path, { host: String(request.host ?? '') });
+      const scheme = request.protocol === 'https:' ? 'https' : 'http';
+      const hostHeader = request.getHeader?.('host');
+      const host = typeof hostHeader === 'string' ? hostHeader : String(request.host ?? '');
+      const s = this.openRequest('http client', clientRequest(request.method, scheme, host, request.path));
       client.set(request, s);
       // The connection this request opened (net.client.socket came first) becomes its child.
       const adopt = (socket: unknown): void => {
@@ -199,7 +196,7 @@ export class AutoRecorder {
       const s = client.get(request);
       if (s === undefined) return;
       s.error = true;
-      s.attrs['error.message'] = String((error as Error)?.message ?? error);
+      setFailure(s.attrs, error);
       this.close(s);
     });
     if (this.sink !== undefined) {
@@ -210,9 +207,10 @@ export class AutoRecorder {
       const { request, response } = m as { request: Req; response: Res };
       const s = client.get(request);
       if (s === undefined) return;
-      s.attrs.status = response.statusCode ?? 0;
-      const bytes = size(response.headers?.['content-length']);
-      if (bytes !== undefined) s.attrs.response_bytes = bytes;
+      s.error = setStatus(s.attrs, response.statusCode, 400);
+      if (response.httpVersion !== undefined) s.attrs['network.protocol.version'] = response.httpVersion;
+      const bytes = bodySize(response.headers?.['content-length']);
+      if (bytes !== undefined) s.attrs['http.response.body.size'] = bytes;
       this.close(s);
     });
   }
@@ -256,7 +254,7 @@ export class AutoRecorder {
     const open = new WeakMap<object, AutoSpan>();
     this.on('undici:request:create', (m) => {
       const { request } = m as { request: UReq };
-      const s = this.openRequest('fetch', request.method, request.path, { origin: String(request.origin ?? '') });
+      const s = this.openRequest('fetch', fetchRequest(request));
       open.set(request, s);
       // undici connects, when it must, right away in this dispatch (Client's connect() runs up to its first await).
       this.dispatching = s;
@@ -268,7 +266,7 @@ export class AutoRecorder {
     this.on('undici:request:headers', (m) => {
       const { request, response } = m as { request: UReq; response: { statusCode?: number } };
       const s = open.get(request);
-      if (s !== undefined) s.attrs.status = response.statusCode ?? 0;
+      if (s !== undefined) s.error = setStatus(s.attrs, response.statusCode, 400);
     });
     this.on('undici:request:trailers', (m) => {
       const s = open.get((m as { request: UReq }).request);
@@ -279,7 +277,7 @@ export class AutoRecorder {
       const s = open.get(request);
       if (s === undefined) return;
       s.error = true;
-      s.attrs['error.message'] = String(error?.message ?? error);
+      setFailure(s.attrs, error);
       this.close(s);
     });
   }
@@ -463,51 +461,6 @@ export class AutoRecorder {
       // Entries not delivered yet (the observer is called asynchronously, and exit is not).
       take(obs.takeRecords());
       obs.disconnect();
-    });
-  }
-
-  /**
-   * The event-loop delay: how late a EVENT_LOOP_RESOLUTION_MS timer fires.
-   * Each interval's max and mean lateness become two counter samples; at
-   * stop, the last partial interval's, counting the lateness of the tick
-   * still due (a loop blocked right before exit). Not perf_hooks'
-   * monitorEventLoopDelay: its reset() also forgets the time of its last
-   * tick, so a block right after a reset would be lost.
-   */
-  private eventLoop(counter: CounterSink): void {
-    let max = 0;
-    let sum = 0;
-    let ticks = 0;
-    let due = performance.now() + EVENT_LOOP_RESOLUTION_MS;
-    let next = due + EVENT_LOOP_INTERVAL_MS;
-    const take = (now: number): void => {
-      const late = Math.max(0, now - due);
-      if (late > max) max = late;
-      sum += late;
-      ticks++;
-    };
-    const record = (): void => {
-      if (ticks === 0) return;
-      counter(EVENT_LOOP_MAX, max);
-      counter(EVENT_LOOP_MEAN, sum / ticks);
-      max = sum = ticks = 0;
-    };
-    const timer = setTimeout(function tick() {
-      const now = performance.now();
-      take(now);
-      if (now >= next) {
-        record();
-        next = now + EVENT_LOOP_INTERVAL_MS;
-      }
-      due = now + EVENT_LOOP_RESOLUTION_MS;
-      timer.refresh();
-    }, EVENT_LOOP_RESOLUTION_MS);
-    timer.unref();
-    this.stops.push(() => {
-      clearTimeout(timer);
-      const now = performance.now();
-      if (now > due) take(now);
-      record();
     });
   }
 

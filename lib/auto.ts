@@ -25,6 +25,7 @@ import { isMainThread } from 'node:worker_threads';
 import { otlpSink, otlpWanted } from './auto-export';
 import { AutoRecorder, INSTRUMENTS, withAutoSpans, type Instrument } from './auto-record';
 import { calibrate, readClocks } from './clock';
+import { totalCounts } from './counts';
 import { writeAtExit } from './exit-write';
 import { internals } from './internal';
 import { outputFormat } from './output';
@@ -60,8 +61,17 @@ function start(): { tracer: Tracer; out: string } | undefined {
     // The document is formatted from the snapshot with the recorded spans added (lib/auto-record.ts says why).
     const snap = withAutoSpans(tracer[internals]().backend.snapshot(), rec);
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
-    // The core's writers (WebAssembly) over those columns, on the tracer's clock.
-    return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs);
+    // The core's writers (WebAssembly) over those columns, on the tracer's clock, with the counts a write() file
+    // carries: the tracer's own, and the recorder's spans (kept, or dropped past its limit).
+    const own = totalCounts(tracer[internals]().backend.counts());
+    const counts = {
+      produced: own.produced + rec.spans.length + rec.dropped,
+      kept: own.kept + rec.spans.length,
+      released: own.released,
+      overwritten: own.overwritten,
+      dropped: own.dropped + rec.dropped,
+    };
+    return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs, counts);
   });
   // After writeAtExit: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
   // (lib/exit-write.ts runs its hooks in order, on every exit path).

@@ -6,6 +6,7 @@
 // https://ui.perfetto.dev or chrome://tracing) and prints the summary table.
 const path = require('node:path');
 const { createHash } = require('node:crypto');
+const { performance } = require('node:perf_hooks');
 const { Worker } = require('node:worker_threads');
 const { Tracer, formatStats } = require('../dist/index.js');
 
@@ -52,15 +53,18 @@ async function main() {
   const SORT = tracer.name('sort');
   const disk = tracer.track('disk', { serial: true });
 
-  // Both the native and the js backend let a worker join; only the
-  // native-thread part needs the addon (the C ABI).
-  const worker = new Worker(workerSource, { eval: true, workerData: { dist, token: tracer.share() } });
+  // The consumer addon first: building it (seconds, on first use) is no work
+  // of the demo's, and nothing records before it is ready, so the trace has no
+  // hole for it. Only the native-thread part needs the addon (the C ABI).
   let consumer;
   if (tracer.backend === 'native') {
     consumer = loadConsumer();
   } else {
     console.log('(no native addon: the native-thread part needs it and is skipped)');
   }
+  const ready = performance.now();
+  // Both the native and the js backend let a worker join.
+  const worker = new Worker(workerSource, { eval: true, workerData: { dist, token: tracer.share() } });
   const workerDone = worker
     ? new Promise((resolve, reject) => {
         worker.once('message', resolve);
@@ -114,7 +118,29 @@ async function main() {
       `disk idle in the last step ${q.timeline('disk').group('step').last().idle().toFixed(3)} ms\n`,
   );
   console.log(formatStats(tracer.stats()));
+  const { first, gap } = largestGap(tracer.snapshot());
+  console.log(`setup done at ${ready.toFixed(3)} ms, first span at ${first.toFixed(3)} ms, largest gap between spans ${gap.toFixed(3)} ms`);
   tracer.close();
+  if (gap > MAX_GAP_MS) {
+    console.error(`hotspan demo: the trace has a ${gap.toFixed(0)} ms gap with no span: it traced more than its own work`);
+    process.exitCode = 1;
+  }
+}
+
+/** The demo's work is back to back: no stretch this long without a span, between its first and its last. */
+const MAX_GAP_MS = 1000;
+
+/** The first span's start and the longest stretch between the first start and the last end that no span covers (ms). */
+function largestGap(spans) {
+  const sorted = [...spans].sort((a, b) => a.start - b.start);
+  if (sorted.length === 0) return { first: NaN, gap: 0 };
+  let gap = 0;
+  let reach = sorted[0].end;
+  for (const s of sorted) {
+    if (s.start > reach) gap = Math.max(gap, s.start - reach);
+    reach = Math.max(reach, s.end);
+  }
+  return { first: sorted[0].start, gap };
 }
 
 main().catch((e) => {

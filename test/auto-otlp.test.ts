@@ -127,7 +127,8 @@ async function exportRun(file: string, env: NodeJS.ProcessEnv, args?: string[]):
 /** The file's track of an exported span, from its kind and name. */
 function trackOf(s: ReceivedSpan): string {
   if (s.kind === SERVER) return 'http server';
-  if (s.kind === CLIENT) return 'origin' in s.attrs ? 'fetch' : 'http client';
+  // Both client kinds carry the same request attributes; only an http client span (answered) says its protocol version.
+  if (s.kind === CLIENT) return 'network.protocol.version' in s.attrs ? 'http client' : 'fetch';
   if (s.name.startsWith('gc.')) return 'GC';
   return s.name === 'dns.lookup' ? 'dns' : 'net';
 }
@@ -179,6 +180,11 @@ function exportedForest(spans: ReceivedSpan[]): Node[] {
   );
 }
 
+/** An HTTP span of a GET of `path` (named by the method alone, the path in url.path). */
+function isGet(s: ReceivedSpan, path: string): boolean {
+  return s.name === 'GET' && s.attrs['url.path'] === path;
+}
+
 function one(spans: ReceivedSpan[], pred: (s: ReceivedSpan) => boolean, what: string): ReceivedSpan {
   const found = spans.filter(pred);
   expect(found, `${what} in ${JSON.stringify(spans.map((s) => [s.kind, s.name]))}`).toHaveLength(1);
@@ -209,15 +215,15 @@ function checkRun(rcv: Receiver, out: string, run: Run): void {
   // entry is made after the GC, so a process.exit() right after it may come first.
   expect(file.filter((s) => s.timeline === 'GC').length).toBeGreaterThan(0);
 
-  const byName = (kind: number, name: string) => one(spans, (s) => s.kind === kind && s.name === name && trackOf(s) !== 'fetch', `${String(kind)} ${name}`);
-  const clientOuter = byName(CLIENT, 'GET /outer');
-  const serverOuter = byName(SERVER, 'GET /outer');
-  const clientInner = byName(CLIENT, 'GET /inner');
-  const serverInner = byName(SERVER, 'GET /inner');
+  const byName = (kind: number, path: string) => one(spans, (s) => s.kind === kind && isGet(s, path) && trackOf(s) !== 'fetch', `${String(kind)} GET ${path}`);
+  const clientOuter = byName(CLIENT, '/outer');
+  const serverOuter = byName(SERVER, '/outer');
+  const clientInner = byName(CLIENT, '/inner');
+  const serverInner = byName(SERVER, '/inner');
   const fetched = one(spans, (s) => trackOf(s) === 'fetch', 'the fetch');
-  const serverFetched = byName(SERVER, 'GET /fetched');
-  const clientRemote = byName(CLIENT, 'GET /remote');
-  const serverRemote = byName(SERVER, 'GET /remote');
+  const serverFetched = byName(SERVER, '/fetched');
+  const clientRemote = byName(CLIENT, '/remote');
+  const serverRemote = byName(SERVER, '/remote');
 
   // The outer request's tree is one trace, rooted at the client span.
   expect(clientOuter.parentSpanId).toBe('');
@@ -268,11 +274,12 @@ describe('hotspan/auto with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     expect(rcv.accepted.length).toBeGreaterThan(0);
     for (const req of rcv.accepted) expect(req.resource['service.name']).toBe('auto-otlp-test');
     const spans = rcv.spans();
-    const server = one(spans, (s) => s.kind === SERVER && s.name === 'GET /inner', 'server /inner');
-    const client = one(spans, (s) => s.kind === CLIENT && s.name === 'GET /inner', 'client /inner');
-    expect(server).toMatchObject({ attrs: { method: 'GET', path: '/inner', status: 200 } });
-    expect(client).toMatchObject({ attrs: { method: 'GET', host: 'localhost', path: '/inner', status: 200 } });
-    expect(one(spans, (s) => s.kind === CLIENT && s.name === 'GET /fetched', 'the fetch').attrs).toMatchObject({ method: 'GET', path: '/fetched', status: 200 });
+    const server = one(spans, (s) => s.kind === SERVER && isGet(s, '/inner'), 'server /inner');
+    const client = one(spans, (s) => s.kind === CLIENT && isGet(s, '/inner'), 'client /inner');
+    expect(server).toMatchObject({ attrs: { 'http.request.method': 'GET', 'url.path': '/inner', 'url.scheme': 'https', 'http.response.status_code': 200 } });
+    expect(client).toMatchObject({ attrs: { 'http.request.method': 'GET', 'server.address': 'localhost', 'url.path': '/inner', 'http.response.status_code': 200 } });
+    expect(String(client.attrs['url.full'])).toMatch(/^https:\/\/localhost:\d+\/inner$/);
+    expect(one(spans, (s) => s.kind === CLIENT && isGet(s, '/fetched'), 'the fetch').attrs).toMatchObject({ 'http.request.method': 'GET', 'url.path': '/fetched', 'http.response.status_code': 200 });
     const [connect] = childrenOf(spans, client, INTERNAL);
     expect(connect).toMatchObject({ name: 'tls.connect', kind: INTERNAL, attrs: { address: '127.0.0.1', servername: 'localhost', authorized: true } });
     expect(childrenOf(spans, connect)[0]).toMatchObject({ name: 'dns.lookup', kind: INTERNAL, attrs: { host: 'localhost', address: '127.0.0.1' } });
@@ -303,8 +310,8 @@ describe('hotspan/auto with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     const spans = rcv.spans();
     expect(canonical(exportedForest(spans))).toBe(canonical(fileForest(readSpans(out).spans)));
     expect(spans.filter((s) => trackOf(s) === 'net')).toEqual([]);
-    for (const name of ['GET /outer', 'GET /inner']) {
-      const client = one(spans, (s) => s.kind === CLIENT && s.name === name && trackOf(s) === 'http client', name);
+    for (const path of ['/outer', '/inner']) {
+      const client = one(spans, (s) => s.kind === CLIENT && isGet(s, path) && trackOf(s) === 'http client', path);
       expect(childrenOf(spans, client, INTERNAL).map((s) => [s.name, s.attrs.host])).toEqual([['dns.lookup', 'localhost']]);
     }
   });
@@ -328,7 +335,7 @@ server.listen(0, '127.0.0.1', () => {
     const { rcv, run } = await exportRun('named.json', {}, ['--import', 'data:text/javascript,import "node:http";', '--import', pathToFileURL(AUTO).href, app]);
     expect(run.code).toBe(0);
     const spans = rcv.spans();
-    const client = one(spans, (s) => s.kind === CLIENT && s.name === 'GET /named', 'the client span');
+    const client = one(spans, (s) => s.kind === CLIENT && isGet(s, '/named'), 'the client span');
     expect(JSON.parse(run.stdout)).toBe(traceparentOf(client));
     expect(one(spans, (s) => s.kind === SERVER, 'the server span').parentSpanId).toBe(client.spanId);
   });

@@ -24,7 +24,7 @@ const ALLOWED: RegExp[] = [
   /^binding\.gyp$/,
   /^dist\/(cli\/|otel\/)?[\w-]+\.(js|d\.ts)$/,
   /^esm\/(index|auto|otel)\.mjs$/,
-  /^esm\/(index|otel)\.d\.mts$/,
+  /^esm\/(index|auto|otel)\.d\.mts$/,
   /^native\/include\/hotspan\.h$/,
   /^native\/(core|addon)\/[\w-]+\.(cc|h)$/,
   /^native\/wasm\/hotspan_core\.wasm$/,
