@@ -203,7 +203,7 @@ describe.runIf(haveChromium)('hotspan view in Chromium', () => {
     } finally {
       await o.close();
     }
-  }, 180_000);
+  }, 600_000);
 
   it('shows a counter of one sample in a trace of no span', async () => {
     const file = path.join(tmp, 'counter-only.pftrace');
@@ -233,7 +233,7 @@ describe.runIf(haveChromium)('hotspan view in Chromium', () => {
     } finally {
       await o.close();
     }
-  }, 180_000);
+  }, 600_000);
 
   it('says a counter track has no sample', async () => {
     // The readers report a counter track only with its first sample; the
@@ -254,5 +254,5 @@ describe.runIf(haveChromium)('hotspan view in Chromium', () => {
     } finally {
       await o.close();
     }
-  }, 180_000);
+  }, 600_000);
 });
