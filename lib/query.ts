@@ -11,6 +11,7 @@
 
 import { describe } from './errors';
 import type { FrozenView } from './frozen-view';
+import { percentileOfSorted } from './percentile';
 import { toRecords, type SpanRecord, type TimelineInfo } from './records';
 
 // native/core/query_call.h: the ops and the argument layout.
@@ -47,6 +48,17 @@ function checkIndex(index: unknown): number {
 function checkName(name: unknown, what: string): string {
   if (typeof name !== 'string') throw new TypeError(`hotspan: ${what} must be a string, got ${describe(name)}`);
   return name;
+}
+
+function checkPercentile(p: unknown): number {
+  if (typeof p !== 'number' || !(p >= 0 && p <= 100)) throw new RangeError(`hotspan: percentile must be a number from 0 to 100, got ${describe(p)}`);
+  return p;
+}
+
+/** The p-th percentile of durations (ms), nearest rank (lib/percentile.ts); NaN when there are none. */
+function percentileOf(durations: Float64Array, p: unknown): number {
+  const q = checkPercentile(p);
+  return percentileOfSorted(durations.sort(), q);
 }
 
 function missing(what: string, index: number, count: number): RangeError {
@@ -135,6 +147,10 @@ export class SpanList implements Iterable<SpanRecord> {
   /** Durations in ms, in start order. */
   durations(): number[] {
     return Array.from(this.source.run(this.scope, OP_DURATIONS));
+  }
+  /** The p-th percentile (0..100) of the durations in ms, nearest rank, exact (as `hotspan report`'s); NaN when empty. */
+  percentile(p: number): number {
+    return percentileOf(this.source.run(this.scope, OP_DURATIONS), p);
   }
   /** The sum of the durations, in ms. */
   total(): number {
@@ -276,6 +292,10 @@ export class GroupSet implements Iterable<GroupView> {
   /** Each group's duration, in ms. */
   durations(): number[] {
     return Array.from(this.source.run(this.scope, OP_DURATIONS));
+  }
+  /** The p-th percentile (0..100) of the groups' durations in ms, nearest rank, exact; NaN when empty. */
+  percentile(p: number): number {
+    return percentileOf(this.source.run(this.scope, OP_DURATIONS), p);
   }
 }
 

@@ -1,6 +1,8 @@
 // Per-name summary rows, as the core computes them (native/core/stats.cc):
 // through the addon for the native backend, through its WebAssembly build
-// (./wasm-core) for the js backend.
+// (./wasm-core) for the js backend. p50, p90 and p99 are nearest-rank
+// percentiles (lib/percentile.ts) read from a log-linear histogram: the value
+// of the bucket holding that rank, within 1/256 of the exact one.
 
 import type { NativeStatsRow } from './native-binding';
 

@@ -28,6 +28,8 @@ interface ViewStats {
   counterSamples: number;
   counterSamplesShown: number;
   counterPoints: number;
+  /** The range drawn (ns from the first span's start). */
+  view: { t0: number; t1: number };
 }
 
 
@@ -75,11 +77,11 @@ describe.skipIf(without('chromium'))(`hotspan view (Chromium at ${CHROMIUM})`, (
         expect(await page.textContent('#matches')).toBe('3 matching spans');
         await page.fill('#search', '');
 
-        // Tooltip over the second req (20..32 ms of 32): row 0, depth 0, at 80% of the plot.
+        // Tooltip over the second req (20..32 ms): row 0, depth 0.
         const box = await page.locator('#tl').boundingBox();
         if (box === null) throw new Error('no canvas');
-        const plotX = (f: number): number => box.x + 170 + f * (box.width - 170);
-        await page.mouse.move(plotX(26 / 32), box.y + 4 + 9);
+        const plotX = (ms: number): number => box.x + 170 + ((ms * 1e6 - s.view.t0) / (s.view.t1 - s.view.t0)) * (box.width - 170);
+        await page.mouse.move(plotX(26), box.y + 4 + 9);
         const tip = await page.textContent('#tip');
         expect(tip).toContain('req');
         expect(tip).toContain('duration 12.000 ms');
@@ -124,9 +126,10 @@ describe.skipIf(without('chromium'))(`hotspan view (Chromium at ${CHROMIUM})`, (
         if (box === null) throw new Error('no canvas');
         // Layout (view-page.ts): span row 0 at y 4 (one lane of 18 px + 6), counter rows from y 28, 50 px apart, 44 high.
         const rowTop = (c: number): number => 28 + 50 * c;
-        const plotX = (ms: number): number => 170 + (ms / 10) * (box.width - 170);
-        // The view's zero: the earliest span start or sample (the span's, 0 ms).
-        const zero = Math.min(...[...samples.values()].flat().map(([ts]) => ts), ...readSpans(trace).spans.map((x) => x.start));
+        // The range: the span's 0..10 ms and a margin (the page says which).
+        const plotX = (ms: number): number => 170 + ((ms * 1e6 - s.view.t0) / (s.view.t1 - s.view.t0)) * (box.width - 170);
+        // The view's zero: the first span's start.
+        const zero = Math.min(...readSpans(trace).spans.map((x) => x.start));
         let c = 0;
         for (const [name, list] of samples) {
           // Tooltip in the middle of each sample's interval: that sample's value.

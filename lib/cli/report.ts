@@ -1,8 +1,9 @@
 // `hotspan report`: per-name figures, per-timeline busy time, the slowest
 // spans and what the trace says it lost, from a trace file of either format,
 // or the files of a rotated stream read as one trace. Percentiles are exact
-// (nearest rank over every duration read).
+// (nearest rank over every duration read, lib/percentile.ts).
 
+import { percentileOfSorted } from '../percentile';
 import { Collected } from './collect';
 import { readTrace, type ReadOptions } from './read-trace';
 import { describeCut, type Args, type ReadSummary, type RecordingCounts } from './trace-model';
@@ -71,11 +72,6 @@ export interface Report {
   counters: Array<{ name: string; samples: number; min: number; max: number; mean: number }>;
 }
 
-/** Nearest-rank percentile of sorted values. */
-function rank(sorted: Float64Array, p: number): number {
-  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)];
-}
-
 /**
  * The report of one trace file, or of several read as one trace (a rotated
  * stream's files: its timelines continue from file to file; the counts are
@@ -126,9 +122,9 @@ export function buildReport(paths: string | readonly string[], top: number, sort
       total,
       self: self[id],
       mean: total / ds.length,
-      p50: rank(ds, 50),
-      p90: rank(ds, 90),
-      p99: rank(ds, 99),
+      p50: percentileOfSorted(ds, 50),
+      p90: percentileOfSorted(ds, 90),
+      p99: percentileOfSorted(ds, 99),
       max: ds[ds.length - 1],
     };
   });

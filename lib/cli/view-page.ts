@@ -2,12 +2,20 @@
 // /*HOTSPAN_TITLE*/ and /*HOTSPAN_DATA*/ replaced by lib/cli/view.ts. Canvas
 // drawing; per (row, depth) the spans are sorted and disjoint, so a frame
 // binary-searches the first visible one and merges runs narrower than a pixel.
+// The initial range is the spans' extent (first start to last end) with a 2%
+// margin each side; counter samples do not widen it, as a process samples
+// some (the event-loop delay) when it exits, long after its last span.
 // Counter tracks are rows of their own below the spans: a step chart (a value
-// holds until the next sample) whose samples within one pixel column become
-// one vertical stroke from their least to their greatest value.
+// holds until the next sample, the last one to the right edge) whose samples
+// within one pixel column become one vertical stroke from their least to their
+// greatest value; a few samples in view get a dot each, and a track whose
+// samples all lie right of the range gets a mark at the right edge.
+// The flame graph nests by call path (view-flame.ts); children whose total
+// outgrows their parent's (concurrent ones, async ones outliving it) are
+// drawn shrunk to fit under it, and their tooltips give their own total.
 // The page publishes what it drew on window.hotspanView (rows, spans shown,
-// rectangles drawn, counter samples and points, draw time) for tests and for
-// the curious.
+// rectangles drawn, counter samples and points, the range, the flame graph's
+// levels, draw time) for tests and for the curious.
 
 export const VIEW_PAGE = `<!doctype html>
 <html lang="en">
@@ -69,11 +77,17 @@ export const VIEW_PAGE = `<!doctype html>
     if (!rr[d]) rr[d] = [k, k];
     rr[d][1] = k + 1;
   }
-  var tEnd = 0;
-  for (k = 0; k < N; k++) tEnd = Math.max(tEnd, START[k] + DUR[k]);
-  for (c = 0; c < NC; c++) if (CTS[c].length) tEnd = Math.max(tEnd, CTS[c][CTS[c].length - 1]);
-  if (tEnd <= 0) tEnd = 1;
-  var view = { t0: 0, t1: tEnd, scroll: 0 };
+  // The spans' extent (their zero is the first start); with no span, the samples'.
+  var tFirst = Infinity, tEnd = -Infinity;
+  for (k = 0; k < N; k++) { tFirst = Math.min(tFirst, START[k]); tEnd = Math.max(tEnd, START[k] + DUR[k]); }
+  if (N === 0) {
+    for (c = 0; c < NC; c++) if (CTS[c].length) { tFirst = Math.min(tFirst, CTS[c][0]); tEnd = Math.max(tEnd, CTS[c][CTS[c].length - 1]); }
+  }
+  if (tFirst === Infinity) { tFirst = 0; tEnd = 0; }
+  if (tEnd - tFirst <= 0) tEnd = tFirst + 1e6;
+  var margin = (tEnd - tFirst) * 0.02;
+  var home = { t0: tFirst - margin, t1: tEnd + margin };
+  var view = { t0: home.t0, t1: home.t1, scroll: 0 };
   var query = '', matchName = null;
 
   function color(nameId) {
@@ -81,6 +95,7 @@ export const VIEW_PAGE = `<!doctype html>
     return 'hsl(' + (h % 360) + ',55%,' + (62 + (h >>> 9) % 14) + '%)';
   }
   function fmt(ns) {
+    if (ns < 0) return '-' + fmt(-ns);
     if (ns >= 1e9) return (ns / 1e9).toFixed(3) + ' s';
     if (ns >= 1e6) return (ns / 1e6).toFixed(3) + ' ms';
     if (ns >= 1e3) return (ns / 1e3).toFixed(3) + ' µs';
@@ -91,8 +106,11 @@ export const VIEW_PAGE = `<!doctype html>
   var ctx = tl.getContext('2d');
   var W = 0, H = 0, dpr = window.devicePixelRatio || 1;
   var stats = { rows: ROWS, spans: N, spansShown: 0, rectsDrawn: 0, counters: NC, counterSamples: 0,
-    counterSamplesShown: 0, counterPoints: 0, drawMs: 0, frames: 0, ready: false };
+    counterSamplesShown: 0, counterPoints: 0, counterDots: 0, counterEdgeMarks: 0, view: { t0: 0, t1: 0 },
+    spanExtent: { t0: tFirst, t1: tEnd }, flameLevels: 0, flameBoxes: 0, drawMs: 0, frames: 0, ready: false };
   for (c = 0; c < NC; c++) stats.counterSamples += CTS[c].length;
+  // Where things are (CSS px from the canvas's top left, before any scroll).
+  stats.layout = { labelW: LABEL_W, laneH: LANE_H, counterH: COUNTER_H, rowY: rowY, counterY: counterY, flameTop: 20 };
   window.hotspanView = stats;
 
   function resize() {
@@ -113,16 +131,28 @@ export const VIEW_PAGE = `<!doctype html>
   }
   function fmtValue(v) { return String(Number(v.toPrecision(6))); }
 
+  var hue = function (c) { return (c * 67 + 200) % 360; };
   // One counter row: the step line and the area under it (down to 0, or the
-  // least value when all are negative). Returns [samples in view, points drawn].
+  // least value when all are negative). Returns [samples in view, points
+  // drawn, dots drawn, edge marks drawn].
   function drawCounter(c, top, pxPerNs) {
     var ts = CTS[c], vs = CV[c], n = ts.length;
-    if (n === 0) return [0, 0];
+    var mid = top + COUNTER_H / 2;
+    ctx.textBaseline = 'middle';
+    if (n === 0) { ctx.fillStyle = '#777'; ctx.fillText('no samples', LABEL_W + 6, mid); return [0, 0, 0, 0]; }
     var sc = counterScale(c), lo = sc[0], hi = sc[1];
     var yOf = function (v) { return top + COUNTER_H - 1 - (v - lo) / (hi - lo) * (COUNTER_H - 4); };
     var xOf = function (t) { return Math.max(LABEL_W, Math.min(W, LABEL_W + (t - view.t0) * pxPerNs)); };
     var i = Math.max(0, lastAtOrBefore(ts, view.t0));
-    if (ts[i] > view.t1) return [0, 0];
+    var first = i;
+    if (ts[i] > view.t1) {
+      // Every sample lies right of the range: say so at the right edge.
+      var label = (n === 1 ? 'its sample: ' : 'first sample: ') + fmtValue(vs[i]) + ' at ' + fmt(ts[i]);
+      ctx.fillStyle = 'hsl(' + hue(c) + ',60%,38%)';
+      ctx.beginPath(); ctx.moveTo(W - 1, mid); ctx.lineTo(W - 9, mid - 6); ctx.lineTo(W - 9, mid + 6); ctx.closePath(); ctx.fill();
+      ctx.textAlign = 'right'; ctx.fillText(label, W - 12, mid); ctx.textAlign = 'left';
+      return [0, 0, 0, 1];
+    }
     var xStart = xOf(ts[i]), yLast = yOf(vs[i]), colPx = Math.floor(xStart), yMin = yLast, yMax = yLast, many = false;
     var shown = 1, points = 1;
     ctx.beginPath();
@@ -141,15 +171,23 @@ export const VIEW_PAGE = `<!doctype html>
       colPx = px; yLast = yMin = yMax = yi; many = false;
     }
     if (many) { ctx.lineTo(colPx, yMin); ctx.lineTo(colPx, yMax); ctx.lineTo(colPx, yLast); points += 3; }
-    // The last value holds to the next sample (out of view) or the end of the trace.
-    var xEnd = i < n ? xOf(ts[i]) : xOf(tEnd);
+    // The last value holds to the next sample (out of view) or, after the last sample, to the right edge.
+    var xEnd = i < n ? xOf(ts[i]) : W;
     ctx.lineTo(xEnd, yLast); points++;
-    var hue = (c * 67 + 200) % 360;
-    ctx.strokeStyle = 'hsl(' + hue + ',60%,38%)'; ctx.lineWidth = 1.25; ctx.stroke();
+    ctx.strokeStyle = 'hsl(' + hue(c) + ',60%,38%)'; ctx.lineWidth = 1.25; ctx.stroke();
     var base = yOf(Math.max(lo, Math.min(0, hi)));
     ctx.lineTo(xEnd, base); ctx.lineTo(xStart, base); ctx.closePath();
-    ctx.fillStyle = 'hsla(' + hue + ',60%,55%,.35)'; ctx.fill();
-    return [shown, points];
+    ctx.fillStyle = 'hsla(' + hue(c) + ',60%,55%,.35)'; ctx.fill();
+    // A few samples in view: a dot on each (a sample at the right edge stays visible).
+    var dots = 0;
+    if (shown <= 64) {
+      ctx.fillStyle = 'hsl(' + hue(c) + ',60%,38%)';
+      for (var j = first; j < i; j++) {
+        if (ts[j] < view.t0) continue;
+        ctx.beginPath(); ctx.arc(Math.min(xOf(ts[j]), W - 3), yOf(vs[j]), 3, 0, 2 * Math.PI); ctx.fill(); dots++;
+      }
+    }
+    return [shown, points, dots, 0];
   }
 
   // First k in [a, b) with START[k] + DUR[k] >= t (ends are sorted too: a run's spans are disjoint).
@@ -205,7 +243,7 @@ export const VIEW_PAGE = `<!doctype html>
       ctx.fillStyle = '#fff'; ctx.fillRect(0, top - 2, LABEL_W, h + 4);
       ctx.fillStyle = '#333'; ctx.fillText(D.rows[r], 6, top + LANE_H / 2 - 1, LABEL_W - 10);
     }
-    var cShown = 0, cPoints = 0;
+    var cShown = 0, cPoints = 0, cDots = 0, cMarks = 0;
     for (var c = 0; c < NC; c++) {
       var ctop = counterY[c] - view.scroll;
       if (ctop > H || ctop + COUNTER_H < 0) continue;
@@ -214,7 +252,7 @@ export const VIEW_PAGE = `<!doctype html>
       ctx.save(); ctx.beginPath(); ctx.rect(LABEL_W, ctop - 2, plotW, COUNTER_H + 4); ctx.clip();
       var got = drawCounter(c, ctop, pxPerNs);
       ctx.restore();
-      cShown += got[0]; cPoints += got[1];
+      cShown += got[0]; cPoints += got[1]; cDots += got[2]; cMarks += got[3];
       ctx.fillStyle = '#fff'; ctx.fillRect(0, ctop - 2, LABEL_W, COUNTER_H + 4);
       ctx.fillStyle = '#333'; ctx.fillText(D.counters[c].name, 6, ctop + LANE_H / 2 - 1, LABEL_W - 10);
       var sc = counterScale(c);
@@ -232,6 +270,7 @@ export const VIEW_PAGE = `<!doctype html>
     }
     stats.spansShown = shown; stats.rectsDrawn = rects; stats.frames++;
     stats.counterSamplesShown = cShown; stats.counterPoints = cPoints;
+    stats.counterDots = cDots; stats.counterEdgeMarks = cMarks; stats.view = { t0: view.t0, t1: view.t1 };
     stats.drawMs = performance.now() - t;
   }
 
@@ -302,7 +341,7 @@ export const VIEW_PAGE = `<!doctype html>
     view.t0 = at - f * w; view.t1 = view.t0 + w;
     draw();
   }, { passive: false });
-  tl.addEventListener('dblclick', function () { view.t0 = 0; view.t1 = tEnd; view.scroll = 0; draw(); });
+  tl.addEventListener('dblclick', function () { view.t0 = home.t0; view.t1 = home.t1; view.scroll = 0; draw(); });
 
   var search = document.getElementById('search'), matches = document.getElementById('matches');
   search.addEventListener('input', function () {
@@ -330,22 +369,29 @@ export const VIEW_PAGE = `<!doctype html>
     fctx.font = '11px system-ui, sans-serif'; fctx.textBaseline = 'middle';
     fctx.fillStyle = '#555'; fctx.fillText('flame graph: total time by call path (all threads and tracks)', 6, 9);
     fgBoxes = [];
-    function lay(list, x, depth, scale) {
+    var levels = 0;
+    // list: sibling nodes laid from x in room px; they shrink to fit it.
+    function lay(list, x, depth, scale, room) {
       list.sort(byTotal);
-      for (var i = 0; i < list.length; i++) {
+      var sum = 0;
+      for (var i = 0; i < list.length; i++) sum += D.fgTotal[list[i]];
+      if (sum * scale > room) scale = room / sum;
+      for (i = 0; i < list.length; i++) {
         var n = list[i], w = D.fgTotal[n] * scale;
         if (w >= 0.5) {
           var yy = 20 + depth * LANE_H;
           fctx.fillStyle = color(D.fgName[n]);
           fctx.fillRect(x, yy, Math.max(1, w - 1), LANE_H - 2);
           fgBoxes.push([x, yy, w, n]);
+          if (depth + 1 > levels) levels = depth + 1;
           if (w > 30) { fctx.fillStyle = '#111'; fctx.fillText(D.names[D.fgName[n]], x + 3, yy + LANE_H / 2 - 1, w - 6); }
-          lay(kids[n], x, depth + 1, scale);
+          lay(kids[n], x, depth + 1, scale, w);
         }
         x += w;
       }
     }
-    if (rootTotal > 0) lay(roots.slice(), 0, 0, fw / rootTotal);
+    if (rootTotal > 0) lay(roots.slice(), 0, 0, fw / rootTotal, fw);
+    stats.flameLevels = levels; stats.flameBoxes = fgBoxes.length;
   }
   fg.addEventListener('mousemove', function (e) {
     var rect = fg.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
@@ -362,7 +408,7 @@ export const VIEW_PAGE = `<!doctype html>
   fg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
 
   document.getElementById('info').textContent = D.title + ': ' + N + ' spans, ' + ROWS + ' rows, ' +
-    (NC ? NC + ' counter' + (NC === 1 ? '' : 's') + ', ' : '') + fmt(tEnd) +
+    (NC ? NC + ' counter' + (NC === 1 ? '' : 's') + ', ' : '') + fmt(tEnd - tFirst) +
     (D.truncated ? ' (file cut off: read up to its last whole record)' : '');
   window.addEventListener('resize', function () { resize(); drawFlame(); });
   resize();

@@ -10,8 +10,10 @@
 import { writeFileSync } from 'node:fs';
 
 import { Collected } from './collect';
+import { Column } from './layout';
 import { readTrace, type ReadOptions } from './read-trace';
-import { TraceFileError, type ReadSummary } from './trace-model';
+import { TraceFileError, type ReadSummary, type TraceSink, type TraceSpan } from './trace-model';
+import { flameGraph } from './view-flame';
 import { VIEW_PAGE } from './view-page';
 
 export interface ViewData {
@@ -20,7 +22,7 @@ export interface ViewData {
   /** Depth levels per row. */
   rowDepths: number[];
   names: string[];
-  /** base64 columns, span k in (row, depth, start) order: Int32 name, row, depth; Float64 start, dur (ns from the first span). */
+  /** base64 columns, span k in (row, depth, start) order: Int32 name, row, depth; Float64 start, dur (ns from the first span's start). */
   name: string;
   row: string;
   depth: string;
@@ -28,7 +30,7 @@ export interface ViewData {
   dur: string;
   /** Attributes: span position k -> JSON text. */
   args: Record<number, string>;
-  /** Flame graph: node k has name fgName[k] (names index), parent fgParent[k] (-1: root), total ns fgTotal[k]. */
+  /** Flame graph (view-flame.ts): node k has name fgName[k] (names index), parent fgParent[k] (-1: root), total ns fgTotal[k]. */
   fgName: number[];
   fgParent: number[];
   fgTotal: number[];
@@ -39,9 +41,10 @@ export interface ViewData {
 
 export interface ViewCounter {
   name: string;
-  /** base64 Float64 columns in time order: sample times (ns from the same zero as the spans' starts) and values. */
+  /** base64 Float64 columns in time order: sample times (ns from the same zero as the spans' starts, so negative before the first span) and values. */
   ts: string;
   value: string;
+  /** Least and greatest value; 0 and 0 for a track with no sample. */
   min: number;
   max: number;
 }
@@ -53,7 +56,8 @@ export function buildView(
   opts?: ReadOptions,
 ): { data: ViewData; summary: ReadSummary; spans: number; rows: number; counters: number } {
   const c = new Collected('all');
-  const summary = readTrace(path, c, opts);
+  const ids = new SpanIds(c);
+  const summary = readTrace(path, ids, opts);
   const n = c.count;
   const lay = c.layout();
   const start = c.startNs.view();
@@ -66,19 +70,22 @@ export function buildView(
   const rows: string[] = [];
   c.timelines.forEach((t, k) => {
     firstRow[k] = rows.length;
+    if (t.kind === 'counter') return;
     const lanes = lay.lanesOf[k];
     for (let l = 0; l < lanes; l++) rows.push(lanes > 1 ? `${t.name} #${String(l + 1)}` : t.name);
   });
   const rowOf = (i: number): number => firstRow[tl[i]] + lay.lane[i];
   const rowDepths = new Array<number>(rows.length).fill(1);
+  // Zero: the first span's start (the report's zero too); samples before it
+  // get negative times. With no span, the first sample.
   let t0 = Infinity;
   for (let i = 0; i < n; i++) {
     const r = rowOf(i);
     rowDepths[r] = Math.max(rowDepths[r], lay.depth[i] + 1);
     if (start[i] < t0) t0 = start[i];
   }
-  const series = [...c.counters.values()].map((k) => ({ name: c.timelines[k.timeline]?.name ?? '?', ...timeOrdered(k.ts.view(), k.values.view()) }));
-  for (const k of series) if (k.ts.length > 0 && k.ts[0] < t0) t0 = k.ts[0];
+  const series = counterSeries(c);
+  if (n === 0) for (const k of series) if (k.ts.length > 0 && k.ts[0] < t0) t0 = k.ts[0];
   if (t0 === Infinity) t0 = 0;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => rowOf(a) - rowOf(b) || lay.depth[a] - lay.depth[b] || start[a] - start[b] || a - b,
@@ -99,27 +106,8 @@ export function buildView(
     if (a !== undefined) args[k] = a;
   });
 
-  // Flame graph: the same name path under the same parent path is one node.
-  const fgName: number[] = [];
-  const fgParent: number[] = [];
-  const fgTotal: number[] = [];
-  const child = new Map<string, number>();
-  const node = new Int32Array(n);
-  const byDepth = Array.from({ length: n }, (_, i) => i).sort((a, b) => lay.depth[a] - lay.depth[b]);
-  for (const i of byDepth) {
-    const up = lay.parent[i] >= 0 ? node[lay.parent[i]] : -1;
-    const key = `${String(up)}:${String(nameOf[i])}`;
-    let id = child.get(key);
-    if (id === undefined) {
-      id = fgName.length;
-      child.set(key, id);
-      fgName.push(nameOf[i]);
-      fgParent.push(up);
-      fgTotal.push(0);
-    }
-    node[i] = id;
-    fgTotal[id] += end[i] - start[i];
-  }
+  const parentOf = ids.parents(lay.parent);
+  const fg = flameGraph(n, nameOf, (i) => end[i] - start[i], (i) => parentOf[i]);
 
   const data: ViewData = {
     title: path,
@@ -132,12 +120,12 @@ export function buildView(
     start: b64(cStart),
     dur: b64(cDur),
     args,
-    fgName,
-    fgParent,
-    fgTotal,
+    fgName: fg.name,
+    fgParent: fg.parent,
+    fgTotal: fg.total,
     counters: series.map((k) => {
-      let min = Infinity;
-      let max = -Infinity;
+      let min = k.values.length === 0 ? 0 : Infinity;
+      let max = k.values.length === 0 ? 0 : -Infinity;
       for (let i = 0; i < k.values.length; i++) {
         k.ts[i] -= t0;
         if (k.values[i] < min) min = k.values[i];
@@ -148,6 +136,56 @@ export function buildView(
     truncated: summary.truncated,
   };
   return { data, summary, spans: n, rows: rows.length, counters: series.length };
+}
+
+/**
+ * A sink in front of Collected that keeps each span's span_id and parent_id
+ * (hotspan's attributes; a file without them nests by time only).
+ */
+class SpanIds implements TraceSink {
+  private readonly id = new Column(new Float64Array(1024));
+  private readonly parent = new Column(new Float64Array(1024));
+
+  constructor(private readonly c: Collected) {}
+
+  timeline: TraceSink['timeline'] = (t) => this.c.timeline(t);
+  counter: NonNullable<TraceSink['counter']> = (t, ts, v) => this.c.counter(t, ts, v);
+  span(s: TraceSpan): void {
+    this.c.span(s);
+    const id = s.args?.span_id;
+    const parent = s.args?.parent_id;
+    this.id.push(typeof id === 'number' && id > 0 ? id : -1);
+    this.parent.push(typeof parent === 'number' && parent > 0 ? parent : -1);
+  }
+
+  /** Each span's parent index: the span its parent_id names, else byTime's (the span it nests in on its thread). */
+  parents(byTime: Int32Array): Int32Array {
+    const ids = this.id.view();
+    const parentIds = this.parent.view();
+    const at = new Map<number, number>();
+    for (let i = 0; i < ids.length; i++) if (ids[i] > 0 && !at.has(ids[i])) at.set(ids[i], i);
+    const out = Int32Array.from(byTime);
+    for (let i = 0; i < parentIds.length; i++) {
+      const p = parentIds[i] > 0 ? at.get(parentIds[i]) : undefined;
+      if (p !== undefined && p !== i) out[i] = p;
+    }
+    return out;
+  }
+}
+
+/** Counter tracks in the trace's order, a track with no sample included, each time ordered. */
+function counterSeries(c: Collected): Array<{ name: string; ts: Float64Array; values: Float64Array }> {
+  const out: Array<{ name: string; ts: Float64Array; values: Float64Array }> = [];
+  const seen = new Set<number>();
+  c.timelines.forEach((t, k) => {
+    if (t.kind !== 'counter') return;
+    seen.add(k);
+    const s = c.counters.get(k);
+    out.push({ name: t.name, ...(s === undefined ? { ts: new Float64Array(0), values: new Float64Array(0) } : timeOrdered(s.ts.view(), s.values.view())) });
+  });
+  // Samples on a timeline the trace never described (or not as a counter).
+  for (const [k, s] of c.counters) if (!seen.has(k)) out.push({ name: c.timelines[k]?.name ?? '?', ...timeOrdered(s.ts.view(), s.values.view()) });
+  return out;
 }
 
 /** Copies of a series' columns sorted by time (stable: samples at one time keep their file order). */
