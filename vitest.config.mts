@@ -4,13 +4,15 @@ import { configDefaults, defineConfig } from 'vitest/config';
 // `npm test`, every file but SLOW; `slow` for what test:all adds after it
 // (.ci/run); `all` (the default, so a plain `vitest run` runs everything).
 // SLOW: the files that need the npm registry and a full addon rebuild
-// (package-tarball; doc-blocks, an npm install per example), Chromium (cli-view), or take longest: a child process or
+// (package-tarball; doc-blocks, an npm install per example), Chromium
+// (cli-view, cli-view-shape), or take longest: a child process or
 // a big trace per case, protoc run per cut (together 57% of the suites' time
 // in one profiled run, `vitest run --reporter=verbose`).
 const SLOW = [
   'test/package-tarball.test.ts',
   'test/doc-blocks.test.ts',
   'test/cli-view.test.ts',
+  'test/cli-view-shape.test.ts',
   'test/faults.test.ts',
   'test/cli-convert.test.ts',
   'test/stream.test.ts',
