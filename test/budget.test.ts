@@ -14,6 +14,7 @@ import type { Counts, TracerOptions } from '../lib/index';
 import { loadConsumer, type Consumer } from './support/consumer';
 import { protocDecode, traceEngineTrees } from './support/consumers';
 import { cleanEnv } from './support/packed';
+import { restoreEnvAfterEach } from './support/env';
 
 const MiB = 2 ** 20;
 const live: Tracer[] = [];
@@ -129,16 +130,7 @@ for (const backend of ['native', 'js'] as const) {
 }
 
 describe('memory budget options', () => {
-  const saved = { limit: process.env.HOTSPAN_MEMORY_LIMIT, onFull: process.env.HOTSPAN_ON_FULL };
-  afterEach(() => {
-    for (const [k, v] of [
-      ['HOTSPAN_MEMORY_LIMIT', saved.limit],
-      ['HOTSPAN_ON_FULL', saved.onFull],
-    ] as const) {
-      if (v === undefined) delete process.env[k];
-      else process.env[k] = v;
-    }
-  });
+  restoreEnvAfterEach(['HOTSPAN_MEMORY_LIMIT', 'HOTSPAN_ON_FULL']);
 
   it('reads HOTSPAN_MEMORY_LIMIT (K/M/G suffixes) and HOTSPAN_ON_FULL when the options are absent', () => {
     process.env.HOTSPAN_MEMORY_LIMIT = '3M';

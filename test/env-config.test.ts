@@ -2,7 +2,7 @@
 // bad value gives one warning naming it and the default is kept, so a typo
 // never stops a program from starting (`new Tracer()`, `--require` /
 // `--import hotspan/auto`, `hotspan run`). The same value as an option throws.
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,21 +11,13 @@ import { pathToFileURL } from 'node:url';
 import { Tracer } from '../lib/index';
 import { cleanEnv } from './support/packed';
 import { cliPath, repoRoot } from './support/trace-files';
+import { restoreEnvAfterEach } from './support/env';
 
 const MiB = 2 ** 20;
 const BAD_LIMITS = ['-5', '0', 'abc', '1K', '100G', '1e9'];
 const BAD_ON_FULL = ['bogus', 'Drop'];
 
-const saved = { limit: process.env.HOTSPAN_MEMORY_LIMIT, onFull: process.env.HOTSPAN_ON_FULL };
-afterEach(() => {
-  for (const [k, v] of [
-    ['HOTSPAN_MEMORY_LIMIT', saved.limit],
-    ['HOTSPAN_ON_FULL', saved.onFull],
-  ] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-});
+restoreEnvAfterEach(['HOTSPAN_MEMORY_LIMIT', 'HOTSPAN_ON_FULL']);
 
 /** The HOTSPAN_BAD_ENV warnings `fn` gives (emitWarning delivers them on the next tick). */
 async function warningsOf(fn: () => void): Promise<string[]> {
