@@ -145,6 +145,9 @@ describe('convert round trips', () => {
     const r = cli(['convert', k.pftrace, full]);
     expect(r.status).toBe(1);
     expect(r.stderr).toBe(`hotspan convert: ${full}: cannot write: ENOSPC: no space left on device, write\n`);
+    // Written in place: a temporary file renamed over the link's target would
+    // have replaced the device node itself.
+    expect(statSync('/dev/full').isCharacterDevice()).toBe(true);
   });
 
   it('a cut-off input converts up to its last whole record and says where it was cut', async () => {

@@ -21,7 +21,7 @@ import { describeCut, TraceFileError, type ReadSummary } from './trace-model';
 export type ConvertSummary = ReadSummary;
 
 /** The file `path` names after symlinks, or undefined when there is none. */
-function existing(path: string): { real: string; dev: number; ino: number } | undefined {
+function existing(path: string): { real: string; dev: number; ino: number; regular: boolean } | undefined {
   let real: string;
   try {
     real = realpathSync(path);
@@ -30,23 +30,25 @@ function existing(path: string): { real: string; dev: number; ino: number } | un
     throw new TraceFileError(path, `cannot read: ${(e as Error).message}`);
   }
   const st = statSync(real);
-  return { real, dev: st.dev, ino: st.ino };
+  return { real, dev: st.dev, ino: st.ino, regular: st.isFile() };
 }
 
 /**
  * Where the output really goes (its symlinks followed, so the rename replaces
  * the file, not the link), once sure it is not the input: by path after
- * realpath or by inode (a hard link). The input must exist.
+ * realpath or by inode (a hard link). The input must exist. `direct`: the
+ * output is there and not a regular file (a device such as /dev/stdout, a
+ * FIFO), so it is written in place: a rename would replace the device node.
  */
-function target(input: string, output: string): string {
+function target(input: string, output: string): { path: string; direct: boolean } {
   const inFile = existing(input);
-  if (inFile === undefined) throw new TraceFileError(input, 'no such file');
+  if (inFile === undefined) throw new TraceFileError(input, 'cannot open: no such file');
   const outFile = existing(output);
-  if (outFile === undefined) return output;
+  if (outFile === undefined) return { path: output, direct: false };
   if (outFile.real === inFile.real || (outFile.dev === inFile.dev && outFile.ino === inFile.ino)) {
     throw new TraceFileError(output, `is the input ${input}; not converted (convert to another file, then rename it)`);
   }
-  return outFile.real;
+  return { path: outFile.real, direct: !outFile.regular };
 }
 
 /** A new file beside `path` (same directory, so a rename replaces `path` atomically). */
@@ -59,6 +61,14 @@ function openTemp(path: string): { fd: number; temp: string } {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST' && attempt < 8) continue;
       throw new TraceFileError(path, `cannot write: ${(e as Error).message}`);
     }
+  }
+}
+
+function openDirect(path: string): number {
+  try {
+    return openSync(path, 'w');
+  } catch (e) {
+    throw new TraceFileError(path, `cannot write: ${(e as Error).message}`);
   }
 }
 
@@ -77,8 +87,8 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
   } catch (e) {
     throw new UsageError((e as Error).message.replace(/^hotspan: /, ''));
   }
-  const final = target(input, output);
-  const { fd, temp } = openTemp(final);
+  const { path: final, direct } = target(input, output);
+  const { fd, temp } = direct ? { fd: openDirect(final), temp: undefined } : openTemp(final);
   let done = false;
   try {
     let writer: WasmDocumentWriter | undefined;
@@ -103,6 +113,7 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
     writeAll(fd, writer.finish(), output);
     closeSync(fd);
     done = true;
+    if (temp === undefined) return summary;
     try {
       renameSync(temp, final);
     } catch (e) {
@@ -111,6 +122,7 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
     return summary;
   } catch (e) {
     if (!done) closeSync(fd);
+    if (temp === undefined) throw e;
     try {
       unlinkSync(temp);
     } catch {
