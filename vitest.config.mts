@@ -49,27 +49,54 @@ const NODE_MATRIX = [
   'test/otlp.test.ts',
   'test/entries.test.ts',
 ];
-// NO_ADDON: the files that never load the in-tree addon (they pack and build
-// their own, open a page in Chromium, or read docs and scripts). `addon`, the
-// set the sanitizer runs use on an instrumented addon, is every file but these.
-const NO_ADDON = [
-  'test/package-tarball.test.ts',
-  'test/doc-blocks.test.ts',
-  'test/docs-links.test.ts',
-  'test/cli-view.test.ts',
-  'test/cli-view-shape.test.ts',
-  'test/bench-render.test.ts',
-  'test/wasm-digest.test.ts',
-  'test/test-stages.test.ts',
-  'test/tools.test.ts',
+// ADDON (`addon`, the set the sanitizer runs use on an instrumented addon):
+// the files that drive the addon's own C++ (native/addon and the core behind
+// it): its calls and argument checks, threads and workers, the budget,
+// reads, queries, writes, streams and dumps, exit paths, trace context and
+// OTLP export. The files left out test JavaScript over the addon (the CLI's
+// readers and the WebAssembly writers, hotspan/auto's instruments, the
+// OpenTelemetry provider, module entries, env parsing), pack their own
+// build, or open Chromium; the core's C++ runs under the sanitizers in its own
+// tests.
+const ADDON = [
+  'test/conformance.test.ts',
+  'test/binding.test.ts',
+  'test/binding-surface.test.ts',
+  'test/surface.test.ts',
+  'test/attr-slots.test.ts',
+  'test/async-path.test.ts',
+  'test/bad-inputs.test.ts',
+  'test/js-workers.test.ts',
+  'test/native-threads.test.ts',
+  'test/exactness.test.ts',
+  'test/gc.test.ts',
+  'test/budget.test.ts',
+  'test/counters.test.ts',
+  'test/dump.test.ts',
+  'test/dump-triggers.test.ts',
+  'test/write-on-exit.test.ts',
+  'test/exit-drain.test.ts',
+  'test/exit-paths.test.ts',
+  'test/stream.test.ts',
+  'test/faults.test.ts',
+  'test/query-engine.test.ts',
+  'test/bounded-read.test.ts',
+  'test/perfetto.test.ts',
+  'test/consumers.test.ts',
+  'test/trace-context.test.ts',
+  'test/trace-context-join.test.ts',
+  'test/otlp.test.ts',
+  'test/otlp-joined.test.ts',
+  'test/otlp-otel.test.ts',
+  'test/otlp-hostile.test.ts',
 ];
 const SETS = ['quick', 'slow', 'all', 'node-matrix', 'addon'];
 const files = process.env.HOTSPAN_TESTS ?? 'all';
 if (!SETS.includes(files)) {
   throw new Error(`HOTSPAN_TESTS must be one of ${SETS.join(', ')}, got ${JSON.stringify(files)}`);
 }
-const include = files === 'slow' ? SLOW : files === 'node-matrix' ? NODE_MATRIX : ['test/**/*.test.ts'];
-const skip = files === 'quick' ? SLOW : files === 'addon' ? NO_ADDON : [];
+const include = files === 'slow' ? SLOW : files === 'node-matrix' ? NODE_MATRIX : files === 'addon' ? ADDON : ['test/**/*.test.ts'];
+const skip = files === 'quick' ? SLOW : [];
 
 export default defineConfig({
   test: {

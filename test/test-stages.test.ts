@@ -3,7 +3,7 @@
 // test:all; the summary lists every stage; the last line counts them. Runs
 // only stages that finish at once (the wasm digest, a missing compiler).
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -59,5 +59,14 @@ describe('the test stage runner', () => {
     const r = stages(['--only', 'vitset']);
     expect(r.stderr).toContain('test-stages: unknown stage "vitset"; stages: typecheck, wasm digest, vitest, native release');
     expect(r.status).toBe(2);
+  });
+});
+
+describe('the vitest file sets', () => {
+  it('every file vitest.config.mts names exists (a renamed test file would silently leave a set)', () => {
+    const config = readFileSync(path.join(root, 'vitest.config.mts'), 'utf8');
+    const named = [...config.matchAll(/'(test\/[^']+\.test\.ts)'/g)].map((m) => m[1]);
+    expect(named.length).toBeGreaterThan(40);
+    expect(named.filter((f) => !existsSync(path.join(root, f)))).toEqual([]);
   });
 });

@@ -50,7 +50,7 @@ tsan() {
   echo "== native: ThreadSanitizer build and tests"
   build_tree build-tsan -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_TSAN=ON -DHOTSPAN_TEST_NO_TIMELINE_LOCK=OFF
   cmake --build "$native/build-tsan" -j "$jobs"
-  (cd "$native/build-tsan" && ctest --output-on-failure)
+  (cd "$native/build-tsan" && ctest --output-on-failure -j "$jobs")
 
   echo "== native: negative control (stress test without the timeline lock, under TSan)"
   build_tree build-tsan-nolock -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_TSAN=ON -DHOTSPAN_TEST_NO_TIMELINE_LOCK=ON

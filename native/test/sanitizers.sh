@@ -3,8 +3,8 @@
 #   1. The core tests and fuzz-corpus replays under ASan + UBSan
 #      (native/build-asan), ctest.
 #   2. The addon built by cmake-js under ASan + UBSan
-#      (native/build-addon-asan), then every vitest file that loads the
-#      in-tree addon on it (HOTSPAN_TESTS=addon, vitest.config.mts).
+#      (native/build-addon-asan), then the vitest files that drive the
+#      addon's C++ on it (HOTSPAN_TESTS=addon, listed in vitest.config.mts).
 #   3. The addon built by cmake-js under ThreadSanitizer
 #      (native/build-addon-tsan), then the worker, native-thread and
 #      exactness suites on it.
@@ -58,10 +58,10 @@ asan_ubsan_env() {
 echo "== sanitizers: core tests under AddressSanitizer + UBSan"
 cmake -S "$native" -B "$native/build-asan" -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_ASAN=ON >/dev/null
 cmake --build "$native/build-asan" -j "$jobs"
-(asan_ubsan_env 1 && cd "$native/build-asan" && ctest --output-on-failure)
+(asan_ubsan_env 1 && cd "$native/build-asan" && ctest --output-on-failure -j "$jobs")
 check_logs "the core tests (ASan + UBSan)"
 
-echo "== sanitizers: addon under AddressSanitizer + UBSan, every vitest file that loads it"
+echo "== sanitizers: addon under AddressSanitizer + UBSan, the vitest files that drive it"
 build_addon "$native/build-addon-asan" HOTSPAN_ASAN=ON
 (
   asan_ubsan_env 0
