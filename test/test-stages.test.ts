@@ -57,7 +57,7 @@ describe('the test stage runner', () => {
 
   it('an unknown stage name is refused, naming it and the stages', () => {
     const r = stages(['--only', 'vitset']);
-    expect(r.stderr).toContain('test-stages: unknown stage "vitset"; stages: typecheck, wasm digest, vitest, native release');
+    expect(r.stderr).toContain('test-stages: unknown stage "vitset"; stages: typecheck, wasm digest, vitest, wasm rebuild');
     expect(r.status).toBe(2);
   });
 });

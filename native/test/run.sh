@@ -13,6 +13,7 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 native="$(cd "$here/.." && pwd)"
+root="$(cd "$native/.." && pwd)"
 jobs="${HOTSPAN_JOBS:-2}"  # the machine is shared: keep builds to -j2
 # exitcode: a TSan report makes the test exit non-zero even if its checks pass.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=66"
@@ -48,9 +49,12 @@ release() {
 
 tsan() {
   echo "== native: ThreadSanitizer build and tests"
-  build_tree build-tsan -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_TSAN=ON -DHOTSPAN_TEST_NO_TIMELINE_LOCK=OFF
-  cmake --build "$native/build-tsan" -j "$jobs"
-  (cd "$native/build-tsan" && ctest --output-on-failure -j "$jobs")
+  # One tree for the core, its tests and the addon (cmake-js configures the
+  # addon target): test:sanitizers runs the addon from it without compiling
+  # the core again (sanitizers.sh, same options).
+  (cd "$root" && npx cmake-js build --directory native --out "$native/build-tsan/build" --parallel "$jobs" \
+    --log-level warn --CDHOTSPAN_TSAN=ON --CDHOTSPAN_TEST_NO_TIMELINE_LOCK=OFF)
+  (cd "$native/build-tsan/build" && ctest --output-on-failure -j "$jobs")
 
   echo "== native: negative control (stress test without the timeline lock, under TSan)"
   build_tree build-tsan-nolock -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_TSAN=ON -DHOTSPAN_TEST_NO_TIMELINE_LOCK=ON

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # `npm run test:sanitizers`: the core and the addon under sanitizers.
-#   1. The core tests and fuzz-corpus replays under ASan + UBSan
-#      (native/build-asan), ctest.
-#   2. The addon built by cmake-js under ASan + UBSan
-#      (native/build-addon-asan), then the vitest files that drive the
-#      addon's C++ on it (HOTSPAN_TESTS=addon, listed in vitest.config.mts).
-#   3. The addon built by cmake-js under ThreadSanitizer
-#      (native/build-addon-tsan), then the worker, native-thread and
-#      exactness suites on it.
+#   1. One tree under ASan + UBSan (native/build-asan/build, by cmake-js: the
+#      core, its tests, fuzz-corpus replays and the addon); ctest.
+#   2. The vitest files that drive the addon's C++ on that addon
+#      (HOTSPAN_TESTS=addon, listed in vitest.config.mts).
+#   3. The ThreadSanitizer tree (native/build-tsan/build, the one run.sh tsan
+#      builds and tests), then the worker, native-thread and exactness
+#      suites on its addon.
 # node itself is not instrumented: the runtime is preloaded into the test
 # processes (HOTSPAN_TEST_PRELOAD, see test/support/sanitizer-preload.ts) and
 # the addon variant chosen with HOTSPAN_PREBUILD (node-gyp-build's override;
@@ -38,12 +37,15 @@ check_logs() {  # what
   fi
 }
 
-build_addon() {  # out dir, cmake-js -D options...
+# One tree per sanitizer for the core, its tests and the addon (cmake-js
+# configures the addon target), so the core compiles once for both. run.sh
+# tsan builds native/build-tsan with the same options: here it is up to date.
+build_tree() {  # out dir, cmake-js -D options...
   local out="$1"
   shift
   local defs=()
   for d in "$@"; do defs+=("--CD$d"); done
-  (cd "$root" && npx cmake-js build --directory native --out "$out/build" --target hotspan_addon \
+  (cd "$root" && npx cmake-js build --directory native --out "$out/build" \
     --parallel "$jobs" --log-level warn "${defs[@]}")
 }
 
@@ -56,16 +58,14 @@ asan_ubsan_env() {
 }
 
 echo "== sanitizers: core tests under AddressSanitizer + UBSan"
-cmake -S "$native" -B "$native/build-asan" -DCMAKE_BUILD_TYPE=Debug -DHOTSPAN_ASAN=ON >/dev/null
-cmake --build "$native/build-asan" -j "$jobs"
-(asan_ubsan_env 1 && cd "$native/build-asan" && ctest --output-on-failure -j "$jobs")
+build_tree "$native/build-asan" HOTSPAN_ASAN=ON
+(asan_ubsan_env 1 && cd "$native/build-asan/build" && ctest --output-on-failure -j "$jobs")
 check_logs "the core tests (ASan + UBSan)"
 
 echo "== sanitizers: addon under AddressSanitizer + UBSan, the vitest files that drive it"
-build_addon "$native/build-addon-asan" HOTSPAN_ASAN=ON
 (
   asan_ubsan_env 0
-  export HOTSPAN_PREBUILD="$native/build-addon-asan"
+  export HOTSPAN_PREBUILD="$native/build-asan"
   export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libasan.so)"
   export HOTSPAN_TESTS=addon
   cd "$root" && npx vitest run
@@ -73,10 +73,10 @@ build_addon "$native/build-addon-asan" HOTSPAN_ASAN=ON
 check_logs "vitest on the ASan + UBSan addon"
 
 echo "== sanitizers: addon under ThreadSanitizer, worker and native-thread suites"
-build_addon "$native/build-addon-tsan" HOTSPAN_TSAN=ON
+build_tree "$native/build-tsan" HOTSPAN_TSAN=ON HOTSPAN_TEST_NO_TIMELINE_LOCK=OFF
 (
   export TSAN_OPTIONS="suppressions=$here/tsan-node.supp:second_deadlock_stack=1:log_path=$logs/tsan"
-  export HOTSPAN_PREBUILD="$native/build-addon-tsan"
+  export HOTSPAN_PREBUILD="$native/build-tsan"
   export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libtsan.so)"
   cd "$root" && npx vitest run test/js-workers.test.ts test/native-threads.test.ts test/exactness.test.ts
 )
