@@ -29,14 +29,14 @@
 #include <thread>
 #include <vector>
 
-#include "c_api.h"
-#include "clock.h"
-#include "clock_readings.h"
-#include "block_sink.h"
-#include "holder_check.h"
-#include "perfetto_writer.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/c_api.h"
+#include "record/clock.h"
+#include "record/clock_readings.h"
+#include "write/block_sink.h"
+#include "record/holder_check.h"
+#include "write/perfetto_writer.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using hotspan::clock::now_ns;  // the span clock
 

@@ -5,13 +5,13 @@
 #include <string>
 
 #include "arg_check.h"
-#include "c_api.h"
-#include "clock.h"
+#include "record/c_api.h"
+#include "record/clock.h"
 #include "call_slots.h"
 #include "hot_path.h"
 #include "frozen_view.h"
-#include "perfetto_writer.h"
-#include "query_call.h"
+#include "write/perfetto_writer.h"
+#include "read/query_call.h"
 #include "shared_tracers.h"
 #include "slot_calls.h"
 #include "snapshot_convert.h"

@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "check.h"
-#include "clock.h"
+#include "record/clock.h"
 #include "test_util.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 
