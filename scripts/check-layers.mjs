@@ -24,8 +24,6 @@ const KNOWN_UP = new Set([
   'lib/backends/native-backend.ts -> lib/tracer/trace-context.ts',
   'lib/common/counts.ts -> lib/otlp/otlp-counters.ts',
   'lib/read/bounded-read.ts -> lib/tracer/options.ts',
-  'native/core/record/tracer.cc -> native/core/write/chrome_json_writer.h',
-  'native/core/record/tracer.cc -> native/core/read/stats.h',
 ]);
 let failures = 0;
 

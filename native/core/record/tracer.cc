@@ -8,7 +8,6 @@
 #include <utility>
 
 #include "record/async_track.h"
-#include "write/chrome_json_writer.h"
 #include "record/clock_readings.h"
 #include "record/close_barrier.h"
 #include "record/counter_store.h"
@@ -17,7 +16,6 @@
 #include "record/holder_check.h"
 #include "record/native_thread_cache.h"
 #include "record/registry.h"
-#include "read/stats.h"
 #include "record/thread_state.h"
 #include "record/trace_id.h"
 #include "record/tracer_shared.h"
@@ -263,7 +261,6 @@ FrozenSnapshot Tracer::freeze() const {
   return snap;
 }
 
-std::vector<StatsRow> Tracer::stats() const { return compute_stats(freeze()); }
 
 std::vector<TimelineCounts> Tracer::counts() const {
   std::vector<TimelineCounts> out;
@@ -280,11 +277,6 @@ std::vector<std::shared_ptr<Timeline>> Tracer::timelines() const { return impl_-
 ChunkPool& Tracer::pool() const { return *impl_->shared->pool; }
 AttrDict& Tracer::attr_dict() const { return *impl_->shared->dict; }
 std::vector<std::string> Tracer::names() const { return impl_->shared->names.all(); }
-
-void Tracer::write_chrome_json(std::string& out) const {
-  const FrozenSnapshot snap = freeze();
-  hotspan::write_chrome_json(snap, document_of(snap, impl_->options.origin_ns, read_clocks()), out);
-}
 
 // ---- close ----
 

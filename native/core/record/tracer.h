@@ -199,7 +199,6 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // writers, stats and the binding's snapshot read. Costs a pointer per
   // 1024 records.
   FrozenSnapshot freeze() const;
-  std::vector<StatsRow> stats() const;
   // Per timeline: produced = kept + overwritten + dropped, over committed
   // records (flush first to count what waits in the queue).
   std::vector<TimelineCounts> counts() const;
@@ -215,8 +214,6 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // The attribute dictionary of the compact stored form (attr_dict.h).
   AttrDict& attr_dict() const;
   std::vector<std::string> names() const;
-  // Chrome Trace Event JSON (object form, microsecond ts on the performance.now() axis).
-  void write_chrome_json(std::string& out) const;
 
   // Idempotent. Later calls record nothing and return kClosed; committed
   // records stay readable.
