@@ -33,6 +33,7 @@
 #include "record/clock.h"
 #include "record/clock_readings.h"
 #include "write/block_sink.h"
+#include "write/chrome_json_writer.h"
 #include "record/holder_check.h"
 #include "write/perfetto_writer.h"
 #include "record/thread_state.h"
@@ -228,7 +229,7 @@ WriterResult writers(uint64_t n) {
   w.chrome_json_spans_per_sec = spans * 1e9 / median_of_3_after_warmup([&] {
     std::string out;
     const int64_t t0 = cpu_ns();
-    tracer->write_chrome_json(out);
+    hotspan::write_chrome_json(*tracer, out);
     const int64_t dt = cpu_ns() - t0;
     json_bytes = out.size();
     return static_cast<double>(dt);
