@@ -4,7 +4,7 @@
       "target_name": "hotspan",
       "dependencies": ["<!(node -p \"require('node-addon-api').targets\"):node_addon_api_except"],
       "sources": [
-        "<!@(node -p \"require('fs').readdirSync('native/core').filter(f => f.endsWith('.cc')).map(f => 'native/core/' + f).join(' ')\")",
+        "<!@(node -p \"require('fs').readdirSync('native/core', { recursive: true }).filter(f => f.endsWith('.cc')).map(f => f.split(require('path').sep).join('/')).map(f => 'native/core/' + f).join(' ')\")",
         "<!@(node -p \"require('fs').readdirSync('native/addon').filter(f => f.endsWith('.cc')).map(f => 'native/addon/' + f).join(' ')\")"
       ],
       "include_dirs": ["native/core", "native/include"],

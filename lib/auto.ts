@@ -1,17 +1,17 @@
 // hotspan/auto: zero-code tracing. `node --require hotspan/auto app.js` or
 // `node --import hotspan/auto app.mjs` records HTTP, fetch, DNS, TCP/TLS and
-// GC spans and the event-loop delay as counters (lib/auto-record.ts) from the
+// GC spans and the event-loop delay as counters (lib/auto/auto-record.ts) from the
 // program's first line and writes the trace when the process ends
-// (lib/exit-write.ts). Configured by environment:
+// (lib/common/exit-write.ts). Configured by environment:
 //   HOTSPAN_OUT         the file written at exit (default hotspan-<pid>.pftrace);
 //                       its extension picks the format (.pftrace, .json)
 //   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc, eventloop
 //                       (default: all)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
-// and, for OTLP/HTTP export of the automatic spans as they end (lib/auto-export.ts:
+// and, for OTLP/HTTP export of the automatic spans as they end (lib/auto/auto-export.ts:
 // with the file's parents, a trace id per request tree, traceparent in and out;
 // what is left is sent at exit, SIGINT and SIGTERM included), the OTEL_* variables
-// of tracer.exportOtlp() (lib/otlp-config.ts):
+// of tracer.exportOtlp() (lib/otlp/otlp-config.ts):
 //   OTEL_EXPORTER_OTLP_ENDPOINT or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT  turn it on
 //   OTEL_TRACES_EXPORTER    a comma list; export unless it is set without `otlp` (e.g. none)
 //   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL,
@@ -22,15 +22,15 @@
 
 import { isMainThread } from 'node:worker_threads';
 
-import { otlpSink, otlpWanted } from './auto-export';
-import { AutoRecorder, INSTRUMENTS, withAutoSpans, type Instrument } from './auto-record';
-import { calibrate, readClocks } from './clock';
-import { totalCounts } from './counts';
-import { writeAtExit } from './exit-write';
-import { internals } from './internal';
-import { outputFormat } from './output';
-import { Tracer } from './tracer';
-import { writeColumns } from './wasm-core';
+import { otlpSink, otlpWanted } from './auto/auto-export';
+import { AutoRecorder, INSTRUMENTS, withAutoSpans, type Instrument } from './auto/auto-record';
+import { calibrate, readClocks } from './common/clock';
+import { totalCounts } from './common/counts';
+import { writeAtExit } from './common/exit-write';
+import { internals } from './tracer/internal';
+import { outputFormat } from './common/output';
+import { Tracer } from './tracer/tracer';
+import { writeColumns } from './binding/wasm-core';
 
 function instruments(value: string | undefined): Set<Instrument> {
   if (value === undefined || value.trim() === '' || value.trim() === 'all') return new Set(INSTRUMENTS);
@@ -58,7 +58,7 @@ function start(): { tracer: Tracer; out: string } | undefined {
   writeAtExit(out, () => {
     rec.stop();
     tracer.flush();
-    // The document is formatted from the snapshot with the recorded spans added (lib/auto-record.ts says why).
+    // The document is formatted from the snapshot with the recorded spans added (lib/auto/auto-record.ts says why).
     const snap = withAutoSpans(tracer[internals]().backend.snapshot(), rec);
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
     // The core's writers (WebAssembly) over those columns, on the tracer's clock, with the counts a write() file
@@ -74,7 +74,7 @@ function start(): { tracer: Tracer; out: string } | undefined {
     return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs, counts);
   });
   // After writeAtExit: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
-  // (lib/exit-write.ts runs its hooks in order, on every exit path).
+  // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value), sink);
   if (process.env.HOTSPAN_REPORT === '1') {

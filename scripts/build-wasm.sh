@@ -38,27 +38,27 @@ fi
 
 # The Node-free core sources the entry points reach: writers (their DocumentWriter
 # interface also takes frozen records), stats, histogram, query engine, span ids,
-# the OTLP encoder (the js backend's export, lib/otlp-worker.ts).
+# the OTLP encoder (the js backend's export, lib/otlp/otlp-worker.ts).
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/exports.cc
   native/wasm/snapshot_columns.cc
-  native/core/chrome_json_writer.cc
-  native/core/perfetto_writer.cc
-  native/core/attr_members.cc
-  native/core/json_text.cc
-  native/core/stats.cc
-  native/core/snapshot_query.cc
-  native/core/query_call.cc
-  native/core/log_linear_histogram.cc
-  native/core/huge_pages.cc
-  native/core/frozen_records.cc
-  native/core/tick_anchors.cc
-  native/core/span_ids.cc
-  native/core/otlp_batcher.cc
-  native/core/otlp_request.cc
-  native/core/otlp_request_json.cc
-  native/core/otlp_otel_fields.cc
+  native/core/write/chrome_json_writer.cc
+  native/core/write/perfetto_writer.cc
+  native/core/read/attr_members.cc
+  native/core/record/json_text.cc
+  native/core/read/stats.cc
+  native/core/read/snapshot_query.cc
+  native/core/read/query_call.cc
+  native/core/read/log_linear_histogram.cc
+  native/core/record/huge_pages.cc
+  native/core/record/frozen_records.cc
+  native/core/record/tick_anchors.cc
+  native/core/record/span_ids.cc
+  native/core/export/otlp_batcher.cc
+  native/core/export/otlp_request.cc
+  native/core/export/otlp_request_json.cc
+  native/core/export/otlp_otel_fields.cc
 )
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT

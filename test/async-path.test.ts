@@ -7,10 +7,10 @@
 // them keeps its semantics and its counts.
 import { describe, expect, it } from 'vitest';
 
-import { spanId, STATUS_INVALID } from '../lib/flags';
-import { internals } from '../lib/internal';
-import { loadNativeAddon } from '../lib/native-loader';
-import type { NativeTracer } from '../lib/native-binding';
+import { spanId, STATUS_INVALID } from '../lib/common/flags';
+import { internals } from '../lib/tracer/internal';
+import { loadNativeAddon } from '../lib/binding/native-loader';
+import type { NativeTracer } from '../lib/binding/native-binding';
 import { tracerFactory } from './support/tracers';
 
 const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';

@@ -1,12 +1,12 @@
-// The facade's shape trie (lib/attr-shapes.ts) on its own: every object maps
+// The facade's shape trie (lib/attrs/attr-shapes.ts) on its own: every object maps
 // to the shape of exactly its keys, in order, whichever shapes came before,
 // and each shape is defined once. Objects alternate shapes that share the
 // root and a first key, so a node's remembered children are hit, missed and
 // replaced.
 import { describe, expect, it } from 'vitest';
 
-import { AttrShapes } from '../lib/attr-shapes';
-import { AttrValueIds, shapeCode } from '../lib/attr-value-ids';
+import { AttrShapes } from '../lib/attrs/attr-shapes';
+import { AttrValueIds, shapeCode } from '../lib/attrs/attr-value-ids';
 
 function shapesOf(): { shapes: AttrShapes; defined: string[][]; idOf: (keys: string[]) => number } {
   const defined: string[][] = [];

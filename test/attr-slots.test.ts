@@ -4,9 +4,9 @@
 // view for the common values.
 import { describe, expect, it } from 'vitest';
 
-import { internals } from '../lib/internal';
-import { loadNativeAddon } from '../lib/native-loader';
-import type { NativeTracer } from '../lib/native-binding';
+import { internals } from '../lib/tracer/internal';
+import { loadNativeAddon } from '../lib/binding/native-loader';
+import type { NativeTracer } from '../lib/binding/native-binding';
 import { tracerFactory } from './support/tracers';
 
 const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';

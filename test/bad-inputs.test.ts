@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { tracerFactory } from './support/tracers';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';

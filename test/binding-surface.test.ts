@@ -1,8 +1,8 @@
 // The binding's surface is written in three languages: the addon's method
 // table and exports (native/addon), its TypeScript description
-// (lib/native-binding.ts) and the codes both sides use (native/include/hotspan.h
-// `hotspan_status`, which native/core/tracer.h `Status` is defined from;
-// lib/flags.ts; span flags in native/core/span_record.h). Nothing generates one
+// (lib/binding/native-binding.ts) and the codes both sides use (native/include/hotspan.h
+// `hotspan_status`, which native/core/record/tracer.h `Status` is defined from;
+// lib/common/flags.ts; span flags in native/core/record/span_record.h). Nothing generates one
 // from another, so this test reads each source and fails on any drift: a
 // method added on one side only, a code or flag renumbered on one side.
 import { readFileSync } from 'node:fs';
@@ -10,16 +10,16 @@ import * as path from 'node:path';
 import * as ts from 'typescript';
 import { beforeAll, describe, expect, it } from 'vitest';
 
-import * as flags from '../lib/flags';
-import type { NativeAddon } from '../lib/native-binding';
-import { loadNativeAddon } from '../lib/native-loader';
+import * as flags from '../lib/common/flags';
+import type { NativeAddon } from '../lib/binding/native-binding';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 
 const root = path.join(__dirname, '..');
 const read = (rel: string): string => readFileSync(path.join(root, rel), 'utf8');
 
-/** Member names of `interface <name>` in lib/native-binding.ts, sorted. */
+/** Member names of `interface <name>` in lib/binding/native-binding.ts, sorted. */
 function interfaceMembers(name: string): string[] {
-  const file = 'lib/native-binding.ts';
+  const file = 'lib/binding/native-binding.ts';
   const src = ts.createSourceFile(file, read(file), ts.ScriptTarget.Latest, true);
   for (const stmt of src.statements) {
     if (ts.isInterfaceDeclaration(stmt) && stmt.name.text === name) {
@@ -74,11 +74,11 @@ describe('binding surface', () => {
     }
   });
 
-  it("status codes: hotspan.h, tracer.h's Status and lib/flags.ts agree", () => {
+  it("status codes: hotspan.h, tracer.h's Status and lib/common/flags.ts agree", () => {
     const c = cEnum('native/include/hotspan.h', 'hotspan_status', 'HOTSPAN_');
     expect(c.size).toBeGreaterThan(0);
     // tracer.h spells every enumerator as the C code of the same name.
-    const core = /enum class Status[^{]*\{([^}]*)\}/.exec(read('native/core/tracer.h'));
+    const core = /enum class Status[^{]*\{([^}]*)\}/.exec(read('native/core/record/tracer.h'));
     expect(core, 'enum class Status in tracer.h').not.toBeNull();
     const pairs = [...core![1].matchAll(/\bk(\w+)\s*=\s*([^,\s]+)/g)].map((m) => [m[1], m[2]]);
     const snake = (camel: string) => camel.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
@@ -89,8 +89,8 @@ describe('binding surface', () => {
     expect(new Map(lib as Array<[string, number]>)).toEqual(c);
   });
 
-  it('span flags: span_record.h and lib/flags.ts agree', () => {
-    const c = cEnum('native/core/span_record.h', 'SpanFlags', 'kFlag');
+  it('span flags: span_record.h and lib/common/flags.ts agree', () => {
+    const c = cEnum('native/core/record/span_record.h', 'SpanFlags', 'kFlag');
     const snake = (camel: string) => camel.replace(/([a-z])([A-Z])/g, '$1_$2').toUpperCase();
     const fromC = new Map([...c].map(([k, v]) => [snake(k), v]));
     const lib = Object.entries(flags)

@@ -1,5 +1,5 @@
-// The raw binding (native/addon) as lib/native-binding.ts describes it,
-// loaded through lib/native-loader.ts: hot path status codes, argument
+// The raw binding (native/addon) as lib/binding/native-binding.ts describes it,
+// loaded through lib/binding/native-loader.ts: hot path status codes, argument
 // errors, snapshot columns, the non-holder path and flush, the wake-up,
 // close, worker_threads join / termination, and process exit.
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -10,7 +10,7 @@ import * as path from 'path';
 import { performance } from 'perf_hooks';
 import { types } from 'util';
 import { Worker } from 'worker_threads';
-import { loadNativeAddon, NativeLoadError } from '../lib/native-loader';
+import { loadNativeAddon, NativeLoadError } from '../lib/binding/native-loader';
 import {
   FLAG_ABANDONED,
   FLAG_ATTRS,
@@ -19,8 +19,8 @@ import {
   STATUS_INVALID as INVALID,
   STATUS_NO_OPEN_SPAN as NO_OPEN_SPAN,
   STATUS_OK as OK,
-} from '../lib/flags';
-import type { NativeAddon, NativeSnapshot, NativeTracer } from '../lib/native-binding';
+} from '../lib/common/flags';
+import type { NativeAddon, NativeSnapshot, NativeTracer } from '../lib/binding/native-binding';
 import { loadConsumer, type Consumer } from './support/consumer';
 
 const root = path.join(__dirname, '..');

@@ -8,13 +8,13 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { tracerFactory } from './support/tracers';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
-const records = path.join(__dirname, '..', 'dist', 'records.js');
-const internal = path.join(__dirname, '..', 'dist', 'internal.js');
+const records = path.join(__dirname, '..', 'dist', 'read', 'records.js');
+const internal = path.join(__dirname, '..', 'dist', 'tracer', 'internal.js');
 
 const HEAP_MB = 48;
 const SPANS = 500000;

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { toolBin } from './support/tools';
 import { cli, knownTrace, protobufjsSpans, protoPath, readSpans, relative, repoRoot, writeGeneratedPerfetto, type PlainSpan } from './support/trace-files';
 

@@ -9,10 +9,10 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { buildReport } from '../lib/cli/report';
 import { readTrace } from '../lib/cli/read-trace';
-import { WasmDocumentWriter } from '../lib/wasm-core';
+import { WasmDocumentWriter } from '../lib/binding/wasm-core';
 import {
   cli,
   cliOk,

@@ -9,10 +9,10 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { type SpanRecord } from '../lib/index';
-import { internals } from '../lib/internal';
-import { wellFormed } from '../lib/names';
+import { internals } from '../lib/tracer/internal';
+import { wellFormed } from '../lib/common/names';
 import { tracerFactory } from './support/tracers';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 
 const TWO32 = 4294967296;
 const nativeLoad = loadNativeAddon();

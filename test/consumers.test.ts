@@ -15,7 +15,7 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import type { SpanRecord, Tracer, TracerOptions } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import {
   protobufjsPackets,
   protocDecode,

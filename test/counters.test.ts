@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { buildReport } from '../lib/cli/report';
 import { Tracer } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { protobufjsPackets, protocDecode, traceEngineTrees } from './support/consumers';
 import { tracerFactory } from './support/tracers';
 

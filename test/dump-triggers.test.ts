@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { runChild, type ChildResult, type Step } from './support/child-run';
 import { protobufjsSpans, repoRoot } from './support/trace-files';
 

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { Tracer, type DumpSummary } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { loadConsumer } from './support/consumer';
 import { protocDecode, traceEngineTrees } from './support/consumers';
 import { protobufjsSpans } from './support/trace-files';

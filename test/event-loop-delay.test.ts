@@ -10,7 +10,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const MODULE = path.join(__dirname, '..', 'dist', 'event-loop-delay.js');
+const MODULE = path.join(__dirname, '..', 'dist', 'auto', 'event-loop-delay.js');
 const RESOLUTION_MS = 10;
 
 interface Reading {

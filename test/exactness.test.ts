@@ -17,8 +17,8 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { Tracer } from '../lib/index';
-import type { NativeSnapshot, NativeTracer } from '../lib/native-binding';
-import { internals } from '../lib/internal';
+import type { NativeSnapshot, NativeTracer } from '../lib/binding/native-binding';
+import { internals } from '../lib/tracer/internal';
 import { loadConsumer, type Consumer } from './support/consumer';
 
 /** Messages from test/fixtures/exactness-worker.js. */

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { readTrace } from '../lib/cli/read-trace';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { repoRoot } from './support/trace-files';
 
 const MiB = 2 ** 20;

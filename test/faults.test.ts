@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const fixtures = path.join(__dirname, 'fixtures', 'faults');

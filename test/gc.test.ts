@@ -5,7 +5,7 @@ import { spawnSync } from 'node:child_process';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 
 const root = path.join(__dirname, '..');
 // Built by the vitest global setup (test/fixtures/build-consumer.js).
@@ -16,8 +16,8 @@ const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== '
 function runChild(body: string): Record<string, unknown> {
   const script = `
     const { Tracer } = require(${JSON.stringify(path.join(root, 'dist', 'index.js'))});
-    const { internals } = require(${JSON.stringify(path.join(root, 'dist', 'internal.js'))});
-    const { GcHook } = require(${JSON.stringify(path.join(root, 'dist', 'gc-hook.js'))});
+    const { internals } = require(${JSON.stringify(path.join(root, 'dist', 'tracer', 'internal.js'))});
+    const { GcHook } = require(${JSON.stringify(path.join(root, 'dist', 'common', 'gc-hook.js'))});
     // FinalizationRegistry callbacks run as tasks after the GC: give them turns.
     const ticks = async (n = 5) => { for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 2)); };
     (async () => { ${body} })().then(

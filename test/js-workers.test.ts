@@ -11,8 +11,8 @@ import { Worker } from 'node:worker_threads';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer, type SpanRecord, type TracerOptions } from '../lib/index';
-import { internals } from '../lib/internal';
-import { loadNativeAddon } from '../lib/native-loader';
+import { internals } from '../lib/tracer/internal';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 
 const TWO32 = 4294967296;
 // Without the addon the native half is skipped, except in CI where it must run.

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Tracer } from '../lib/index';
 import type { SpanRecord, TimelineInfo } from '../lib/index';
-import { internals } from '../lib/internal';
+import { internals } from '../lib/tracer/internal';
 import { loadConsumer, type Consumer } from './support/consumer';
 
 let consumer: Consumer;

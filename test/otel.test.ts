@@ -11,7 +11,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it, vi } from 'vitest';
 
-import { internals } from '../lib/internal';
+import { internals } from '../lib/tracer/internal';
 import { SpanExporterAdapter, TraceContextPropagator, TracerProvider } from '../lib/otel/index';
 import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';

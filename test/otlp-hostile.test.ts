@@ -11,7 +11,7 @@ import * as path from 'node:path';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { MAX_RESPONSE_BYTES } from '../lib/otlp-response';
+import { MAX_RESPONSE_BYTES } from '../lib/otlp/otlp-response';
 import { freePort, Receiver, type Answer } from './support/otlp-receiver';
 import { cleanEnv } from './support/packed';
 

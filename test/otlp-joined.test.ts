@@ -11,7 +11,7 @@ import { Worker } from 'node:worker_threads';
 
 import { describe, expect, it } from 'vitest';
 
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
 

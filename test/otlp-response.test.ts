@@ -1,13 +1,13 @@
 // What the exporter makes of a collector's response: Retry-After kept
 // between the backoff and maxRetryDelayMs, and every partial-success field
-// checked before it is counted (lib/otlp-response.ts). Pure functions with
+// checked before it is counted (lib/otlp/otlp-response.ts). Pure functions with
 // the clock passed in; the end-to-end cases are in otlp-hostile.test.ts.
 import * as path from 'node:path';
 
 import * as protobuf from 'protobufjs';
 import { describe, expect, it } from 'vitest';
 
-import { partialSuccess, retryAfterMs, retryDelayMs } from '../lib/otlp-response';
+import { partialSuccess, retryAfterMs, retryDelayMs } from '../lib/otlp/otlp-response';
 
 const NOW = Date.parse('2026-01-01T00:00:00Z');
 const BACKOFF = 40;  // this attempt's own delay

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib';
-import { otlpConfig } from '../lib/otlp-config';
+import { otlpConfig } from '../lib/otlp/otlp-config';
 import { freePort, Receiver, type Answer, type ReceivedSpan } from './support/otlp-receiver';
 import { cleanEnv } from './support/packed';
 
@@ -75,7 +75,7 @@ interface ChildOut {
 
 const script = (cfg: ChildConfig): string => `
 const { Tracer } = require(${JSON.stringify(dist)});
-const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'internal.js'))});
+const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'tracer', 'internal.js'))});
 const cfg = ${JSON.stringify(cfg)};
 (async () => {
   const t = new Tracer(cfg.tracer);

@@ -1,4 +1,4 @@
-// One percentile definition (lib/percentile.ts, nearest rank): stats() (the
+// One percentile definition (lib/read/percentile.ts, nearest rank): stats() (the
 // core's histogram, here through its WebAssembly build), query()'s
 // percentile() and `hotspan report` give p50, p90 and p99 of the same spans
 // at the same rank: query() and the report exactly, stats() within 1/256.
@@ -9,7 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { buildReport } from '../lib/cli/report';
 import { Tracer } from '../lib/index';
-import { nearestRank, percentileOfSorted } from '../lib/percentile';
+import { nearestRank, percentileOfSorted } from '../lib/read/percentile';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-percentile-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,4 +1,4 @@
-// The Perfetto writer (native/core/perfetto_writer.cc: the addon's, and its
+// The Perfetto writer (native/core/write/perfetto_writer.cc: the addon's, and its
 // WebAssembly build for the js backend), checked by decoding its output with
 // Perfetto's own schema
 // (perfetto_trace.proto, through protobufjs), event by event against
@@ -12,9 +12,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { Tracer, type SpanRecord } from '../lib/index';
 import { tracerFactory } from './support/tracers';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 
-// native/core/perfetto_writer.h: kPerfettoTimestampOffsetNs, kPerfettoProcessUuid.
+// native/core/write/perfetto_writer.h: kPerfettoTimestampOffsetNs, kPerfettoProcessUuid.
 const PERFETTO_TIMESTAMP_OFFSET_NS = 1_000_000_000;
 const PERFETTO_PROCESS_UUID = 0xffffffff00000000n;
 

@@ -1,4 +1,4 @@
-// query() is evaluated by the core (native/core/snapshot_query.h) on both
+// query() is evaluated by the core (native/core/read/snapshot_query.h) on both
 // backends: the addon reads the stored records, the js backend hands its
 // columns to the same C++ built to WebAssembly. Its answers must be the ones
 // the TypeScript implementation gave before (test/support/query-reference.ts,
@@ -8,8 +8,8 @@
 import { describe, expect, it } from 'vitest';
 
 import type { SpanRecord, Tracer } from '../lib/index';
-import type { GroupView as CoreGroupView, Query as CoreQuery, SpanList as CoreSpanList } from '../lib/query';
-import { loadNativeAddon } from '../lib/native-loader';
+import type { GroupView as CoreGroupView, Query as CoreQuery, SpanList as CoreSpanList } from '../lib/read/query';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { Query as RefQuery, type GroupView as RefGroupView, type SpanList as RefSpanList } from './support/query-reference';
 import { tracerFactory } from './support/tracers';
 

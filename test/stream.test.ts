@@ -13,7 +13,7 @@ import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Tracer, type SpanRecord } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { runChild } from './support/child-run';
 import { toolBin } from './support/tools';
 import { perfettoType, protobufjsSpans, protoPath, repoRoot } from './support/trace-files';

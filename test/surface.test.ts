@@ -5,12 +5,12 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { ClosedBackend } from '../lib/closed-backend';
+import { ClosedBackend } from '../lib/backends/closed-backend';
 import { Tracer } from '../lib/index';
-import { JsBackend } from '../lib/js-backend';
-import { loadNativeAddon } from '../lib/native-loader';
-import { NativeBackend } from '../lib/native-backend';
-import { NoopBackend } from '../lib/noop-backend';
+import { JsBackend } from '../lib/backends/js-backend';
+import { loadNativeAddon } from '../lib/binding/native-loader';
+import { NativeBackend } from '../lib/backends/native-backend';
+import { NoopBackend } from '../lib/backends/noop-backend';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-surface-'));

@@ -2,7 +2,7 @@
 // joined worker derives (inject(), currentContext(), hotspan/otel's
 // spanContext()) are the ones the owner's outputs show after the merge. On
 // the js backend the worker numbers its timelines and tracks from the shared
-// state and derives with the owner's salt (lib/js-join.ts SharedState).
+// state and derives with the owner's salt (lib/backends/js-join.ts SharedState).
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 
@@ -11,7 +11,7 @@ import { InMemorySpanExporter } from '@opentelemetry/sdk-trace-base';
 import { describe, expect, it } from 'vitest';
 
 import { SpanExporterAdapter, TracerProvider } from '../lib/otel/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
 

@@ -10,8 +10,8 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 
 import { Tracer, type SpanRecord } from '../lib/index';
-import { internals } from '../lib/internal';
-import { loadNativeAddon } from '../lib/native-loader';
+import { internals } from '../lib/tracer/internal';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { tracerFactory } from './support/tracers';
 
 // Without the addon the native half is skipped, except in CI where it must run.

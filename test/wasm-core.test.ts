@@ -11,12 +11,12 @@ import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-import { calibrate, readClocks, type ClockReadings } from '../lib/clock';
+import { calibrate, readClocks, type ClockReadings } from '../lib/common/clock';
 import { Tracer } from '../lib/index';
-import { internals } from '../lib/internal';
-import type { NativeSnapshot, NativeTracer } from '../lib/native-binding';
-import { loadNativeAddon } from '../lib/native-loader';
-import { statsOfColumns, WasmDocumentWriter, writeColumns } from '../lib/wasm-core';
+import { internals } from '../lib/tracer/internal';
+import type { NativeSnapshot, NativeTracer } from '../lib/binding/native-binding';
+import { loadNativeAddon } from '../lib/binding/native-loader';
+import { statsOfColumns, WasmDocumentWriter, writeColumns } from '../lib/binding/wasm-core';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const wasmPath = path.join(__dirname, '..', 'native', 'wasm', 'hotspan_core.wasm');
@@ -258,13 +258,13 @@ describe('the WebAssembly core', () => {
       const t = new Tracer({ backend: 'js' });
       t.trace('x', () => 1);
       t.trace('x', () => 1);
-      console.log(t.stats()[0].count, Buffer.from(t[require('./dist/internal.js').internals]().backend.perfetto()).length > 0);`;
+      console.log(t.stats()[0].count, Buffer.from(t[require('./dist/tracer/internal.js').internals]().backend.perfetto()).length > 0);`;
     const r = spawnSync(process.execPath, ['-e', code], { cwd: path.join(__dirname, '..'), encoding: 'utf8', timeout: 60_000 });
     expect(r.stderr).toBe('');
     expect(r.stdout.trim()).toBe('2 true');
   });
 
-  // The module itself, without lib/wasm-core.ts's checks.
+  // The module itself, without lib/binding/wasm-core.ts's checks.
   interface RawExports {
     memory: { buffer: ArrayBuffer };
     _initialize(): void;

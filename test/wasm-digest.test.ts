@@ -36,8 +36,8 @@ describe('the wasm digest check', () => {
   it('lists the build script, the .cc files and the headers they include', () => {
     const files = Object.keys(digest.files);
     expect(files).toContain('scripts/build-wasm.sh');
-    expect(files).toContain('native/core/perfetto_writer.cc');
-    expect(files).toContain('native/core/perfetto_writer.h');
+    expect(files).toContain('native/core/write/perfetto_writer.cc');
+    expect(files).toContain('native/core/write/perfetto_writer.h');
     expect(files).toContain('native/wasm/from_chars_double.h');
     for (const h of Object.values(digest.files)) expect(h).toMatch(/^[0-9a-f]{64}$/);
   });
@@ -49,17 +49,17 @@ describe('the wasm digest check', () => {
   });
 
   it('fails when a core source changed, naming it and npm run build:wasm', () => {
-    const f = path.join(tmp, 'native/core/stats.cc');
+    const f = path.join(tmp, 'native/core/read/stats.cc');
     writeFileSync(f, `${readFileSync(f, 'utf8')}\n// changed\n`);
     const r = check();
     expect(r.status).toBe(1);
-    expect(r.out).toContain('native/core/stats.cc changed since native/wasm/hotspan_core.wasm was built');
+    expect(r.out).toContain('native/core/read/stats.cc changed since native/wasm/hotspan_core.wasm was built');
     expect(r.out).toContain('run npm run build:wasm');
     expect(r.out).not.toContain('perfetto_writer.cc changed');
   });
 
   it('fails when a header, the build script (its flags and sources) or the .wasm changed', () => {
-    for (const f of ['native/core/span_record.h', 'scripts/build-wasm.sh']) {
+    for (const f of ['native/core/record/span_record.h', 'scripts/build-wasm.sh']) {
       writeFileSync(path.join(tmp, f), `${readFileSync(path.join(tmp, f), 'utf8')} `);
     }
     const wasm = readFileSync(path.join(tmp, WASM));
@@ -67,7 +67,7 @@ describe('the wasm digest check', () => {
     writeFileSync(path.join(tmp, WASM), wasm);
     const r = check();
     expect(r.status).toBe(1);
-    expect(r.out).toContain('native/core/span_record.h changed');
+    expect(r.out).toContain('native/core/record/span_record.h changed');
     expect(r.out).toContain('scripts/build-wasm.sh changed');
     expect(r.out).toContain(`${WASM} is not the file ${DIGEST} describes`);
   });
@@ -82,7 +82,7 @@ describe('the wasm digest check', () => {
   });
 
   it('reads CRLF line endings as LF (a checkout that converts them passes)', () => {
-    const f = path.join(tmp, 'native/core/stats.cc');
+    const f = path.join(tmp, 'native/core/read/stats.cc');
     writeFileSync(f, readFileSync(f, 'utf8').replace(/\n/g, '\r\n'));
     expect(check().status).toBe(0);
   });

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib/index';
-import { loadNativeAddon } from '../lib/native-loader';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { runChild, type ChildResult } from './support/child-run';
 import { readSpans, repoRoot } from './support/trace-files';
 

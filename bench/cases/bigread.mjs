@@ -5,7 +5,7 @@
 // steps (over every span and over one group), the bounded snapshot forms,
 // the columnar form, and the plain snapshot()'s answer (the records or its
 // refusal). Also measures the V8 heap a materialized record takes, which
-// lib/bounded-read.ts's estimate rounds up. Prints one JSON line.
+// lib/read/bounded-read.ts's estimate rounds up. Prints one JSON line.
 import { runCase } from '../lib/case-main.mjs';
 import { makeTracer } from '../lib/hotspan.mjs';
 

@@ -29,14 +29,15 @@
 #include <thread>
 #include <vector>
 
-#include "c_api.h"
-#include "clock.h"
-#include "clock_readings.h"
-#include "block_sink.h"
-#include "holder_check.h"
-#include "perfetto_writer.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/c_api.h"
+#include "record/clock.h"
+#include "record/clock_readings.h"
+#include "write/block_sink.h"
+#include "write/chrome_json_writer.h"
+#include "record/holder_check.h"
+#include "write/perfetto_writer.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using hotspan::clock::now_ns;  // the span clock
 
@@ -228,7 +229,7 @@ WriterResult writers(uint64_t n) {
   w.chrome_json_spans_per_sec = spans * 1e9 / median_of_3_after_warmup([&] {
     std::string out;
     const int64_t t0 = cpu_ns();
-    tracer->write_chrome_json(out);
+    hotspan::write_chrome_json(*tracer, out);
     const int64_t dt = cpu_ns() - t0;
     json_bytes = out.size();
     return static_cast<double>(dt);

@@ -15,10 +15,10 @@
 #include <cstdlib>
 #include <memory>
 
-#include "clock.h"
-#include "record_cursor.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/clock.h"
+#include "read/record_cursor.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

@@ -15,9 +15,9 @@
 #include <cstring>
 #include <string>
 
-#include "otlp_source.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "export/otlp_source.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

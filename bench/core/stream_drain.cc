@@ -21,10 +21,10 @@
 #include <memory>
 #include <string>
 
-#include "clock.h"
-#include "thread_state.h"
-#include "trace_stream.h"
-#include "tracer.h"
+#include "record/clock.h"
+#include "record/thread_state.h"
+#include "write/trace_stream.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

@@ -10,7 +10,7 @@ const mainSrc = path.join(benchDir, 'core', 'core_bench.cc');
 
 function sources() {
   const dir = path.join(rootDir, 'native', 'core');
-  return readdirSync(dir)
+  return readdirSync(dir, { recursive: true })
     .filter((f) => f.endsWith('.cc'))
     .map((f) => path.join(dir, f));
 }
@@ -20,7 +20,7 @@ export function buildCoreBench({ log = console.error, extraFlags = [] } = {}) {
   const srcs = [mainSrc, ...sources()];
   const coreDir = path.join(rootDir, 'native', 'core');
   const newest = Math.max(
-    ...[...srcs, ...readdirSync(coreDir).map((f) => path.join(coreDir, f))].map((f) => statSync(f).mtimeMs),
+    ...[...srcs, ...readdirSync(coreDir, { recursive: true }).map((f) => path.join(coreDir, f))].map((f) => statSync(f).mtimeMs),
   );
   if (existsSync(coreBenchPath) && statSync(coreBenchPath).mtimeMs > newest && extraFlags.length === 0) return true;
   mkdirSync(path.dirname(coreBenchPath), { recursive: true });

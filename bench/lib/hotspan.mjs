@@ -34,11 +34,11 @@ export function makeTracer(backend, extra = {}) {
 
 /**
  * The addon's NativeTracer behind a facade Tracer, through the facade's
- * internal test hook (dist/internal.js); undefined when that hook is absent.
+ * internal test hook (dist/tracer/internal.js); undefined when that hook is absent.
  */
 export function nativeTracer(tracer) {
   try {
-    const { internals } = require(path.join(rootDir, 'dist', 'internal.js'));
+    const { internals } = require(path.join(rootDir, 'dist', 'tracer', 'internal.js'));
     return typeof internals === 'symbol' ? tracer[internals]().native : undefined;
   } catch {
     return undefined;

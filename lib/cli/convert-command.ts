@@ -1,6 +1,6 @@
 // `hotspan convert <in> <out>`: Perfetto <-> Chrome JSON, streamed: the
 // readers' spans go in batches (span-batches.ts) to the core's incremental
-// writers (through WebAssembly, lib/wasm-core.ts), whose bytes go to the
+// writers (through WebAssembly, lib/binding/wasm-core.ts), whose bytes go to the
 // file as each batch is written. The bytes go to a new file beside the
 // output, renamed over it only once the conversion succeeded: a failed
 // conversion leaves the output as it was, and the input is never the output.
@@ -9,10 +9,10 @@ import { closeSync, openSync, realpathSync, renameSync, statSync, unlinkSync, wr
 import { basename, dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { outputFormat } from '../output';
-import { WasmDocumentWriter } from '../wasm-core';
-import type { Command } from './main';
-import { EXIT_OK, UsageError } from './main';
+import { outputFormat } from '../common/output';
+import { WasmDocumentWriter } from '../binding/wasm-core';
+import type { Command } from './command';
+import { EXIT_OK, UsageError } from './command';
 import { Progress } from './progress';
 import { readTrace } from './read-trace';
 import { SpanBatches } from './span-batches';

@@ -7,17 +7,9 @@ import { parseArgs } from 'node:util';
 
 import { formatReport, buildReport, SORT_KEYS, type SortKey } from './report';
 import { TraceFileError } from './trace-model';
-
-export const EXIT_OK = 0;
-export const EXIT_FAILURE = 1;
-export const EXIT_USAGE = 2;
-
-export class UsageError extends Error {}
-
-export interface Command {
-  help: string;
-  run(argv: string[]): number | Promise<number>;
-}
+import { type Command, EXIT_OK, EXIT_FAILURE, EXIT_USAGE, UsageError } from './command';
+export { EXIT_OK, EXIT_FAILURE, EXIT_USAGE, UsageError } from './command';
+export type { Command } from './command';
 
 /** Commands, each loaded when used. */
 const COMMANDS: Record<string, { summary: string; load: () => Command }> = {

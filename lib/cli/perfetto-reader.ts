@@ -27,7 +27,7 @@ const CLOCK_BOOTTIME = 6;
 const CLOCK_REALTIME = 1;
 const CLOCK_MONOTONIC = 3;
 /**
- * hotspan's own clock (native/core/perfetto_writer.h): the first
+ * hotspan's own clock (native/core/write/perfetto_writer.h): the first
  * sequence-scoped id, reading performance.now() ns plus this offset.
  */
 const HOTSPAN_CLOCK = 64;

@@ -1,9 +1,9 @@
 // `hotspan report`: per-name figures, per-timeline busy time, the slowest
 // spans and what the trace says it lost, from a trace file of either format,
 // or the files of a rotated stream read as one trace. Percentiles are exact
-// (nearest rank over every duration read, lib/percentile.ts).
+// (nearest rank over every duration read, lib/read/percentile.ts).
 
-import { percentileOfSorted } from '../percentile';
+import { percentileOfSorted } from '../read/percentile';
 import { Collected } from './collect';
 import { readTrace, type ReadOptions } from './read-trace';
 import { describeCut, type Args, type ReadSummary, type RecordingCounts } from './trace-model';

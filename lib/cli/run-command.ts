@@ -10,10 +10,10 @@ import { existsSync } from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 
-import { INSTRUMENTS } from '../auto-record';
-import { outputFormat } from '../output';
-import type { Command } from './main';
-import { UsageError } from './main';
+import { INSTRUMENTS } from '../auto/auto-record';
+import { outputFormat } from '../common/output';
+import type { Command } from './command';
+import { UsageError } from './command';
 import { buildReport, formatReport } from './report';
 
 const AUTO = path.join(__dirname, '..', 'auto.js');

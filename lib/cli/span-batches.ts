@@ -1,6 +1,6 @@
 // The converter's middle: what a trace reader hands over (timelines, spans in
 // end order) turned into batches of the core's record columns (the
-// NativeSnapshot shape lib/wasm-core.ts encodes) for the incremental writers.
+// NativeSnapshot shape lib/binding/wasm-core.ts encodes) for the incremental writers.
 // A thread's spans are held until their tree's root ends (a root: no
 // parent_id, or a parent on another timeline, as hotspan's span ids tell),
 // then given begin order and depth; so memory is bounded by the largest tree
@@ -8,7 +8,7 @@
 // the end. Track spans pass straight through, and so do counter samples
 // (held at most a batch's worth, like records).
 
-import type { CounterSeries, NativeSnapshot } from '../native-binding';
+import type { CounterSeries, NativeSnapshot } from '../binding/native-binding';
 import type { Args, TraceClocks, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
 
 /** Records per batch. */

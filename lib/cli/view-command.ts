@@ -2,8 +2,8 @@
 
 import { parseArgs } from 'node:util';
 
-import type { Command } from './main';
-import { EXIT_OK, UsageError } from './main';
+import type { Command } from './command';
+import { EXIT_OK, UsageError } from './command';
 import { Progress } from './progress';
 import { describeCut } from './trace-model';
 import { writeView } from './view';

@@ -13,9 +13,9 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 
 import { createContextKey, ROOT_CONTEXT, trace, type Context, type ContextManager, type Span } from '@opentelemetry/api';
 
-import type { Current, CurrentStorage } from '../async-context';
-import { internals, type AsyncContextHook } from '../internal';
-import type { Tracer } from '../tracer';
+import type { Current, CurrentStorage } from '../tracer/async-context';
+import { internals, type AsyncContextHook } from '../tracer/internal';
+import type { Tracer } from '../tracer/tracer';
 import { HotspanSpan } from './span';
 
 /** A span hotspan made current (traceAsync, withContext) in an OTel context, and that context's span then. */

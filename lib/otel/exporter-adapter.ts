@@ -4,10 +4,10 @@
 
 import { SpanStatusCode, TraceFlags, type Attributes, type HrTime, type Link, type SpanContext, createTraceState } from '@opentelemetry/api';
 
-import { internals } from '../internal';
-import { toRecords } from '../records';
-import { hex64 } from '../trace-context';
-import type { Tracer } from '../tracer';
+import { internals } from '../tracer/internal';
+import { toRecords } from '../read/records';
+import { hex64 } from '../tracer/trace-context';
+import type { Tracer } from '../tracer/tracer';
 import { readOtelAttrs } from './otel-data';
 import { fromUnixNano, hrDuration, hrTime } from './time';
 

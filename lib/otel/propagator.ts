@@ -11,7 +11,7 @@ import {
   type TextMapSetter,
 } from '@opentelemetry/api';
 
-import { contextFromValues, formatTraceparent } from '../trace-context';
+import { contextFromValues, formatTraceparent } from '../tracer/trace-context';
 
 const values = (v: string | string[] | undefined): string[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 

@@ -18,12 +18,12 @@ import {
   type TracerProvider as OtelTracerProvider,
 } from '@opentelemetry/api';
 
-import { unwrapped } from '../async-context';
-import type { Backend, Given } from '../backend';
-import { recording } from '../internal';
-import type { TracerOptions } from '../options';
-import { halves } from '../trace-context';
-import { Tracer } from '../tracer';
+import { unwrapped } from '../tracer/async-context';
+import type { Backend, Given } from '../backends/backend';
+import { recording } from '../tracer/internal';
+import type { TracerOptions } from '../tracer/options';
+import { halves } from '../tracer/trace-context';
+import { Tracer } from '../tracer/tracer';
 import { AsyncLocalStorageContextManager } from './context-manager';
 import { TraceContextPropagator } from './propagator';
 import { scopeSuffix } from './otel-data';

@@ -16,12 +16,12 @@ import {
   type TimeInput,
 } from '@opentelemetry/api';
 
-import { localCurrent, type Current } from '../async-context';
-import type { Backend } from '../backend';
-import { FLAG_ERROR } from '../flags';
-import type { AsyncContextHook } from '../internal';
-import { halves, hex64 } from '../trace-context';
-import type { Tracer } from '../tracer';
+import { localCurrent, type Current } from '../tracer/async-context';
+import type { Backend } from '../backends/backend';
+import { FLAG_ERROR } from '../common/flags';
+import type { AsyncContextHook } from '../tracer/internal';
+import { halves, hex64 } from '../tracer/trace-context';
+import type { Tracer } from '../tracer/tracer';
 import { isReservedOtelKey, otelAttrs, storedLink, type OtelData } from './otel-data';
 import { axisMs, unixNano } from './time';
 

@@ -1,4 +1,4 @@
-// The module: NativeAddon of lib/native-binding.ts (abiVersion, create, join,
+// The module: NativeAddon of lib/binding/native-binding.ts (abiVersion, create, join,
 // nowNs). Context-aware: every env (main thread, each worker) gets its own
 // EnvData and cleanup hook.
 #include <napi.h>
@@ -7,7 +7,7 @@
 #include <string>
 
 #include "arg_check.h"
-#include "clock.h"
+#include "record/clock.h"
 #include "env_data.h"
 #include "hotspan.h"
 #include "otlp_binding.h"

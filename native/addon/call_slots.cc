@@ -5,8 +5,8 @@
 #include <mutex>
 #include <utility>
 
-#include "clock.h"
-#include "hot_inline.h"
+#include "record/clock.h"
+#include "record/hot_inline.h"
 #include "hot_path.h"
 #include "slot_calls.h"
 #include "tracer_binding.h"

@@ -20,7 +20,7 @@
 
 #include <cstddef>
 
-#include "thread_state.h"
+#include "record/thread_state.h"
 
 namespace hotspan_addon {
 struct TracerBinding;

@@ -12,9 +12,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "snapshot_query.h"
-#include "span_ids.h"
-#include "tracer.h"
+#include "read/snapshot_query.h"
+#include "record/span_ids.h"
+#include "record/tracer.h"
 
 namespace hotspan_addon {
 

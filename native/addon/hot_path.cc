@@ -5,10 +5,10 @@
 
 #include "arg_check.h"
 #include "async_args.h"
-#include "async_fast.h"
-#include "clock.h"
+#include "record/async_fast.h"
+#include "record/clock.h"
 #include "external_view.h"
-#include "thread_state.h"  // the core's inline fast::begin/end
+#include "record/thread_state.h"  // the core's inline fast::begin/end
 #include "tracer_binding.h"
 
 namespace hotspan_addon::hot {

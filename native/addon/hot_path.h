@@ -12,7 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace hotspan_addon {
 struct TracerBinding;
@@ -68,7 +68,7 @@ bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* nam
 // An async begin's answer for token `token` (0: refused): its local id, the
 // lower half. Below 2^31 that is a V8 Smi, so no heap number is made per span
 // (a double token would be one); the facade adds the upper half, which is
-// the track id it passed (lib/native-backend.ts).
+// the track id it passed (lib/backends/native-backend.ts).
 inline napi_value TokenValue(napi_env env, uint64_t token) {
   napi_value out;
   napi_create_uint32(env, static_cast<uint32_t>(token), &out);

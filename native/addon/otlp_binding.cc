@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "arg_check.h"
-#include "clock_readings.h"
-#include "chunk_pool.h"
-#include "otlp_source.h"
+#include "record/clock_readings.h"
+#include "record/chunk_pool.h"
+#include "export/otlp_source.h"
 #include "shared_tracers.h"
 
 namespace hotspan_addon {

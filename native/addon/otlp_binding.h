@@ -1,5 +1,5 @@
 // The OTLP exporter's view of a tracer, for the exporter's worker thread
-// (lib/otlp-worker.ts): `otlpSource(token, config)` wraps a core OtlpSource
+// (lib/otlp/otlp-worker.ts): `otlpSource(token, config)` wraps a core OtlpSource
 // over the tracer shared under `token` (without attaching the worker's
 // thread to it: the exporter records nothing), `otlpNext(source, maxSpans,
 // final)` encodes the next request. A type-tagged JS object holds the source.

@@ -6,7 +6,7 @@
 #include <memory>
 #include <string>
 
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace hotspan_addon::shared_tracers {
 

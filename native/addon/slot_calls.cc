@@ -7,14 +7,14 @@
 #include <utility>
 
 #include "arg_check.h"
-#include "async_fast.h"
-#include "attr_dict.h"
-#include "attr_slots.h"
-#include "clock.h"
+#include "record/async_fast.h"
+#include "record/attr_dict.h"
+#include "record/attr_slots.h"
+#include "record/clock.h"
 #include "external_view.h"
 #include "hot_path.h"
-#include "small_copy.h"
-#include "thread_state.h"
+#include "record/small_copy.h"
+#include "record/thread_state.h"
 #include "tracer_binding.h"
 
 namespace hotspan_addon::slots {

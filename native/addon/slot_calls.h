@@ -1,6 +1,6 @@
 // Attributes passed as values, not JSON: the facade names an attribute
 // shape (its keys, in order) once, then passes each span's values; they are
-// stored as typed slots (native/core/attr_slots.h), with no JSON and no
+// stored as typed slots (native/core/record/attr_slots.h), with no JSON and no
 // object walk on this side. Up to kMaxSlots values.
 //
 // A value crosses one of three ways, picked per slot by the facade and told
@@ -19,7 +19,7 @@
 #include <string>
 #include <vector>
 
-#include "attr_slots.h"
+#include "record/attr_slots.h"
 
 namespace hotspan_addon {
 

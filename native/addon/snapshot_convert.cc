@@ -2,7 +2,7 @@
 
 #include <unordered_map>
 
-#include "clock.h"
+#include "record/clock.h"
 
 namespace hotspan_addon {
 

@@ -1,4 +1,4 @@
-// Core snapshot / stats -> the JS shapes of lib/native-binding.ts
+// Core snapshot / stats -> the JS shapes of lib/binding/native-binding.ts
 // (NativeSnapshot, NativeStatsRow[]).
 #pragma once
 
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "frozen_view.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace hotspan_addon {
 

@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "arg_check.h"
-#include "trace_stream.h"
+#include "write/trace_stream.h"
 #include "write_file.h"
 
 namespace hotspan_addon {

@@ -1,5 +1,5 @@
 // tracer.stream(path, rotateBytes, keep, onError): a TraceStream
-// (native/core/trace_stream.h) as a JS object with close() and status().
+// (native/core/write/trace_stream.h) as a JS object with close() and status().
 // onError is called (no arguments) on the JS thread when the stream's thread
 // hits a write error; status().error then says what failed.
 #pragma once

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "arg_check.h"
-#include "clock.h"
+#include "record/clock.h"
 #include "frozen_view.h"
 #include "hot_path.h"
-#include "span_ids.h"
-#include "trace_id.h"
+#include "record/span_ids.h"
+#include "record/trace_id.h"
 #include "tracer_binding.h"
 
 namespace hotspan_addon::trace_context {

@@ -1,7 +1,7 @@
 // The binding's trace-context methods (cold path): begin a span or an async
 // span under a given context, the W3C ids of the innermost open span and of
 // a frozen view's records, the tracer's id salt. 64-bit values travel as
-// BigUint64Array; lib/trace-context.ts formats them as hex.
+// BigUint64Array; lib/tracer/trace-context.ts formats them as hex.
 #pragma once
 
 #include <napi.h>

@@ -1,6 +1,6 @@
 #include "tracer_binding.h"
 
-#include "clock.h"
+#include "record/clock.h"
 #include "call_slots.h"
 
 namespace hotspan_addon {

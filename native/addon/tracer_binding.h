@@ -16,7 +16,7 @@
 #include "async_args.h"
 #include "env_data.h"
 #include "slot_calls.h"
-#include "tracer.h"
+#include "record/tracer.h"
 #include "wake.h"
 
 namespace hotspan_addon {

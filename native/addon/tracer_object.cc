@@ -5,13 +5,15 @@
 #include <string>
 
 #include "arg_check.h"
-#include "c_api.h"
-#include "clock.h"
+#include "record/c_api.h"
+#include "record/clock.h"
 #include "call_slots.h"
 #include "hot_path.h"
 #include "frozen_view.h"
-#include "perfetto_writer.h"
-#include "query_call.h"
+#include "write/chrome_json_writer.h"
+#include "write/perfetto_writer.h"
+#include "read/stats.h"
+#include "read/query_call.h"
 #include "shared_tracers.h"
 #include "slot_calls.h"
 #include "snapshot_convert.h"
@@ -208,7 +210,7 @@ Napi::Value Query(const Napi::CallbackInfo& info) {
 
 Napi::Value Stats(const Napi::CallbackInfo& info) {
   const hotspan::Tracer& tracer = *Self(info).tracer;
-  return StatsToJs(info.Env(), tracer.stats(), tracer);
+  return StatsToJs(info.Env(), hotspan::compute_stats(tracer.freeze()), tracer);
 }
 
 // { lost, limit, used, policy, timelines: [{ id, name, produced, kept, released, overwritten, dropped }] }
@@ -243,7 +245,7 @@ Napi::Value ChromeJson(const Napi::CallbackInfo& info) {
   // Handed to JS as an external Buffer over the writer's own bytes: a string
   // would cost a UTF-8 decode here and an encode again in writeFile.
   auto* out = new std::string();
-  Self(info).tracer->write_chrome_json(*out);
+  hotspan::write_chrome_json(*Self(info).tracer, *out);
   return Napi::Buffer<char>::New(info.Env(), out->data(), out->size(),
                                  [](Napi::Env, char*, std::string* s) { delete s; }, out);
 }

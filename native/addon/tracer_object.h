@@ -1,4 +1,4 @@
-// Builds the NativeTracer object of lib/native-binding.ts over a binding:
+// Builds the NativeTracer object of lib/binding/native-binding.ts over a binding:
 // a plain object, type-tagged, whose methods are functions created with the
 // binding as their data pointer (no `this` lookup, no unwrap).
 #pragma once

@@ -9,7 +9,7 @@
 #include <memory>
 #include <mutex>
 
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace hotspan_addon {
 

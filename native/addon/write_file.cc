@@ -9,9 +9,9 @@
 #include <utility>
 
 #include "arg_check.h"
-#include "chrome_json_writer.h"
-#include "file_block_writer.h"
-#include "perfetto_writer.h"
+#include "write/chrome_json_writer.h"
+#include "write/file_block_writer.h"
+#include "write/perfetto_writer.h"
 
 namespace hotspan_addon {
 

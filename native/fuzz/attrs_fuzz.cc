@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "tracer.h"
+#include "record/tracer.h"
 #include "write_outputs.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

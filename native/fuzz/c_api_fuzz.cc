@@ -15,11 +15,11 @@
 #include <thread>
 #include <vector>
 
-#include "c_api.h"
+#include "record/c_api.h"
 #include "fuzz_input.h"
 #include "hotspan.h"
-#include "span_record.h"
-#include "tracer.h"
+#include "record/span_record.h"
+#include "record/tracer.h"
 #include "write_outputs.h"
 
 namespace {

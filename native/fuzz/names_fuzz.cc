@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "fuzz_input.h"
-#include "tracer.h"
+#include "record/tracer.h"
 #include "write_outputs.h"
 
 namespace {

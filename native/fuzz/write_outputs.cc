@@ -6,11 +6,11 @@
 #include <fstream>
 #include <string>
 
-#include "block_sink.h"
-#include "chrome_json_writer.h"
-#include "clock_readings.h"
+#include "write/block_sink.h"
+#include "write/chrome_json_writer.h"
+#include "record/clock_readings.h"
 #include "output_check.h"
-#include "perfetto_writer.h"
+#include "write/perfetto_writer.h"
 
 namespace hotspan_fuzz {
 namespace {

@@ -5,7 +5,7 @@
 // there for the real consumers (check_outputs.cjs).
 #pragma once
 
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace hotspan_fuzz {
 

@@ -11,8 +11,8 @@
 #include <vector>
 
 #include "fuzz_input.h"
-#include "span_record.h"
-#include "tracer.h"
+#include "record/span_record.h"
+#include "record/tracer.h"
 #include "write_outputs.h"
 
 namespace {

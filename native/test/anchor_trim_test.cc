@@ -14,11 +14,11 @@
 #include <vector>
 
 #include "check.h"
-#include "clock.h"
-#include "record_cursor.h"
+#include "record/clock.h"
+#include "read/record_cursor.h"
 #include "test_util.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

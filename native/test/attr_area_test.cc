@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "attr_area.h"
+#include "record/attr_area.h"
 #include "check.h"
 
 using namespace hotspan;

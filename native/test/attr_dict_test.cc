@@ -11,10 +11,10 @@
 #include <thread>
 #include <vector>
 
-#include "attr_dict.h"
-#include "attr_slots.h"
+#include "record/attr_dict.h"
+#include "record/attr_slots.h"
 #include "check.h"
-#include "chunk_pool.h"
+#include "record/chunk_pool.h"
 
 using namespace hotspan;
 namespace as = hotspan::attr_slots;

@@ -11,8 +11,8 @@
 
 #include "check.h"
 #include "test_util.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

@@ -18,12 +18,12 @@
 #include <thread>
 #include <vector>
 
-#include "c_api.h"
+#include "record/c_api.h"
 #include "check.h"
-#include "clock.h"
+#include "record/clock.h"
 #include "hotspan.h"
-#include "span_record.h"
-#include "tracer.h"
+#include "record/span_record.h"
+#include "record/tracer.h"
 
 namespace {
 

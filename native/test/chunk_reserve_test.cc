@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "check.h"
-#include "chunk_reserve.h"
+#include "record/chunk_reserve.h"
 
 namespace {
 

@@ -11,11 +11,11 @@
 #include <thread>
 #include <vector>
 
-#include "c_api.h"
+#include "record/c_api.h"
 #include "check.h"
-#include "clock.h"
+#include "record/clock.h"
 #include "hotspan.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "check.h"
 #include "test_util.h"
 #include "thread_gate.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 using test_util::committed_on;

@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "check.h"
-#include "chrome_json_writer.h"
-#include "counter_store.h"
-#include "perfetto_writer.h"
-#include "tracer.h"
+#include "write/chrome_json_writer.h"
+#include "record/counter_store.h"
+#include "write/perfetto_writer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

@@ -5,10 +5,10 @@
 #include <thread>
 
 #include "check.h"
-#include "pending_queue.h"
+#include "record/pending_queue.h"
 #include "test_util.h"
 #include "thread_gate.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 using test_util::committed_on;

@@ -12,12 +12,12 @@
 #include <vector>
 
 #include "check.h"
-#include "chrome_json_writer.h"
-#include "clock.h"
-#include "perfetto_writer.h"
-#include "stats.h"
+#include "write/chrome_json_writer.h"
+#include "record/clock.h"
+#include "write/perfetto_writer.h"
+#include "read/stats.h"
 #include "test_util.h"
-#include "tracer.h"
+#include "record/tracer.h"
 #include "snapshot_builders.h"
 
 namespace {

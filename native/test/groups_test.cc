@@ -3,7 +3,7 @@
 
 #include "check.h"
 #include "test_util.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 using test_util::find_local;

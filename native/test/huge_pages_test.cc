@@ -10,9 +10,9 @@
 #include <vector>
 
 #include "check.h"
-#include "huge_pages.h"
+#include "record/huge_pages.h"
 #include "test_util.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace {
 

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "check.h"
-#include "chrome_json_writer.h"
-#include "perfetto_writer.h"
+#include "write/chrome_json_writer.h"
+#include "write/perfetto_writer.h"
 #include "snapshot_builders.h"
 
 namespace {

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "check.h"
-#include "chrome_json_writer.h"
+#include "write/chrome_json_writer.h"
 #include "snapshot_builders.h"
 
 namespace {

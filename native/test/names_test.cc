@@ -4,7 +4,7 @@
 #include <vector>
 
 #include "check.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

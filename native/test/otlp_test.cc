@@ -11,12 +11,12 @@
 #include <unistd.h>
 
 #include "check.h"
-#include "chunk_pool.h"
-#include "json_text.h"
-#include "otlp_source.h"
-#include "span_ids.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/chunk_pool.h"
+#include "record/json_text.h"
+#include "export/otlp_source.h"
+#include "record/span_ids.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "check.h"
-#include "perfetto_writer.h"
-#include "proto_wire.h"
+#include "write/perfetto_writer.h"
+#include "write/proto_wire.h"
 #include "snapshot_builders.h"
 
 namespace {

@@ -11,11 +11,11 @@
 #include <vector>
 
 #include "check.h"
-#include "chunk_pool.h"
-#include "record_cursor.h"
+#include "record/chunk_pool.h"
+#include "read/record_cursor.h"
 #include "test_util.h"
-#include "thread_state.h"
-#include "tracer.h"
+#include "record/thread_state.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

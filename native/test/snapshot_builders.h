@@ -6,9 +6,9 @@
 #include <utility>
 #include <vector>
 
-#include "block_sink.h"
-#include "clock_readings.h"
-#include "tracer.h"
+#include "write/block_sink.h"
+#include "record/clock_readings.h"
+#include "record/tracer.h"
 
 namespace hotspan_test {
 

@@ -9,9 +9,9 @@
 #include <vector>
 
 #include "check.h"
-#include "query_call.h"
+#include "read/query_call.h"
 #include "snapshot_builders.h"
-#include "snapshot_query.h"
+#include "read/snapshot_query.h"
 
 namespace {
 
@@ -103,7 +103,7 @@ void check_filter(const SnapshotQuery<Snapshot>& q, const std::vector<Flat>& fla
     if (ok && at >= 0 && at < static_cast<int64_t>(want.size())) CHECK_EQ(found, want[at].index);
   }
 
-  // Union in start order, as lib/query.ts did it.
+  // Union in start order, as lib/read/query.ts did it.
   std::vector<std::pair<int64_t, int64_t>> u;
   for (const Flat& x : want) {
     if (x.r.end_ns < x.r.start_ns) continue;

@@ -6,11 +6,11 @@
 #include <string>
 
 #include "check.h"
-#include "span_ids.h"
+#include "record/span_ids.h"
 #include "test_util.h"
-#include "thread_state.h"
-#include "trace_id.h"
-#include "tracer.h"
+#include "record/thread_state.h"
+#include "record/trace_id.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 using test_util::find_timeline;

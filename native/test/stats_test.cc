@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "log_linear_histogram.h"
+#include "read/log_linear_histogram.h"
 #include "check.h"
-#include "stats.h"
+#include "read/stats.h"
 
 namespace {
 

@@ -16,9 +16,10 @@
 #include <vector>
 
 #include "check.h"
-#include "clock.h"
+#include "record/clock.h"
 #include "test_util.h"
-#include "tracer.h"
+#include "record/tracer.h"
+#include "read/stats.h"
 
 using namespace hotspan;
 
@@ -182,7 +183,7 @@ int main() {
       check_snapshot_shape(t->freeze(), last_counts);
       if (wake_flag.exchange(false, std::memory_order_acq_rel) || i % 2 == 0) t->flush();
       if (i % 16 == 0) {
-        const auto rows = t->stats();
+        const auto rows = hotspan::compute_stats(t->freeze());
         CHECK(rows.size() <= t->name_count());
       }
       (void)t->pending();
@@ -300,7 +301,7 @@ int main() {
   CHECK_EQ(conc_records, uint64_t{kProducers * kAsyncPerThread / 2});
   CHECK_EQ(group_records, uint64_t{2 * kGroupRounds});
 
-  const auto rows = t->stats();
+  const auto rows = hotspan::compute_stats(t->freeze());
   uint64_t counted = 0;
   for (const auto& row : rows) counted += row.count;
   CHECK_EQ(counted, thread_records + serial_records + conc_records + group_records);

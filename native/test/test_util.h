@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace test_util {
 

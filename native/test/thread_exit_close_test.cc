@@ -10,10 +10,10 @@
 #include <cstdlib>
 #include <thread>
 
-#include "c_api.h"
+#include "record/c_api.h"
 #include "check.h"
 #include "hotspan.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 int main() {
   constexpr int kRounds = 20;

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "check.h"
-#include "tick_anchors.h"
+#include "record/tick_anchors.h"
 
 namespace {
 

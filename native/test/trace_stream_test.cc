@@ -19,11 +19,11 @@
 #include <vector>
 
 #include "check.h"
-#include "chunk_pool.h"
-#include "perfetto_writer.h"
-#include "thread_state.h"
-#include "trace_stream.h"
-#include "tracer.h"
+#include "record/chunk_pool.h"
+#include "write/perfetto_writer.h"
+#include "record/thread_state.h"
+#include "write/trace_stream.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 

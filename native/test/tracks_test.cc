@@ -7,10 +7,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "async_fast.h"
+#include "record/async_fast.h"
 #include "check.h"
 #include "test_util.h"
-#include "tracer.h"
+#include "record/tracer.h"
 
 using namespace hotspan;
 using test_util::find_local;

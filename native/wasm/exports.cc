@@ -13,14 +13,14 @@
 #include <unordered_map>
 #include <vector>
 
-#include "chrome_json_writer.h"
-#include "open_stack_ids.h"
-#include "otlp_batcher.h"
-#include "perfetto_writer.h"
-#include "query_call.h"
+#include "write/chrome_json_writer.h"
+#include "record/open_stack_ids.h"
+#include "export/otlp_batcher.h"
+#include "write/perfetto_writer.h"
+#include "read/query_call.h"
 #include "snapshot_columns.h"
-#include "span_ids.h"
-#include "stats.h"
+#include "record/span_ids.h"
+#include "read/stats.h"
 
 namespace {
 
@@ -228,11 +228,11 @@ __attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32
   return kOk;
 }
 
-// Query steps over one set of columns (lib/query.ts): hs_query_open takes
+// Query steps over one set of columns (lib/read/query.ts): hs_query_open takes
 // the buffer over and returns a handle (0: malformed), hs_query runs one step
-// (native/core/query_call.h: `args` is kQueryArgs f64, the name is UTF-8,
+// (native/core/read/query_call.h: `args` is kQueryArgs f64, the name is UTF-8,
 // name_size 0xFFFFFFFF for none) into the result as f64. The handle lives as
-// long as the instance: lib/wasm-core.ts gives each query an instance of its own.
+// long as the instance: lib/binding/wasm-core.ts gives each query an instance of its own.
 __attribute__((export_name("hs_query_open"))) QueryColumns* hs_query_open(uint8_t* input, uint32_t size) {
   auto* q = new QueryColumns();
   if (!take_columns(input, size, q->snapshot)) {

@@ -1,4 +1,4 @@
-// The js backend's recorded columns (lib/wasm-core.ts encodes them), decoded
+// The js backend's recorded columns (lib/binding/wasm-core.ts encodes them), decoded
 // into a core Snapshot so the core's own writers and stats read them.
 //
 // Input layout, little-endian, one buffer:
@@ -25,7 +25,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "tracer.h"
+#include "record/tracer.h"
 
 namespace hotspan::wasm {
 

@@ -1,4 +1,4 @@
-// The query API as it was before the core evaluated it (lib/query.ts at
+// The query API as it was before the core evaluated it (lib/read/query.ts at
 // e82a893, pure TS over SpanRecord[]): the oracle test/query-engine.test.ts
 // compares the core's answers with. Kept verbatim apart from this header
 // and its imports, so it stays what users saw.
@@ -8,8 +8,8 @@
 // So a timeline created inside a group starts inside it, and device spans that
 // finish after their step closed still count for the step they began in.
 
-import type { SpanRecord, TimelineInfo } from '../../lib/records';
-import { describe } from '../../lib/errors';
+import type { SpanRecord, TimelineInfo } from '../../lib/read/records';
+import { describe } from '../../lib/common/errors';
 
 function byStart(a: SpanRecord, b: SpanRecord): number {
   return a.start - b.start || a.id - b.id;

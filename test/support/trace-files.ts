@@ -9,9 +9,9 @@ import * as protobuf from 'protobufjs';
 import { Tracer } from '../../lib/index';
 import { readTrace } from '../../lib/cli/read-trace';
 import type { Args, ReadSummary, TraceTimeline } from '../../lib/cli/trace-model';
-import type { ClockReadings } from '../../lib/clock';
-import type { CounterSeries } from '../../lib/native-binding';
-import { WasmDocumentWriter } from '../../lib/wasm-core';
+import type { ClockReadings } from '../../lib/common/clock';
+import type { CounterSeries } from '../../lib/binding/native-binding';
+import { WasmDocumentWriter } from '../../lib/binding/wasm-core';
 
 export const repoRoot = path.join(__dirname, '..', '..');
 export const cliPath = path.join(repoRoot, 'dist', 'cli', 'main.js');
@@ -250,7 +250,7 @@ export interface GenRecord {
 
 /**
  * Writes a Perfetto trace of generated thread records through the core's
- * incremental writer (lib/wasm-core.ts), in batches: thread k (timeline id
+ * incremental writer (lib/binding/wasm-core.ts), in batches: thread k (timeline id
  * k + 1) gets records(k, i) for each tree i < trees, in end order.
  */
 export function writeGeneratedPerfetto(

@@ -1,0 +1,303 @@
+// The shape of the compiled addon (native/addon), as the facade sees it.
+// Hot functions return status codes instead of throwing; the facade turns
+// codes into errors so the native side never builds exception objects.
+
+import type { BackendCounts } from '../common/counts';
+import type { STATUS_CLOSED, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from '../common/flags';
+import type { OutputFormat, WrittenFile } from '../common/output';
+
+/**
+ * A status code of the core (native/include/hotspan.h `hotspan_status`, which
+ * native/core/record/tracer.h `Status` is defined from); values in lib/common/flags.ts.
+ * test/binding-surface.test.ts checks this file against the addon.
+ */
+export type NativeStatus = typeof STATUS_OK | typeof STATUS_CLOSED | typeof STATUS_NO_OPEN_SPAN | typeof STATUS_INVALID;
+
+/** Columnar committed records, as returned by `NativeTracer.snapshot()`. */
+export interface NativeSnapshot {
+  /** Index = name id. */
+  names: string[];
+  /** The timelines the records are on. */
+  timelines: Array<{
+    /** Timeline id. */
+    id: number;
+    /** Its name. */
+    name: string;
+    /** What records on it. */
+    kind: 'js' | 'native' | 'track' | 'groups';
+    /** Its thread exited. */
+    exited: boolean;
+  }>;
+  /** Number of records. */
+  count: number;
+  /** 2 per record: start ms, end ms (performance.now() axis of the tracer's creator). */
+  times: Float64Array;
+  /**
+   * 6 per record: name id, timeline id, local id, parent timeline id (0: none),
+   * parent local id (0: none), depth << 16 | flags.
+   */
+  fields: Uint32Array;
+  /** [record index, attributes JSON object text] for records that have attributes. */
+  attrs: Array<[number, string]>;
+  /** Counter series (tracer.counter()), in order of first use; absent: none. */
+  counters?: CounterSeries[];
+  /**
+   * [record index, context] for records carrying a stored trace context
+   * (FLAG_CONTEXT), ascending: the js backend's (the addon keeps them in the
+   * core and resolves ids there); absent: none.
+   */
+  contexts?: Array<[number, StoredContext]>;
+}
+
+/** A span's stored trace context (native/core/record/stored_context.h), as the js backend keeps it. */
+export interface StoredContext {
+  readonly traceHi: bigint;
+  readonly traceLo: bigint;
+  /** The parent's wire span id; 0n: the span is a root of the trace. */
+  readonly parentWire: bigint;
+  /** W3C trace-flags. */
+  readonly flags: number;
+  /** W3C tracestate, '' for none. */
+  readonly tracestate: string;
+}
+
+/** One counter's samples: times[i] (ms, the performance.now() axis) and values[i]. */
+export interface CounterSeries {
+  name: string;
+  times: Float64Array;
+  values: Float64Array;
+  /** Samples refused because the series held its maximum (1,048,576). */
+  dropped: number;
+}
+
+/** The committed records frozen at one moment (type-tagged; `NativeTracer.freeze()`). */
+export interface NativeFrozen {
+  /** Records it holds. */
+  readonly count: number;
+}
+
+export interface NativeStatsRow {
+  name: string;
+  count: number;
+  totalNs: number;
+  minNs: number;
+  maxNs: number;
+  meanNs: number;
+  p50Ns: number;
+  p90Ns: number;
+  p99Ns: number;
+}
+
+/** One tracer as seen from one JS env (thread). Functions are bound to it natively. */
+export interface NativeTracer {
+  // hot path
+  /** undefined when the span opened, else a NativeStatus (closed; unknown name or stack too deep: Invalid). */
+  begin(nameId: number): number | undefined;
+  /** undefined when the span ended, else a NativeStatus (never Ok). */
+  end(): number | undefined;
+  /**
+   * begin() of the name id written to stateView()[4] just before: the same
+   * answers as begin(), with no argument to read (the facade's hot path).
+   */
+  beginStaged(): number | undefined;
+  beginAttrs(nameId: number, attrsJson: string): number;
+  /**
+   * begin with attribute values for the keys of a shape (defineShape):
+   * undefined when the span opened, else a NativeStatus, or -1 (nothing done)
+   * when a value is not a finite number, a string or a boolean.
+   * `code` = shape << 12 | the kind of slot i << 3i (native/addon/slot_calls.h
+   * SlotKind: 0 a number in the slot view, 1 an interned value's id there,
+   * 2 false, 3 true, 4 the value as argument v<i>).
+   */
+  beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
+  /** asyncBegin with attribute values (see beginSlots): the token's local id, 0 (closed, unknown track or name) or -1. */
+  asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  /**
+   * asyncBeginSlots with the track and name id in the async view ([0], [1]),
+   * the code and every value in the slot view (no ARGUMENT slot); answers
+   * undefined and writes asyncBeginSlots' answer to the async view's [4].
+   * The receiver is ignored.
+   */
+  asyncBeginValuesView(): undefined;
+  /** beginSlots with the name id, the code and every value in the slot view (no ARGUMENT slot): undefined (begun), a status or -1. */
+  beginView(): number | undefined;
+  /** The slot view: 4 doubles beginSlots reads its values from, then beginView's name id and code; undefined where external buffers are refused. */
+  slotView(): Float64Array | undefined;
+  /** Names an attribute shape (1 to 4 keys, in order): its id, or -1 when the addon holds its limit. */
+  defineShape(keys: string[]): number;
+  /** Interns a string attribute value: its id, or -1 when the addon holds its limit. */
+  defineValue(value: string): number;
+  /** Ends with extra SpanFlags (error = 4). undefined when the span ended, else a NativeStatus. */
+  endFlags(flags: number): number | undefined;
+
+  /** Ends the innermost span only while exactly `depth` spans are open; else NoOpenSpan, nothing changed. */
+  endAt(depth: number, flags: number): number | undefined;
+
+  intern(name: string): number;
+  openDepth(): number;
+  /** Local id of the innermost open span on this thread; 0 when none is open. */
+  innermost(): number;
+  /**
+   * This thread's live [depth, -, -, last local id, staged name id] (read
+   * without a call; the addon writes it only inside its own calls; JS writes
+   * [4] for beginStaged), or undefined where external buffers are refused.
+   */
+  stateView(): Uint32Array | undefined;
+  setThreadName(name: string): void;
+
+  // async spans, tracks, groups (return 0 / a NativeStatus on failure)
+  track(name: string, serial: boolean): number;
+  /** The token's local id, its lower 32 bits (never 0; the upper half is `track`), or 0 when closed / unknown track. */
+  asyncBegin(track: number, nameId: number, attrsJson?: string): number;
+  /** undefined when the span ended, else the NativeStatus. */
+  asyncEnd(token: number, flags: number): number | undefined;
+  /**
+   * A Float64Array [track, nameId, token, flags, local] over the binding's
+   * memory, read by asyncBeginView/asyncEndView (asyncBeginView writes
+   * local); undefined where external buffers are refused.
+   */
+  asyncView(): Float64Array | undefined;
+  /**
+   * asyncBegin(view[0], view[1]) with no attributes; answers undefined and
+   * writes the token's local id to view[4], or 0 (refused, also for a track
+   * or name that is not a uint32). The receiver is ignored.
+   */
+  asyncBeginView(): undefined;
+  /** asyncEnd(view[2], view[3]): undefined when the span ended, else the NativeStatus (STATUS_INVALID for flags that are not a uint32). The receiver is ignored. */
+  asyncEndView(): number | undefined;
+  openAsync(): Array<[number, string]>;
+  groupBegin(nameId: number, attrsJson: string): number;
+  groupEnd(): number;
+  openGroups(): number;
+
+  /** A sample of counter `name` at now: Ok, Invalid (value not finite) or Closed. */
+  counter(name: string, value: number): number;
+  flush(): void;
+  pending(): number;
+  snapshot(): NativeSnapshot;
+  /** Freezes the committed records: what read, readAt and query read, read in place. */
+  freeze(): NativeFrozen;
+  /** Records [offset, offset + limit) of the view, in snapshot order. */
+  read(view: NativeFrozen, offset: number, limit: number): NativeSnapshot;
+  /** The view's records at these global indices (snapshot order positions), in this order. */
+  readAt(view: NativeFrozen, indices: Float64Array): NativeSnapshot;
+  /** One step of the core's query engine (native/core/read/query_call.h). */
+  query(view: NativeFrozen, name: string | undefined, args: Float64Array): Float64Array;
+  stats(): NativeStatsRow[];
+  /** The budget's counts (native/core/record/record_counts.h), per timeline. */
+  counts(): BackendCounts;
+  // Both return an external Buffer over the writer's output, typed as its base
+  // class so the package's declarations do not need @types/node.
+  /** Chrome Trace Event JSON, UTF-8 bytes. */
+  chromeJson(): Uint8Array;
+  /** Perfetto protobuf trace (native/core/write/perfetto_writer.h). */
+  perfetto(): Uint8Array;
+  /**
+   * Snapshots now, then formats and writes `path` on a worker thread. Rejects
+   * with an Error carrying code, errno, syscall and path (as fs errors do).
+   * Resolves with the file's size and the records and timelines frozen into it.
+   */
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile>;
+  /**
+   * writeFile on this thread, which waits: the records read and formatted
+   * block by block into the file, so memory stays bounded (the exit paths).
+   * Throws the error writeFile rejects with.
+   */
+  writeFileNow(path: string, format: OutputFormat): WrittenFile;
+  /**
+   * Streams committed records to `path` (Perfetto) on a thread of the addon's
+   * (native/core/write/trace_stream.h); rotateBytes 0: no rotation; keep 0: all.
+   * Throws an fs-style Error when the first file cannot be opened.
+   * onError runs on this thread after a write error (status().error).
+   */
+  stream(path: string, rotateBytes: number, keep: number, onError: () => void): NativeStream;
+  /** A token another env passes to `NativeAddon.join` to record into this tracer. */
+  shareToken(): string;
+  /** napi External holding a `hotspan_api_v1*` (native/include/hotspan.h). */
+  nativeApi(): unknown;
+  close(): void;
+  closed(): boolean;
+
+  // trace context (native/addon/trace_context.h); 64-bit values as BigUint64Array
+  /** begin under a context: ids = [trace hi, trace lo, parent wire id, parent span id]; a NativeStatus. */
+  beginContext(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
+  /** asyncBegin under a context (ids as beginContext's): the token's local id, or 0 (closed, unknown track or name). */
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
+  /** [trace hi, trace lo, span, parent, flags | resolved << 8, tracer-wide span id] of the innermost open span (zeros: none). */
+  openIds(): BigUint64Array;
+  /** [wire span id, trace hi, trace lo] of tracer-wide span id `span`: its wire id and the trace it starts as a root. */
+  idsOf(span: number): BigUint64Array;
+  /** Those 5 values per record of the view, in the view's record order (native/core/record/span_ids.h). */
+  spanIds(view: NativeFrozen): BigUint64Array;
+  /** [index, tracestate, ...] for the records of the view whose trace carries a tracestate (only those; native/core/record/span_ids.h). */
+  spanTracestates(view: NativeFrozen): Array<number | string>;
+  /**
+   * Ends an async span with a start / end in ms on the performance.now() axis
+   * (NaN: the begin's / now), a name id (-1: the begin's) and attributes
+   * (undefined: the begin's). A NativeStatus.
+   */
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
+  /** The salt of this tracer's W3C ids (native/core/record/trace_id.h). */
+  idSalt(): bigint;
+}
+
+export interface NativeAddon {
+  /** ABI version of native/include/hotspan.h the addon implements. */
+  readonly abiVersion: number;
+  /** The clock span timestamps read: the invariant TSC, or CLOCK_MONOTONIC (HOTSPAN_CLOCK=monotonic, or no invariant TSC). */
+  readonly clockSource: 'tsc' | 'monotonic';
+  /** originNs: raw monotonic ns at performance.now() == 0 (BigInt). */
+  create(options: {
+    originNs: bigint;
+    threadName: string;
+    wakeHighWater: number;
+    /** Absent: the core's default budget. */
+    memoryLimit?: number;
+    onFull?: 'overwrite' | 'drop';
+  }): NativeTracer;
+  /** Attach this env's thread to a tracer created in another env of the process. */
+  join(token: string, options: { threadName: string }): NativeTracer;
+  /** Raw monotonic clock, ns, as a BigInt. */
+  nowNs(): bigint;
+  /**
+   * An OTLP encoder over the committed spans of the tracer shared under
+   * `token` (lib/otlp/otlp-worker.ts); attaches no thread to it.
+   */
+  otlpSource(token: string, config: { resource: Array<[string, string]>; scopeVersion: string; encoding: 'protobuf' | 'json' }): NativeOtlpSource;
+  /**
+   * The next ExportTraceServiceRequest of at most maxSpans spans (`body`
+   * absent: nothing new); `lost`: records overwritten or dropped by the budget
+   * before they were read; `waiting`: records committed and not yet read.
+   * `final`: also the spans whose local root has not ended.
+   */
+  otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number };
+  /**
+   * What a stop past its deadline abandons: every record not read yet and
+   * those held back, counted in `spans` without being encoded, in bounded
+   * memory; `lost` and `waiting` as for otlpNext.
+   */
+  otlpDiscard(source: NativeOtlpSource): { spans: number; lost: number; waiting: number };
+}
+
+/** A type-tagged OTLP source (`NativeAddon.otlpSource()`). */
+export interface NativeOtlpSource {
+  readonly __otlpSource?: never;
+}
+
+/** A running stream (native/addon/stream_object.h). */
+export interface NativeStream {
+  /** Writes what is committed, finishes the file, ends the thread (blocks until done). */
+  close(): void;
+  /** Reads now instead of at the next interval. */
+  wake(): void;
+  status(): {
+    file: string;
+    files: number;
+    bytes: number;
+    written: number;
+    missed: number;
+    unwritten: number;
+    closed: boolean;
+    error?: Error;
+  };
+}

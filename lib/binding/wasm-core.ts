@@ -1,0 +1,497 @@
+// The core's writers, stats and query engine compiled to WebAssembly (native/wasm/,
+// scripts/build-wasm.sh), for the backends that record in JS: they hand
+// their columns (the NativeSnapshot shape) to the same C++ that writes the
+// native backend's files, so each format and statistic has one
+// implementation. The module (it imports nothing) is compiled synchronously
+// on first use. WebAssembly memory never shrinks, so an instance is kept
+// only while its memory stays small: a large document's instance is dropped
+// and its memory goes with the result.
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ClockReadings } from '../common/clock';
+import { FIELDS_PER_RECORD } from '../common/flags';
+import type { NativeSnapshot, NativeStatsRow } from './native-binding';
+
+// The WebAssembly global, as far as this file uses it (lib "ES2022" has no types for it).
+interface Exports {
+  memory: { buffer: ArrayBuffer };
+  _initialize(): void;
+  hs_alloc(bytes: number): number;
+  hs_free(ptr: number): void;
+  hs_result_data(): number;
+  hs_result_size(): number;
+  /** Both take the input buffer over. The bigints are i64 ns: origin, then the clock readings. */
+  /** counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. */
+  hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number): number;
+  hs_stats(ptr: number, bytes: number): number;
+  /** Takes the input buffer over; returns a handle (0: malformed columns). */
+  hs_query_open(ptr: number, bytes: number): number;
+  /** One step of native/core/read/query_call.h; name 0xffffffff bytes: no name. */
+  hs_query(handle: number, argsPtr: number, namePtr: number, nameBytes: number): number;
+  /** An incremental document: begin (0: unknown format), append batches (takes the input over), finish. */
+  hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
+  hs_writer_append(handle: number, ptr: number, bytes: number): number;
+  hs_writer_finish(handle: number): number;
+  /** The W3C ids of the columns' records; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
+  hs_span_ids(ptr: number, bytes: number, contexts: number, count: number, salt: bigint): number;
+  /** The ids of an open stack's innermost span; takes the frames (7 u64 each) over. */
+  hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint): number;
+  /** [wire id, trace hi, trace lo] of a span id as a root. */
+  hs_root_ids(span: bigint, salt: bigint): number;
+  /** An OTLP encoder: takes the resource buffer over; returns a handle (0: malformed). */
+  hs_otlp_open(resource: number, bytes: number, encoding: number, unixOffsetNs: bigint, salt: bigint): number;
+  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request. */
+  hs_otlp_next(handle: number, ptr: number, bytes: number, contexts: number, contextBytes: number, count: number, maxSpans: number, final: number, unread: number): number;
+}
+declare const WebAssembly: {
+  Module: new (bytes: Uint8Array) => object;
+  Instance: new (module: object, imports: object) => { exports: Exports };
+};
+
+/** Where build-wasm.sh puts it, relative to lib/ and dist/ alike. */
+const WASM_PATH = join(__dirname, '..', '..', 'native', 'wasm', 'hotspan_core.wasm');
+
+// native/wasm/snapshot_columns.h: the input layout and its version.
+const COLUMNS_VERSION = 1;
+const HEADER_BYTES = 32;
+const KIND_CODES = { js: 0, native: 1, track: 2, groups: 3 } as const;
+// native/wasm/exports.cc: formats, status codes, the stats row width.
+const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
+const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle'];
+const STATS_ROW_DOUBLES = 9;
+
+/** Memory an instance may keep between calls. */
+const KEEP_BYTES = 16 << 20;
+/** wasm32 addresses: an input must fit below 4 GiB with room for its output. */
+const MAX_BYTES = 2 ** 32;
+
+let compiled: object | undefined;
+let kept: Exports | undefined;
+
+function newInstance(): Exports {
+  compiled ??= new WebAssembly.Module(readFileSync(WASM_PATH));
+  const { exports } = new WebAssembly.Instance(compiled, {});
+  exports._initialize();
+  return exports;
+}
+
+function instance(): Exports {
+  kept ??= newInstance();
+  return kept;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Copies the columns into the module's memory (see snapshot_columns.h);
+ * returns the input's address and size. Records may be in any timeline
+ * order: the module groups them as the core's snapshot does.
+ */
+function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): [number, number] {
+  const n = snap.count;
+  const tls = snap.timelines;
+  const counters = snap.counters ?? [];
+  let samples = 0;
+  for (const s of counters) samples += s.times.length;
+  const strings: string[] = [...snap.names];
+  for (const t of tls) strings.push(t.name);
+  for (const [, text] of snap.attrs) strings.push(text);
+  for (const s of counters) strings.push(s.name);
+  let bound = 0;
+  for (const s of strings) bound += 3 * s.length; // UTF-8 of a UTF-16 unit: at most 3 bytes
+  const fixed =
+    HEADER_BYTES +
+    16 * n +
+    16 * samples +
+    4 * FIELDS_PER_RECORD * n +
+    8 * tls.length +
+    4 * snap.attrs.length +
+    8 * counters.length +
+    4 * strings.length;
+  const ptr = fixed + bound < MAX_BYTES ? c.hs_alloc(fixed + bound) : 0;
+  if (ptr === 0) throw tooLarge(n);
+  const buf = c.memory.buffer; // after the allocation: it may have grown the memory
+  const words = new Uint32Array(buf, ptr, fixed / 4);
+  words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, counters.length, samples, 0]);
+  new Float64Array(buf, ptr + HEADER_BYTES, 2 * n).set(snap.times.subarray(0, 2 * n));
+  const pairs = new Float64Array(buf, ptr + HEADER_BYTES + 16 * n, 2 * samples);
+  let d = 0;
+  for (const s of counters) {
+    for (let i = 0; i < s.times.length; i++) {
+      pairs[d++] = s.times[i];
+      pairs[d++] = s.values[i];
+    }
+  }
+  let w = (HEADER_BYTES + 16 * n + 16 * samples) / 4;
+  words.set(snap.fields.subarray(0, FIELDS_PER_RECORD * n), w);
+  w += FIELDS_PER_RECORD * n;
+  for (const t of tls) {
+    words[w++] = t.id;
+    words[w++] = KIND_CODES[t.kind] | (serial.has(t.id) ? 1 << 8 : 0) | (t.exited ? 1 << 9 : 0);
+  }
+  for (const [index] of snap.attrs) words[w++] = index;
+  for (const s of counters) {
+    words[w++] = s.times.length;
+    words[w++] = Math.min(s.dropped, 0xffffffff);
+  }
+  const bytes = new Uint8Array(buf, ptr + fixed, bound);
+  let end = 0;
+  for (const s of strings) {
+    end += encoder.encodeInto(s, bytes.subarray(end)).written;
+    words[w++] = end;
+  }
+  return [ptr, fixed + end];
+}
+
+function tooLarge(records: number, cause?: Error): RangeError {
+  return new RangeError(
+    `hotspan: the WebAssembly core cannot hold ${String(records)} records and their document in its 4 GiB of memory` +
+      `${cause ? ` (${cause.message})` : ''}; the native backend streams any size`,
+    { cause },
+  );
+}
+
+/** Runs `op` on the encoded columns; returns its result, which no later call changes. */
+function run(snap: NativeSnapshot, serial: ReadonlySet<number>, op: (c: Exports, ptr: number, size: number) => number): Uint8Array {
+  const c = instance();
+  let status: number;
+  try {
+    const [ptr, size] = encode(c, snap, serial);
+    status = op(c, ptr, size);
+  } catch (e) {
+    kept = undefined; // its heap may be half updated
+    // An allocation that failed inside the module traps.
+    if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(snap.count, e);
+    throw e;
+  }
+  if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
+  const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
+  if (c.memory.buffer.byteLength <= KEEP_BYTES) return result.slice();
+  kept = undefined; // the result keeps the memory alive, nothing else does
+  return result;
+}
+
+/** The recording's counts a document carries in its metadata (native/core/write/document_info.h). */
+export interface DocumentCounts {
+  produced: number;
+  kept: number;
+  released: number;
+  overwritten: number;
+  dropped: number;
+}
+
+/**
+ * The core's document of `format` for these columns (times on the
+ * performance.now() axis, whose origin is `originNs` on CLOCK_MONOTONIC),
+ * saying which clock its times are on by `clocks`, and what became of the
+ * recording by `counts` (none: not said).
+ */
+export function writeColumns(
+  snap: NativeSnapshot,
+  serial: ReadonlySet<number>,
+  format: keyof typeof FORMAT_CODES,
+  clocks: ClockReadings,
+  originNs: bigint,
+  counts?: DocumentCounts,
+): Uint8Array {
+  const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
+  return run(snap, serial, (c, ptr, size) => {
+    let at = 0;
+    if (counts !== undefined) {
+      at = c.hs_alloc(5 * 8);
+      const { produced, kept, released, overwritten, dropped } = counts;
+      new Float64Array(c.memory.buffer, at, 5).set([produced, kept, released, overwritten, dropped]);
+    }
+    const status = c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs, at);
+    if (at !== 0) c.hs_free(at);
+    return status;
+  });
+}
+
+/** One query step: native/core/read/query_call.h's args, an optional name; its numbers. */
+export type QueryStep = (name: string | undefined, args: Float64Array) => Float64Array;
+
+/** native/core/read/query_call.h: kQueryArgs. */
+const QUERY_ARGS = 8;
+const NO_NAME = 0xffffffff;
+
+/**
+ * The core's query engine over these columns (records in timeline order, as
+ * snapshot() hands them out). It owns an instance of its own, so its memory
+ * goes when the returned function is dropped.
+ */
+export function queryColumns(snap: NativeSnapshot): QueryStep {
+  const c = newInstance();
+  let handle: number;
+  try {
+    const [ptr, size] = encode(c, snap, new Set());
+    handle = c.hs_query_open(ptr, size);
+  } catch (e) {
+    if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(snap.count, e);
+    throw e;
+  }
+  if (handle === 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[1]})`);
+  const argsPtr = c.hs_alloc(8 * QUERY_ARGS);
+  return (name, args) => {
+    let namePtr = 0;
+    let nameBytes = NO_NAME;
+    if (name !== undefined) {
+      const utf8 = encoder.encode(name);
+      namePtr = c.hs_alloc(utf8.length);
+      new Uint8Array(c.memory.buffer, namePtr, utf8.length).set(utf8);
+      nameBytes = utf8.length;
+    }
+    new Float64Array(c.memory.buffer, argsPtr, QUERY_ARGS).set(args);
+    const status = c.hs_query(handle, argsPtr, namePtr, nameBytes);
+    if (namePtr !== 0) c.hs_free(namePtr);
+    if (status !== 0) throw new RangeError('hotspan: query arguments rejected by the core');
+    const bytes = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size()).slice(); // aligned for f64
+    return new Float64Array(bytes.buffer);
+  };
+}
+
+/** native/wasm/exports.cc hs_span_ids: u64 per stored context in, per record out. */
+const CONTEXT_WORDS = 6;
+const IDS_WORDS = 5;
+
+/** The columns' stored contexts as hs_span_ids and hs_otlp_next take them: CONTEXT_WORDS u64 each. */
+function putContexts(words: BigUint64Array, snap: NativeSnapshot): void {
+  let w = 0;
+  for (const [i, ctx] of snap.contexts ?? []) {
+    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 1]);
+    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 2]);
+    words[w++] = ctx.traceHi;
+    words[w++] = ctx.traceLo;
+    words[w++] = ctx.parentWire;
+    words[w++] = BigInt(ctx.flags);
+  }
+}
+
+/**
+ * The W3C ids of every record of these columns (native/core/record/span_ids.h,
+ * through the WebAssembly core): 5 u64 per record in input order [trace hi,
+ * trace lo, span id, parent span id, flags | resolved << 8 | (k + 1) << 32
+ * when the record's trace comes from snap.contexts[k]], with the ids of the
+ * tracer whose salt is `salt`. The core's one resolver, so the ids are
+ * those the native backend derives for the same records.
+ */
+export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64Array {
+  const n = snap.count;
+  const contexts = snap.contexts ?? [];
+  const bytes = run(snap, new Set(), (c, ptr, size) => {
+    let at = 0;
+    if (contexts.length > 0) {
+      at = c.hs_alloc(8 * CONTEXT_WORDS * contexts.length);
+      putContexts(new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length), snap);
+    }
+    return c.hs_span_ids(ptr, size, at, contexts.length, BigInt.asIntN(64, salt));
+  }).slice(); // aligned for u64
+  const out = new BigUint64Array(bytes.buffer);
+  // The core answers timeline after timeline (the columns' timeline order),
+  // each timeline's records in input order: back to input order.
+  const slot = new Map<number, number>();
+  snap.timelines.forEach((t, k) => slot.set(t.id, k));
+  const per = new Uint32Array(snap.timelines.length + 1);
+  for (let i = 0; i < n; i++) per[(slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0) + 1]++;
+  for (let k = 1; k < per.length; k++) per[k] += per[k - 1];
+  const ids = new BigUint64Array(IDS_WORDS * n);
+  for (let i = 0; i < n; i++) {
+    const j = per[slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0]++;
+    ids.set(out.subarray(IDS_WORDS * j, IDS_WORDS * (j + 1)), IDS_WORDS * i);
+  }
+  return ids;
+}
+
+/** native/wasm/exports.cc hs_open_ids: u64 per open-stack frame. */
+export const FRAME_WORDS = 7;
+
+// A u64 view of the kept instance's memory, made again when the memory grew
+// (which detaches the old buffer): the id calls below run per span begun
+// under the async context, so they build no view and copy no buffer.
+let words64: BigUint64Array | undefined;
+function memoryWords(c: Exports): BigUint64Array {
+  const buf = c.memory.buffer;
+  if (words64 === undefined || words64.buffer !== buf) words64 = new BigUint64Array(buf);
+  return words64;
+}
+
+/** Copies the result's first `n` u64s into `out` (the result is 8-byte aligned: heap-allocated, n > 1). */
+function resultInto(c: Exports, out: BigUint64Array, n: number): void {
+  const at = c.hs_result_data();
+  const w = memoryWords(c);
+  for (let k = 0; k < n; k++) out[k] = w[at / 8 + k];
+}
+
+/**
+ * The ids of the innermost span of an open-span stack on `timeline`
+ * (native/core/record/open_stack_ids.h, what the addon's openIds answers) into
+ * `out`: [trace hi, trace lo, span id, parent span id, flags | resolved << 8].
+ * `frames` holds FRAME_WORDS u64 per open span, bottom first: local id, span
+ * flags, given parent span id, stored context trace hi, trace lo, parent
+ * wire id, trace flags.
+ */
+export function openStackIds(frames: BigUint64Array, depth: number, timeline: number, salt: bigint, out: BigUint64Array): void {
+  const c = instance();
+  const at = c.hs_alloc(8 * FRAME_WORDS * depth);
+  memoryWords(c).set(frames.subarray(0, FRAME_WORDS * depth), at / 8);
+  c.hs_open_ids(at, depth, timeline, BigInt.asIntN(64, salt));
+  resultInto(c, out, IDS_WORDS);
+}
+
+/** [wire span id, trace hi, trace lo] of tracer-wide span id `span` as a root (native/core/record/trace_id.h). */
+export function rootIds(span: number, salt: bigint): BigUint64Array {
+  const c = instance();
+  c.hs_root_ids(BigInt(span), BigInt.asIntN(64, salt));
+  const out = new BigUint64Array(3);
+  resultInto(c, out, 3);
+  return out;
+}
+
+/** The core's stats rows for these columns, as the addon reports them. */
+export function statsOfColumns(snap: NativeSnapshot): NativeStatsRow[] {
+  const bytes = run(snap, new Set(), (c, ptr, size) => c.hs_stats(ptr, size)).slice(); // aligned for f64
+  const v = new Float64Array(bytes.buffer);
+  const rows: NativeStatsRow[] = [];
+  for (let i = 0; i < v.length; i += STATS_ROW_DOUBLES) {
+    rows.push({
+      name: snap.names[v[i]] ?? '?',
+      count: v[i + 1],
+      totalNs: v[i + 2],
+      minNs: v[i + 3],
+      maxNs: v[i + 4],
+      meanNs: v[i + 5],
+      p50Ns: v[i + 6],
+      p90Ns: v[i + 7],
+      p99Ns: v[i + 8],
+    });
+  }
+  return rows;
+}
+
+/**
+ * One document written in batches by the core's incremental writers
+ * (PerfettoWriter, ChromeJsonWriter through hs_writer_*), so a document of
+ * any length is made in bounded memory. Each call returns the bytes it
+ * wrote, a view into the module's memory valid until the next call into the
+ * module: write them out (or copy them) first.
+ */
+export class WasmDocumentWriter {
+  /** The instance the document lives in, whatever later calls do with the kept one. */
+  private readonly c: Exports;
+  private handle: number;
+
+  /** `clocks` and `originNs` as for writeColumns. */
+  constructor(format: keyof typeof FORMAT_CODES, clocks: ClockReadings, originNs: bigint) {
+    this.c = instance();
+    const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
+    this.handle = this.c.hs_writer_begin(FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs);
+    if (this.handle === 0) throw new RangeError(`hotspan: unknown document format ${String(format)}`);
+  }
+
+  /**
+   * One batch: the records' timelines (described on first sight), their
+   * records in end order per timeline, and in `names` only the names new
+   * since the previous batch (their ids follow on from those).
+   */
+  append(batch: NativeSnapshot, serial: ReadonlySet<number>): Uint8Array {
+    return this.call(batch.count, () => {
+      const [ptr, size] = encode(this.c, batch, serial);
+      return this.c.hs_writer_append(this.handle, ptr, size);
+    });
+  }
+
+  /** The document's last bytes; the writer is done. */
+  finish(): Uint8Array {
+    const bytes = this.call(0, () => this.c.hs_writer_finish(this.handle));
+    this.handle = 0;
+    if (kept === this.c && this.c.memory.buffer.byteLength > KEEP_BYTES) kept = undefined;
+    return bytes;
+  }
+
+  private call(records: number, op: () => number): Uint8Array {
+    if (this.handle === 0) throw new Error('hotspan: the document is already finished');
+    let status: number;
+    try {
+      status = op();
+    } catch (e) {
+      if (kept === this.c) kept = undefined; // its heap may be half updated
+      this.handle = 0;
+      if (e instanceof Error && e.constructor.name === 'RuntimeError') throw tooLarge(records, e);
+      throw e;
+    }
+    if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
+    return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size());
+  }
+}
+
+/** One read of the core's OTLP encoder (native/wasm/exports.cc hs_otlp_next). */
+export interface WasmOtlpRead {
+  /** The request (protobuf or OTLP/JSON), when spans > 0. */
+  body: Uint8Array | undefined;
+  spans: number;
+  /** Records held back for an ancestor not read yet. */
+  held: number;
+}
+
+/**
+ * The core's OTLP encoder (native/core/export/otlp_batcher.h: ids, the hold-back of
+ * records whose ancestor is not in the batch, the request) over the js
+ * backend's batches: what the OTLP exporter's worker runs for a js tracer,
+ * the same C++ the native exporter's OtlpSource runs. Its own instance: the
+ * encoder's state lives in it.
+ */
+export class WasmOtlpEncoder {
+  private readonly c = newInstance();
+  private readonly handle: number;
+
+  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt. */
+  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint) {
+    const strings = resource.flatMap(([k, v]) => [encoder.encode(k), encoder.encode(v)]);
+    strings.push(encoder.encode(scopeVersion));
+    const size = 4 + strings.reduce((n, s) => n + 4 + s.length, 0);
+    const at = this.c.hs_alloc(size);
+    const view = new DataView(this.c.memory.buffer, at, size);
+    view.setUint32(0, resource.length, true);
+    let p = 4;
+    for (const s of strings) {
+      view.setUint32(p, s.length, true);
+      new Uint8Array(this.c.memory.buffer, at + p + 4, s.length).set(s);
+      p += 4 + s.length;
+    }
+    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt));
+    if (this.handle === 0) throw new Error('hotspan: the WebAssembly core rejected the OTLP resource');
+  }
+
+  /**
+   * One request of at most `maxSpans` spans from the records held back and
+   * `batch` (records committed since the previous call, in commit order; in
+   * `names` only the names new since then). `unread`: records are left for a
+   * later call; `final`: send the held-back ones too.
+   */
+  next(batch: NativeSnapshot, maxSpans: number, final: boolean, unread: boolean): WasmOtlpRead {
+    const c = this.c;
+    const [ptr, size] = encode(c, batch, new Set());
+    const contexts = batch.contexts ?? [];
+    const states = contexts.map(([, ctx]) => encoder.encode(ctx.tracestate));
+    const ctxBytes = 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length + states.reduce((n, s) => n + s.length, 0);
+    let at = 0;
+    if (contexts.length > 0) {
+      at = c.hs_alloc(ctxBytes);
+      putContexts(new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length), batch);
+      const lengths = new Uint32Array(c.memory.buffer, at + 8 * CONTEXT_WORDS * contexts.length, contexts.length);
+      let p = at + 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length;
+      states.forEach((state, k) => {
+        lengths[k] = state.length;
+        new Uint8Array(c.memory.buffer, p, state.length).set(state);
+        p += state.length;
+      });
+    }
+    const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0);
+    if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
+    const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
+    const head = new DataView(result.buffer, result.byteOffset, 8);
+    const spans = head.getUint32(0, true);
+    return { spans, held: head.getUint32(4, true), body: spans > 0 ? result.slice(8) : undefined };
+  }
+}

@@ -1,0 +1,19 @@
+// What the js backend's tracer thread hands its OTLP exporter's worker
+// (lib/otlp/otlp-js-source.ts): types only, with no Node import, so the public
+// declarations that name them (js-backend, otlp-exporter) stand alone.
+
+import type { NativeSnapshot } from '../binding/native-binding';
+
+/** A hand-over from the tracer's thread (OtlpExporter): records, those lost before, those left there. */
+export interface ExportSlice {
+  snap: NativeSnapshot;
+  lost: number;
+  left: number;
+}
+
+/** What the worker needs of a js tracer (structured-clonable). */
+export interface JsExportInfo {
+  salt: bigint;
+  /** ns since the Unix epoch at the tracer's performance.now() origin. */
+  unixOffsetNs: bigint;
+}

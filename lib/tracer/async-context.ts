@@ -1,0 +1,202 @@
+// Parents across `await` (opt-in): an AsyncLocalStorage holds the span that
+// was current when work was scheduled, and spans begun with no open span on
+// this thread (an async continuation, a callback) become its children, in
+// its trace. The Tracer swaps its backend for a ContextBackend when the
+// async context is turned on, so a tracer without it keeps its plain path.
+
+import { AsyncLocalStorage } from 'node:async_hooks';
+
+import type { Backend, Given, OpenIds } from '../backends/backend';
+import { halves, hex64, type SpanContext } from './trace-context';
+
+/** The current span of an async context: what its children are begun under, and its own context (inject). */
+export interface Current {
+  readonly given: Given;
+  readonly context: SpanContext;
+}
+
+function current(traceHi: bigint, traceLo: bigint, wire: bigint, spanId: number, flags: number, tracestate: string, remote: boolean): Current {
+  const ids = new BigUint64Array([traceHi, traceLo, wire, BigInt(spanId)]);
+  let context: SpanContext | undefined;
+  return {
+    given: { ids, flags, tracestate },
+    // Formatted only when asked (inject, currentContext): most spans never are.
+    get context(): SpanContext {
+      return (context ??= {
+        traceId: hex64(traceHi) + hex64(traceLo),
+        spanId: hex64(wire),
+        traceFlags: flags,
+        ...(tracestate !== '' ? { traceState: tracestate } : {}),
+        ...(remote ? { isRemote: true } : {}),
+      });
+    },
+  };
+}
+
+/**
+ * A span of this tracer (tracer-wide id `spanId`) as the parent of the spans
+ * begun under it, its ids asked of `ids` only when a span is begun under it
+ * (hotspan/otel's bridge: most OTel contexts never see one).
+ */
+export function localCurrent(ids: () => { traceHi: bigint; traceLo: bigint; wire: bigint; flags: number; tracestate: string }, spanId: number): Current {
+  let made: Current | undefined;
+  const make = (): Current => {
+    if (made === undefined) {
+      const x = ids();
+      made = current(x.traceHi, x.traceLo, x.wire, spanId, x.flags, x.tracestate, false);
+    }
+    return made;
+  };
+  return {
+    get given(): Given {
+      return make().given;
+    },
+    get context(): SpanContext {
+      return make().context;
+    },
+  };
+}
+
+/** A remote (or user-given) context as the parent of the spans begun under it. */
+export function remoteCurrent(ctx: SpanContext): Current {
+  const [hi, lo] = halves(ctx.traceId);
+  return current(hi, lo, BigInt('0x' + ctx.spanId), 0, ctx.traceFlags, ctx.traceState ?? '', ctx.isRemote === true);
+}
+
+/** The open span `ids` as current, with its trace's tracestate `ts`. */
+function openCurrent(ids: OpenIds, ts: string): Current {
+  return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
+}
+
+/** Where a wrapped backend (AsyncContext.wrap) keeps the backend it wraps. */
+const wrapped = Symbol('hotspan.wrapped');
+
+/** The backend under `b`'s async-context wrapper, or `b`: what begins a span under no current one (an OTel root). */
+export function unwrapped(b: Backend): Backend {
+  return (b as Backend & { [wrapped]?: Backend })[wrapped] ?? b;
+}
+
+const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
+
+/**
+ * Where an async context keeps its current span: an AsyncLocalStorage of its
+ * own, or hotspan/otel's context manager (otel/context-manager.ts), so one
+ * AsyncLocalStorage carries both the OTel context and hotspan's current span.
+ */
+export interface CurrentStorage {
+  run<T>(store: Current, fn: () => T): T;
+  getStore(): Current | undefined;
+}
+
+export class AsyncContext {
+  readonly storage: CurrentStorage;
+
+  constructor(storage?: CurrentStorage) {
+    this.storage = storage ?? new AsyncLocalStorage<Current>();
+  }
+
+  // The async span begun last, its current made only when read (lastAsync):
+  // traceAsync reads it at once, an OTel span never does (its context is the
+  // OTel one), and making it costs a native ids call and typed arrays.
+  private lastInner: Backend | undefined;
+  private lastToken = 0;
+  private lastParent: Current | undefined;
+  private lastMade: Current | undefined;
+  // The context the outermost open span was begun under: its trace's
+  // tracestate after that context's callback returned (open ids carry none).
+  private outermost: Given | undefined;
+
+  /** The tracestate of the open span `ids`'s trace. */
+  openTracestate(ids: OpenIds): string {
+    const store = this.storage.getStore()?.given;
+    if (ofTrace(store, ids)) return store.tracestate;
+    return ofTrace(this.outermost, ids) ? this.outermost.tracestate : '';
+  }
+
+  /** Runs `fn` with `current` as the current span (hotspan/otel's bridge, internal.ts AsyncContextHook). */
+  runAsCurrent<T>(current: Current, fn: () => T): T {
+    return this.storage.run(current, fn);
+  }
+
+  /** The parent a span begun now gets: the innermost open span of this thread, else the stored current. */
+  parent(inner: Backend): Current | undefined {
+    const store = this.storage.getStore();
+    if (inner.openDepth() === 0) return store;
+    const ids = inner.openIds();
+    return ids !== undefined && ids.resolved ? openCurrent(ids, this.openTracestate(ids)) : store;
+  }
+
+  /** Runs `fn` with the innermost open span of this thread as the current span. */
+  runInOpen<T>(inner: Backend, fn: () => T): T {
+    const ids = inner.openIds();
+    if (ids === undefined || !ids.resolved) return fn();
+    return this.storage.run(openCurrent(ids, this.openTracestate(ids)), fn);
+  }
+
+  /** Wraps `inner` so spans begun with no open span on this thread get the current one as parent. */
+  wrap(inner: Backend): Backend {
+    const cx = this;
+    const b = Object.create(null) as Record<string, unknown>;
+    for (let p: object | null = inner; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
+      for (const key of Object.getOwnPropertyNames(p)) {
+        if (key === 'constructor' || key in b) continue;
+        const d = Object.getOwnPropertyDescriptor(p, key);
+        if (d === undefined) continue;
+        if (typeof d.value === 'function') b[key] = (d.value as (...a: unknown[]) => unknown).bind(inner);
+        else if (d.get !== undefined) Object.defineProperty(b, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
+      }
+    }
+    // The interface's data properties (fields of the instance, not methods).
+    b.kind = inner.kind;
+    b.clockBoundMs = inner.clockBoundMs;
+    const under = (): Current | undefined => (inner.openDepth() === 0 ? cx.storage.getStore() : undefined);
+    const beginUnder = (nameId: number, json: string): boolean => {
+      const parent = under();
+      if (parent === undefined) return false;
+      cx.outermost = parent.given;
+      inner.beginContext(nameId, json, parent.given);
+      return true;
+    };
+    b.begin = (nameId: number) => {
+      if (!beginUnder(nameId, '')) inner.begin(nameId);
+    };
+    b.beginAttrs = (nameId: number, json: string) => {
+      if (!beginUnder(nameId, json)) inner.beginAttrs(nameId, json);
+    };
+    // Values are taken only when no context applies; else the caller falls back to beginAttrs.
+    b.beginValues = (nameId: number, attrs: unknown) => under() === undefined && inner.beginValues(nameId, attrs);
+    b.beginDepth = (nameId: number) => {
+      if (!beginUnder(nameId, '')) return inner.beginDepth(nameId);
+      return inner.openDepth();
+    };
+    b.asyncBegin = (track: number, nameId: number, json: string) => cx.asyncBegin(inner, track, nameId, json);
+    b.asyncBeginValues = () => 0;
+    (b as { [wrapped]?: Backend })[wrapped] = inner;
+    return b as unknown as Backend;
+  }
+
+  /** The current span of the async span begun last (traceAsync runs its work under it). */
+  get lastAsync(): Current | undefined {
+    const inner = this.lastInner;
+    if (this.lastMade !== undefined || inner === undefined) return this.lastMade;
+    const token = this.lastToken;
+    const own = inner.idsOf(token);
+    const p = this.lastParent?.given;
+    this.lastMade =
+      p === undefined
+        ? current(own[1], own[2], own[0], token, 1, '', false)
+        : current(p.ids[0], p.ids[1], own[0], token, p.flags, p.tracestate, false);
+    return this.lastMade;
+  }
+
+  /** An async span under the current parent; lastAsync answers its own current. */
+  private asyncBegin(inner: Backend, track: number, nameId: number, json: string): number {
+    const parent = this.parent(inner);
+    const token = parent === undefined ? inner.asyncBegin(track, nameId, json) : inner.asyncBeginContext(track, nameId, json, parent.given);
+    this.lastInner = inner;
+    this.lastToken = token;
+    this.lastParent = parent;
+    this.lastMade = undefined;
+    return token;
+  }
+}

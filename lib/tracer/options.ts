@@ -1,0 +1,287 @@
+// Tracer options and their validation.
+
+import { constants } from 'node:os';
+import { isMainThread } from 'node:worker_threads';
+
+import type { BackendKind } from '../backends/backend';
+import { describe } from '../common/errors';
+import { wellFormed } from '../common/names';
+import { outputFormat } from '../common/output';
+
+export function checkThreadName(threadName: unknown): string {
+  if (typeof threadName !== 'string' || threadName.length === 0) {
+    throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
+  }
+  return wellFormed(threadName);
+}
+
+/** Options of `new Tracer(options)`; an unknown key or a bad value throws, naming it. */
+export interface TracerOptions {
+  /** Omitted: native, falling back to js (with one warning) when the addon cannot load. */
+  backend?: BackendKind;
+  /** Throw instead of falling back when the addon cannot load. */
+  requireNative?: boolean;
+  /** Native: pending records past which a producer wakes the JS thread to drain. */
+  wakeHighWater?: number;
+  /** Display name of this thread's timeline. */
+  threadName?: string;
+  /**
+   * Writes the trace to this path when the process exits normally, calls
+   * process.exit(), throws an uncaught exception, or gets SIGINT or SIGTERM;
+   * the extension picks the format.
+   */
+  writeOnExit?: string;
+  /**
+   * Each time the process gets this signal, dump() to a new file: the path
+   * numbered `-1`, `-2`, ... before its extension (default path
+   * `hotspan-<pid>-dump.pftrace` in the working directory). stderr says where
+   * each dump went. The signal no longer ends the process (that is its
+   * default action). Main thread only; not SIGINT or SIGTERM (see writeOnExit),
+   * SIGUSR1 (Node's inspector), SIGKILL, SIGSTOP or a fault signal.
+   */
+  dumpOnSignal?:
+    | string
+    | {
+        /** The signal, e.g. SIGUSR2. */
+        signal: string;
+        /** The path the dumps are numbered from. */
+        path?: string;
+      };
+  /**
+   * Before an uncaught exception, or an unhandled rejection that Node raises
+   * as one, is handled, writes what the tracer holds to this path
+   * (synchronously). The exit code and what is printed stay the program's.
+   */
+  dumpOnCrash?: string;
+  /**
+   * The budget for recorded spans, their attributes and side tables, in bytes
+   * (1 MiB to 64 GiB). Default: HOTSPAN_MEMORY_LIMIT (bytes, or with a K, M or
+   * G suffix), else 256 MiB.
+   */
+  memoryLimit?: number;
+  /**
+   * When the budget is full: 'overwrite' recycles the oldest spans (a flight
+   * recorder), 'drop' drops new ones. Either way tracer.counts() counts them.
+   * Default: HOTSPAN_ON_FULL, else 'overwrite'.
+   */
+  onFull?: OnFull;
+  /**
+   * Test hook, js backend only: the clock (ms on the performance.now() axis)
+   * the backend reads instead of performance.now().
+   */
+  clock?: () => number;
+}
+
+export interface ResolvedOptions {
+  backend: BackendKind | undefined;
+  requireNative: boolean;
+  wakeHighWater: number;
+  threadName: string;
+  clock: (() => number) | undefined;
+  writeOnExit: string | undefined;
+  /** The signal and the path template its dumps are numbered from. */
+  dumpOnSignal: { signal: string; path: string } | undefined;
+  dumpOnCrash: string | undefined;
+  memoryLimit: number;
+  onFull: OnFull;
+}
+
+export type OnFull = 'overwrite' | 'drop';
+
+export const MIN_MEMORY_LIMIT = 2 ** 20;
+export const MAX_MEMORY_LIMIT = 2 ** 36;
+const DEFAULT_MEMORY_LIMIT = 2 ** 28;
+const UNITS: Record<string, number> = { '': 1, K: 2 ** 10, M: 2 ** 20, G: 2 ** 30 };
+
+function checkLimit(bytes: number, what: string, shown: unknown): number {
+  if (!Number.isInteger(bytes) || bytes < MIN_MEMORY_LIMIT || bytes > MAX_MEMORY_LIMIT) {
+    throw new RangeError(`hotspan: ${what} must be a byte count from 1M to 64G, got ${describe(shown)}`);
+  }
+  return bytes;
+}
+
+/** HOTSPAN_MEMORY_LIMIT: bytes, or a number with a K, M or G suffix (powers of 1024). */
+export function parseMemoryLimit(text: string, what: string): number {
+  const m = /^\s*(\d+)\s*([KMG]?)\s*$/i.exec(text);
+  if (m === null) {
+    throw new RangeError(`hotspan: ${what} must be bytes or a number with a K, M or G suffix, got ${describe(text)}`);
+  }
+  return checkLimit(Number(m[1]) * UNITS[m[2].toUpperCase()], what, text);
+}
+
+const ENV_WARNED = Symbol.for('hotspan.envWarned');
+
+/**
+ * A setting from the environment: `parse(value)`, or, when that throws, one
+ * warning naming the variable and its value (once a process for each
+ * variable and value, however many tracers read it) and `fallback`. A typo
+ * in the environment must not stop the program from starting; the same
+ * value passed as an option still throws.
+ */
+export function fromEnv<T>(name: string, parse: (value: string) => T, fallback: T, fallbackText: string): T {
+  const value = process.env[name];
+  if (value === undefined || value === '') return fallback;
+  try {
+    return parse(value);
+  } catch (e) {
+    // On globalThis, as the fallback warning is: shared by every copy of this module a process loads.
+    const g = globalThis as { [ENV_WARNED]?: Set<string> };
+    const warned = (g[ENV_WARNED] ??= new Set());
+    const key = `${name}=${value}`;
+    if (!warned.has(key)) {
+      warned.add(key);
+      process.emitWarning(`${(e as Error).message}; ignored, using the default (${fallbackText})`, {
+        type: 'HotspanWarning',
+        code: 'HOTSPAN_BAD_ENV',
+      });
+    }
+    return fallback;
+  }
+}
+
+function checkOnFull(v: unknown, what: string): OnFull {
+  if (v !== 'overwrite' && v !== 'drop') {
+    throw new RangeError(`hotspan: ${what} must be 'overwrite' or 'drop', got ${describe(v)}`);
+  }
+  return v;
+}
+
+const BACKENDS: readonly BackendKind[] = ['native', 'js', 'noop'];
+const KEYS = new Set([
+  'backend',
+  'requireNative',
+  'wakeHighWater',
+  'threadName',
+  'clock',
+  'writeOnExit',
+  'dumpOnSignal',
+  'dumpOnCrash',
+  'memoryLimit',
+  'onFull',
+]);
+
+/** Signals a dump cannot take: why, by name. */
+const SIGNALS_REFUSED: Record<string, string> = {
+  SIGINT: 'it ends the process; use writeOnExit to write the trace then',
+  SIGTERM: 'it ends the process; use writeOnExit to write the trace then',
+  SIGUSR1: "it starts Node's inspector",
+  SIGKILL: 'it cannot be caught',
+  SIGSTOP: 'it cannot be caught',
+  SIGSEGV: 'Node cannot run JS on a fault signal',
+  SIGBUS: 'Node cannot run JS on a fault signal',
+  SIGFPE: 'Node cannot run JS on a fault signal',
+  SIGILL: 'Node cannot run JS on a fault signal',
+};
+
+/** A trace file path: TypeError unless a non-empty string, RangeError naming it when its extension picks no format. */
+function checkTracePath(value: unknown, what: string): string {
+  if (typeof value !== 'string' || value.length === 0) {
+    throw new TypeError(`hotspan: ${what} must be a file path, got ${describe(value)}`);
+  }
+  outputFormat(value);
+  return value;
+}
+
+function checkDumpOnSignal(value: unknown): { signal: string; path: string } {
+  const o = typeof value === 'string' ? { signal: value } : value;
+  if (typeof o !== 'object' || o === null || Array.isArray(o)) {
+    throw new TypeError(`hotspan: dumpOnSignal must be a signal name or { signal, path }, got ${describe(value)}`);
+  }
+  const { signal, path } = checkCallOptions(o as { signal?: unknown; path?: unknown }, 'dumpOnSignal', ['signal', 'path']) ?? {};
+  if (typeof signal !== 'string') {
+    throw new TypeError(`hotspan: dumpOnSignal's signal must be a signal name such as 'SIGUSR2', got ${describe(signal)}`);
+  }
+  if (!Object.prototype.hasOwnProperty.call(constants.signals, signal)) {
+    throw new RangeError(`hotspan: dumpOnSignal: ${JSON.stringify(signal)} is not a signal name (for example 'SIGUSR2')`);
+  }
+  const refused = SIGNALS_REFUSED[signal];
+  if (refused !== undefined) throw new RangeError(`hotspan: dumpOnSignal cannot be ${signal}: ${refused}`);
+  if (!isMainThread) {
+    throw new RangeError(`hotspan: dumpOnSignal (${signal}) needs the main thread: a worker gets no signals`);
+  }
+  return {
+    signal,
+    path: path === undefined ? `hotspan-${String(process.pid)}-dump.pftrace` : checkTracePath(path, "dumpOnSignal's path"),
+  };
+}
+
+/**
+ * A per-call options argument: undefined, or a plain object with only `known`
+ * keys (an unknown key is a mistake, e.g. `{ serial: true }` given to
+ * traceAsync, and must not be ignored silently).
+ */
+export function checkCallOptions<T extends object>(
+  options: T | undefined,
+  what: string,
+  known: readonly (keyof T & string)[],
+): T | undefined {
+  if (options === undefined) return undefined;
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`hotspan: ${what} options must be an object, got ${describe(options)}`);
+  }
+  // for-in walks the enum cache (no key array per call, as Object.keys
+  // makes); inherited keys (a polluted Object.prototype) are not options.
+  for (const key in options) {
+    if (!(known as readonly string[]).includes(key) && Object.hasOwn(options, key)) {
+      throw new RangeError(`hotspan: unknown ${what} option "${key}" (known: ${known.join(', ') || 'none'})`);
+    }
+  }
+  return options;
+}
+
+export function resolveOptions(options: unknown): ResolvedOptions {
+  if (options === undefined) options = {};
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) {
+    throw new TypeError(`hotspan: options must be an object, got ${describe(options)}`);
+  }
+  const o = options as Record<string, unknown>;
+  for (const key of Object.keys(o)) {
+    if (!KEYS.has(key)) {
+      throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
+    }
+  }
+  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull } = o;
+  if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
+    throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
+  }
+  if (requireNative !== undefined && typeof requireNative !== 'boolean') {
+    throw new TypeError(`hotspan: requireNative must be a boolean, got ${describe(requireNative)}`);
+  }
+  if (
+    wakeHighWater !== undefined &&
+    (typeof wakeHighWater !== 'number' || !Number.isInteger(wakeHighWater) || wakeHighWater < 1 || wakeHighWater > 2 ** 32 - 1)
+  ) {
+    throw new RangeError(`hotspan: wakeHighWater must be a positive integer, got ${describe(wakeHighWater)}`);
+  }
+  if (threadName !== undefined) checkThreadName(threadName);
+  if (clock !== undefined) {
+    if (typeof clock !== 'function') {
+      throw new TypeError(`hotspan: clock must be a function returning ms, got ${describe(clock)}`);
+    }
+    if (backend !== 'js') {
+      throw new RangeError(`hotspan: the clock option needs backend: 'js', got backend ${describe(backend)}`);
+    }
+  }
+  if (writeOnExit !== undefined) checkTracePath(writeOnExit, 'writeOnExit');
+  if (dumpOnCrash !== undefined) checkTracePath(dumpOnCrash, 'dumpOnCrash');
+  const limit =
+    memoryLimit !== undefined
+      ? checkLimit(typeof memoryLimit === 'number' ? memoryLimit : NaN, 'memoryLimit', memoryLimit)
+      : fromEnv('HOTSPAN_MEMORY_LIMIT', (v) => parseMemoryLimit(v, 'HOTSPAN_MEMORY_LIMIT'), DEFAULT_MEMORY_LIMIT, '256M');
+  const policy =
+    onFull !== undefined
+      ? checkOnFull(onFull, 'onFull')
+      : fromEnv<OnFull>('HOTSPAN_ON_FULL', (v) => checkOnFull(v, 'HOTSPAN_ON_FULL'), 'overwrite', "'overwrite'");
+  return {
+    memoryLimit: limit,
+    onFull: policy,
+    backend: backend as BackendKind | undefined,
+    requireNative: requireNative === true,
+    wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
+    threadName: wellFormed((threadName as string | undefined) ?? 'main'),
+    clock: clock as (() => number) | undefined,
+    writeOnExit: writeOnExit as string | undefined,
+    dumpOnSignal: dumpOnSignal === undefined ? undefined : checkDumpOnSignal(dumpOnSignal),
+    dumpOnCrash: dumpOnCrash as string | undefined,
+  };
+}

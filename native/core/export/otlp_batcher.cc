@@ -1,0 +1,204 @@
+#include "export/otlp_batcher.h"
+
+#include <algorithm>
+
+#include "record/json_text.h"
+#include "record/local_index.h"
+
+namespace hotspan {
+namespace {
+
+void put_be64(uint8_t* p, uint64_t v) {
+  for (int i = 7; i >= 0; --i) {
+    p[i] = static_cast<uint8_t>(v);
+    v >>= 8;
+  }
+}
+
+}  // namespace
+
+OtlpBatcher::OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt)
+    : writer_(resource, encoding, unix_offset_ns), salt_(salt) {}
+
+size_t OtlpBatcher::held() const {
+  size_t n = 0;
+  for (const auto& h : held_) n += h.second.size();
+  return n;
+}
+
+void OtlpBatcher::add_name(const std::string& name) { names_.push_back(json_text::sanitized(name)); }
+
+void OtlpBatcher::remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate) {
+  if (sent_order_.size() < kSentCacheSpans) {
+    sent_order_.push_back(span);
+  } else {
+    sent_.erase(sent_order_[sent_next_]);
+    sent_order_[sent_next_] = span;
+    sent_next_ = (sent_next_ + 1) % kSentCacheSpans;
+  }
+  sent_[span] = SentTrace{ids.trace, ids.flags, std::move(tracestate)};
+}
+
+void OtlpBatcher::add_held(SnapshotTimeline& bt, std::vector<Held>& held) {
+  for (Held& h : held) {
+    bt.records.push_back(h.record);
+    if ((h.record.flags & kFlagAttrs) != 0) bt.attrs.emplace_back(h.record.local_id, std::move(h.attrs));
+    if ((h.record.flags & kFlagParentElsewhere) != 0) bt.foreign_parents.emplace_back(h.record.local_id, h.foreign);
+  }
+}
+
+SnapshotTimeline& OtlpBatcher::timeline(Snapshot& in, uint32_t id, TimelineKind kind) {
+  SnapshotTimeline& bt = in.timelines.emplace_back();
+  bt.id = id;
+  bt.kind = kind;
+  auto held = held_.find(id);
+  if (held != held_.end()) add_held(bt, held->second);
+  return bt;
+}
+
+OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_spans, bool final, std::string& out) {
+  Result batch;
+  // Held records of timelines with nothing new.
+  const size_t listed = in.timelines.size();
+  for (auto& [id, held] : held_) {
+    bool seen = false;
+    for (size_t t = 0; t < listed; ++t) seen |= in.timelines[t].id == id;
+    if (seen) continue;
+    SnapshotTimeline& bt = in.timelines.emplace_back();
+    bt.id = id;
+    add_held(bt, held);
+  }
+  size_t in_batch = 0;
+  for (const SnapshotTimeline& bt : in.timelines) in_batch += bt.records.size();
+  // Left for a later read: unread records, or more than one request takes.
+  const bool more = unread || in_batch > max_spans;
+
+  std::vector<std::vector<SpanIds>> ids;
+  resolve_span_ids(in, salt_, ids);
+
+  // Unresolved: the chain leaves the batch at some ancestor. Its trace, when
+  // it was sent already, resolves the whole chain.
+  std::unordered_map<uint64_t, std::pair<size_t, uint32_t>> where;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      if (!ids[t][i].resolved) where[make_span_id(bt.id, bt.records[i].local_id)] = {t, i};
+    }
+  }
+  std::vector<LocalIndex<uint64_t>> foreign;
+  foreign.reserve(in.timelines.size());
+  for (const SnapshotTimeline& bt : in.timelines) foreign.emplace_back(bt.foreign_parents, bt.records.size());
+  const auto parent_of = [&](size_t t, const SpanRecord& r) -> uint64_t {
+    if ((r.flags & kFlagParentElsewhere) != 0) {
+      const uint64_t* p = foreign[t].find(r.local_id);
+      return p != nullptr ? *p : 0;
+    }
+    return r.parent_local != 0 ? make_span_id(in.timelines[t].id, r.parent_local) : 0;
+  };
+  // The tracestate of chains resolved from a sent ancestor, by position (t << 32 | i).
+  std::unordered_map<uint64_t, std::shared_ptr<const std::string>> sent_states;
+  std::vector<std::pair<size_t, uint32_t>> chain;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      if (ids[t][i].resolved) continue;
+      // Walk up through unresolved records of the batch: the chain ends at a
+      // parent outside the batch (a resolved parent in it would have resolved the chain).
+      chain.clear();
+      std::pair<size_t, uint32_t> at{t, i};
+      uint64_t top = 0;
+      for (;;) {
+        chain.push_back(at);
+        const SnapshotTimeline& ct = in.timelines[at.first];
+        const uint64_t p = parent_of(at.first, ct.records[at.second]);
+        auto w = p != 0 ? where.find(p) : where.end();
+        if (w == where.end() || chain.size() > where.size()) {
+          top = p;
+          break;
+        }
+        at = w->second;
+      }
+      if (top == 0) continue;
+      auto s = sent_.find(top);
+      if (s == sent_.end()) continue;
+      for (const auto& c : chain) {
+        ids[c.first][c.second].trace = s->second.trace;
+        ids[c.first][c.second].flags = s->second.flags;
+        ids[c.first][c.second].resolved = true;
+        if (s->second.tracestate != nullptr) sent_states[uint64_t{c.first} << 32 | c.second] = s->second.tracestate;
+      }
+    }
+  }
+
+  // One shared copy per stored context a sent span's trace came from (the cache outlives the batch).
+  std::unordered_map<const StoredContext*, std::shared_ptr<const std::string>> shared_states;
+  const auto tracestate_of = [&](size_t t, uint32_t i, const SpanIds& id) -> std::shared_ptr<const std::string> {
+    if (id.context != nullptr) {
+      if (id.context->tracestate.empty()) return nullptr;
+      auto& shared = shared_states[id.context];
+      if (shared == nullptr) shared = std::make_shared<const std::string>(id.context->tracestate);
+      return shared;
+    }
+    if (sent_states.empty()) return nullptr;
+    auto f = sent_states.find(uint64_t{t} << 32 | i);
+    return f != sent_states.end() ? f->second : nullptr;
+  };
+  uint64_t waiting = 0;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    const LocalIndex<std::string> attrs(bt.attrs, bt.records.size());
+    const uint32_t tid = bt.id;
+    const auto held_it = held_.find(bt.id);
+    std::vector<Held> old = held_it != held_.end() ? std::move(held_it->second) : std::vector<Held>{};
+    if (held_it != held_.end()) held_.erase(held_it);
+    std::vector<Held> still;
+    const auto hold = [&](const SpanRecord& r, uint32_t reads) {
+      Held h{r, reads, {}, 0};
+      if (const std::string* a = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr) h.attrs = *a;
+      if ((r.flags & kFlagParentElsewhere) != 0) {
+        if (const uint64_t* f = foreign[t].find(r.local_id)) h.foreign = *f;
+      }
+      still.push_back(std::move(h));
+    };
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      const SpanRecord& r = bt.records[i];
+      SpanIds& id = ids[t][i];
+      const uint32_t reads = i < old.size() ? old[i].reads + 1 : 1;
+      if (batch.spans == max_spans) {  // the request is full: the next one takes it
+        hold(r, reads - 1);
+        continue;
+      }
+      if (!id.resolved) {
+        if ((!final || more) && reads <= kMaxHoldReads && waiting + still.size() < kMaxHeld) {
+          hold(r, reads);
+          continue;
+        }
+        // Its ancestor never came (lost, or open too long): a trace of its own.
+        id.trace = trace_id::derived_trace_id(salt_, make_span_id(bt.id, r.local_id));
+        id.flags = kTraceFlagSampled;
+      }
+      OtlpSpan s;
+      s.record = &r;
+      static const std::string kUnknownName;
+      s.name = r.name < names_.size() ? &names_[r.name] : &kUnknownName;
+      s.attrs = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr;
+      put_be64(s.ids.trace_id, id.trace.hi);
+      put_be64(s.ids.trace_id + 8, id.trace.lo);
+      s.ids.span_id = id.span;
+      s.ids.parent_span_id = id.parent;
+      s.ids.trace_flags = id.flags;
+      std::shared_ptr<const std::string> tracestate = id.resolved ? tracestate_of(t, i, id) : nullptr;
+      s.ids.trace_state = tracestate.get();
+      writer_.add(s);
+      remember(make_span_id(bt.id, r.local_id), id, std::move(tracestate));
+      ++batch.spans;
+    }
+    waiting += still.size();
+    if (!still.empty()) held_[tid] = std::move(still);
+  }
+  batch.waiting = waiting;
+  if (batch.spans != 0) writer_.finish(out);
+  return batch;
+}
+
+}  // namespace hotspan

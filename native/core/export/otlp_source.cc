@@ -1,0 +1,95 @@
+#include "export/otlp_source.h"
+
+#include <algorithm>
+
+namespace hotspan {
+
+std::unique_ptr<OtlpSource> OtlpSource::open(std::shared_ptr<const Tracer> tracer, const OtlpResource& resource,
+                                             OtlpEncoding encoding, int64_t unix_offset_ns) {
+  auto cursor = RecordCursor::open(tracer);
+  if (cursor == nullptr) return nullptr;
+  return std::unique_ptr<OtlpSource>(
+      new OtlpSource(std::move(tracer), std::move(cursor), resource, encoding, unix_offset_ns));
+}
+
+OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
+                       const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
+    : tracer_(std::move(tracer)),
+      cursor_(std::move(cursor)),
+      batcher_(resource, encoding, unix_offset_ns, tracer_->id_salt()) {}
+
+uint64_t OtlpSource::count_lost(uint64_t& lost) {
+  const std::vector<TimelineCounts> counts = tracer_->counts();
+  // Lost before read: recycled before the cursor opened, or since it read
+  // last, and dropped by the budget.
+  if (!skipped_seen_) {
+    lost += cursor_->skipped();
+    skipped_seen_ = true;
+  }
+  lost += cursor_->missed() - missed_seen_;
+  missed_seen_ = cursor_->missed();
+  uint64_t committed = 0;
+  for (const TimelineCounts& tc : counts) {
+    uint64_t& seen = dropped_seen_[tc.id];
+    lost += tc.counts.dropped - seen;
+    seen = tc.counts.dropped;
+    committed += tc.counts.produced - tc.counts.dropped;
+  }
+  return committed - cursor_->skipped() - cursor_->delivered() - cursor_->missed();
+}
+
+OtlpSource::Batch OtlpSource::discard() {
+  Batch batch;
+  FrozenSnapshot snap;
+  while (cursor_->next(snap, kDiscardStep)) {
+    for (size_t i = batcher_.names(); i < snap.names.size(); ++i) batcher_.add_name(snap.names[i]);
+    for (const FrozenTimeline& tl : snap.timelines) batch.spans += tl.records.size();
+    snap.timelines.clear();  // the chunks read go back to the pool
+  }
+  // The held-back records: a final request nobody sends.
+  std::string scratch;
+  while (batcher_.held() != 0) {
+    Snapshot none;
+    scratch.clear();
+    const size_t n = batcher_.encode(none, false, kMaxHeld, true, scratch).spans;
+    if (n == 0) break;
+    batch.spans += n;
+  }
+  waiting_ = count_lost(batch.lost);
+  taken_ += batch.spans;
+  lost_ += batch.lost;
+  return batch;
+}
+
+OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& out) {
+  Batch batch;
+  // The new records (pinned until this call returns), then the counts: they
+  // cover at least what was read.
+  FrozenSnapshot snap;
+  const size_t held = batcher_.held();
+  // Room for new records beside the held ones (some of those go now), and
+  // always some: held records alone may all still wait.
+  cursor_->next(snap, max_spans - std::min(held, max_spans / 2));
+  for (size_t i = batcher_.names(); i < snap.names.size(); ++i) batcher_.add_name(snap.names[i]);
+  const uint64_t unread = count_lost(batch.lost);
+
+  // The batch: per timeline, the records held back, then the new ones.
+  Snapshot in;
+  for (FrozenTimeline& tl : snap.timelines) {
+    SnapshotTimeline& bt = batcher_.timeline(in, tl.id, tl.kind);
+    bt.records.reserve(bt.records.size() + tl.records.size());
+    for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
+    for (auto& a : tl.attrs) bt.attrs.push_back(std::move(a));
+    for (const auto& f : tl.foreign_parents) bt.foreign_parents.push_back(f);
+    bt.contexts = std::move(tl.contexts);
+  }
+  snap.timelines.clear();  // the chunks read go back to the pool
+  const OtlpBatcher::Result r = batcher_.encode(in, unread != 0, max_spans, final, out);
+  batch.spans = r.spans;
+  waiting_ = r.waiting + unread;
+  taken_ += batch.spans;
+  lost_ += batch.lost;
+  return batch;
+}
+
+}  // namespace hotspan

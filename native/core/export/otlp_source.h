@@ -1,0 +1,76 @@
+// Reads a tracer's committed spans incrementally and encodes them as OTLP
+// requests (otlp_request.h): what the exporter thread calls. It reads
+// through a RecordCursor (record_cursor.h), so chunks it has read go back to
+// the pool (counted released). Records the budget overwrote or dropped
+// before they were read, and those recycled before the source opened, are
+// counted as lost: taken + lost + waiting = produced over the tracer.
+//
+// Ids, the hold-back of records whose ancestor is not in the batch, and the
+// request come from OtlpBatcher (otlp_batcher.h), which the js backend's
+// export shares.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+#include "export/otlp_batcher.h"
+#include "read/record_cursor.h"
+#include "record/tracer.h"
+
+namespace hotspan {
+
+class OtlpSource {
+ public:
+  // Ids with the tracer's own salt (Tracer::id_salt), as inject() and the
+  // OTel adapter show them.
+  // nullptr when every consumer slot of the tracer is taken
+  // (ChunkPool::kMaxConsumers).
+  static std::unique_ptr<OtlpSource> open(std::shared_ptr<const Tracer> tracer, const OtlpResource& resource,
+                                          OtlpEncoding encoding, int64_t unix_offset_ns);
+
+  static constexpr uint32_t kMaxHoldReads = OtlpBatcher::kMaxHoldReads;
+  static constexpr size_t kMaxHeld = OtlpBatcher::kMaxHeld;
+
+  struct Batch {
+    size_t spans = 0;   // spans in the request written to `out`
+    uint64_t lost = 0;  // newly counted records lost before they were taken
+  };
+  // At most max_spans spans into one request in `out` (spans == 0: nothing
+  // new, `out` untouched). `final`: take the spans still waiting for their
+  // root too.
+  Batch next(size_t max_spans, bool final, std::string& out);
+
+  // What a stop past its deadline abandons: every record committed and not
+  // taken yet, and those held back for their ancestor, counted in `spans`
+  // and not encoded (the held ones, at most kMaxHeld, are). Reads in steps
+  // of kDiscardStep records, each step's chunks released before the next,
+  // so memory stays that of one step whatever waits.
+  static constexpr size_t kDiscardStep = size_t{1} << 16;
+  Batch discard();
+
+  uint64_t taken() const { return taken_; }
+  uint64_t lost() const { return lost_; }
+  // Records committed and not yet sent nor lost (at the last next()),
+  // those held back for their ancestor included.
+  uint64_t waiting() const { return waiting_; }
+
+ private:
+  OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
+             const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns);
+
+  // Counts the records lost since the last call into `lost`; returns the
+  // records committed and not read by the cursor yet.
+  uint64_t count_lost(uint64_t& lost);
+
+  std::shared_ptr<const Tracer> tracer_;
+  std::unique_ptr<RecordCursor> cursor_;
+  OtlpBatcher batcher_;
+  std::unordered_map<uint32_t, uint64_t> dropped_seen_;  // by timeline id
+  uint64_t missed_seen_ = 0;
+  bool skipped_seen_ = false;
+  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0;
+};
+
+}  // namespace hotspan

@@ -1,0 +1,58 @@
+#include "read/record_cursor.h"
+
+#include <utility>
+
+#include "record/chunk_pool.h"
+#include "record/timeline.h"
+
+namespace hotspan {
+
+std::unique_ptr<RecordCursor> RecordCursor::open(std::shared_ptr<const Tracer> tracer) {
+  const int slot = tracer->pool().add_consumer();
+  if (slot < 0) return nullptr;
+  std::unique_ptr<RecordCursor> cur(new RecordCursor(std::move(tracer), slot));
+  // After the slot is taken: from here on a recycler counts what this cursor
+  // has not read as lost to it. A timeline made after this list starts at 0.
+  for (const auto& tl : cur->tracer_->timelines()) {
+    const uint64_t kept = tl->start_consumer(slot);
+    if (cur->next_.size() < tl->id()) cur->next_.resize(tl->id(), 0);
+    cur->next_[tl->id() - 1] = kept;
+    cur->skipped_ += kept;
+  }
+  return cur;
+}
+
+RecordCursor::RecordCursor(std::shared_ptr<const Tracer> tracer, int slot)
+    : tracer_(std::move(tracer)), slot_(slot) {}
+
+RecordCursor::~RecordCursor() { tracer_->pool().remove_consumer(slot_); }
+
+bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
+  // Drop the previous batch's pins first: its chunks may be released now.
+  batch.timelines.clear();
+  batch.counters.clear();
+  const auto timelines = tracer_->timelines();
+  if (next_.size() < timelines.size()) next_.resize(timelines.size(), 0);
+  uint64_t room = max_records;
+  // Starting where the last batch stopped: a limited batch does not starve
+  // the timelines after the first.
+  for (size_t k = 0; k < timelines.size() && room != 0; ++k) {
+    const size_t i = (start_ + k) % timelines.size();
+    uint64_t& next = next_[i];
+    FrozenTimeline tl;
+    const uint64_t first = timelines[i]->freeze(timelines[i], tl, next, slot_, room);
+    missed_ += first - next;
+    next = first + tl.records.size();
+    if (tl.records.empty()) continue;
+    room -= tl.records.size();
+    if (room == 0) start_ = i;  // this one may have more
+    delivered_ += tl.records.size();
+    batch.timelines.push_back(std::move(tl));
+  }
+  if (batch.timelines.empty()) return false;
+  // Names last: every name id in the records was interned before them.
+  batch.names = tracer_->names();
+  return true;
+}
+
+}  // namespace hotspan

@@ -1,0 +1,64 @@
+// A consumer of a tracer's committed records: reads them incrementally, per
+// timeline in commit order, as batches a core writer (PerfettoWriter,
+// ChromeJsonWriter) or an exporter takes directly. Several cursors may read
+// one tracer at once (up to ChunkPool::kMaxConsumers), each on its own thread.
+//
+// Memory: a batch pins the chunks it reads until it is dropped (or replaced
+// by the next one). A chunk that every open cursor has read past and no
+// reader pins is released: the budget may reuse it under either policy and
+// the timeline counts its records as released, not lost (chunk_pool.h). A
+// cursor that falls behind loses records to the budget's policy: under
+// kOverwrite the chunks it has not read are recycled anyway (missed(), and
+// the timeline counts them overwritten); under kDrop new records are dropped
+// instead. A cursor starts at what the tracer holds in memory when it opens
+// (and at the first record of a timeline made later), so per cursor:
+//   records committed from its start = delivered + missed + not read yet.
+//
+// Not thread-safe itself: one thread reads a cursor at a time.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "record/tracer.h"
+
+namespace hotspan {
+
+class RecordCursor {
+ public:
+  // nullptr when every consumer slot is taken.
+  static std::unique_ptr<RecordCursor> open(std::shared_ptr<const Tracer> tracer);
+  // Gives up the consumer slot: chunks no longer wait for this cursor.
+  ~RecordCursor();
+  RecordCursor(const RecordCursor&) = delete;
+  RecordCursor& operator=(const RecordCursor&) = delete;
+
+  // Replaces `batch` with the records committed since the last call:
+  // timelines with new records only (records in commit order; their
+  // attributes and foreign parents), `names` the whole name table, no
+  // counter series. At most max_records records (the rest come next time).
+  // False (and an empty batch) when nothing is new.
+  bool next(FrozenSnapshot& batch, uint64_t max_records = UINT64_MAX);
+
+  // Records handed out in batches, and records recycled before this cursor
+  // read them, over every timeline.
+  uint64_t delivered() const { return delivered_; }
+  uint64_t missed() const { return missed_; }
+  // Records already recycled when the cursor opened (before its start).
+  uint64_t skipped() const { return skipped_; }
+
+ private:
+  RecordCursor(std::shared_ptr<const Tracer> tracer, int slot);
+
+  const std::shared_ptr<const Tracer> tracer_;
+  const int slot_;
+  // Per timeline (index = id - 1): the index of the next record to read.
+  std::vector<uint64_t> next_;
+  size_t start_ = 0;  // the timeline a batch starts at
+  uint64_t delivered_ = 0;
+  uint64_t missed_ = 0;
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace hotspan

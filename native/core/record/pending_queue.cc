@@ -1,0 +1,43 @@
+#include "record/pending_queue.h"
+
+#include <mutex>
+#include <utility>
+
+#include "record/timeline.h"
+
+namespace hotspan {
+
+PendingQueue::PendingQueue() {
+  items_.reserve(256);
+  spare_.reserve(256);
+}
+
+size_t PendingQueue::push(Timeline* timeline, uint64_t written, uint32_t records) {
+  std::lock_guard<SpinLock> lock(lock_);
+  items_.push_back(Item{timeline, written, records});
+  return records_.fetch_add(records, std::memory_order_relaxed) + records;
+}
+
+void PendingQueue::drain() {
+  std::vector<Item> batch;
+  {
+    std::lock_guard<SpinLock> lock(lock_);
+    if (items_.empty()) return;
+    batch.swap(items_);
+    items_.swap(spare_);
+    size_t n = 0;
+    for (const Item& it : batch) n += it.records;
+    records_.fetch_sub(n, std::memory_order_relaxed);
+  }
+  // The spin lock's release/acquire orders each item after its records were
+  // stored; CAS-max keeps concurrent drains and sweeps from lowering it.
+  for (const Item& it : batch) it.timeline->commit_up_to(it.written);
+  batch.clear();
+  {
+    std::lock_guard<SpinLock> lock(lock_);
+    if (spare_.capacity() < batch.capacity()) spare_.swap(batch);
+  }
+  // `batch` (whichever buffer is left) is freed here, outside the lock.
+}
+
+}  // namespace hotspan

@@ -1,0 +1,94 @@
+#include "record/registry.h"
+
+#include <utility>
+
+namespace hotspan {
+
+Registry::Registry(std::shared_ptr<TracerShared> shared) : shared_(std::move(shared)) {}
+
+std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::string name,
+                                                        bool serial) {
+  // Ids start at 1 so that 0 can mean "no timeline" (parent columns).
+  const auto id = static_cast<uint32_t>(entries_.size() + 1);
+  auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks,
+                                       shared_->pool, shared_->dict);
+  entries_.push_back(Entry{tl, {}, nullptr});
+  return tl;
+}
+
+std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Checked under the lock: close() sets the flag, then takes this lock to
+  // close the registered states, so a state is either closed there or here.
+  if (shared_->closed.load(std::memory_order_acquire)) {
+    auto tl = std::make_shared<Timeline>(0, kind, std::move(name), false, shared_->ticks,
+                                         shared_->pool, shared_->dict);
+    auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
+    state->status.store(ThreadState::kTracerClosed, std::memory_order_relaxed);
+    return state;
+  }
+  if (kind == TimelineKind::kNative && name.empty()) name = "native " + std::to_string(++natives_);
+  auto tl = new_timeline_locked(kind, std::move(name));
+  auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
+  entries_.back().state = state;
+  return state;
+}
+
+uint32_t Registry::track(std::string_view name, bool serial) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shared_->closed.load(std::memory_order_acquire)) return 0;
+  std::string key(name);
+  auto it = track_ids_.find(key);
+  if (it != track_ids_.end()) {
+    // The same name with the other kind is a caller's mistake, not the same track.
+    return entries_[it->second - 1].track->serial() == serial ? it->second : 0;
+  }
+  auto tl = new_timeline_locked(TimelineKind::kTrack, "track: " + key, serial);
+  entries_.back().track = std::make_shared<AsyncTrack>(tl, serial);
+  track_ids_.emplace(std::move(key), tl->id());
+  return tl->id();
+}
+
+std::shared_ptr<AsyncTrack> Registry::find_track(uint32_t timeline_id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (timeline_id == 0 || timeline_id > entries_.size()) return nullptr;
+  return entries_[timeline_id - 1].track;
+}
+
+std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {
+  std::vector<std::shared_ptr<AsyncTrack>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (e.track) out.push_back(e.track);
+  }
+  return out;
+}
+
+std::shared_ptr<GroupTrack> Registry::groups(bool create) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!groups_ && create && !shared_->closed.load(std::memory_order_acquire)) {
+    groups_ = std::make_shared<GroupTrack>(new_timeline_locked(TimelineKind::kGroups, "groups"));
+  }
+  return groups_;
+}
+
+std::vector<std::shared_ptr<Timeline>> Registry::timelines() const {
+  std::vector<std::shared_ptr<Timeline>> out;
+  std::lock_guard<std::mutex> lock(mu_);
+  out.reserve(entries_.size());
+  for (const Entry& e : entries_) out.push_back(e.timeline);
+  return out;
+}
+
+void Registry::close_states() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Entry& e : entries_) {
+    if (auto s = e.state.lock()) {
+      uint8_t live = ThreadState::kLive;
+      s->status.compare_exchange_strong(live, ThreadState::kTracerClosed,
+                                        std::memory_order_relaxed);
+    }
+  }
+}
+
+}  // namespace hotspan

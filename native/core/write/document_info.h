@@ -1,0 +1,61 @@
+// What a written document says about itself, given once per document (file)
+// to the incremental writers (PerfettoWriter, ChromeJsonWriter) before any
+// batch of spans: which clock its times are on, and what became of the
+// recording (its counts).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "record/clock_readings.h"
+#include "record/record_counts.h"
+
+namespace hotspan {
+
+// Named counts a document carries, written when it is finished: in Chrome
+// JSON as "metadata":{"hotspan":{name:value,...}}, in Perfetto as a track
+// descriptor "hotspan.counts" whose description is the same JSON object
+// (perfetto_writer.h). Empty: nothing is written.
+struct DocumentCounts {
+  std::vector<std::pair<std::string, uint64_t>> values;
+
+  bool empty() const { return values.empty(); }
+};
+
+// A tracer's counts (record_counts.h) under their documented names.
+inline DocumentCounts document_counts(const RecordCounts& c) {
+  return DocumentCounts{{{"produced", c.produced},
+                         {"kept", c.kept},
+                         {"released", c.released},
+                         {"overwritten", c.overwritten},
+                         {"dropped", c.dropped}}};
+}
+
+// The totals over a snapshot's timelines (each carries its counts).
+template <typename SnapshotT>
+RecordCounts total_counts(const SnapshotT& snapshot) {
+  RecordCounts sum;
+  for (const auto& tl : snapshot.timelines) sum += tl.counts;
+  return sum;
+}
+
+struct DocumentInfo {
+  // The performance.now() origin on CLOCK_MONOTONIC: records' times are
+  // MONOTONIC ns, written relative to it (see the writers' headers).
+  int64_t origin_ns = 0;
+  // Readings taken together, tying MONOTONIC to the other clocks.
+  ClockReadings clocks;
+  // The recording's counts (writers' set_counts() replaces them before
+  // finish(), e.g. a stream's at its end).
+  DocumentCounts counts;
+};
+
+// A document of a tracer's snapshot: its counts are the snapshot's.
+template <typename SnapshotT>
+DocumentInfo document_of(const SnapshotT& snapshot, int64_t origin_ns, const ClockReadings& clocks) {
+  return DocumentInfo{origin_ns, clocks, document_counts(total_counts(snapshot))};
+}
+
+}  // namespace hotspan

@@ -1,0 +1,117 @@
+// Perfetto protobuf trace (.pftrace) from a snapshot, hand-encoded (no
+// libprotobuf). The js backend runs it too, built to WebAssembly (native/wasm).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "write/block_sink.h"
+#include "record/clock_readings.h"
+#include "write/document_info.h"
+#include "write/document_writer.h"
+#include "record/tracer.h"
+
+namespace hotspan {
+
+// Clock domain: every span timestamp is on kPerfettoClockId, a clock scoped
+// to the trace's one packet sequence that reads CLOCK_MONOTONIC minus
+// (origin_ns - kPerfettoTimestampOffsetNs), i.e. the span's ns on the
+// performance.now() axis plus 1 s. The first packet declares it as the
+// sequence's default timestamp clock (trace_packet_defaults) and relates it
+// by a ClockSnapshot to MONOTONIC, BOOTTIME and REALTIME read together, so
+// trace processors place the spans on those clocks (and merge the trace with
+// others); the offset keeps the small negatives of a clock calibration
+// exact and the timestamps short (their varints are most of a span's bytes).
+// Anything still below 0 is clamped to 0.
+constexpr int64_t kPerfettoTimestampOffsetNs = 1000000000;
+constexpr uint32_t kPerfettoClockId = 64;  // the first sequence-scoped clock id
+
+// BuiltinClock ids (perfetto_trace.proto).
+constexpr uint32_t kPerfettoRealtime = 1, kPerfettoMonotonic = 3, kPerfettoBoottime = 6;
+
+// Track uuids: a timeline's own track is its id; lane k >= 1 of a concurrent
+// track (overlapping spans, see perfetto_writer.cc) is (k << 32) | id; the
+// process track is kPerfettoProcessUuid. Timeline ids start at 1.
+constexpr uint64_t kPerfettoProcessUuid = 0xFFFFFFFF00000000ull;
+inline uint64_t perfetto_track_uuid(uint32_t timeline, uint32_t lane) {
+  return (static_cast<uint64_t>(lane) << 32) | timeline;
+}
+// The recording's counts (document_info.h), written by finish(): a track
+// descriptor under the process named "hotspan.counts" whose description is
+// a JSON object of the counts, e.g. {"produced":3,"kept":3,...}.
+constexpr uint64_t kPerfettoCountsUuid = 0xFFFFFFFD00000000ull;
+// Counter series k (snapshot order) is a counter track under the process.
+constexpr uint64_t kPerfettoCounterUuidBase = 0xFFFFFFFE00000000ull;
+inline uint64_t perfetto_counter_uuid(size_t series) { return kPerfettoCounterUuidBase + series + 1; }
+
+// The trusted_packet_sequence_id of every packet (one sequence: the
+// interned event names are scoped to it).
+constexpr uint32_t kPerfettoSequenceId = 1;
+
+// An incremental writer of one Trace (repeated TracePacket, field 1): given
+// the document's inputs once, then fed batches of spans, then finished. Every
+// packet is whole and length-framed as it is written, and a file holds all it
+// needs from its own start (the clock, interned names, track descriptors),
+// so a file cut at any packet boundary decodes up to there.
+//
+// A batch is a Snapshot (or FrozenSnapshot) of what is new: `names` is the
+// whole name table so far (ids stable, only growing: names past the ones
+// already interned are interned before the batch's spans), `timelines` the
+// timelines with new records (described on first sight; their records in
+// end order, as timelines keep them; attributes and foreign parents keyed by
+// local id). Thread and group timelines write a span once its tree's root
+// has come (a root ends after its descendants), so a batch need not end on a
+// tree's boundary; tracks write each batch's spans whole, on lanes that stay
+// busy across batches. A batch's counter series (`counters`) follow its
+// spans. finish() also writes the document's counts (document_info.h).
+//
+// The document equals the whole-snapshot writer's (write_perfetto below)
+// when the batches are the snapshot's timelines in order, each cut anywhere
+// except inside a track, with every timeline and name in the first batch.
+//
+// After finish(), restart() begins a new, self-contained file with the same
+// document inputs (a rotating stream): names and descriptors are written
+// again on first sight.
+class PerfettoWriter final : public DocumentWriter {
+ public:
+  // Appends to `out` (the caller may take and clear it between calls).
+  PerfettoWriter(const DocumentInfo& doc, std::string& out);
+  // Hands the output to `sink` in blocks, at packet boundaries and at the
+  // end of every call.
+  PerfettoWriter(const DocumentInfo& doc, BlockSink& sink);
+  ~PerfettoWriter() override;
+  PerfettoWriter(const PerfettoWriter&) = delete;
+  PerfettoWriter& operator=(const PerfettoWriter&) = delete;
+
+  using DocumentWriter::append;
+  void append(const Snapshot& batch, bool last) override;
+  void append(const FrozenSnapshot& batch, bool last) override;
+  void set_counts(DocumentCounts counts) override;
+  // Also writes the spans still waiting (their root never came).
+  void finish() override;
+  void restart() override;
+
+ private:
+  class Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Appends a whole Trace (repeated TracePacket, field 1) to `out`. `clocks`
+// are readings taken together at about the time of the write (see above).
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, std::string& out);
+// The same bytes, streamed to `sink` in blocks.
+void write_perfetto(const Snapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks, BlockSink& sink);
+// The same from records read in place (Tracer::freeze).
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const ClockReadings& clocks,
+                    BlockSink& sink);
+// With the document's inputs (its counts too).
+void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
+void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
+
+
+}  // namespace hotspan

@@ -1,0 +1,326 @@
+#include "write/trace_stream.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <system_error>
+#include <utility>
+
+#include "record/clock_readings.h"
+#include "write/file_block_writer.h"
+
+namespace hotspan {
+
+// The current file: a FileBlockWriter (1 MiB blocks, written on a thread of
+// its own while the stream's thread formats the next ones). Bytes are
+// counted twice: handed (what the file will hold: rotation goes by it) and
+// written (what write() has taken: a batch is written only then).
+class TraceStream::FileSink : public BlockSink {
+ public:
+  FileSink() : BlockSink(FileBlockWriter::kBlockBytes) {}
+  ~FileSink() override {
+    const char* op;
+    close_file(&op);
+  }
+
+  // 0 or errno, *op the failed step ("open", "thread").
+  int open_file(const std::string& path, const char** op) {
+    file_.reset(new FileBlockWriter(path));
+    file_bytes_ = 0;
+    return file_->error(op);
+  }
+  // Writes what is queued and closes: 0 or the file's first errno.
+  int close_file(const char** op) {
+    *op = nullptr;
+    if (!file_) return 0;
+    const int err = file_->finish(op);
+    closed_bytes_ += file_->written();
+    file_.reset();
+    return err;
+  }
+  void take(const char* data, size_t n) override {
+    if (!file_) return;
+    file_->take(data, n);
+    handed(n);
+  }
+  void take_block(std::string& block, size_t n) override {
+    if (!file_) return;
+    file_->take_block(block, n);
+    handed(n);
+  }
+  // The current file's first error so far (0: none).
+  int error(const char** op) const {
+    *op = nullptr;
+    return file_ ? file_->error(op) : 0;
+  }
+  // Waits for the current file's queued blocks; its first error.
+  int drain(const char** op) {
+    *op = nullptr;
+    return file_ ? file_->drain(op) : 0;
+  }
+  uint64_t file_bytes() const { return file_bytes_; }        // handed to this file
+  uint64_t handed_bytes() const { return handed_bytes_; }    // to every file
+  uint64_t written_bytes() const { return closed_bytes_ + (file_ ? file_->written() : 0); }
+
+ private:
+  void handed(size_t n) {
+    file_bytes_ += n;
+    handed_bytes_ += n;
+  }
+  std::unique_ptr<FileBlockWriter> file_;
+  uint64_t file_bytes_ = 0;
+  uint64_t handed_bytes_ = 0;
+  uint64_t closed_bytes_ = 0;  // written to the files already closed
+};
+
+namespace {
+// Batches read per wake-up before the thread looks at its stop flag again.
+constexpr int kBatchesPerRound = 64;
+constexpr uint64_t kMaxBatch = 1 << 16;  // records
+// The smallest batch of a rotating stream: what a file may pass rotate_bytes
+// by, beside its closing counts packet.
+constexpr uint64_t kMinRotateBatch = 64;  // records
+}  // namespace
+
+std::string TraceStream::numbered(const std::string& path, uint64_t n) {
+  const size_t slash = path.find_last_of('/');
+  const size_t dot = path.find_last_of('.');
+  const size_t cut = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1)
+                         ? dot
+                         : path.size();
+  return path.substr(0, cut) + "-" + std::to_string(n) + path.substr(cut);
+}
+
+std::unique_ptr<TraceStream> TraceStream::start(std::shared_ptr<Tracer> tracer, StreamOptions options,
+                                                std::function<void()> on_error, StreamStatus* error) {
+  std::unique_ptr<TraceStream> s(new TraceStream(std::move(tracer), std::move(options), std::move(on_error)));
+  if (!s->cursor_) {
+    s->fail(EBUSY, "cursor", s->options_.path);
+  } else {
+    s->open_file();
+  }
+  if (s->status_.error != 0) {
+    *error = s->status_;
+    return nullptr;
+  }
+  s->running_ = true;
+  try {
+    s->thread_ = std::thread([p = s.get()] { p->run(); });
+  } catch (const std::system_error& e) {
+    s->running_ = false;
+    s->fail(e.code().value() != 0 ? e.code().value() : EAGAIN, "thread", s->options_.path);
+    *error = s->status_;
+    return nullptr;
+  }
+  return s;
+}
+
+TraceStream::TraceStream(std::shared_ptr<Tracer> tracer, StreamOptions options, std::function<void()> on_error)
+    : tracer_(std::move(tracer)),
+      options_(std::move(options)),
+      on_error_(std::move(on_error)),
+      cursor_(RecordCursor::open(tracer_)),
+      sink_(new FileSink()) {}
+
+TraceStream::~TraceStream() { close(); }
+
+void TraceStream::fail(int err, const char* op, const std::string& path) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (status_.error != 0) return;
+    status_.error = err;
+    status_.error_op = op;
+    status_.error_path = path;
+  }
+  // The slot goes before the batches' pins: a chunk read but not written is
+  // then never counted released (it stays kept, under the budget's policy).
+  cursor_.reset();
+  uint64_t lost = 0;
+  for (const InFlight& b : in_flight_) lost += b.records;
+  in_flight_.clear();
+  batch_.timelines.clear();
+  const char* ignored;
+  sink_->close_file(&ignored);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.unwritten += lost;
+    status_.bytes = sink_->written_bytes();
+  }
+  if (on_error_ && running_) on_error_();
+}
+
+bool TraceStream::open_file() {
+  uint64_t n;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    n = ++status_.files;
+  }
+  const std::string path = options_.rotate_bytes != 0 ? numbered(options_.path, n) : options_.path;
+  const char* op;
+  if (const int err = sink_->open_file(path, &op)) {
+    fail(err, op, path);
+    return false;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.file = path;
+  }
+  if (options_.keep != 0 && n > options_.keep) ::unlink(numbered(options_.path, n - options_.keep).c_str());
+  if (!writer_) {
+    writer_.reset(new PerfettoWriter(DocumentInfo{tracer_->origin_ns(), read_clocks(), {}}, *sink_));
+  } else {
+    writer_->restart();
+  }
+  return true;
+}
+
+DocumentCounts TraceStream::counts_now() const {
+  RecordCounts sum;
+  for (const TimelineCounts& t : tracer_->counts()) sum += t.counts;
+  DocumentCounts c = document_counts(sum);
+  std::lock_guard<std::mutex> lock(mu_);
+  c.values.emplace_back("stream_written", status_.written);
+  c.values.emplace_back("stream_missed", status_.missed);
+  return c;
+}
+
+bool TraceStream::retire() {
+  const uint64_t done = sink_->written_bytes();
+  uint64_t n = 0;
+  // Popping unpins: the batch's chunks may go back to the budget.
+  while (!in_flight_.empty() && in_flight_.front().end <= done) {
+    n += in_flight_.front().records;
+    in_flight_.pop_front();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.written += n;
+    status_.bytes = done;
+  }
+  const char* op;
+  if (const int err = sink_->error(&op)) {
+    fail(err, op, status().file);
+    return false;
+  }
+  return true;
+}
+
+bool TraceStream::settle() {
+  const char* op;
+  sink_->drain(&op);  // its error is retire()'s
+  return retire();
+}
+
+void TraceStream::finish_file() {
+  // The counts packet says what the file holds: every batch in it written first.
+  if (!settle()) return;
+  writer_->set_counts(counts_now());
+  writer_->finish();
+  const std::string path = status().file;
+  const char* op;
+  const int err = sink_->close_file(&op);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status_.bytes = sink_->written_bytes();
+  }
+  if (err != 0) fail(err, op, path);
+}
+
+uint64_t TraceStream::batch_limit() const {
+  if (options_.rotate_bytes == 0) return kMaxBatch;
+  // Half the room left in the file at the bytes per record handed so far
+  // (a guess of 64 before the first batch), so the file closes in on
+  // rotate_bytes and passes it by at most one kMinRotateBatch batch.
+  const uint64_t used = rotate_due_ ? 0 : sink_->file_bytes();  // the next file opens with this batch
+  const uint64_t room = used < options_.rotate_bytes ? options_.rotate_bytes - used : 0;
+  const uint64_t per_record =
+      handed_records_ != 0 ? std::max<uint64_t>(sink_->handed_bytes() / handed_records_, 1) : 64;
+  return std::min(std::max(room / 2 / per_record, kMinRotateBatch), kMaxBatch);
+}
+
+void TraceStream::pump() {
+  tracer_->flush();
+  for (int round = 0; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, batch_limit()); ++round) {
+    uint64_t n = 0;
+    for (const FrozenTimeline& tl : batch_.timelines) n += tl.records.size();
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.missed = cursor_->missed();
+    }
+    if (rotate_due_) {
+      if (!open_file()) {
+        std::lock_guard<std::mutex> lock(mu_);
+        status_.unwritten += n;
+        return;
+      }
+      rotate_due_ = false;
+    }
+    writer_->append(batch_);
+    handed_records_ += n;
+    // Pinned until write() has its last byte (the append handed it whole).
+    in_flight_.push_back(InFlight{sink_->handed_bytes(), n, std::move(batch_.timelines)});
+    batch_.timelines.clear();
+    if (!retire()) return;
+    if (options_.rotate_bytes != 0 && sink_->file_bytes() >= options_.rotate_bytes) {
+      finish_file();
+      if (!cursor_) return;
+      rotate_due_ = true;
+    }
+  }
+  // Every batch written before the thread waits again: none stays pinned
+  // between rounds, and status() is current.
+  if (cursor_) settle();
+  batch_.timelines.clear();
+}
+
+void TraceStream::run() {
+  for (;;) {
+    bool stopping;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      wanted_.wait_for(lock, std::chrono::milliseconds(options_.interval_ms),
+                       [this] { return stop_ || woken_; });
+      stopping = stop_;
+      woken_ = false;
+    }
+    pump();
+    if (stopping) break;
+  }
+  // What committed before close(): the rounds above may have left some.
+  for (int i = 0; i < 1024 && cursor_; ++i) {
+    const uint64_t before = status().written;
+    pump();
+    if (status().written == before) break;
+  }
+  if (cursor_ && !rotate_due_) finish_file();
+  cursor_.reset();
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.closed = true;
+}
+
+void TraceStream::close() {
+  std::lock_guard<std::mutex> closing(close_mu_);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  wanted_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+void TraceStream::wake() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    woken_ = true;
+  }
+  wanted_.notify_all();
+}
+
+StreamStatus TraceStream::status() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return status_;
+}
+
+}  // namespace hotspan
