@@ -19,6 +19,14 @@ const SLOW = [
   'test/stream.test.ts',
   'test/exit-paths.test.ts',
 ];
+// Files by what they drive, for the two sets below. CALLS: the addon's
+// calls and argument forms. THREADS: worker_threads, the C ABI's native
+// threads, GC finalizers. EXITS: process exit and signals.
+const t = (names: string[]): string[] => names.map((n) => `test/${n}.test.ts`);
+const CALLS = t(['conformance', 'binding', 'binding-surface', 'surface', 'attr-slots', 'async-path']);
+const THREADS = t(['js-workers', 'native-threads', 'exactness', 'gc']);
+const EXITS = t(['exit-drain', 'write-on-exit', 'dump-triggers']);
+
 // NODE_MATRIX (`node-matrix`, what test:all runs again on Node 22 and 24): the
 // files whose behaviour can change with Node's version. The addon's loading
 // and its Node-API calls, worker_threads and the C ABI's native threads, GC
@@ -27,27 +35,10 @@ const SLOW = [
 // and the two module systems. The other files test formats, parsers, the CLI
 // and docs over stable Node APIs: Node 20 runs them.
 const NODE_MATRIX = [
-  'test/conformance.test.ts',
-  'test/binding.test.ts',
-  'test/binding-surface.test.ts',
-  'test/surface.test.ts',
-  'test/attr-slots.test.ts',
-  'test/async-path.test.ts',
-  'test/js-workers.test.ts',
-  'test/native-threads.test.ts',
-  'test/exactness.test.ts',
-  'test/gc.test.ts',
-  'test/fallback.test.ts',
-  'test/exit-drain.test.ts',
-  'test/write-on-exit.test.ts',
-  'test/dump-triggers.test.ts',
-  'test/auto.test.ts',
-  'test/auto-counts.test.ts',
-  'test/event-loop-delay.test.ts',
-  'test/trace-context.test.ts',
-  'test/otel.test.ts',
-  'test/otlp.test.ts',
-  'test/entries.test.ts',
+  ...CALLS,
+  ...THREADS,
+  ...EXITS,
+  ...t(['fallback', 'auto', 'auto-counts', 'event-loop-delay', 'trace-context', 'otel', 'otlp', 'entries']),
 ];
 // ADDON (`addon`, the set the sanitizer runs use on an instrumented addon):
 // the files that drive the addon's own C++ (native/addon and the core behind
@@ -59,36 +50,11 @@ const NODE_MATRIX = [
 // build, or open Chromium; the core's C++ runs under the sanitizers in its own
 // tests.
 const ADDON = [
-  'test/conformance.test.ts',
-  'test/binding.test.ts',
-  'test/binding-surface.test.ts',
-  'test/surface.test.ts',
-  'test/attr-slots.test.ts',
-  'test/async-path.test.ts',
-  'test/bad-inputs.test.ts',
-  'test/js-workers.test.ts',
-  'test/native-threads.test.ts',
-  'test/exactness.test.ts',
-  'test/gc.test.ts',
-  'test/budget.test.ts',
-  'test/counters.test.ts',
-  'test/dump.test.ts',
-  'test/dump-triggers.test.ts',
-  'test/write-on-exit.test.ts',
-  'test/exit-drain.test.ts',
-  'test/exit-paths.test.ts',
-  'test/stream.test.ts',
-  'test/faults.test.ts',
-  'test/query-engine.test.ts',
-  'test/bounded-read.test.ts',
-  'test/perfetto.test.ts',
-  'test/consumers.test.ts',
-  'test/trace-context.test.ts',
-  'test/trace-context-join.test.ts',
-  'test/otlp.test.ts',
-  'test/otlp-joined.test.ts',
-  'test/otlp-otel.test.ts',
-  'test/otlp-hostile.test.ts',
+  ...CALLS,
+  ...THREADS,
+  ...EXITS,
+  ...t(['bad-inputs', 'budget', 'counters', 'dump', 'exit-paths', 'stream', 'faults', 'query-engine', 'bounded-read']),
+  ...t(['perfetto', 'consumers', 'trace-context', 'trace-context-join', 'otlp', 'otlp-joined', 'otlp-otel', 'otlp-hostile']),
 ];
 const SETS = ['quick', 'slow', 'all', 'node-matrix', 'addon'];
 const files = process.env.HOTSPAN_TESTS ?? 'all';
