@@ -143,8 +143,14 @@ function asyncRejected(this: AsyncSpanEnd, reason: unknown): never {
   throw reason;
 }
 
-/** Set by Tracer.join for the constructor it calls. */
-let injectedBackend: Backend | undefined;
+/**
+ * The key of the one argument Tracer.join passes the constructor: the
+ * backend it made. A symbol no other module holds, so it is neither an
+ * option users can spell nor state between calls.
+ */
+const joined = Symbol('hotspan.joined');
+type Joined = { readonly [joined]: Backend };
+const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) as Joined as TracerOptions;
 
 /** A span tracer: records spans, async spans, groups and counters, and reads, writes and exports them. See docs/api.md. */ export class Tracer {
   /** The backend that records; swapped for a ClosedBackend by close(). */
@@ -172,8 +178,7 @@ let injectedBackend: Backend | undefined;
   private cx: AsyncContext | undefined;
 
   constructor(options?: TracerOptions) {
-    const injected = injectedBackend;
-    injectedBackend = undefined;
+    const injected = typeof options === 'object' && options !== null && joined in options ? (options as Joined)[joined] : undefined;
     const resolved = injected === undefined ? resolveOptions(options) : undefined;
     const backend = injected ?? createBackend(resolved as ResolvedOptions);
     this.b = backend;
@@ -223,12 +228,7 @@ let injectedBackend: Backend | undefined;
     }
     const threadName = checkThreadName(checkCallOptions(options, 'join()', ['threadName'])?.threadName ?? `worker ${String(threadId)}`);
     if (isJsToken(token)) {
-      injectedBackend = JsBackend.join(token, threadName);
-      try {
-        return new Tracer();
-      } finally {
-        injectedBackend = undefined;
-      }
+      return new Tracer(joinedWith(JsBackend.join(token, threadName)));
     }
     const { addon, error } = loadNativeAddon();
     if (addon === undefined) {
@@ -238,12 +238,7 @@ let injectedBackend: Backend | undefined;
       );
     }
     const nt = addon.join(token, { threadName });
-    injectedBackend = new NativeBackend(nt, calibrate().boundMs, false);
-    try {
-      return new Tracer();
-    } finally {
-      injectedBackend = undefined;
-    }
+    return new Tracer(joinedWith(new NativeBackend(nt, calibrate().boundMs, false)));
   }
 
   /** Which backend records: 'native', 'js' or 'noop'. */
