@@ -1,4 +1,4 @@
-// The native backend's attribute slots (native/addon/slot_calls.h): every
+// The native backend's attribute slots (native/addon/attr_values.h): every
 // way a value crosses (slot view, interned id, boolean in the code, argument)
 // keeps it exactly, the addon checks what it reads, and the facade picks the
 // view for the common values.
@@ -11,7 +11,7 @@ import { tracerFactory } from './support/tracers';
 
 const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 
-// SlotKind of slot_calls.h.
+// SlotKind of attr_values.h.
 const VIEW_NUMBER = 0;
 const VIEW_VALUE = 1;
 const FALSE = 2;

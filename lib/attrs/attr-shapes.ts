@@ -2,7 +2,7 @@
 // object whose keys were seen before (a few keys, in the same order) maps
 // to a shape id the addon knows, and its values go to the addon in the
 // slot view or as arguments (./attr-value-ids), stored there as typed
-// slots (native/addon/slot_calls.h). No JSON, no per-key checks on the
+// slots (native/addon/attr_values.h). No JSON, no per-key checks on the
 // common path: keys are checked once, when their shape is made; values by
 // the addon, which refuses what is not a finite number, a string or a
 // boolean. One walk over the object finds the shape and places the values. Anything without a fast form

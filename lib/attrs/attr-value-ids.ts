@@ -1,4 +1,4 @@
-// How a span's attribute values cross to the addon (native/addon/slot_calls.h):
+// How a span's attribute values cross to the addon (native/addon/attr_values.h):
 // per slot, a number or an interned string's id is written into the
 // binding's slot view (a Float64Array the addon reads with no Node-API
 // call), a boolean goes in the call's code, and anything else (a string not
@@ -14,7 +14,7 @@ const MAX_LENGTH = 64;
 /** DefineValue's answer when the addon holds its limit (SlotShapes::kMaxValues). */
 const FULL = -1;
 
-// SlotKind, kKindBits and kShapeShift of native/addon/slot_calls.h.
+// SlotKind, kKindBits and kShapeShift of native/addon/attr_values.h.
 const VIEW_NUMBER = 0;
 const VIEW_VALUE = 1;
 const FALSE = 2;

@@ -14,7 +14,7 @@ import type { BackendCounts } from '../common/counts';
 import { statsFromNative, type StatsRow } from '../read/stats';
 import { openIdsOf } from '../tracer/trace-context';
 
-/** beginSlots' answer for a value with no slot form (native/addon/slot_calls.h kRefused). */
+/** beginSlots' answer for a value with no slot form (native/addon/attr_values.h kRefused). */
 const SLOTS_REFUSED = -1;
 
 // The async view's entries (native/addon/async_args.h AsyncArgs::Index).

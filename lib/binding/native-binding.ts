@@ -105,7 +105,7 @@ export interface NativeTracer {
    * begin with attribute values for the keys of a shape (defineShape):
    * undefined when the span opened, else a NativeStatus, or -1 (nothing done)
    * when a value is not a finite number, a string or a boolean.
-   * `code` = shape << 12 | the kind of slot i << 3i (native/addon/slot_calls.h
+   * `code` = shape << 12 | the kind of slot i << 3i (native/addon/attr_values.h
    * SlotKind: 0 a number in the slot view, 1 an interned value's id there,
    * 2 false, 3 true, 4 the value as argument v<i>).
    */

@@ -8,7 +8,7 @@
 #include "record/clock.h"
 #include "record/hot_inline.h"
 #include "hot_path.h"
-#include "slot_calls.h"
+#include "attr_values.h"
 #include "tracer_binding.h"
 
 namespace hotspan_addon::call_slots {

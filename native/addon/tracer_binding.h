@@ -15,7 +15,7 @@
 
 #include "async_args.h"
 #include "env_data.h"
-#include "slot_calls.h"
+#include "attr_values.h"
 #include "record/tracer.h"
 #include "wake.h"
 
@@ -39,7 +39,7 @@ struct TracerBinding {
   bool detached = false;
   // The call_slots slot of this binding's begin and end, if it got one.
   size_t call_slot;
-  // Attribute shapes of this env's facade (slot_calls.h); env thread only.
+  // Attribute shapes of this env's facade (attr_values.h); env thread only.
   SlotShapes shapes;
   // This env thread's async cache (its last track, its state); env thread only.
   hotspan::AsyncCaller async_caller;

@@ -15,7 +15,7 @@
 #include "read/stats.h"
 #include "read/query_call.h"
 #include "shared_tracers.h"
-#include "slot_calls.h"
+#include "attr_values.h"
 #include "snapshot_convert.h"
 #include "stream_object.h"
 #include "trace_context.h"

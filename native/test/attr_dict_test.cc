@@ -25,7 +25,7 @@ std::shared_ptr<ChunkPool> big_pool() { return std::make_shared<ChunkPool>(Chunk
 
 std::string value_text(uint32_t i) { return "value " + std::to_string(i); }
 
-// The compact form as the addon writes it (slot_calls.cc CompactSlots).
+// The compact form as the addon writes it (attr_values.cc CompactSlots).
 struct Compact {
   std::string bytes;
   uint32_t kinds = 0;

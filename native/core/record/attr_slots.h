@@ -26,7 +26,7 @@ constexpr size_t kMaxSlots = 4;  // values per span in either form
 // Layout after kTag, per slot: kind (kNumber, kString, kTrue, kFalse),
 // u32 key length, key bytes, then a number's 8 bytes (host order) or a
 // string's u32 length and bytes. The writer is the addon
-// (native/addon/slot_calls.cc), which keeps keys and repeated values in
+// (native/addon/attr_values.cc), which keeps keys and repeated values in
 // this encoding, so a slot is a copy.
 enum Kind : char { kNumber = 'n', kString = 's', kTrue = 't', kFalse = 'f' };
 

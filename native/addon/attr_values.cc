@@ -1,4 +1,4 @@
-#include "slot_calls.h"
+#include "attr_values.h"
 
 #include <cmath>
 #include <cstring>
