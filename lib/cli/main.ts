@@ -8,8 +8,6 @@ import { parseArgs } from 'node:util';
 import { formatReport, buildReport, SORT_KEYS, type SortKey } from './report';
 import { TraceFileError } from './trace-model';
 import { type Command, EXIT_OK, EXIT_FAILURE, EXIT_USAGE, UsageError } from './command';
-export { EXIT_OK, EXIT_FAILURE, EXIT_USAGE, UsageError } from './command';
-export type { Command } from './command';
 
 /** Commands, each loaded when used. */
 const COMMANDS: Record<string, { summary: string; load: () => Command }> = {

@@ -69,8 +69,7 @@ void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, 
 
 // A tracer's whole trace now (frozen, on its clock).
 inline void write_chrome_json(const Tracer& tracer, std::string& out) {
-  const FrozenSnapshot snap = tracer.freeze();
-  write_chrome_json(snap, document_of(snap, tracer.origin_ns(), read_clocks()), out);
+  write_chrome_json(tracer.freeze(), tracer.origin_ns(), read_clocks(), out);
 }
 
 }  // namespace hotspan
