@@ -55,11 +55,7 @@ for i in "${!targets[@]}"; do
   echo "== fuzz: $t for ${seconds}s"
   fuzz_one "$t" &
   pids[$i]=$!
-  running=$(jobs -rp | wc -l)
-  while [ "$running" -ge "$jobs" ]; do
-    sleep 1
-    running=$(jobs -rp | wc -l)
-  done
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do sleep 1; done
 done
 failed=0
 for i in "${!targets[@]}"; do

@@ -13,7 +13,6 @@ set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 native="$(cd "$here/.." && pwd)"
-root="$(cd "$native/.." && pwd)"
 jobs="${HOTSPAN_JOBS:-2}"  # the machine is shared: keep builds to -j2
 # exitcode: a TSan report makes the test exit non-zero even if its checks pass.
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:exitcode=66"
@@ -49,11 +48,9 @@ release() {
 
 tsan() {
   echo "== native: ThreadSanitizer build and tests"
-  # One tree for the core, its tests and the addon (cmake-js configures the
-  # addon target): test:sanitizers runs the addon from it without compiling
-  # the core again (sanitizers.sh, same options).
-  (cd "$root" && npx cmake-js build --directory native --out "$native/build-tsan/build" --parallel "$jobs" \
-    --log-level warn --CDHOTSPAN_TSAN=ON --CDHOTSPAN_TEST_NO_TIMELINE_LOCK=OFF)
+  # One tree for the core, its tests and the addon: test:sanitizers runs the
+  # addon from it without compiling the core again.
+  bash "$here/sanitizer-tree.sh" tsan
   (cd "$native/build-tsan/build" && ctest --output-on-failure -j "$jobs")
 
   echo "== native: negative control (stress test without the timeline lock, under TSan)"

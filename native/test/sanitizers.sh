@@ -37,18 +37,6 @@ check_logs() {  # what
   fi
 }
 
-# One tree per sanitizer for the core, its tests and the addon (cmake-js
-# configures the addon target), so the core compiles once for both. run.sh
-# tsan builds native/build-tsan with the same options: here it is up to date.
-build_tree() {  # out dir, cmake-js -D options...
-  local out="$1"
-  shift
-  local defs=()
-  for d in "$@"; do defs+=("--CD$d"); done
-  (cd "$root" && npx cmake-js build --directory native --out "$out/build" \
-    --parallel "$jobs" --log-level warn "${defs[@]}")
-}
-
 # ASan: halt at the first error. Leak detection is off in node: node and V8 do
 # not free their heaps at exit, so LSan would report them; the core's leaks
 # are checked by the ASan ctest run, where LSan is on.
@@ -58,7 +46,8 @@ asan_ubsan_env() {
 }
 
 echo "== sanitizers: core tests under AddressSanitizer + UBSan"
-build_tree "$native/build-asan" HOTSPAN_ASAN=ON
+# One tree for the core, its tests and the addon, so the core compiles once.
+bash "$here/sanitizer-tree.sh" asan
 (asan_ubsan_env 1 && cd "$native/build-asan/build" && ctest --output-on-failure -j "$jobs")
 check_logs "the core tests (ASan + UBSan)"
 
@@ -73,7 +62,8 @@ echo "== sanitizers: addon under AddressSanitizer + UBSan, the vitest files that
 check_logs "vitest on the ASan + UBSan addon"
 
 echo "== sanitizers: addon under ThreadSanitizer, worker and native-thread suites"
-build_tree "$native/build-tsan" HOTSPAN_TSAN=ON HOTSPAN_TEST_NO_TIMELINE_LOCK=OFF
+# The tree run.sh tsan built (up to date then), or built now.
+bash "$here/sanitizer-tree.sh" tsan
 (
   export TSAN_OPTIONS="suppressions=$here/tsan-node.supp:second_deadlock_stack=1:log_path=$logs/tsan"
   export HOTSPAN_PREBUILD="$native/build-tsan"
