@@ -273,6 +273,28 @@ describe('hot path', () => {
     expect(closed).toEqual(Array(70).fill(CLOSED));
   });
 
+  it('asyncFinish converts given times alike: equal ms give equal times, and their order holds', () => {
+    // hotspan/auto's exit file and hotspan/otel give times measured in JS; a
+    // child begun in the same ms as its parent must not be written before it.
+    const t = newTracer();
+    const name = t.intern('given');
+    const track = t.track('given times', false);
+    const base = performance.now() - 50;
+    const n = 200;
+    const tokens: number[] = [];
+    // The token: the track in the upper 32 bits, asyncBegin's local id below.
+    for (let k = 0; k < n; k++) tokens.push(track * 2 ** 32 + t.asyncBegin(track, name));
+    // Ends 100 ns apart, every start the same ms.
+    tokens.forEach((token, k) => expect(t.asyncFinish(token, 0, base, base + 1 + k * 1e-4, -1)).toBe(OK));
+    const r = rows(t.snapshot()).filter((x) => x.timeline === track);
+    expect(r).toHaveLength(n);
+    const byLocal = r.sort((a, b) => a.local - b.local);
+    expect(new Set(byLocal.map((x) => x.start)).size).toBe(1);
+    for (let k = 1; k < n; k++) expect(byLocal[k].end).toBeGreaterThan(byLocal[k - 1].end);
+    // On the performance.now() axis, within the calibration's error.
+    expect(Math.abs(byLocal[0].start - base)).toBeLessThan(0.05);
+  });
+
   it('beginAttrs and endFlags carry attributes and extra flags', () => {
     const t = newTracer();
     const id = t.intern('with.attrs');

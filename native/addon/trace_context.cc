@@ -151,25 +151,8 @@ Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
   const double name = ARG_NUMBER(4, "nameId");
   TracerBinding& b = Self(info);
   hotspan::AsyncEndChanges c;
-  // ms on the performance.now() axis -> the tracer's ticks, through the
-  // ns distance from a (ns, ticks) pair read together: ns read on both sides
-  // of the ticks, again if a preemption came between them. Read only when a
-  // time is given: without one, `now` is all the clock this call needs.
-  int64_t pair_ns = 0, pair_ticks = 0;
-  if (std::isfinite(start_ms) || std::isfinite(end_ms)) {
-    for (int k = 0; k < 8; ++k) {
-      const int64_t before = hotspan::clock::now_ns();
-      pair_ticks = hotspan::clock::now_ticks();
-      const int64_t after = hotspan::clock::now_ns();
-      pair_ns = before + (after - before) / 2;
-      if (after - before < 20000) break;
-    }
-  }
-  const double ticks_per_ns = static_cast<double>(hotspan::clock::ticks_for_ms(1000)) / 1e9;
-  auto ticks_at = [&](double ms) {
-    const double ns = static_cast<double>(b.tracer->origin_ns()) + ms * 1e6;
-    return pair_ticks - static_cast<int64_t>((static_cast<double>(pair_ns) - ns) * ticks_per_ns);
-  };
+  // Given times (ms on the performance.now() axis) to ticks, one anchor for a batch (ms_ticks.h).
+  auto ticks_at = [&](double ms) { return b.ms_to_ticks(ms, b.tracer->origin_ns(), now); };
   if (std::isfinite(start_ms)) {
     c.has_start = true;
     c.start = ticks_at(start_ms);

@@ -11,7 +11,7 @@ std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::
   // Ids start at 1 so that 0 can mean "no timeline" (parent columns).
   const auto id = static_cast<uint32_t>(entries_.size() + 1);
   auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks,
-                                       shared_->pool, shared_->dict);
+                                       shared_->pool, shared_->dict, &shared_->start_anchor);
   entries_.push_back(Entry{tl, {}, nullptr});
   return tl;
 }

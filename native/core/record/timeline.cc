@@ -24,7 +24,8 @@ void each_between(const Entries& entries, uint64_t begin, uint64_t end, Fn&& fn)
 }  // namespace
 
 Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial, bool ticks,
-                   std::shared_ptr<ChunkPool> pool, std::shared_ptr<const AttrDict> dict)
+                   std::shared_ptr<ChunkPool> pool, std::shared_ptr<const AttrDict> dict,
+                   const clock::Anchor* start)
     : id_(id),
       kind_(kind),
       serial_(serial),
@@ -35,7 +36,9 @@ Timeline::Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial
       ring_(16),
       dict_(std::move(dict)),
       name_(std::move(name)) {
-  if (ticks_) anchors_.append(clock::measure_anchor());  // no other thread sees us yet
+  // No other thread sees us yet. append() keeps only anchors past the last.
+  if (ticks_ && start != nullptr) anchors_.append(*start);
+  if (ticks_) anchors_.append(clock::measure_anchor());
 }  // its bytes are charged with the next anchor's (anchor_charge_locked)
 
 Timeline::~Timeline() {

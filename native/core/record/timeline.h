@@ -62,9 +62,11 @@ class Timeline {
   // the tracer's budget; nullptr gives the timeline a pool of its own with
   // the largest limit (tests). dict: the tracer's attribute dictionary, for
   // attributes stored in the compact form (none: there are none).
+  // `start` (ticks only): an anchor read before this timeline, appended ahead
+  // of its own (TracerShared::start_anchor).
   Timeline(uint32_t id, TimelineKind kind, std::string name, bool serial = false,
            bool ticks = false, std::shared_ptr<ChunkPool> pool = nullptr,
-           std::shared_ptr<const AttrDict> dict = nullptr);
+           std::shared_ptr<const AttrDict> dict = nullptr, const clock::Anchor* start = nullptr);
   ~Timeline();
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;

@@ -23,6 +23,7 @@ struct TracerShared {
                FullPolicy on_full)
       : tracer_id(id),
         ticks(ticks_clock),
+        start_anchor(ticks_clock ? clock::measure_anchor() : clock::Anchor{0, 0}),
         pool(std::make_shared<ChunkPool>(memory_limit, on_full)),
         dict(std::make_shared<AttrDict>(pool)),
         wake(wake_high_water) {}
@@ -30,6 +31,12 @@ struct TracerShared {
   const uint64_t tracer_id;
   // Record times are clock::now_ticks() values (TimeUnit::kTicks), else ns.
   const bool ticks;
+  // A (tick, ns) pair read when the tracer was made: every timeline's first
+  // anchor (Timeline), so a tick between it and a timeline's own first anchor
+  // converts over that long segment. A time given from JS (asyncFinish) on a
+  // track made later is then converted alike on every timeline, instead of
+  // extrapolated from two anchors perhaps microseconds apart.
+  const clock::Anchor start_anchor;
   // The budget every timeline of the tracer draws its chunks from.
   const std::shared_ptr<ChunkPool> pool;
   // Attribute shapes and values of the compact stored form; every timeline
