@@ -94,7 +94,8 @@ void SetThreadName(const Napi::CallbackInfo& info) {
 Napi::Value Track(const Napi::CallbackInfo& info) {
   std::string name = ARG_STRING(0, "name");
   bool serial = ARG_BOOL(1, "serial");
-  return Num(info.Env(), Self(info).tracer->track(name, serial));
+  bool as_named = info.Length() > 2 && ARG_BOOL(2, "asNamed");
+  return Num(info.Env(), Self(info).tracer->track(name, serial, as_named));
 }
 
 Napi::Value OpenAsync(const Napi::CallbackInfo& info) {

@@ -61,6 +61,27 @@ static void serial_rule() {
   (void)main;
 }
 
+// A track made as_named is the timeline `name` itself (hotspan/auto's), and
+// its own track: the same name as a user's track does not reach it.
+static void named_track_apart_from_user_track() {
+  auto t = Tracer::create();
+  auto main = t->attach_js_thread("main");
+  const uint32_t user = t->track("http server", false);
+  const uint32_t named = t->track("http server", false, true);
+  CHECK(user != 0 && named != 0 && user != named);
+  CHECK_EQ(t->track("http server", false, true), named);  // idempotent by name
+  CHECK_EQ(t->track("http server", true, true), uint32_t{0});  // the other kind
+  const FrozenSnapshot s = t->freeze();
+  const auto* u = find_timeline(s, user);
+  const auto* n = find_timeline(s, named);
+  CHECK(u != nullptr && n != nullptr);
+  if (!u || !n) return;
+  CHECK_EQ(u->name, std::string("track: http server"));
+  CHECK_EQ(n->name, std::string("http server"));
+  CHECK(n->kind == TimelineKind::kTrack);
+  (void)main;
+}
+
 static void serial_rule_either_call_order() {
   // The earlier span's end arrives after the later span began: same result.
   auto t = Tracer::create();
@@ -434,6 +455,7 @@ static void fast_calls_across_threads() {
 
 int main() {
   RUN_TEST(serial_rule);
+  RUN_TEST(named_track_apart_from_user_track);
   RUN_TEST(serial_rule_either_call_order);
   RUN_TEST(concurrent_overlap_kept);
   RUN_TEST(tokens_and_errors);

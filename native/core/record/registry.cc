@@ -34,16 +34,16 @@ std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string
   return state;
 }
 
-uint32_t Registry::track(std::string_view name, bool serial) {
+uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
   std::lock_guard<std::mutex> lock(mu_);
   if (shared_->closed.load(std::memory_order_acquire)) return 0;
-  std::string key(name);
+  std::string key = as_named ? std::string(name) : "track: " + std::string(name);
   auto it = track_ids_.find(key);
   if (it != track_ids_.end()) {
     // The same name with the other kind is a caller's mistake, not the same track.
     return entries_[it->second - 1].track->serial() == serial ? it->second : 0;
   }
-  auto tl = new_timeline_locked(TimelineKind::kTrack, "track: " + key, serial);
+  auto tl = new_timeline_locked(TimelineKind::kTrack, key, serial);
   entries_.back().track = std::make_shared<AsyncTrack>(tl, serial);
   track_ids_.emplace(std::move(key), tl->id());
   return tl->id();

@@ -30,8 +30,10 @@ class Registry {
   // A new thread timeline and its state. kNative with an empty name gets
   // "native N". Once closed the state is made closed and not registered.
   std::shared_ptr<ThreadState> add_thread(TimelineKind kind, std::string name);
-  // Idempotent by name (the first call's serial flag wins). 0 once closed.
-  uint32_t track(std::string_view name, bool serial);
+  // Idempotent by timeline name (the first call's serial flag wins). 0 once
+  // closed. A user's track is named "track: <name>", apart from the threads;
+  // `as_named` names it `name` itself (hotspan/auto's "http server", "gc").
+  uint32_t track(std::string_view name, bool serial, bool as_named = false);
   std::shared_ptr<AsyncTrack> find_track(uint32_t timeline_id) const;
   std::vector<std::shared_ptr<AsyncTrack>> tracks() const;
   // The groups track, made on first use (so a tracer without groups has no

@@ -149,8 +149,8 @@ void Tracer::set_thread_name(ThreadState& state, std::string_view name) {
 
 // ---- async spans ----
 
-uint32_t Tracer::track(std::string_view name, bool serial) {
-  return impl_->registry.track(name, serial);
+uint32_t Tracer::track(std::string_view name, bool serial, bool as_named) {
+  return impl_->registry.track(name, serial, as_named);
 }
 
 uint64_t Tracer::async_begin(uint32_t track, uint32_t name, int64_t now, std::string_view attrs_json,

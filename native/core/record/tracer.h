@@ -157,8 +157,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
 
   // ---- async spans on tracks (begin on one thread, end on any) ----
   // Idempotent by name; returns the timeline id. 0 when closed, or when the
-  // name is a track of the other kind (serial vs concurrent).
-  uint32_t track(std::string_view name, bool serial);
+  // name is a track of the other kind (serial vs concurrent). Its timeline is
+  // "track: <name>", or `name` itself when `as_named` (Registry::track).
+  uint32_t track(std::string_view name, bool serial, bool as_named = false);
   // Returns a token (never 0); 0 when closed or the track is unknown.
   // `caller`: the calling binding's cache (async_caller.h), or nullptr.
   // `context` (optional): the span's stored trace context (kFlagContext).
