@@ -23,14 +23,12 @@
 import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
-import { AutoRecorder, INSTRUMENTS, withAutoSpans, type Instrument } from './auto/auto-record';
-import { calibrate, readClocks } from './common/clock';
-import { totalCounts } from './common/counts';
-import { writeAtExit } from './common/exit-write';
-import { internals } from './tracer/internal';
+import { writeAutoFile } from './auto/auto-file';
+import { AutoRecorder, INSTRUMENTS, type Instrument } from './auto/auto-record';
+import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
+import { internals } from './tracer/internal';
 import { Tracer } from './tracer/tracer';
-import { writeColumns } from './binding/wasm-core';
 
 function instruments(value: string | undefined): Set<Instrument> {
   if (value === undefined || value.trim() === '' || value.trim() === 'all') return new Set(INSTRUMENTS);
@@ -55,25 +53,14 @@ function start(): { tracer: Tracer; out: string } | undefined {
     return undefined;
   }
   const tracer = new Tracer({ threadName: 'main' });
-  writeAtExit(out, () => {
+  atExit(`the trace to ${out}`, () => {
     rec.stop();
     tracer.flush();
-    // The document is formatted from the snapshot with the recorded spans added (lib/auto/auto-record.ts says why).
-    const snap = withAutoSpans(tracer[internals]().backend.snapshot(), rec);
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
-    // The core's writers (WebAssembly) over those columns, on the tracer's clock, with the counts a write() file
-    // carries: the tracer's own, and the recorder's spans (kept, or dropped past its limit).
-    const own = totalCounts(tracer[internals]().backend.counts());
-    const counts = {
-      produced: own.produced + rec.spans.length + rec.dropped,
-      kept: own.kept + rec.spans.length,
-      released: own.released,
-      overwritten: own.overwritten,
-      dropped: own.dropped + rec.dropped,
-    };
-    return writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs, counts);
+    // Streamed in bounded memory on the native backend (lib/auto/auto-file.ts).
+    writeAutoFile(tracer[internals]().backend, rec, out, format);
   });
-  // After writeAtExit: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
+  // After atExit above: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value), sink);

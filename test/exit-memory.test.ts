@@ -15,6 +15,7 @@ import { repoRoot } from './support/trace-files';
 
 const MiB = 2 ** 20;
 const child = path.join(__dirname, 'fixtures', 'exit-memory-child.js');
+const autoChild = path.join(__dirname, 'fixtures', 'exit-memory-auto-child.js');
 const dist = path.join(repoRoot, 'dist');
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-exit-memory-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -117,6 +118,36 @@ describe.skipIf(!native)('exit writes in bounded memory (native backend)', () =>
       rmSync(out);
     }, 300_000);
   }
+
+  it('hotspan/auto to auto.pftrace: the peak RSS grows by far less than the document, the file is whole', () => {
+    const out = path.join(tmp, 'auto.pftrace');
+    const r = spawnSync(process.execPath, ['--require', path.join(dist, 'auto.js'), autoChild, dist], {
+      encoding: 'utf8',
+      timeout: 300_000,
+      env: {
+        ...process.env,
+        HOTSPAN_OUT: out,
+        HOTSPAN_MEMORY_LIMIT: String(BUDGET_MIB * MiB),
+        HOTSPAN_ON_FULL: 'drop',
+        HOTSPAN_INSTRUMENT: 'gc',
+      },
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const rep = lastReport(r.stderr);
+    const grew = rep.after - rep.before;
+    const size = statSync(out).size;
+    expect(size).toBeGreaterThan(BUDGET_MIB * MiB);
+    expect(grew, `peak grew ${String(grew)} bytes writing ${String(size)}`).toBeLessThan((BUDGET_MIB * MiB) / 2);
+    // Whole, and every span it counts as kept is in it; the budget dropped some, counted.
+    let spans = 0;
+    const s = readTrace(out, { timeline: () => {}, span: () => void spans++ });
+    expect(s.truncated).toBe(false);
+    const { produced = -1, kept = -1, dropped = -1, overwritten = -1 } = s.counts ?? {};
+    expect(spans).toBe(kept);
+    expect(dropped).toBeGreaterThan(0);
+    expect(produced).toBe(kept + dropped + overwritten);
+    rmSync(out);
+  }, 300_000);
 
   const cg = memoryCgroup();
   // Under a sanitizer run (native/test/sanitizers.sh) the child carries the

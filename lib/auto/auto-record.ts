@@ -8,8 +8,9 @@
 // These spans begin and end at times known only afterwards (a GC entry
 // arrives after the pause; a status code at the response's end), which the
 // Tracer API has no call for, so they are kept here (bounded, overflow
-// counted) and added to the tracer's snapshot as async tracks when the trace
-// is written (see withAutoSpans).
+// counted) and added to the trace as async tracks when it is written at exit:
+// into the tracer itself on the native backend, whose write then streams
+// (lib/auto/auto-file.ts), or to its snapshot on the others (withAutoSpans).
 //
 // With a SpanSink (OTLP export, lib/auto/auto-export.ts) the recorder also keeps a
 // request context: an AsyncLocalStorage holds the HTTP server span being

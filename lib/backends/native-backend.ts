@@ -168,6 +168,13 @@ export class NativeBackend implements Backend {
     return id;
   }
 
+  /** A concurrent track whose timeline is named `name` itself, not "track: <name>" (hotspan/auto's, lib/auto/auto-file.ts). */
+  namedTrack(name: string): number {
+    const id = this.nt.track(name, false, true);
+    if (id === 0) throw this.nt.closed() ? closedError() : trackKindError(name, true);
+    return id;
+  }
+
   // The async begins answer the token's local id (a small integer, so no heap
   // number per span in the addon, hot_path.h TokenValue); the token is the
   // span id of that local id on the track.
@@ -295,6 +302,11 @@ export class NativeBackend implements Backend {
 
   writeFileNow(path: string, format: OutputFormat): WrittenFile {
     return this.nt.writeFileNow(path, format);
+  }
+
+  /** writeFileNow, the file's counts adding `dropped` records produced and dropped outside the tracer (hotspan/auto's). */
+  writeFileNowDropped(path: string, format: OutputFormat, dropped: number): WrittenFile {
+    return this.nt.writeFileNow(path, format, dropped);
   }
 
   share(): string {

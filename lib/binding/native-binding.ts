@@ -146,7 +146,8 @@ export interface NativeTracer {
   setThreadName(name: string): void;
 
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)
-  track(name: string, serial: boolean): number;
+  /** The timeline is "track: <name>", or `name` itself when asNamed (hotspan/auto's tracks). */
+  track(name: string, serial: boolean, asNamed?: boolean): number;
   /** The token's local id, its lower 32 bits (never 0; the upper half is `track`), or 0 when closed / unknown track. */
   asyncBegin(track: number, nameId: number, attrsJson?: string): number;
   /** undefined when the span ended, else the NativeStatus. */
@@ -201,9 +202,11 @@ export interface NativeTracer {
   /**
    * writeFile on this thread, which waits: the records read and formatted
    * block by block into the file, so memory stays bounded (the exit paths).
-   * Throws the error writeFile rejects with.
+   * Throws the error writeFile rejects with. droppedElsewhere (default 0):
+   * records produced outside the tracer and dropped there, added to the
+   * file's produced and dropped counts.
    */
-  writeFileNow(path: string, format: OutputFormat): WrittenFile;
+  writeFileNow(path: string, format: OutputFormat, droppedElsewhere?: number): WrittenFile;
   /**
    * Streams committed records to `path` (Perfetto) on a thread of the addon's
    * (native/core/write/trace_stream.h); rotateBytes 0: no rotation; keep 0: all.

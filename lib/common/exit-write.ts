@@ -2,10 +2,9 @@
 // (the 'exit' event, where only synchronous work runs), and on SIGINT and
 // SIGTERM. Each action is synchronous (atExit): a tracer's trace written by
 // the backend on this thread (the native backend streams it in blocks, in
-// bounded memory: Backend.writeFileNow), a stream drained and its file
-// finished by the stream's thread while this one waits, or a document
-// built whole and written with writeFileSync (writeAtExit, for callers that
-// format their own document).
+// bounded memory: Backend.writeFileNow; hotspan/auto's file the same way,
+// lib/auto/auto-file.ts), or a stream drained and its file finished by the
+// stream's thread while this one waits.
 //
 // The program's own behaviour is kept: a signal is handled only when no
 // listener of the program's is installed for it (the program then decides,
@@ -13,8 +12,6 @@
 // the signal is raised again with the default action, so the exit status is
 // the one the signal gives. Errors are never caught here, and a failed write
 // only prints a warning.
-
-import { writeFileSync } from 'node:fs';
 
 const SIGNALS = ['SIGINT', 'SIGTERM'] as const;
 
@@ -75,11 +72,4 @@ export function atExit(what: string, run: () => void): () => void {
     pending.delete(p);
     if (pending.size === 0) uninstall();
   };
-}
-
-/** Writes `document()` to `path` when the process ends (once). Returns a function that cancels it. */
-export function writeAtExit(path: string, document: () => string | Uint8Array): () => void {
-  return atExit(`the trace to ${path}`, () => {
-    writeFileSync(path, document());
-  });
 }

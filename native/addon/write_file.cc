@@ -1,6 +1,7 @@
 #include "write_file.h"
 
 #include <chrono>
+#include <cmath>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -70,10 +71,13 @@ void RegisterExitWait() {
 // errno of the step *op names; *bytes is what the writer took.
 int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns,
                const hotspan::ClockReadings& clocks, const std::string& path, Format format,
-               uint64_t* bytes, const char** op) {
+               uint64_t* bytes, const char** op, uint64_t dropped_elsewhere = 0) {
   hotspan::FileBlockWriter file(path);
   CountingSink out(file);
-  const hotspan::DocumentInfo doc = hotspan::document_of(snapshot, origin_ns, clocks);
+  hotspan::RecordCounts counts = hotspan::total_counts(snapshot);
+  counts.produced += dropped_elsewhere;
+  counts.dropped += dropped_elsewhere;
+  const hotspan::DocumentInfo doc{origin_ns, clocks, hotspan::document_counts(counts)};
   if (format == Format::kChromeJson) {
     hotspan::write_chrome_json(snapshot, doc, out);
   } else {
@@ -212,6 +216,17 @@ Napi::Value WriteFileNow(const Napi::CallbackInfo& info, TracerBinding& self) {
   const std::string path = ARG_STRING(0, "path");
   const Format f = FormatArg(info, ARG_STRING(1, "format"));
   CheckPath(info, path);
+  // Records produced outside the tracer and dropped there (hotspan/auto's
+  // recorder past its limit): the file's counts add them to produced and dropped.
+  uint64_t dropped_elsewhere = 0;
+  if (info.Length() > 2 && !info[2].IsUndefined()) {
+    const double d = info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : -1;
+    if (!(d >= 0 && d <= 9007199254740991.0) || std::floor(d) != d) {
+      throw Napi::RangeError::New(info.Env(), "hotspan: droppedElsewhere must be a non-negative integer, got " +
+                                                  info[2].ToString().Utf8Value());
+    }
+    dropped_elsewhere = static_cast<uint64_t>(d);
+  }
   const hotspan::Tracer& tracer = *self.tracer;
   uint64_t bytes = 0;
   const char* op = "";
@@ -222,7 +237,8 @@ Napi::Value WriteFileNow(const Napi::CallbackInfo& info, TracerBinding& self) {
     const hotspan::FrozenSnapshot snapshot = tracer.freeze();
     spans = RecordsOf(snapshot);
     timelines = snapshot.timelines.size();
-    err = WriteTrace(snapshot, tracer.origin_ns(), hotspan::read_clocks(), path, f, &bytes, &op);
+    err = WriteTrace(snapshot, tracer.origin_ns(), hotspan::read_clocks(), path, f, &bytes, &op,
+                     dropped_elsewhere);
   }
   if (err != 0) throw FileError(info.Env(), path, err, op);
   return Summary(info.Env(), bytes, spans, timelines);
