@@ -7,13 +7,14 @@
 
 namespace hotspan {
 
-PendingQueue::PendingQueue() {
-  items_.reserve(256);
-  spare_.reserve(256);
-}
+PendingQueue::PendingQueue() = default;
 
 size_t PendingQueue::push(Timeline* timeline, uint64_t written, uint32_t records) {
   std::lock_guard<SpinLock> lock(lock_);
+  // Room for a batch made on the first push, not with the tracer: a tracer
+  // only a holder thread records into never queues, and one made and closed
+  // at once holds 12 KiB less.
+  if (items_.capacity() == 0) items_.reserve(kInitial);
   items_.push_back(Item{timeline, written, records});
   return records_.fetch_add(records, std::memory_order_relaxed) + records;
 }

@@ -33,6 +33,7 @@ class PendingQueue {
   bool nonempty() const { return records() != 0; }
 
  private:
+  static constexpr size_t kInitial = 256;
   struct Item {
     Timeline* timeline;
     uint64_t written;
