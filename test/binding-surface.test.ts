@@ -65,7 +65,9 @@ describe('binding surface', () => {
   it('a NativeTracer has exactly the methods the interface declares, and nothing test-only', () => {
     const t = addon.create({ originNs: 0n, threadName: 'main', wakeHighWater: 4096 });
     try {
-      const methods = Object.getOwnPropertyNames(t).sort();
+      // Its own functions (the hot path) and its prototype's (the cold methods, shared by every tracer).
+      const proto = Object.getPrototypeOf(t) as object;
+      const methods = [...Object.getOwnPropertyNames(t), ...Object.getOwnPropertyNames(proto).filter((m) => m !== 'constructor')].sort();
       expect(methods).toEqual(interfaceMembers('NativeTracer'));
       for (const m of methods) expect(typeof (t as unknown as Record<string, unknown>)[m], m).toBe('function');
       expect(methods.filter((m) => /^test/i.test(m))).toEqual([]);

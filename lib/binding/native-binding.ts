@@ -88,7 +88,12 @@ export interface NativeStatsRow {
   p99Ns: number;
 }
 
-/** One tracer as seen from one JS env (thread). Functions are bound to it natively. */
+/**
+ * One tracer as seen from one JS env (thread). The hot-path functions are its
+ * own, bound to it natively (they work taken off the object); the rest are
+ * methods of one prototype shared by the env's tracers, called on the tracer
+ * (native/addon/tracer_object.h).
+ */
 export interface NativeTracer {
   // hot path
   /** undefined when the span opened, else a NativeStatus (closed; unknown name or stack too deep: Invalid). */

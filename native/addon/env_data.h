@@ -21,6 +21,9 @@ struct EnvData {
   std::vector<TracerBinding*> bindings;
   // The cleanup hook ran: the env is going away, no JS runs any more.
   bool cleaned_up = false;
+  // The class whose prototype holds the tracer objects' cold methods, made
+  // on first use (tracer_object.cc); freed with the env.
+  napi_ref tracer_class = nullptr;
 
   // Sets the instance data and registers the cleanup hook; once per env.
   static bool Install(napi_env env);

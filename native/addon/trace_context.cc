@@ -1,4 +1,5 @@
 #include "trace_context.h"
+#include "tracer_object.h"
 
 #include <cmath>
 #include <string>
@@ -21,9 +22,8 @@ constexpr size_t kIdsIn = 4;   // trace hi, trace lo, parent wire, parent span
 constexpr size_t kIdsOut = 5;  // trace hi, trace lo, span, parent, flags | resolved << 8
 constexpr size_t kMaxTracestate = 512;  // W3C: at most 512 characters are propagated
 
-inline TracerBinding& Self(const Napi::CallbackInfo& info) {
-  return *static_cast<TracerBinding*>(info.Data());
-}
+// Every method here is a cold one, on the shared prototype (tracer_object.h).
+inline TracerBinding& Self(const Napi::CallbackInfo& info) { return BindingOf(info.Env(), info.This()); }
 
 // The context arguments at `at` (ids, flags, tracestate).
 struct Given {

@@ -57,6 +57,14 @@ bool TracerBinding::AddHandle(napi_env env, napi_value fn) {
   return true;
 }
 
+bool TracerBinding::WrapHandle(napi_env env, napi_value obj) {
+  if (napi_wrap(env, obj, this, &TracerBinding::ReleaseHandle, nullptr, nullptr) != napi_ok) {
+    return false;
+  }
+  ++handles_;
+  return true;
+}
+
 void TracerBinding::ReleaseHandle(napi_env, void* data, void*) {
   auto* self = static_cast<TracerBinding*>(data);
   if (--self->handles_ > 0) return;

@@ -56,6 +56,9 @@ struct TracerBinding {
   void Close();
   // Counts `fn` as a handle: the binding lives until its finalizer ran.
   bool AddHandle(napi_env env, napi_value fn);
+  // Wraps `obj` around this binding (napi_unwrap finds it) and counts it as
+  // a handle, as AddHandle does.
+  bool WrapHandle(napi_env env, napi_value obj);
   int handle_count() const { return handles_; }
 
  private:

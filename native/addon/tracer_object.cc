@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 #include "arg_check.h"
 #include "record/c_api.h"
@@ -27,8 +28,10 @@ const napi_type_tag kTracerObjectTag = {0x686f747370616e31ULL, 0x7472616365723a3
 
 namespace {
 
+// The cold methods live on one prototype per env and find their binding
+// through `this` (NewTracerObject wraps it); the hot ones carry it as data.
 inline TracerBinding& Self(const Napi::CallbackInfo& info) {
-  return *static_cast<TracerBinding*>(info.Data());
+  return BindingOf(info.Env(), info.This());
 }
 
 // Indices in the state view (depth is index 0): next_local, begin_name.
@@ -283,18 +286,28 @@ Napi::Value Closed(const Napi::CallbackInfo& info) {
 
 struct Method {
   const char* name;
-  napi_callback raw;  // hot path (raw Node-API) ...
-  Napi::Function (*cold)(napi_env, const char*, void*);  // ... or node-addon-api
+  napi_callback raw;   // hot path: an own function of each tracer object, the binding as data ...
+  napi_callback cold;  // ... or a method of the shared prototype (Self: the binding of `this`)
 };
 
 template <Napi::Function::Callback cb>
-Napi::Function Cold(napi_env env, const char* name, void* data) {
-  return Napi::Function::New<cb>(env, name, data);
+napi_value Cold(napi_env env, napi_callback_info info) {
+  try {
+    return cb(Napi::CallbackInfo(env, info));
+  } catch (const Napi::Error& e) {
+    e.ThrowAsJavaScriptException();
+    return nullptr;
+  }
 }
 
 template <Napi::Function::VoidCallback cb>
-Napi::Function ColdVoid(napi_env env, const char* name, void* data) {
-  return Napi::Function::New<cb>(env, name, data);
+napi_value ColdVoid(napi_env env, napi_callback_info info) {
+  try {
+    cb(Napi::CallbackInfo(env, info));
+  } catch (const Napi::Error& e) {
+    e.ThrowAsJavaScriptException();
+  }
+  return nullptr;
 }
 
 const Method kMethods[] = {
@@ -357,9 +370,52 @@ const Method kMethods[] = {
 
 }  // namespace
 
+namespace {
+
+napi_value NoConstruct(napi_env, napi_callback_info) { return nullptr; }
+
+// This env's class of tracer objects: its prototype holds the cold methods.
+napi_value TracerClass(Napi::Env env, EnvData& data) {
+  napi_value cls = nullptr;
+  if (data.tracer_class != nullptr) {
+    NAPI_THROW_IF_FAILED(env, napi_get_reference_value(env, data.tracer_class, &cls), nullptr);
+    if (cls != nullptr) return cls;
+  }
+  std::vector<napi_property_descriptor> props;
+  for (const Method& m : kMethods) {
+    if (m.cold == nullptr) continue;
+    // Writable and configurable (a facade may wrap a method), not enumerable.
+    props.push_back({m.name, nullptr, m.cold, nullptr, nullptr, nullptr, napi_default_method, nullptr});
+  }
+  NAPI_THROW_IF_FAILED(env,
+                       napi_define_class(env, "NativeTracer", NAPI_AUTO_LENGTH, &NoConstruct, nullptr,
+                                         props.size(), props.data(), &cls),
+                       nullptr);
+  NAPI_THROW_IF_FAILED(env, napi_create_reference(env, cls, 1, &data.tracer_class), nullptr);
+  return cls;
+}
+
+}  // namespace
+
+TracerBinding& BindingOf(Napi::Env env, Napi::Value self) {
+  bool tagged = false;
+  void* raw = nullptr;
+  if (!self.IsObject() || napi_check_object_type_tag(env, self, &kTracerObjectTag, &tagged) != napi_ok ||
+      !tagged || napi_unwrap(env, self, &raw) != napi_ok || raw == nullptr) {
+    throw Napi::TypeError::New(env, "hotspan: a NativeTracer method was called on something that is not a NativeTracer");
+  }
+  return *static_cast<TracerBinding*>(raw);
+}
+
 Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
-  Napi::Object obj = Napi::Object::New(env);
+  napi_value cls = TracerClass(env, *binding->env_data);
+  napi_value raw_obj = nullptr;
+  NAPI_THROW_IF_FAILED(env, napi_new_instance(env, cls, 0, nullptr, &raw_obj), Napi::Object());
+  Napi::Object obj(env, raw_obj);
   NAPI_THROW_IF_FAILED(env, napi_type_tag_object(env, obj, &kTracerObjectTag), Napi::Object());
+  if (!binding->WrapHandle(env, obj)) {
+    throw Napi::Error::New(env, "hotspan: could not register a finalizer");
+  }
   // end(), beginStaged(), beginView() and the async view calls: slot
   // functions that need no napi_get_cb_info, when a slot is free (else the
   // data-pointer ones).
@@ -369,25 +425,20 @@ Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
     binding->call_slot = call_slots::Acquire(binding, &slot_fns);
   }
   for (const Method& m : kMethods) {
+    if (m.raw == nullptr) continue;
+    napi_callback cb = m.raw == &hot::End              ? slot_fns.end
+                       : m.raw == &hot::BeginStaged    ? slot_fns.begin_staged
+                       : m.raw == &slots::BeginView    ? slot_fns.begin_view
+                       : m.raw == &hot::AsyncBeginView ? slot_fns.async_begin
+                       : m.raw == &hot::AsyncEndView   ? slot_fns.async_end
+                       : m.raw == &slots::AsyncBeginValuesView ? slot_fns.async_begin_values
+                                                       : m.raw;
     napi_value fn;
-    if (m.raw != nullptr) {
-      napi_callback cb = m.raw == &hot::End              ? slot_fns.end
-                         : m.raw == &hot::BeginStaged    ? slot_fns.begin_staged
-                         : m.raw == &slots::BeginView    ? slot_fns.begin_view
-                         : m.raw == &hot::AsyncBeginView ? slot_fns.async_begin
-                         : m.raw == &hot::AsyncEndView   ? slot_fns.async_end
-                         : m.raw == &slots::AsyncBeginValuesView ? slot_fns.async_begin_values
-                                                         : m.raw;
-      NAPI_THROW_IF_FAILED(
-          env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
-          Napi::Object());
-    } else {
-      fn = m.cold(env, m.name, binding);
-    }
+    NAPI_THROW_IF_FAILED(env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
+                         Napi::Object());
     if (!binding->AddHandle(env, fn)) {
       throw Napi::Error::New(env, "hotspan: could not register a finalizer");
     }
-    // Writable and configurable (a facade may wrap a method), not enumerable.
     napi_property_descriptor desc = {m.name,  nullptr, nullptr, nullptr,
                                      nullptr, fn,      napi_default_method, nullptr};
     NAPI_THROW_IF_FAILED(env, napi_define_properties(env, obj, 1, &desc), Napi::Object());
