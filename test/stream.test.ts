@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 import { Tracer, type SpanRecord } from '../lib/index';
 import { loadNativeAddon } from '../lib/binding/native-loader';
+import { readTrace } from '../lib/cli/read-trace';
 import { runChild } from './support/child-run';
 import { toolBin } from './support/tools';
 import { perfettoType, protobufjsSpans, protoPath, repoRoot } from './support/trace-files';
@@ -265,6 +266,40 @@ describe.runIf(native)('tracer.stream() (native backend)', () => {
     expect(s.status().unwritten).toBeGreaterThan(0);
     expect(errors.length).toBe(1);
     t.close();
+  });
+
+  it('a file that fills up mid-batch: status() counts what the file holds, to within a batch', () => {
+    // A 4 MiB file-size limit (ulimit -f, no root needed) stands for a full
+    // disk: a write() takes part of its block, then fails (EFBIG; ENOSPC on a
+    // device). Issue 36 saw written 0 and bytes 1 MiB for a file holding
+    // 2 MiB and 45,586 decodable spans: a batch was 65,536 records and counted
+    // only whole, and the block cut short was not counted at all.
+    const file = path.join(tmp, 'capped.pftrace');
+    const script = [
+      `const { Tracer } = require(${JSON.stringify(DIST)});`,
+      "const t = new Tracer({ backend: 'native' });",
+      'const s = t.stream(process.argv[1]);',
+      // Alive until the failure, which 300,000 spans (about 13 MB of file) must reach.
+      'const alive = setInterval(() => {}, 1000);',
+      "s.on('error', () => { clearInterval(alive); s.close(); process.stdout.write(JSON.stringify(s.status())); t.close(); });",
+      'for (let i = 0; i < 300000; i++) t.trace("x", () => i);',
+    ].join('\n');
+    const out = execFileSync('bash', ['-c', 'ulimit -f 4096 && exec "$0" -e "$1" "$2"', process.execPath, script, file], { encoding: 'utf8', timeout: 60_000 });
+    const st = JSON.parse(out) as { bytes: number; written: number; unwritten: number; error: { code: string } };
+    expect(st.error.code).toBe('EFBIG');
+    const size = readFileSync(file).length;
+    expect(size).toBe(4 * 1024 * 1024);
+    expect(st.bytes).toBe(size);
+    let spans = 0;
+    const r = readTrace(file, { timeline: () => {}, span: () => void spans++ });
+    expect(r.truncated).toBe(true);
+    // Every span counted written is in the file; beyond them, at most the
+    // batch the failure cut short (about 1 MiB of file, 46 bytes a span here:
+    // some 23,000 spans; a margin over that, against the 45,586 of the finding).
+    expect(st.written).toBeGreaterThan(0);
+    expect(spans).toBeGreaterThanOrEqual(st.written);
+    expect(spans - st.written).toBeLessThan(30_000);
+    expect(st.unwritten).toBeGreaterThan(0);
   });
 
   it('a removed directory: the next rotated file cannot be opened, an error event names it', async () => {

@@ -28,13 +28,17 @@ export interface StreamStatus {
   readonly file: string;
   /** Files begun (1 without rotation). */
   readonly files: number;
-  /** Bytes written to every file so far. */
+  /** Bytes written to every file so far (what write() took, also of a write that then failed). */
   readonly bytes: number;
-  /** Records (spans, async spans, groups) in the file: write() has taken them. */
+  /**
+   * Records (spans, async spans, groups) in the file: write() has taken them,
+   * counted by batch (about 1 MiB of file). After a failed write the file may
+   * also hold part of the batch it cut short: `bytes` says how much it holds.
+   */
   readonly written: number;
   /** Records the memory budget recycled before the stream read them (disk too slow). */
   readonly missed: number;
-  /** Records read but lost to a write error (the batches not yet in the file, a few MiB of output at most). */
+  /** Records read but lost to a write error (the batches not wholly in the file, a few MiB of output at most). */
   readonly unwritten: number;
   /** close() finished the file (or the process exit did). */
   readonly closed: boolean;

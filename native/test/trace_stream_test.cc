@@ -240,19 +240,23 @@ static void written_means_taken_by_write() {
   auto s = TraceStream::start(t, so, nullptr, &err);
   CHECK(s != nullptr);
   if (!s) return;
-  // The pipe full (generous deadline): the file's writer is blocked in write().
+  // The pipe full to its last page (generous deadline): the file's writer is
+  // blocked in a write() that the pipe took only part of.
   const int pipe_bytes = ::fcntl(rd, F_GETPIPE_SZ);
+  const int page = static_cast<int>(::sysconf(_SC_PAGESIZE));
   int queued = 0;
-  for (int i = 0; i < 20000 && queued < pipe_bytes; ++i) {
+  for (int i = 0; i < 20000 && queued < pipe_bytes - page; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
     CHECK_EQ(::ioctl(rd, FIONREAD, &queued), 0);
   }
-  CHECK_EQ(queued, pipe_bytes);
+  CHECK(queued >= pipe_bytes - page);
   // Time for the stream's thread to format and hand over what it can.
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   const StreamStatus blocked = s->status();
-  CHECK_EQ(blocked.written, uint64_t{0});
-  CHECK_EQ(blocked.bytes, uint64_t{0});
+  // Counted written: only batches whose last byte write() took, so at most
+  // what the pipe holds (a 64 KiB pipe holds less than a batch, not 100,000 spans).
+  CHECK(blocked.bytes <= static_cast<uint64_t>(queued));
+  CHECK(blocked.written < kSpans / 10);
   CHECK_EQ(blocked.error, 0);
   // Twice the budget more while the file takes nothing.
   constexpr uint64_t kMore = 300000;
@@ -266,7 +270,8 @@ static void written_means_taken_by_write() {
   // from its front only): new spans are dropped and counted, and no chunk
   // of a batch the file has not taken is released.
   CHECK(during.dropped > 0);
-  CHECK_EQ(during.released, uint64_t{0});
+  CHECK(during.released <= s->status().written);
+  CHECK(s->status().written < kSpans / 10);
   // Read everything while close() finishes the file.
   std::thread closer([&] { s->close(); });
   CHECK_EQ(::fcntl(rd, F_SETFL, 0), 0);

@@ -98,11 +98,10 @@ void FileBlockWriter::run() {
     }
     lock.lock();
     writing_ = false;
-    if (err != 0) {
-      fail(err, "write");
-    } else if (!failed) {
-      written_ += b.n;
-    }
+    // What write() took, all of the block or, before a failure, part of it:
+    // the bytes the file holds.
+    if (!failed) written_ += off;
+    if (err != 0) fail(err, "write");
     // Not cleared: a formatter that sizes its buffer up front then finds it
     // sized (no refill of bytes it is about to overwrite).
     spare_.push_back(std::move(b.bytes));

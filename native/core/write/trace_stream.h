@@ -52,9 +52,12 @@ struct StreamOptions {
 };
 
 struct StreamStatus {
-  uint64_t bytes = 0;      // written to every file so far
+  uint64_t bytes = 0;      // written to every file so far (what write() took)
   uint64_t files = 0;      // files begun
-  uint64_t written = 0;    // records in batches the file has wholly taken (write() returned)
+  // Records in batches the file has wholly taken (write() returned). After a
+  // failed write the file may also hold spans of the batch it cut short
+  // (batches are about 1 MiB of file): `bytes` says how much it holds.
+  uint64_t written = 0;
   uint64_t missed = 0;     // records the budget recycled before the stream read them
   uint64_t unwritten = 0;  // records read but not wholly written: the batches in flight at a failure
   std::string file;        // the file being written (or the last one)
