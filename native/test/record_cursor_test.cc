@@ -193,6 +193,38 @@ static void overwrite_lagging_cursor_counts_misses() {
   CHECK(t->lost_any());
 }
 
+// pass(): a lagging cursor gives up what waits without reading it. Every
+// record is then delivered, missed or passed, exactly; nothing is read
+// twice; the chunks passed go back to a drop budget as if read (a tracer
+// whose only cursor passed keeps recording without dropping).
+static void pass_counts_what_it_gives_up() {
+  auto t = make(FullPolicy::kDrop);
+  const uint32_t n = t->intern("n");
+  auto main = t->attach_js_thread("main");
+  uint64_t made = 0;
+  auto cur = RecordCursor::open(t);
+  std::vector<uint32_t> expect;
+  uint64_t gaps = 0;
+  record(*main, n, 10, made);
+  uint64_t read = read_all(*cur, expect, gaps);
+  CHECK_EQ(read, uint64_t{10});
+  record(*main, n, (kChunksInLimit - 1) * kPerChunk, made);
+  const uint64_t passed = cur->pass();
+  CHECK_EQ(passed, (kChunksInLimit - 1) * kPerChunk);
+  CHECK_EQ(cur->passed(), passed);
+  CHECK_EQ(cur->pass(), uint64_t{0});  // nothing new
+  // The chunks passed are free to reuse: all but the one being written are
+  // filled again, none dropped (without pass() marking them read, a drop
+  // budget would drop nearly all of these).
+  record(*main, n, (kChunksInLimit - 1) * kPerChunk, made);
+  RecordCounts c = test_util::counts_of(*t, timeline_id(*main));
+  check_sum(c);
+  CHECK_EQ(c.dropped, uint64_t{0});
+  CHECK(c.released > 0);
+  read += read_all(*cur, expect, gaps);
+  CHECK_EQ(read + cur->missed() + passed, c.produced);
+}
+
 // Native writers on an overwrite budget, a holder flushing, two cursors on
 // their own threads: every record each cursor gets is the right one, in
 // order, and per cursor delivered + missed = produced exactly.
@@ -263,6 +295,7 @@ int main() {
   drop_with_a_consumer_keeps_recording();
   drop_with_a_stalled_consumer_drops();
   overwrite_lagging_cursor_counts_misses();
+  pass_counts_what_it_gives_up();
   cursor_stress();
   return check::result("record_cursor_test");
 }

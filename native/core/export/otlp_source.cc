@@ -35,17 +35,12 @@ uint64_t OtlpSource::count_lost(uint64_t& lost) {
     seen = tc.counts.dropped;
     committed += tc.counts.produced - tc.counts.dropped;
   }
-  return committed - cursor_->skipped() - cursor_->delivered() - cursor_->missed();
+  return committed - cursor_->skipped() - cursor_->delivered() - cursor_->missed() - cursor_->passed();
 }
 
 OtlpSource::Batch OtlpSource::discard() {
   Batch batch;
-  FrozenSnapshot snap;
-  while (cursor_->next(snap, kDiscardStep)) {
-    for (size_t i = batcher_.names(); i < snap.names.size(); ++i) batcher_.add_name(snap.names[i]);
-    for (const FrozenTimeline& tl : snap.timelines) batch.spans += tl.records.size();
-    snap.timelines.clear();  // the chunks read go back to the pool
-  }
+  batch.spans += cursor_->pass();  // the chunks passed go back to the pool
   // The held-back records: a final request nobody sends.
   std::string scratch;
   while (batcher_.held() != 0) {

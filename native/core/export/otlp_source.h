@@ -44,10 +44,10 @@ class OtlpSource {
 
   // What a stop past its deadline abandons: every record committed and not
   // taken yet, and those held back for their ancestor, counted in `spans`
-  // and not encoded (the held ones, at most kMaxHeld, are). Reads in steps
-  // of kDiscardStep records, each step's chunks released before the next,
-  // so memory stays that of one step whatever waits.
-  static constexpr size_t kDiscardStep = size_t{1} << 16;
+  // and not encoded (the held ones, at most kMaxHeld, are). The cursor
+  // passes over the committed records without reading them
+  // (RecordCursor::pass): the time this takes past the deadline does not
+  // grow with what waits.
   Batch discard();
 
   uint64_t taken() const { return taken_; }

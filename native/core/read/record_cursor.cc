@@ -27,6 +27,21 @@ RecordCursor::RecordCursor(std::shared_ptr<const Tracer> tracer, int slot)
 
 RecordCursor::~RecordCursor() { tracer_->pool().remove_consumer(slot_); }
 
+uint64_t RecordCursor::pass() {
+  const auto timelines = tracer_->timelines();
+  if (next_.size() < timelines.size()) next_.resize(timelines.size(), 0);
+  uint64_t passed = 0;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    uint64_t first = 0;
+    const uint64_t end = timelines[i]->pass(next_[i], slot_, &first);
+    missed_ += first - next_[i];
+    passed += end - first;
+    next_[i] = end;
+  }
+  passed_ += passed;
+  return passed;
+}
+
 bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
   // Drop the previous batch's pins first: its chunks may be released now.
   batch.timelines.clear();

@@ -12,7 +12,7 @@
 // the timeline counts them overwritten); under kDrop new records are dropped
 // instead. A cursor starts at what the tracer holds in memory when it opens
 // (and at the first record of a timeline made later), so per cursor:
-//   records committed from its start = delivered + missed + not read yet.
+//   records committed from its start = delivered + missed + passed + not read yet.
 //
 // Not thread-safe itself: one thread reads a cursor at a time.
 #pragma once
@@ -40,11 +40,17 @@ class RecordCursor {
   // counter series. At most max_records records (the rest come next time).
   // False (and an empty batch) when nothing is new.
   bool next(FrozenSnapshot& batch, uint64_t max_records = UINT64_MAX);
+  // Passes over every record committed and not read yet, without copying or
+  // pinning any (O(timelines), whatever waits): the chunks go back to the
+  // budget as if read. Returns how many; records recycled before it are
+  // missed(), as next() counts them.
+  uint64_t pass();
 
-  // Records handed out in batches, and records recycled before this cursor
-  // read them, over every timeline.
+  // Records handed out in batches, records recycled before this cursor read
+  // them, and records it passed over (pass()), over every timeline.
   uint64_t delivered() const { return delivered_; }
   uint64_t missed() const { return missed_; }
+  uint64_t passed() const { return passed_; }
   // Records already recycled when the cursor opened (before its start).
   uint64_t skipped() const { return skipped_; }
 
@@ -58,6 +64,7 @@ class RecordCursor {
   size_t start_ = 0;  // the timeline a batch starts at
   uint64_t delivered_ = 0;
   uint64_t missed_ = 0;
+  uint64_t passed_ = 0;
   uint64_t skipped_ = 0;
 };
 

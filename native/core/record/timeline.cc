@@ -365,6 +365,15 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
   return base;
 }
 
+uint64_t Timeline::pass(uint64_t from, int consumer, uint64_t* first) const {
+  std::lock_guard<TimelineMutex> lock(mu_);
+  const uint64_t committed = committed_.load(std::memory_order_acquire);
+  const uint64_t kept_base = recycled_ * kChunkRecords;
+  *first = std::min(std::max(from, kept_base), committed);
+  if (consumer >= 0) consumed_[consumer] = committed;
+  return committed;
+}
+
 uint64_t Timeline::freeze_locked(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
                                  uint64_t from, int consumer, uint64_t limit) const {
   // Acquire pairs with the committer's release: the records below it (and

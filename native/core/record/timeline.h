@@ -163,6 +163,11 @@ class Timeline {
   // `limit`: at most that many records.
   uint64_t freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from = 0,
                   int consumer = -1, uint64_t limit = UINT64_MAX) const;
+  // A consumer that gives up what it has not read (an exporter past its
+  // deadline): consumer slot `consumer` has now read every committed record,
+  // none copied. Returns the committed end; *first is where the records
+  // passed over begin (above `from` when records in between were recycled).
+  uint64_t pass(uint64_t from, int consumer, uint64_t* first) const;
 
  private:
   struct ForeignEntry {
