@@ -67,9 +67,12 @@ void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, std::s
 void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
 void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
-// A tracer's whole trace now (frozen, on its clock).
+// A tracer's whole trace now (frozen, on its clock), with the counts of the
+// records it covers (document_of): not the (snapshot, origin, clocks)
+// overload, whose document carries no counts.
 inline void write_chrome_json(const Tracer& tracer, std::string& out) {
-  write_chrome_json(tracer.freeze(), tracer.origin_ns(), read_clocks(), out);
+  const FrozenSnapshot snap = tracer.freeze();
+  write_chrome_json(snap, document_of(snap, tracer.origin_ns(), read_clocks()), out);
 }
 
 }  // namespace hotspan
