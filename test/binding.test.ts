@@ -608,22 +608,24 @@ describe('writeFile', () => {
 describe('lifetime', () => {
   // Node-API runs finalizers only after the event loop turns, so what a made
   // and closed tracer holds until then is what a synchronous loop of them
-  // piles up (issue 36: 60k tracers held 2.1 GiB, 36.8 KB each). It was 55
-  // functions and a 12 KiB queue reserve; now 18 functions and the core's few
-  // KB (native/addon/tracer_object.h). A sanitizer's allocator adds its own.
-  const sanitizer = process.env.HOTSPAN_TEST_PRELOAD;
-  it.skipIf(sanitizer !== undefined)(`tracers made and closed in one synchronous loop hold under 30 KB each until the loop turns${sanitizer === undefined ? '' : ` (SKIPPED: a sanitizer run, ${sanitizer}, changes what memory holds)`}`, () => {
-    const script = `
-      const addon = require('node-gyp-build')(process.argv[1]);
-      const n = 10000;
-      const before = process.memoryUsage().rss;
-      for (let i = 0; i < n; i++) addon.create({ originNs: 0n, threadName: 'main' }).close();
-      process.stdout.write(String((process.memoryUsage().rss - before) / n));`;
-    const child = spawnSync(process.execPath, ['-e', script, root], { timeout: 60_000, encoding: 'utf8' });
-    expect(child.status, `stderr: ${child.stderr}`).toBe(0);
-    const perTracer = Number(child.stdout);
-    expect(perTracer).toBeGreaterThan(0);
-    expect(perTracer / 1024).toBeLessThan(30);
+  // piles up (issue 36: 60k tracers held 2.1 GiB, 36.8 KB each). Each tracer
+  // object had 55 functions of its own, each with a finalizer; the cold ones
+  // now live once per env on a shared prototype (native/addon/tracer_object.h).
+  // Checked by structure, not by RSS, which moves with V8's heap steps (the
+  // core's share is close_test's heap check).
+  it('the cold methods are shared by every tracer of the env; only the hot path is a tracer\'s own', () => {
+    const a = newTracer();
+    const b = newTracer();
+    const own = Object.getOwnPropertyNames(a);
+    expect(own.length).toBeLessThanOrEqual(18);
+    expect(own).toContain('beginStaged');
+    expect(own).not.toContain('snapshot');
+    expect(Object.getPrototypeOf(a)).toBe(Object.getPrototypeOf(b));
+    expect(a.snapshot).toBe(b.snapshot);
+    expect(a.end).not.toBe(b.end);
+    a.intern('x');
+    expect(a.snapshot().names).toContain('x');
+    expect(b.snapshot().names).not.toContain('x');
   });
 
   it('dropped tracers are freed; a hot method taken off its object keeps the tracer alive, a cold one throws', () => {
