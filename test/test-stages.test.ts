@@ -3,7 +3,8 @@
 // test:all; the summary lists every stage; the last line counts them. Runs
 // only stages that finish at once (the wasm digest, a missing compiler).
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 import { describe, expect, it } from 'vitest';
@@ -53,6 +54,28 @@ describe('the test stage runner', () => {
     expect(r.lines).toContain('docs check  SKIPPED (no docs:check script in package.json)');
     expect(r.lines.at(-1)).toBe('0 passed, 0 failed');
     expect(r.status).toBe(0);
+  });
+
+  it('a failed stage: its last 50 lines of output are printed again above the summary', () => {
+    // An npm on PATH that prints 80 numbered lines and fails. (One stream: how
+    // stdout and stderr interleave in the kept lines depends on scheduling.)
+    const dir = mkdtempSync(path.join(tmpdir(), 'hotspan-stages-'));
+    try {
+      const npm = path.join(dir, 'npm');
+      writeFileSync(npm, '#!/bin/sh\nfor i in $(seq 1 80); do echo "line $i"; done\nexit 3\n');
+      chmodSync(npm, 0o755);
+      const r = stages(['--only', 'typecheck'], { PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` });
+      const again = r.lines.indexOf('== typecheck failed; its last lines again:');
+      const summary = r.lines.indexOf('== summary (npm test)');
+      expect(again).toBeGreaterThan(0);
+      expect(summary).toBeGreaterThan(again);
+      const shown = r.lines.slice(again + 1, summary).filter((l) => l !== '');
+      expect(shown).toEqual(Array.from({ length: 50 }, (_, i) => `line ${String(i + 31)}`));
+      expect(r.lines.at(-2)).toBe('typecheck  failed (exit 3) in 0 s');
+      expect(r.status).toBe(1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('an unknown stage name is refused, naming it and the stages', () => {
