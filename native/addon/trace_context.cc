@@ -151,19 +151,23 @@ Napi::Value AsyncFinish(const Napi::CallbackInfo& info) {
   const double name = ARG_NUMBER(4, "nameId");
   TracerBinding& b = Self(info);
   hotspan::AsyncEndChanges c;
-  // Given times (ms on the performance.now() axis) to ticks, one anchor for a batch (ms_ticks.h).
-  auto ticks_at = [&](double ms) { return b.ms_to_ticks(ms, b.tracer->origin_ns(), now); };
+  // Given times: ms on the performance.now() axis to CLOCK_MONOTONIC ns; the
+  // track converts them to ticks as its readers convert back (AsyncEndChanges).
+  auto ns_at = [&](double ms) { return b.tracer->origin_ns() + std::llround(ms * 1e6); };
   if (std::isfinite(start_ms)) {
     c.has_start = true;
-    c.start = ticks_at(start_ms);
+    c.start_ns = ns_at(start_ms);
   }
-  const int64_t end = std::isfinite(end_ms) ? ticks_at(end_ms) : now;
+  if (std::isfinite(end_ms)) {
+    c.has_end = true;
+    c.end_ns = ns_at(end_ms);
+  }
   if (name >= 0) c.name = static_cast<uint32_t>(name);
   if (!info[5].IsUndefined()) {
     c.has_attrs = true;
     c.attrs_json = ARG_STRING(5, "attrsJson");
   }
-  const hotspan::Status s = b.tracer->async_end(hot::TokenOf(d), end, static_cast<uint16_t>(flags), std::move(c));
+  const hotspan::Status s = b.tracer->async_end(hot::TokenOf(d), now, static_cast<uint16_t>(flags), std::move(c));
   return Napi::Number::New(info.Env(), static_cast<int>(s));
 }
 

@@ -16,7 +16,6 @@
 #include "async_args.h"
 #include "env_data.h"
 #include "attr_values.h"
-#include "ms_ticks.h"
 #include "record/tracer.h"
 #include "wake.h"
 
@@ -46,8 +45,6 @@ struct TracerBinding {
   hotspan::AsyncCaller async_caller;
   // The async calls' numbers (async_args.h); env thread only.
   AsyncArgs async_args;
-  // asyncFinish's given times to ticks (ms_ticks.h); env thread only.
-  MsToTicks ms_to_ticks;
 
   // Ends this thread's open spans (abandoned), commits them, marks the
   // timeline exited, drops the wake-up. Idempotent; never throws.

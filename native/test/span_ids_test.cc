@@ -263,10 +263,12 @@ static void async_end_changes() {
   CHECK_EQ(t->async_end(tok, 200, 0, bad), Status::kInvalid);  // unknown name: still open
   AsyncEndChanges c;
   c.has_start = true;
-  c.start = 50;
+  c.start_ns = 50;
   c.name = b;
   c.has_attrs = true;
   c.attrs_json = "{\"k\":1}";
+  c.has_end = true;
+  c.end_ns = 250;  // given: the call's `now` (200) is not the end
   CHECK_EQ(t->async_end(tok, 200, kFlagError, c), Status::kOk);
   t->flush();
   const FrozenSnapshot s = t->freeze();
@@ -276,7 +278,7 @@ static void async_end_changes() {
   const SpanRecord r = tl->records[0];
   CHECK_EQ(r.name, b);
   CHECK_EQ(r.start_ns, 50);
-  CHECK_EQ(r.end_ns, 200);
+  CHECK_EQ(r.end_ns, 250);
   CHECK((r.flags & kFlagError) != 0);
   CHECK(tl->attrs.size() == 1 && tl->attrs[0].second == "{\"k\":1}");
 }

@@ -3,10 +3,12 @@
 // exact division, 128-bit products) and extrapolation equal to it,
 // conversion never decreasing with the tick, and trimming (trim_below) and
 // partial copies (assign_from) that leave every tick from the given low on
-// converting exactly as before.
+// converting exactly as before; ns -> tick (to_tick) converting back to
+// the ns it was given, within a tick and the fixed-point route's 2 ns.
 #include <cstdint>
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <random>
 #include <vector>
 
@@ -73,6 +75,42 @@ void check_segments(int64_t max_tick_step, int64_t max_ns_step, uint32_t seed) {
   CHECK_EQ(anchors.to_ns(z.tick + 987654321, hint), reference(y, z, z.tick + 987654321));
 }
 
+// to_tick, then to_ns, gives back the ns within the ns of one tick (the
+// steepest segment's) and 2 ns, inside the anchors and outside them; and
+// to_tick never decreases with the ns.
+void check_inverse(int64_t max_tick_step, int64_t max_ns_step, uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  TickAnchors anchors;
+  Anchor cur{3'000'000'000, 8'000'000'000};
+  const Anchor first = cur;
+  double ns_per_tick = 0;
+  for (int i = 0; i < 64; ++i) {
+    CHECK(anchors.append(cur));
+    const int64_t dt = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_tick_step));
+    const int64_t dn = 1 + static_cast<int64_t>(rng() % static_cast<uint64_t>(max_ns_step));
+    if (i < 63) ns_per_tick = std::max(ns_per_tick, static_cast<double>(dn) / static_cast<double>(dt));
+    cur.tick += dt;
+    cur.ns += dn;
+  }
+  const int64_t lo = first.ns - 10 * max_ns_step;
+  const int64_t hi = cur.ns + 10 * max_ns_step;
+  std::vector<int64_t> given;
+  for (int k = 0; k < 20000; ++k) given.push_back(lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo)));
+  std::sort(given.begin(), given.end());
+  const double bound = ns_per_tick + 2;
+  size_t hint = 0;
+  int64_t prev = INT64_MIN;
+  int bad = 0;
+  for (int64_t ns : given) {
+    const int64_t tick = anchors.to_tick(ns);
+    const int64_t back = anchors.to_ns(tick, hint);
+    if (static_cast<double>(std::llabs(back - ns)) > bound) ++bad;
+    CHECK(tick >= prev);
+    prev = tick;
+  }
+  CHECK_EQ(bad, 0);
+}
+
 // Anchors [0, 64) with uneven steps; ticks from inside segment `seg` on
 // convert identically after trim_below and in a partial copy, the first
 // anchor stays, and the memory stays put.
@@ -133,5 +171,8 @@ int main() {
   check_segments(int64_t{1} << 46, int64_t{1} << 44, 2);
   // Slow ticks (tick ~ 1 ns or coarser).
   check_segments(1000, 5000, 3);
+  check_inverse(20'000'000, 7'000'000, 4);
+  check_inverse(int64_t{1} << 46, int64_t{1} << 44, 5);
+  check_inverse(1000, 5000, 6);
   return check::result("tick_anchors_test");
 }

@@ -55,6 +55,23 @@ void TickAnchors::assign_from(const TickAnchors& src, int64_t low) {
                  src.slopes_.end());
 }
 
+int64_t TickAnchors::to_tick(int64_t ns) const {
+  const size_t n = anchors_.size();
+  if (n == 0) return ns;  // not a ticks timeline
+  if (n == 1) return anchors_[0].tick + (ns - anchors_[0].ns);  // as to_ns does
+  // The segment to_ns would convert the result in: the last anchor at or
+  // below `ns` (in ns, which append keeps nondecreasing), within [0, n - 2].
+  const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), ns,
+                                   [](int64_t v, const clock::Anchor& a) { return v < a.ns; });
+  const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor with ns > `ns`
+  const size_t i = above == 0 ? 0 : std::min(above - 1, n - 2);
+  const clock::Anchor& a = anchors_[i];
+  const clock::Anchor& b = anchors_[i + 1];
+  if (b.ns == a.ns) return ns <= a.ns ? a.tick : b.tick;  // no ns between them to invert
+  // interpolate() with tick and ns swapped: rounded to nearest, exact.
+  return interpolate(clock::Anchor{a.ns, a.tick}, clock::Anchor{b.ns, b.tick}, ns);
+}
+
 int64_t TickAnchors::to_ns_outline(int64_t tick, size_t& hint) const {
   const size_t n = anchors_.size();
   if (n == 0) return tick;  // not a ticks timeline

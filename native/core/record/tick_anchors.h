@@ -36,6 +36,7 @@ class TickAnchors {
   }
   int64_t first_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.front().tick; }
   int64_t last_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.back().tick; }
+  int64_t last_ns() const { return anchors_.empty() ? INT64_MIN : anchors_.back().ns; }
 
   // Appends `a` if it is past the last anchor in both tick and ns; a tick
   // that went backwards (cross-core skew) is dropped rather than stored.
@@ -61,6 +62,11 @@ class TickAnchors {
   // Tick -> ns. `hint` caches the last segment (records come mostly in tick
   // order); any value is valid. A pure function of the anchors and the tick,
   // so the same record converts to the same ns in every snapshot.
+  // ns -> tick: the inverse of to_ns over these anchors (interpolated in the
+  // segment holding `ns`, extrapolated from the first or last outside
+  // them), so a time given in ns converts back to itself within a tick.
+  int64_t to_tick(int64_t ns) const;
+
   int64_t to_ns(int64_t tick, size_t& hint) const {
     // Inline for the common case, the hinted segment with a fixed-point
     // slope: a snapshot converts two ticks per record.

@@ -171,6 +171,22 @@ void Timeline::settle_anchor_charge(std::ptrdiff_t delta) const {
   if (delta < 0) pool_->uncharge(static_cast<size_t>(-delta));
 }
 
+int64_t Timeline::tick_of_ns(int64_t ns) {
+  if (!ticks_) return ns;
+  std::ptrdiff_t charge = 0;
+  int64_t tick;
+  {
+    std::lock_guard<TimelineMutex> lock(mu_);
+    if (ns > anchors_.last_ns() && clock::now_ticks() - anchors_.last_tick() >= given_fresh_ticks()) {
+      append_anchor_locked(clock::measure_anchor());
+      charge = anchor_charge_locked();
+    }
+    tick = anchors_.to_tick(ns);
+  }
+  settle_anchor_charge(charge);
+  return tick;
+}
+
 void Timeline::add_anchor(clock::Anchor a) {
   if (!ticks_) return;
   std::ptrdiff_t charge = 0;

@@ -47,9 +47,14 @@ enum class TimeUnit : uint8_t {
 
 // What an async span's end may set that its begin did not know yet (the
 // OpenTelemetry API sets the name, the attributes and the start time late).
+// Given times are CLOCK_MONOTONIC ns, measured elsewhere (in JS); the
+// track's timeline converts them to its unit (Timeline::tick_of_ns), so
+// they read back as given and equal times give equal record times.
 struct AsyncEndChanges {
   bool has_start = false;
-  int64_t start = 0;           // in the tracer's unit, as `now`
+  int64_t start_ns = 0;
+  bool has_end = false;        // else the end is async_end's `now`
+  int64_t end_ns = 0;
   uint32_t name = UINT32_MAX;  // UINT32_MAX: the begin's
   bool has_attrs = false;
   std::string attrs_json;      // replaces the begin's ("" : none)
