@@ -14,7 +14,7 @@ import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import type { SpanRecord, Tracer, TracerOptions } from '../lib/index';
+import type { SpanRecord, Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/binding/native-loader';
 import {
   protobufjsPackets,
@@ -23,7 +23,7 @@ import {
   traceEngineTrees,
   type SpeedscopeCall,
 } from './support/consumers';
-import { tracerFactory } from './support/tracers';
+import { tracerFactory, type TestTracerOptions } from './support/tracers';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const fixture = path.join(__dirname, 'fixtures', 'js-join-worker.js');
@@ -201,7 +201,7 @@ describe.each(['native', 'js'] as const)('%s backend: real consumers read every 
     it('back-to-back, same-ns, zero-length and contained spans, nested groups', async () => {
       // js: an injected clock makes every time exact and chosen; native: real times.
       let now = 499.182053; // ms: awkward decimals, as real times are
-      const opts: TracerOptions = kind === 'js' ? { clock: () => now, threadName: 'main' } : { threadName: 'main' };
+      const opts: TestTracerOptions = kind === 'js' ? { clock: () => now, threadName: 'main' } : { threadName: 'main' };
       const t = make(opts);
       const at = (ms: number): void => {
         now = ms;

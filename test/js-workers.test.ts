@@ -13,6 +13,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Tracer, type SpanRecord, type TracerOptions } from '../lib/index';
 import { internals } from '../lib/tracer/internal';
 import { loadNativeAddon } from '../lib/binding/native-loader';
+import { clockedTracer } from './support/tracers';
 
 const TWO32 = 4294967296;
 // Without the addon the native half is skipped, except in CI where it must run.
@@ -457,7 +458,8 @@ describe('js backend: joining limits', () => {
   });
 
   it('refuses to share a tracer that runs on an injected clock', () => {
-    const t = make({ clock: () => 1 });
+    const t = clockedTracer(() => 1);
+    live.push(t);
     expect(() => t.share()).toThrow(/injected clock/);
   });
 

@@ -3,7 +3,7 @@
 // (self-reference from inside the package root). dist/ is built by the
 // global setup (npm run build:ts).
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
@@ -25,6 +25,20 @@ describe('package entry points', () => {
   it('has the compiled build and its types', () => {
     expect(existsSync(path.join(root, 'dist', 'index.js'))).toBe(true);
     expect(existsSync(path.join(root, 'dist', 'index.d.ts'))).toBe(true);
+  });
+
+  it('the declarations carry no test hook or package-internal member', () => {
+    // @internal members (tsconfig stripInternal) and the js backend's test
+    // clock (test/support/tracers.ts builds it over the backend) stay out.
+    const tracer = readFileSync(path.join(root, 'dist', 'tracer', 'tracer.d.ts'), 'utf8');
+    expect(tracer).toContain('export declare class Tracer');
+    expect(tracer).not.toMatch(/\[internals\]|\[recording\]|tracerOver/);
+    const options = readFileSync(path.join(root, 'dist', 'tracer', 'options.d.ts'), 'utf8');
+    expect(options).toContain('memoryLimit?: number');
+    expect(options).not.toMatch(/\bclock\?:/);
+    // Package-made classes keep their constructors declared (not callable as new X()).
+    const handles = readFileSync(path.join(root, 'dist', 'tracer', 'handles.d.ts'), 'utf8');
+    expect(handles).toMatch(/class SpanHandle \{[^}]*constructor\(tracker: HandleTracker/);
   });
 
   it("require('hotspan') exposes Tracer", () => {

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
 import { buildReport } from '../lib/cli/report';
-import { Tracer } from '../lib/index';
+import { clockedTracer } from './support/tracers';
 import { nearestRank, percentileOfSorted } from '../lib/read/percentile';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-percentile-'));
@@ -43,7 +43,7 @@ describe('nearestRank', () => {
 describe('one percentile definition', () => {
   it('stats(), query().percentile() and hotspan report agree on the same spans', async () => {
     let now = 0;
-    const t = new Tracer({ backend: 'js', clock: () => now });
+    const t = clockedTracer(() => now);
     for (const n of COUNTS) {
       // A fixed shuffle (stride 7 modulo n, or reversed where 7 divides n): not in duration order.
       const ds = durationsUs(n);
@@ -81,7 +81,7 @@ describe('one percentile definition', () => {
 
   it('query().percentile() checks p and gives NaN for no span', () => {
     let now = 0;
-    const t = new Tracer({ backend: 'js', clock: () => now });
+    const t = clockedTracer(() => now);
     t.trace('a', () => undefined);
     for (const ms of [4, 1, 3, 2]) {
       t.groupBegin('g');

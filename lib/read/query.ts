@@ -65,7 +65,7 @@ function missing(what: string, index: number, count: number): RangeError {
   return new RangeError(`hotspan: no ${what} at index ${String(index)} (${String(count)} recorded)`);
 }
 
-/** The frozen records one query reads, and how its results become records. @internal */
+/** The frozen records one query reads, and how its results become records. @hidden (the constructors' declarations name it) */
 export class QuerySource {
   constructor(
     private readonly view: FrozenView,
@@ -93,7 +93,7 @@ export class SpanList implements Iterable<SpanRecord> {
   private totalsCache?: Float64Array;
   private recordsCache?: readonly SpanRecord[];
 
-  /** @internal */
+  /** @hidden Made by the package, not by users. */
   constructor(
     private readonly source: QuerySource,
     private readonly scope: Scope,
@@ -191,7 +191,7 @@ export class SpanList implements Iterable<SpanRecord> {
 /** One recorded group (a phase such as one training step). */
 /** One group (a phase from `group()` or `groupBegin()`/`groupEnd()`) of a query, and the spans that belong to it. */
 export class GroupView {
-  /** @internal */
+  /** @hidden Made by the package, not by users. */
   constructor(
     /** The group as a record. */
     readonly record: SpanRecord,
@@ -248,7 +248,7 @@ export class GroupSet implements Iterable<GroupView> {
   private readonly indices: Float64Array;
   private viewsCache?: readonly GroupView[];
 
-  /** @internal */
+  /** @hidden Made by the package, not by users. */
   constructor(
     private readonly source: QuerySource,
     private readonly scope: Scope,
@@ -303,7 +303,7 @@ export class GroupSet implements Iterable<GroupView> {
 export class Query {
   private groupCache?: readonly SpanRecord[];
 
-  /** @internal */
+  /** @hidden Made by the package, not by users. */
   constructor(
     private readonly source: QuerySource,
     /** Its spans: every timeline's, or one timeline's. */

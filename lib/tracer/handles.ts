@@ -33,7 +33,7 @@ export interface EndOptions {
 
 /** An open span returned by `tracer.start(name)`; `end()` ends it. Collected while open, it is ended and flagged `abandoned`. */
 export class SpanHandle {
-  /** @internal */
+  /** @hidden Made by the package, not by users. */
   constructor(
     private readonly tracker: HandleTracker,
     private readonly held: Held,

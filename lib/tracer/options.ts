@@ -65,11 +65,6 @@ export interface TracerOptions {
    * Default: HOTSPAN_ON_FULL, else 'overwrite'.
    */
   onFull?: OnFull;
-  /**
-   * Test hook, js backend only: the clock (ms on the performance.now() axis)
-   * the backend reads instead of performance.now().
-   */
-  clock?: () => number;
 }
 
 export interface ResolvedOptions {
@@ -77,7 +72,6 @@ export interface ResolvedOptions {
   requireNative: boolean;
   wakeHighWater: number;
   threadName: string;
-  clock: (() => number) | undefined;
   writeOnExit: string | undefined;
   /** The signal and the path template its dumps are numbered from. */
   dumpOnSignal: { signal: string; path: string } | undefined;
@@ -152,7 +146,6 @@ const KEYS = new Set([
   'requireNative',
   'wakeHighWater',
   'threadName',
-  'clock',
   'writeOnExit',
   'dumpOnSignal',
   'dumpOnCrash',
@@ -240,7 +233,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, clock, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull } = o;
+  const { backend, requireNative, wakeHighWater, threadName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -254,14 +247,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     throw new RangeError(`hotspan: wakeHighWater must be a positive integer, got ${describe(wakeHighWater)}`);
   }
   if (threadName !== undefined) checkThreadName(threadName);
-  if (clock !== undefined) {
-    if (typeof clock !== 'function') {
-      throw new TypeError(`hotspan: clock must be a function returning ms, got ${describe(clock)}`);
-    }
-    if (backend !== 'js') {
-      throw new RangeError(`hotspan: the clock option needs backend: 'js', got backend ${describe(backend)}`);
-    }
-  }
   if (writeOnExit !== undefined) checkTracePath(writeOnExit, 'writeOnExit');
   if (dumpOnCrash !== undefined) checkTracePath(dumpOnCrash, 'dumpOnCrash');
   const limit =
@@ -279,7 +264,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     requireNative: requireNative === true,
     wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
     threadName: wellFormed((threadName as string | undefined) ?? 'main'),
-    clock: clock as (() => number) | undefined,
     writeOnExit: writeOnExit as string | undefined,
     dumpOnSignal: dumpOnSignal === undefined ? undefined : checkDumpOnSignal(dumpOnSignal),
     dumpOnCrash: dumpOnCrash as string | undefined,

@@ -91,7 +91,7 @@ export class TraceStream {
   private readonly errorListeners: Array<(error: Error) => void> = [];
   private readonly closeListeners: Array<() => void> = [];
 
-  /** @internal */
+  /** @hidden Made by the package, not by users. */
   constructor(
     private readonly path: string,
     private readonly native: NativeStream,

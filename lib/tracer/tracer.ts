@@ -81,7 +81,7 @@ function warnFallbackOnce(error: Error): void {
 function createBackend(o: ResolvedOptions): Backend {
   if (o.backend === 'noop') return new NoopBackend();
   const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
-  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, clock: o.clock, ...budget });
+  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, ...budget });
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
     const err = error ?? new Error('hotspan: the native addon could not be loaded (no reason given)');
@@ -144,9 +144,9 @@ function asyncRejected(this: AsyncSpanEnd, reason: unknown): never {
 }
 
 /**
- * The key of the one argument Tracer.join passes the constructor: the
- * backend it made. A symbol no other module holds, so it is neither an
- * option users can spell nor state between calls.
+ * The key of the one argument Tracer.join and tracerOver pass the
+ * constructor: the backend they made. A symbol no other module holds, so it
+ * is neither an option users can spell nor state between calls.
  */
 const joined = Symbol('hotspan.joined');
 type Joined = { readonly [joined]: Backend };
@@ -881,4 +881,14 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
       otlp: this.otlp,
     };
   }
+}
+
+/**
+ * A tracer over a backend already made (a js backend on a clock the caller
+ * drives, in the tests). Not exported by any entry: the options users can
+ * spell make every public tracer.
+ * @internal
+ */
+export function tracerOver(backend: Backend): Tracer {
+  return new Tracer(joinedWith(backend));
 }

@@ -6,7 +6,8 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 import * as protobuf from 'protobufjs';
 
-import { Tracer } from '../../lib/index';
+import type { Tracer } from '../../lib/index';
+import { clockedTracer } from './tracers';
 import { readTrace } from '../../lib/cli/read-trace';
 import type { Args, ReadSummary, TraceTimeline } from '../../lib/cli/trace-model';
 import type { ClockReadings } from '../../lib/common/clock';
@@ -138,7 +139,7 @@ export function protobufjsSpans(bytes: Uint8Array): PlainSpan[] {
 /** A js-backend tracer on a scripted clock: at(ms, f) runs f at that time. */
 function scripted(): { t: Tracer; at: (ms: number, f?: () => void) => void } {
   let now = 0;
-  const t = new Tracer({ backend: 'js', clock: () => now });
+  const t = clockedTracer(() => now);
   return {
     t,
     at(ms, f) {
