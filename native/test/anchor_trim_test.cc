@@ -6,6 +6,8 @@
 // skipped, the rest still run.
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <atomic>
 #include <map>
 #include <thread>
@@ -246,7 +248,73 @@ static void trims_while_reading() {
   check_charged(*t);
 }
 
+// Times given in ns (asyncFinish's, Timeline::tick_of_ns) near the clock,
+// for about 50 ms: each reads back within 2 us of what was given (a few
+// anchors' error; a rate calibrated over 200 us put such times tens of us
+// off), and they add a few anchors per kAnchorMs and per chunk, not one a
+// call (a fresh anchor for every given time past the last fails it: 55,573
+// anchors for 55,516 spans).
+static void given_times_take_few_anchors() {
+  TracerOptions o;
+  o.origin_ns = clock::now_ns();
+  o.time_unit = TimeUnit::kTicks;
+  auto t = Tracer::create(o);
+  const uint32_t name = t->intern("given");
+  const uint32_t track = t->track("given", false);
+  struct Given {
+    int64_t start, end;
+  };
+  std::vector<Given> given;
+  const int64_t t0 = clock::now_ns();
+  while (clock::now_ns() - t0 < 50'000'000) {
+    const uint64_t tok = t->async_begin(track, name, clock::now_ticks());
+    AsyncEndChanges c;
+    c.has_start = true;
+    c.start_ns = clock::now_ns() - 1000;
+    c.has_end = true;
+    c.end_ns = clock::now_ns();
+    given.push_back(Given{c.start_ns, c.end_ns});
+    CHECK_EQ(t->async_end(tok, clock::now_ticks(), 0, std::move(c)), Status::kOk);
+  }
+  const double elapsed_ms = static_cast<double>(clock::now_ns() - t0) / 1e6;
+  t->flush();
+  const FrozenSnapshot snap = t->freeze();
+  const auto* tl = test_util::find_timeline(snap, track);
+  CHECK(tl != nullptr);
+  if (tl == nullptr) return;
+  CHECK_EQ(tl->records.size(), given.size());
+  int off = 0;
+  for (size_t i = 0; i < given.size() && i < tl->records.size(); ++i) {
+    const SpanRecord r = tl->records[static_cast<uint32_t>(i)];
+    if (std::llabs(r.start_ns - given[i].start) > 2000 || std::llabs(r.end_ns - given[i].end) > 2000) ++off;
+  }
+  if (off != 0) {
+    for (size_t i = 0, shown = 0; i < given.size() && shown < 8; ++i) {
+      const SpanRecord r = tl->records[static_cast<uint32_t>(i)];
+      const int64_t ds = r.start_ns - given[i].start, de = r.end_ns - given[i].end;
+      if (std::llabs(ds) > 2000 || std::llabs(de) > 2000) {
+        std::printf("   span %zu: start %+lld ns, end %+lld ns\n", i, static_cast<long long>(ds), static_cast<long long>(de));
+        ++shown;
+      }
+    }
+  }
+  CHECK_EQ(off, 0);
+  if (!clock::tsc_enabled()) return;
+  size_t anchors = 0;
+  // Every anchor the track took: those it holds and those trims dropped.
+  for (const auto& x : t->timelines()) {
+    if (x->id() == track) anchors = x->anchor_count() + x->anchors_trimmed();
+  }
+  // Per kAnchorMs (5 ms): the writer's own and one of given times; one per
+  // 1024-record chunk; as many again for the steps that grow a short
+  // segment (one cut short by a chunk's anchor) back to 5 ms, and a few to start.
+  const double bound = 2 * elapsed_ms / 5 + 2 * static_cast<double>(given.size()) / 1024 + 24;
+  std::printf("   %zu given spans in %.0f ms: %zu anchors (bound %.0f)\n", given.size(), elapsed_ms, anchors, bound);
+  CHECK(static_cast<double>(anchors) <= bound);
+}
+
 int main() {
+  given_times_take_few_anchors();
   steady_state_is_bounded();
   trims_while_reading();
   kept_records_convert_the_same();

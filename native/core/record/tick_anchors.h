@@ -37,6 +37,10 @@ class TickAnchors {
   int64_t first_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.front().tick; }
   int64_t last_tick() const { return anchors_.empty() ? INT64_MIN : anchors_.back().tick; }
   int64_t last_ns() const { return anchors_.empty() ? INT64_MIN : anchors_.back().ns; }
+  // Ticks between the last two anchors (0 with fewer).
+  int64_t last_segment_ticks() const {
+    return anchors_.size() < 2 ? 0 : anchors_.back().tick - anchors_[anchors_.size() - 2].tick;
+  }
 
   // Appends `a` if it is past the last anchor in both tick and ns; a tick
   // that went backwards (cross-core skew) is dropped rather than stored.

@@ -177,7 +177,12 @@ int64_t Timeline::tick_of_ns(int64_t ns) {
   int64_t tick;
   {
     std::lock_guard<TimelineMutex> lock(mu_);
-    if (ns > anchors_.last_ns() && clock::now_ticks() - anchors_.last_tick() >= given_fresh_ticks()) {
+    // Extrapolated over at most twice the last segment (off by at most about
+    // twice its anchors' error) and kAnchorMs; past that, a fresh anchor,
+    // whose segment is then twice as long: a short one grows to kAnchorMs in
+    // a few steps, so given times add a few anchors per kAnchorMs, not one each.
+    if (ns > anchors_.last_ns() &&
+        clock::now_ticks() - anchors_.last_tick() > std::min(2 * anchors_.last_segment_ticks(), anchor_interval_)) {
       append_anchor_locked(clock::measure_anchor());
       charge = anchor_charge_locked();
     }

@@ -94,10 +94,12 @@ class Timeline {
   // A time given in CLOCK_MONOTONIC ns (measured elsewhere: a span timed in
   // JS) as this timeline's record time: on a ticks timeline the inverse of
   // the conversion its readers apply (TickAnchors::to_tick), so it reads
-  // back as given. A time past the last anchor gets a fresh anchor first
-  // (unless the last is younger than kGivenFreshTicks), so it is
-  // interpolated between measured anchors, not extrapolated from a short
-  // segment. Identity on an ns timeline.
+  // back as given. A time past the last anchor is extrapolated from the last
+  // segment only while the clock is no further past it than twice that
+  // segment and kAnchorMs (off by a few anchors' error); else it gets a
+  // fresh anchor first. So the anchors grow by a few per kAnchorMs, not one
+  // a call, and a time is never extrapolated far from a short segment or
+  // over a long idle. Identity on an ns timeline.
   int64_t tick_of_ns(int64_t ns);
   // Appends an anchor the caller measured (tests: a skewed one gives the
   // segments distinct slopes, so a record that changed segment converts
@@ -201,8 +203,6 @@ class Timeline {
   const bool serial_;
   const bool ticks_;
   const int64_t anchor_interval_;  // kAnchorMs in ticks
-  // tick_of_ns takes a fresh anchor at most this often: a fiftieth of kAnchorMs (100 us).
-  int64_t given_fresh_ticks() const { return anchor_interval_ / 50; }
   const std::shared_ptr<ChunkPool> pool_;
   std::atomic<uint64_t> written_{0};
   std::atomic<uint64_t> committed_{0};
