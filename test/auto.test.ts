@@ -16,7 +16,7 @@ import { cliPath, readCounterSamples, readSpans, repoRoot, type PlainSpan } from
 // stores them on its own clock and the file converts them back, each track
 // through its own anchors. Spans begun in the same ms (a request and its
 // connection) may then come out a few ns apart in either order: compared
-// within this bound (native/addon/ms_ticks.h, TracerShared::start_anchor).
+// within this bound (Timeline::tick_of_ns, TracerShared::start_anchor).
 const GIVEN_NS = 1000;
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-auto-'));
