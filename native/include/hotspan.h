@@ -21,12 +21,14 @@ extern "C" {
 
 #define HOTSPAN_ABI_VERSION 1
 
+/* <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)> */
 typedef enum hotspan_status {
-  HOTSPAN_OK = 0,
-  HOTSPAN_CLOSED = 1,       /* the tracer was closed; nothing recorded */
-  HOTSPAN_NO_OPEN_SPAN = 2, /* end() with no open span on this thread */
-  HOTSPAN_INVALID = 3       /* bad argument: unknown name, track or token, NULL pointer */
+  HOTSPAN_OK = 0, /* done */
+  HOTSPAN_CLOSED = 1, /* the tracer was closed; nothing recorded */
+  HOTSPAN_NO_OPEN_SPAN = 2, /* end() with no open span on this thread; nothing changed */
+  HOTSPAN_INVALID = 3 /* bad argument: unknown name, track, token or thread state, NULL pointer */
 } hotspan_status;
+/* </generated> */
 
 typedef struct hotspan_api_v1 {
   uint32_t abi_version; /* HOTSPAN_ABI_VERSION the table implements */

@@ -8,14 +8,16 @@
 
 namespace hotspan {
 
+// <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 enum SpanFlags : uint16_t {
-  kFlagAsync = 1u << 0,      // async span (lives on an async track)
+  kFlagAsync = 1u << 0,  // async span (lives on an async track)
   kFlagAbandoned = 1u << 1,  // ended by cleanup, not by the caller
-  kFlagError = 1u << 2,      // the traced function threw / the promise rejected
-  kFlagAttrs = 1u << 3,      // has an attribute blob (see Timeline::attrs)
+  kFlagError = 1u << 2,  // the traced function threw / the promise rejected
+  kFlagAttrs = 1u << 3,  // has an attribute blob (see Timeline::attrs)
   kFlagParentElsewhere = 1u << 4,  // parent lives on another timeline (async), or is given (foreign_parents)
-  kFlagContext = 1u << 5,          // carries a stored trace context (see Timeline::add_context)
+  kFlagContext = 1u << 5,  // carries a stored trace context (see Timeline::add_context)
 };
+// </generated>
 
 struct SpanRecord {
   // Always CLOCK_MONOTONIC ns (a ticks timeline's are converted by its

@@ -22,14 +22,15 @@
 
 namespace hotspan {
 
-// The C ABI's codes (hotspan.h) are the one definition; lib's NativeStatus is
-// checked against them by test/binding-surface.test.ts.
+// The C ABI's codes (hotspan.h), by name.
+// <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 enum class Status : int {
-  kOk = HOTSPAN_OK,
-  kClosed = HOTSPAN_CLOSED,            // the tracer was closed; nothing recorded
-  kNoOpenSpan = HOTSPAN_NO_OPEN_SPAN,  // end() with an empty open-span stack; nothing changed
-  kInvalid = HOTSPAN_INVALID,          // unknown name id, token, track or thread state
+  kOk = HOTSPAN_OK,  // done
+  kClosed = HOTSPAN_CLOSED,  // the tracer was closed; nothing recorded
+  kNoOpenSpan = HOTSPAN_NO_OPEN_SPAN,  // end() with no open span on this thread; nothing changed
+  kInvalid = HOTSPAN_INVALID,  // bad argument: unknown name, track, token or thread state, NULL pointer
 };
+// </generated>
 
 enum class TimelineKind : uint8_t { kJs = 0, kNative = 1, kTrack = 2, kGroups = 3 };
 

@@ -1,0 +1,85 @@
+#!/usr/bin/env node
+// The codes that cross hotspan's boundaries (status codes, span flags),
+// written from their one source, schema/boundary.json, into the blocks
+// marked `<generated ...>` ... `</generated>` of the files below:
+//
+//   node scripts/gen-boundary.mjs           rewrites the blocks (npm run gen)
+//   node scripts/gen-boundary.mjs --check   changes nothing; exits 1 naming
+//                                           each file whose block differs
+//                                           (npm test's typecheck stage)
+//
+// Only the lines between the markers are written; the rest of each file is
+// its own.
+import { readFileSync, writeFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SOURCE = 'schema/boundary.json';
+const schema = JSON.parse(readFileSync(path.join(root, SOURCE), 'utf8'));
+const check = process.argv.includes('--check');
+
+/** OK -> Ok, NO_OPEN_SPAN -> NoOpenSpan. */
+const camel = (name) =>
+  name
+    .toLowerCase()
+    .split('_')
+    .map((w) => w[0].toUpperCase() + w.slice(1))
+    .join('');
+
+// Each target: a file and the lines of its block.
+const targets = [
+  {
+    file: 'native/include/hotspan.h',
+    lines: () => [
+      'typedef enum hotspan_status {',
+      ...schema.status.map((s, i) => `  HOTSPAN_${s.name} = ${String(s.value)}${i + 1 < schema.status.length ? ',' : ''} /* ${s.doc} */`),
+      '} hotspan_status;',
+    ],
+  },
+  {
+    file: 'native/core/record/tracer.h',
+    lines: () => ['enum class Status : int {', ...schema.status.map((s) => `  k${camel(s.name)} = HOTSPAN_${s.name},  // ${s.doc}`), '};'],
+  },
+  {
+    file: 'native/core/record/span_record.h',
+    lines: () => ['enum SpanFlags : uint16_t {', ...schema.spanFlags.map((f) => `  kFlag${camel(f.name)} = 1u << ${String(f.bit)},  // ${f.doc}`), '};'],
+  },
+  {
+    file: 'lib/common/flags.ts',
+    lines: () => [
+      ...schema.spanFlags.map((f) => `/** Span flag: ${f.doc}. */\nexport const FLAG_${f.name} = ${String(2 ** f.bit)};`),
+      // Plain constants, not a const enum: per-file transforms (vitest) do not inline a const enum across files.
+      ...schema.status.map((s) => `/** Status code: ${s.doc}. */\nexport const STATUS_${s.name} = ${String(s.value)};`),
+    ],
+  },
+];
+
+const OPEN = /^(\s*)(\/\/|\/\*) <generated\b.*$/m;
+const CLOSE = /^\s*(\/\/|\/\*) <\/generated>.*$/m;
+
+function rewrite(text, file, lines) {
+  const open = OPEN.exec(text);
+  if (!open) throw new Error(`gen-boundary: ${file} has no <generated> block`);
+  const afterOpen = open.index + open[0].length + 1;
+  const close = CLOSE.exec(text.slice(afterOpen));
+  if (!close) throw new Error(`gen-boundary: ${file}'s <generated> block has no </generated>`);
+  const body = lines.join('\n');
+  return text.slice(0, afterOpen) + body + '\n' + text.slice(afterOpen + close.index);
+}
+
+let stale = 0;
+for (const t of targets) {
+  const full = path.join(root, t.file);
+  const before = readFileSync(full, 'utf8');
+  const after = rewrite(before, t.file, t.lines());
+  if (after === before) continue;
+  if (check) {
+    console.error(`gen-boundary: ${t.file} differs from what ${SOURCE} makes; run npm run gen`);
+    stale++;
+  } else {
+    writeFileSync(full, after);
+    console.log(`gen-boundary: wrote ${t.file}`);
+  }
+}
+if (stale > 0) process.exit(1);

@@ -1,0 +1,58 @@
+// scripts/gen-boundary.mjs: the status codes and span flags that cross the
+// C ABI, the core and the facade come from schema/boundary.json. The
+// committed files are what it writes; a copy whose source changed fails
+// --check, naming every file it would rewrite, and is rewritten by a run.
+import { spawnSync } from 'node:child_process';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import * as flags from '../lib/common/flags';
+
+const root = path.join(__dirname, '..');
+const TARGETS = ['native/include/hotspan.h', 'native/core/record/tracer.h', 'native/core/record/span_record.h', 'lib/common/flags.ts'];
+const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-gen-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+function gen(dir: string, ...args: string[]): { status: number | null; stderr: string } {
+  const r = spawnSync(process.execPath, [path.join(dir, 'scripts', 'gen-boundary.mjs'), ...args], { encoding: 'utf8' });
+  return { status: r.status, stderr: r.stderr };
+}
+
+interface Schema {
+  status: Array<{ name: string; value: number }>;
+  spanFlags: Array<{ name: string; bit: number }>;
+}
+
+describe('the boundary codes', () => {
+  it('the committed files are what schema/boundary.json makes', () => {
+    expect(gen(root, '--check')).toEqual({ status: 0, stderr: '' });
+  });
+
+  it("the facade's constants are the schema's", () => {
+    const schema = JSON.parse(readFileSync(path.join(root, 'schema', 'boundary.json'), 'utf8')) as Schema;
+    const table = flags as unknown as Record<string, number>;
+    for (const s of schema.status) expect(table[`STATUS_${s.name}`], s.name).toBe(s.value);
+    for (const f of schema.spanFlags) expect(table[`FLAG_${f.name}`], f.name).toBe(2 ** f.bit);
+  });
+
+  it('a changed source fails --check naming each file, and a run rewrites them', () => {
+    const dir = path.join(tmp, 'copy');
+    for (const f of ['scripts/gen-boundary.mjs', 'schema/boundary.json', ...TARGETS]) cpSync(path.join(root, f), path.join(dir, f));
+    const schemaFile = path.join(dir, 'schema', 'boundary.json');
+    const schema = JSON.parse(readFileSync(schemaFile, 'utf8')) as Schema;
+    schema.status.push({ name: 'BUSY', value: 4 });
+    schema.spanFlags[2].bit = 6;
+    writeFileSync(schemaFile, JSON.stringify({ ...schema, status: schema.status.map((s) => ({ doc: 'x', ...s })) }));
+    const r = gen(dir, '--check');
+    expect(r.status).toBe(1);
+    for (const f of TARGETS) expect(r.stderr).toContain(`gen-boundary: ${f} differs from what schema/boundary.json makes`);
+    expect(gen(dir).status).toBe(0);
+    expect(gen(dir, '--check')).toEqual({ status: 0, stderr: '' });
+    expect(readFileSync(path.join(dir, 'native/include/hotspan.h'), 'utf8')).toContain('HOTSPAN_BUSY = 4 /* x */');
+    expect(readFileSync(path.join(dir, 'native/core/record/tracer.h'), 'utf8')).toContain('kBusy = HOTSPAN_BUSY,');
+    expect(readFileSync(path.join(dir, 'native/core/record/span_record.h'), 'utf8')).toContain('kFlagError = 1u << 6,');
+    expect(readFileSync(path.join(dir, 'lib/common/flags.ts'), 'utf8')).toContain('export const FLAG_ERROR = 64;');
+  });
+});
