@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The codes that cross hotspan's boundaries (status codes, span flags),
+// The codes that cross hotspan's boundaries (status codes, span flags, the
+// NativeSnapshot record columns),
 // written from their one source, schema/boundary.json, into the blocks
 // marked `<generated ...>` ... `</generated>` of the files below:
 //
@@ -43,7 +44,18 @@ const targets = [
   },
   {
     file: 'native/core/record/span_record.h',
-    lines: () => ['enum SpanFlags : uint16_t {', ...schema.spanFlags.map((f) => `  kFlag${camel(f.name)} = 1u << ${String(f.bit)},  // ${f.doc}`), '};'],
+    lines: () => [
+      'enum SpanFlags : uint16_t {',
+      ...schema.spanFlags.map((f) => `  kFlag${camel(f.name)} = 1u << ${String(f.bit)},  // ${f.doc}`),
+      '};',
+      '',
+      '// The NativeSnapshot `fields` column (the addon writes it; the js backend',
+      '// and the WebAssembly core read it): these uint32 fields per record.',
+      'enum RecordField : uint32_t {',
+      ...schema.recordFields.map((f, i) => `  kField${camel(f.name)} = ${String(i)},  // ${f.doc}`),
+      `  kFieldsPerRecord = ${String(schema.recordFields.length)},`,
+      '};',
+    ],
   },
   {
     file: 'lib/common/flags.ts',
@@ -51,6 +63,8 @@ const targets = [
       ...schema.spanFlags.map((f) => `/** Span flag: ${f.doc}. */\nexport const FLAG_${f.name} = ${String(2 ** f.bit)};`),
       // Plain constants, not a const enum: per-file transforms (vitest) do not inline a const enum across files.
       ...schema.status.map((s) => `/** Status code: ${s.doc}. */\nexport const STATUS_${s.name} = ${String(s.value)};`),
+      ...schema.recordFields.map((f, i) => `/** NativeSnapshot.fields, per record: ${f.doc}. */\nexport const FIELD_${f.name} = ${String(i)};`),
+      `/** uint32 fields per record in NativeSnapshot.fields. */\nexport const FIELDS_PER_RECORD = ${String(schema.recordFields.length)};`,
     ],
   },
 ];

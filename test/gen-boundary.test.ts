@@ -1,5 +1,6 @@
-// scripts/gen-boundary.mjs: the status codes and span flags that cross the
-// C ABI, the core and the facade come from schema/boundary.json. The
+// scripts/gen-boundary.mjs: the status codes, span flags and NativeSnapshot
+// record columns that cross the C ABI, the core, the addon, the WebAssembly
+// core and the facade come from schema/boundary.json. The
 // committed files are what it writes; a copy whose source changed fails
 // --check, naming every file it would rewrite, and is rewritten by a run.
 import { spawnSync } from 'node:child_process';
@@ -23,6 +24,7 @@ function gen(dir: string, ...args: string[]): { status: number | null; stderr: s
 interface Schema {
   status: Array<{ name: string; value: number }>;
   spanFlags: Array<{ name: string; bit: number }>;
+  recordFields: Array<{ name: string }>;
 }
 
 describe('the boundary codes', () => {
@@ -35,6 +37,8 @@ describe('the boundary codes', () => {
     const table = flags as unknown as Record<string, number>;
     for (const s of schema.status) expect(table[`STATUS_${s.name}`], s.name).toBe(s.value);
     for (const f of schema.spanFlags) expect(table[`FLAG_${f.name}`], f.name).toBe(2 ** f.bit);
+    schema.recordFields.forEach((f, i) => expect(table[`FIELD_${f.name}`], f.name).toBe(i));
+    expect(flags.FIELDS_PER_RECORD).toBe(schema.recordFields.length);
   });
 
   it('a changed source fails --check naming each file, and a run rewrites them', () => {

@@ -23,10 +23,21 @@ export const STATUS_CLOSED = 1;
 export const STATUS_NO_OPEN_SPAN = 2;
 /** Status code: bad argument: unknown name, track, token or thread state, NULL pointer. */
 export const STATUS_INVALID = 3;
-// </generated>
-
-/** fields per record in NativeSnapshot.fields. */
+/** NativeSnapshot.fields, per record: the span's name id. */
+export const FIELD_NAME = 0;
+/** NativeSnapshot.fields, per record: the id of the timeline that holds it. */
+export const FIELD_TIMELINE = 1;
+/** NativeSnapshot.fields, per record: its local id on that timeline. */
+export const FIELD_LOCAL = 2;
+/** NativeSnapshot.fields, per record: its parent's timeline (0: no parent). */
+export const FIELD_PARENT_TIMELINE = 3;
+/** NativeSnapshot.fields, per record: its parent's local id. */
+export const FIELD_PARENT_LOCAL = 4;
+/** NativeSnapshot.fields, per record: depth << 16 | span flags. */
+export const FIELD_DEPTH_FLAGS = 5;
+/** uint32 fields per record in NativeSnapshot.fields. */
 export const FIELDS_PER_RECORD = 6;
+// </generated>
 
 /** 2^32: span id = timeline * 2^32 + local id, exact in a JS number while timeline < 2^21. */
 export const TIMELINE_SHIFT = 4294967296;

@@ -18,8 +18,6 @@ const char* KindName(hotspan::TimelineKind kind) {
   return "native";
 }
 
-constexpr size_t kFieldsPerRecord = 6;
-
 // Fills the columns of the NativeSnapshot shape, one record at a time.
 class ColumnsOut {
  public:
@@ -28,7 +26,7 @@ class ColumnsOut {
         view_(view),
         count_(count),
         times_buf_(Napi::ArrayBuffer::New(env, count * 2 * sizeof(double))),
-        fields_buf_(Napi::ArrayBuffer::New(env, count * kFieldsPerRecord * sizeof(uint32_t))),
+        fields_buf_(Napi::ArrayBuffer::New(env, count * hotspan::kFieldsPerRecord * sizeof(uint32_t))),
         times_(static_cast<double*>(times_buf_.Data())),
         fields_(static_cast<uint32_t*>(fields_buf_.Data())),
         attrs_(Napi::Array::New(env)) {}
@@ -53,13 +51,13 @@ class ColumnsOut {
       parent_timeline = tl.id;
       parent_local = r.parent_local;
     }
-    uint32_t* f = fields_ + next_ * kFieldsPerRecord;
-    f[0] = r.name;
-    f[1] = tl.id;
-    f[2] = r.local_id;
-    f[3] = parent_timeline;
-    f[4] = parent_local;
-    f[5] = (static_cast<uint32_t>(r.depth) << 16) | r.flags;
+    uint32_t* f = fields_ + next_ * hotspan::kFieldsPerRecord;
+    f[hotspan::kFieldName] = r.name;
+    f[hotspan::kFieldTimeline] = tl.id;
+    f[hotspan::kFieldLocal] = r.local_id;
+    f[hotspan::kFieldParentTimeline] = parent_timeline;
+    f[hotspan::kFieldParentLocal] = parent_local;
+    f[hotspan::kFieldDepthFlags] = (static_cast<uint32_t>(r.depth) << 16) | r.flags;
     if (r.flags & hotspan::kFlagAttrs) {
       auto it = l->attrs.find(r.local_id);
       if (it != l->attrs.end()) {
@@ -93,7 +91,7 @@ class ColumnsOut {
     out.Set("timelines", timelines);
     out.Set("count", Napi::Number::New(env_, static_cast<double>(count_)));
     out.Set("times", Napi::Float64Array::New(env_, count_ * 2, times_buf_, 0));
-    out.Set("fields", Napi::Uint32Array::New(env_, count_ * kFieldsPerRecord, fields_buf_, 0));
+    out.Set("fields", Napi::Uint32Array::New(env_, count_ * hotspan::kFieldsPerRecord, fields_buf_, 0));
     out.Set("attrs", attrs_);
     return out;
   }

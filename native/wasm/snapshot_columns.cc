@@ -9,8 +9,6 @@
 namespace hotspan::wasm {
 namespace {
 
-constexpr size_t kFields = 6;
-
 // JavaScript's Math.round (half up) of ms * 1e6: the ns the js backend means.
 int64_t ms_to_ns(double ms) {
   const double x = ms * 1e6;
@@ -52,7 +50,7 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
                  attrs = u32_at(header, 4), series = u32_at(header, 5), samples = u32_at(header, 6);
   const uint8_t* times = in.take(16 * n);
   const uint8_t* sample_data = in.take(16 * samples);
-  const uint8_t* fields = in.take(4 * kFields * n);
+  const uint8_t* fields = in.take(4 * kFieldsPerRecord * n);
   const uint8_t* tls = in.take(8 * timelines);
   const uint8_t* attr_index = in.take(4 * attrs);
   const uint8_t* series_sizes = in.take(8 * series);
@@ -95,7 +93,7 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
   size_t last = 0;
   for (size_t i = 0; i < n; ++i) {
     // Records come in runs of one timeline: look up where the run changes.
-    const uint32_t id = u32_at(fields, kFields * i + 1);
+    const uint32_t id = u32_at(fields, kFieldsPerRecord * i + kFieldTimeline);
     if (id != last_id || i == 0) {
       auto it = slot.find(id);
       if (it == slot.end()) return false;
@@ -108,16 +106,16 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
   for (size_t t = 0; t < timelines; ++t) out.timelines[t].records.reserve(sizes[t]);
   for (size_t i = 0; i < n; ++i) {
     SnapshotTimeline& tl = out.timelines[where[i]];
-    const uint8_t* f = fields + 4 * kFields * i;
+    const uint8_t* f = fields + 4 * kFieldsPerRecord * i;
     double ms[2];
     std::memcpy(ms, times + 16 * i, 16);
     SpanRecord r{};
     r.start_ns = ms_to_ns(ms[0]);
     r.end_ns = ms_to_ns(ms[1]);
-    r.name = u32_at(f, 0);
-    r.local_id = u32_at(f, 2);
-    const uint32_t parent_timeline = u32_at(f, 3), parent_local = u32_at(f, 4);
-    const uint32_t depth_flags = u32_at(f, 5);
+    r.name = u32_at(f, kFieldName);
+    r.local_id = u32_at(f, kFieldLocal);
+    const uint32_t parent_timeline = u32_at(f, kFieldParentTimeline), parent_local = u32_at(f, kFieldParentLocal);
+    const uint32_t depth_flags = u32_at(f, kFieldDepthFlags);
     r.depth = static_cast<uint16_t>(depth_flags >> 16);
     r.flags = static_cast<uint16_t>(depth_flags & ~uint32_t{kFlagParentElsewhere});
     // A parent on another timeline is a foreign parent, as the core keeps it.
@@ -133,7 +131,7 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
     const uint32_t i = u32_at(attr_index, a);
     if (i >= n) return false;
     SnapshotTimeline& tl = out.timelines[where[i]];
-    tl.attrs.emplace_back(u32_at(fields, kFields * i + 2), std::string());
+    tl.attrs.emplace_back(u32_at(fields, kFieldsPerRecord * i + kFieldLocal), std::string());
     if (!string(tl.attrs.back().second)) return false;
   }
   out.counters.resize(series);

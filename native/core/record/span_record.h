@@ -17,6 +17,18 @@ enum SpanFlags : uint16_t {
   kFlagParentElsewhere = 1u << 4,  // parent lives on another timeline (async), or is given (foreign_parents)
   kFlagContext = 1u << 5,  // carries a stored trace context (see Timeline::add_context)
 };
+
+// The NativeSnapshot `fields` column (the addon writes it; the js backend
+// and the WebAssembly core read it): these uint32 fields per record.
+enum RecordField : uint32_t {
+  kFieldName = 0,  // the span's name id
+  kFieldTimeline = 1,  // the id of the timeline that holds it
+  kFieldLocal = 2,  // its local id on that timeline
+  kFieldParentTimeline = 3,  // its parent's timeline (0: no parent)
+  kFieldParentLocal = 4,  // its parent's local id
+  kFieldDepthFlags = 5,  // depth << 16 | span flags
+  kFieldsPerRecord = 6,
+};
 // </generated>
 
 struct SpanRecord {
