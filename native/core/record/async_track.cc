@@ -69,10 +69,11 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
   Open* found = find_open(local);
   if (found == nullptr) return Status::kInvalid;
   Open& o = *found;
-  if (changes != nullptr && changes->has_end) now = timeline_->tick_of_ns(changes->end_ns);
+  const int64_t read = now;  // the caller's clock read, before a given end replaces it
+  if (changes != nullptr && changes->has_end) now = timeline_->tick_of_ns(changes->end_ns, read);
   keep_anchored(now);
   if (changes != nullptr) {
-    if (changes->has_start) o.start = timeline_->tick_of_ns(changes->start_ns);
+    if (changes->has_start) o.start = timeline_->tick_of_ns(changes->start_ns, read);
     if (changes->name != UINT32_MAX) o.name = changes->name;
     if (changes->has_attrs) o.attrs = std::move(changes->attrs_json);
   }

@@ -61,10 +61,14 @@ int64_t TickAnchors::to_tick(int64_t ns) const {
   if (n == 1) return anchors_[0].tick + (ns - anchors_[0].ns);  // as to_ns does
   // The segment to_ns would convert the result in: the last anchor at or
   // below `ns` (in ns, which append keeps nondecreasing), within [0, n - 2].
-  const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), ns,
-                                   [](int64_t v, const clock::Anchor& a) { return v < a.ns; });
-  const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor with ns > `ns`
-  const size_t i = above == 0 ? 0 : std::min(above - 1, n - 2);
+  // A given time is mostly in the last segment or past it: no search then.
+  size_t i = n - 2;
+  if (ns < anchors_[n - 2].ns) {
+    const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), ns,
+                                     [](int64_t v, const clock::Anchor& a) { return v < a.ns; });
+    const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor with ns > `ns`
+    i = above == 0 ? 0 : std::min(above - 1, n - 2);
+  }
   const clock::Anchor& a = anchors_[i];
   const clock::Anchor& b = anchors_[i + 1];
   if (b.ns == a.ns) return ns <= a.ns ? a.tick : b.tick;  // no ns between them to invert

@@ -171,7 +171,7 @@ void Timeline::settle_anchor_charge(std::ptrdiff_t delta) const {
   if (delta < 0) pool_->uncharge(static_cast<size_t>(-delta));
 }
 
-int64_t Timeline::tick_of_ns(int64_t ns) {
+int64_t Timeline::tick_of_ns(int64_t ns, int64_t now) {
   if (!ticks_) return ns;
   std::ptrdiff_t charge = 0;
   int64_t tick;
@@ -182,7 +182,7 @@ int64_t Timeline::tick_of_ns(int64_t ns) {
     // whose segment is then twice as long: a short one grows to kAnchorMs in
     // a few steps, so given times add a few anchors per kAnchorMs, not one each.
     if (ns > anchors_.last_ns() &&
-        clock::now_ticks() - anchors_.last_tick() > std::min(2 * anchors_.last_segment_ticks(), anchor_interval_)) {
+        now - anchors_.last_tick() > std::min(2 * anchors_.last_segment_ticks(), anchor_interval_)) {
       append_anchor_locked(clock::measure_anchor());
       charge = anchor_charge_locked();
     }

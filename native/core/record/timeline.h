@@ -100,7 +100,8 @@ class Timeline {
   // fresh anchor first. So the anchors grow by a few per kAnchorMs, not one
   // a call, and a time is never extrapolated far from a short segment or
   // over a long idle. Identity on an ns timeline.
-  int64_t tick_of_ns(int64_t ns);
+  // `now`: the caller's clock read (clock::now_ticks()), for the anchor's age.
+  int64_t tick_of_ns(int64_t ns, int64_t now);
   // Appends an anchor the caller measured (tests: a skewed one gives the
   // segments distinct slopes, so a record that changed segment converts
   // differently). Dropped unless past the last in both tick and ns.
