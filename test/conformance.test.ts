@@ -606,7 +606,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
 
     it('traceAsync: work that settles synchronously ends its span at once; thenables and promises end when they settle', async () => {
       const t = make();
-      const open = (): number => (t as unknown as { asyncOpen: number }).asyncOpen;
+      const open = (): number => (t as unknown as { asyncs: { open: number } }).asyncs.open;
       const names = (): string[] => t.snapshot().map((r) => r.name);
       // A sync return: ended (and recorded) before traceAsync returns.
       const value = { v: 1 };

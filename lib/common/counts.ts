@@ -94,7 +94,23 @@ export function withCounts<T extends object>(value: T, counts: Counts): T & { re
 }
 
 /** The warning a tracer gives once, at the first span it overwrote or dropped. */
-export function warnLoss(c: Counts): void {
+export class LossWarning {
+  private given = false;
+
+  /** Warns when `c` counts a span overwritten or dropped, the first time. */
+  of(c: Counts): void {
+    if (this.given || (c.overwritten === 0 && c.dropped === 0)) return;
+    this.given = true;
+    warnLoss(c);
+  }
+
+  /** As of(), totalling `b` only when it reports a loss (flush(), the GC drain). */
+  check(b: BackendCounts): void {
+    if (!this.given && b.lost) this.of(totalCounts(b));
+  }
+}
+
+function warnLoss(c: Counts): void {
   process.emitWarning(
     `hotspan: the memory budget (${c.memoryLimit} bytes, onFull '${c.onFull}') is full: ` +
       `${c.overwritten} span(s) overwritten and ${c.dropped} dropped so far; tracer.counts() keeps count ` +

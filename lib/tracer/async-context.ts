@@ -200,3 +200,20 @@ export class AsyncContext {
     return token;
   }
 }
+
+/**
+ * tracer.currentContext(): the W3C context of the innermost open span of
+ * this thread, else (`cx` on) of the async context's current span.
+ */
+export function currentContextOf(b: Backend, cx: AsyncContext | undefined): SpanContext | undefined {
+  const store = cx?.storage.getStore();
+  const ids = b.openIds();
+  if (ids === undefined || !ids.resolved) return store?.context;
+  const ts = cx?.openTracestate(ids) ?? '';
+  return {
+    traceId: hex64(ids.traceHi) + hex64(ids.traceLo),
+    spanId: hex64(ids.span),
+    traceFlags: ids.flags,
+    ...(ts !== '' ? { traceState: ts } : {}),
+  };
+}

@@ -1,0 +1,57 @@
+// Which backend a tracer records on: the one its options name (native,
+// falling back to js with one warning; js; noop), or the one a token from
+// tracer.share() joins.
+
+import type { Backend } from '../backends/backend';
+import { JsBackend } from '../backends/js-backend';
+import { isJsToken } from '../backends/js-join';
+import { NativeBackend } from '../backends/native-backend';
+import { NoopBackend } from '../backends/noop-backend';
+import { loadNativeAddon } from '../binding/native-loader';
+import { calibrate } from '../common/clock';
+import type { ResolvedOptions } from './options';
+
+const WARNED = Symbol.for('hotspan.nativeFallbackWarned');
+
+function warnFallbackOnce(error: Error): void {
+  const g = globalThis as { [WARNED]?: boolean };
+  if (g[WARNED] === true) return;
+  g[WARNED] = true;
+  process.emitWarning(`hotspan: the native addon could not be loaded, using the js backend: ${error.message}`, {
+    type: 'HotspanWarning',
+    code: 'HOTSPAN_NATIVE_UNAVAILABLE',
+  });
+}
+
+/** The backend `new Tracer(options)` records on. */
+export function createBackend(o: ResolvedOptions): Backend {
+  if (o.backend === 'noop') return new NoopBackend();
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
+  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, ...budget });
+  const { addon, error } = loadNativeAddon();
+  if (addon === undefined) {
+    const err = error ?? new Error('hotspan: the native addon could not be loaded (no reason given)');
+    if (o.backend === 'native' || o.requireNative) throw err;
+    warnFallbackOnce(err);
+    return new JsBackend({ threadName: o.threadName, ...budget });
+  }
+  const cal = calibrate();
+  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
+  return new NativeBackend(nt, cal.boundMs, true);
+}
+
+/**
+ * The backend `Tracer.join(token)` records on in this worker: the js
+ * backend's for a js token, else the native tracer the token names.
+ */
+export function joinBackend(token: string, threadName: string): Backend {
+  if (isJsToken(token)) return JsBackend.join(token, threadName);
+  const { addon, error } = loadNativeAddon();
+  if (addon === undefined) {
+    throw new Error(
+      'hotspan: Tracer.join() needs the native backend (cross-worker joining), and the addon did not load: ' +
+        (error?.message ?? 'no reason given'),
+    );
+  }
+  return new NativeBackend(addon.join(token, { threadName }), calibrate().boundMs, false);
+}
