@@ -29,12 +29,15 @@ uint64_t TickAnchors::slope(const clock::Anchor& a, const clock::Anchor& b) {
   return static_cast<uint64_t>((static_cast<unsigned __int128>(dn) << 32) / static_cast<uint64_t>(den));
 }
 
-size_t TickAnchors::segment_start(int64_t low) const {
-  if (anchors_.size() < 3) return 0;
-  const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), low,
-                                   [](int64_t t, const clock::Anchor& a) { return t < a.tick; });
-  const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor > low
+size_t TickAnchors::segment_holding(int64_t value, int64_t clock::Anchor::*key) const {
+  const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), value,
+                                   [key](int64_t v, const clock::Anchor& a) { return v < a.*key; });
+  const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor above `value`
   return above == 0 ? 0 : std::min(above - 1, anchors_.size() - 2);
+}
+
+size_t TickAnchors::segment_start(int64_t low) const {
+  return anchors_.size() < 3 ? 0 : segment_holding(low, &clock::Anchor::tick);
 }
 
 size_t TickAnchors::trim_below(int64_t low) {
@@ -62,13 +65,7 @@ int64_t TickAnchors::to_tick(int64_t ns) const {
   // The segment to_ns would convert the result in: the last anchor at or
   // below `ns` (in ns, which append keeps nondecreasing), within [0, n - 2].
   // A given time is mostly in the last segment or past it: no search then.
-  size_t i = n - 2;
-  if (ns < anchors_[n - 2].ns) {
-    const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), ns,
-                                     [](int64_t v, const clock::Anchor& a) { return v < a.ns; });
-    const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor with ns > `ns`
-    i = above == 0 ? 0 : std::min(above - 1, n - 2);
-  }
+  const size_t i = ns < anchors_[n - 2].ns ? segment_holding(ns, &clock::Anchor::ns) : n - 2;
   const clock::Anchor& a = anchors_[i];
   const clock::Anchor& b = anchors_[i + 1];
   if (b.ns == a.ns) return ns <= a.ns ? a.tick : b.tick;  // no ns between them to invert
@@ -86,10 +83,7 @@ int64_t TickAnchors::to_ns_outline(int64_t tick, size_t& hint) const {
   // Segment i: [anchors_[i], anchors_[i + 1]), i in [0, n - 2].
   size_t i = hint;
   if (!(i + 1 < n && within(i, tick))) {
-    const auto it = std::upper_bound(anchors_.begin(), anchors_.end(), tick,
-                                     [](int64_t t, const clock::Anchor& a) { return t < a.tick; });
-    const size_t above = static_cast<size_t>(it - anchors_.begin());  // first anchor > tick
-    i = above == 0 ? 0 : std::min(above - 1, n - 2);
+    i = segment_holding(tick, &clock::Anchor::tick);
     hint = i;
   }
   if (fast_in(i, tick)) return fixed_point(anchors_[i], slopes_[i], tick);

@@ -106,6 +106,10 @@ class TickAnchors {
   // The first anchor of the segment holding `low` (0 when below the second
   // anchor), at most size() - 2 so the last segment stays whole.
   size_t segment_start(int64_t low) const;
+  // The segment [anchors_[i], anchors_[i + 1]) holding `value`, compared with
+  // each anchor's `key` (tick or ns; append keeps both nondecreasing): the
+  // last anchor at or below `value`, within [0, size() - 2]. size() >= 2.
+  size_t segment_holding(int64_t value, int64_t clock::Anchor::*key) const;
 
   std::vector<clock::Anchor> anchors_;
   std::vector<uint64_t> slopes_;  // slopes_[i]: segment [anchors_[i], anchors_[i + 1])
