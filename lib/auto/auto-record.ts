@@ -31,7 +31,18 @@ import { PerformanceObserver, performance, constants as perfConstants, type Perf
 
 import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
 import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
-import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from '../common/flags';
+import {
+  FIELDS_PER_RECORD,
+  FIELD_DEPTH_FLAGS,
+  FIELD_LOCAL,
+  FIELD_NAME,
+  FIELD_PARENT_LOCAL,
+  FIELD_PARENT_TIMELINE,
+  FIELD_TIMELINE,
+  FLAG_ASYNC,
+  FLAG_ATTRS,
+  FLAG_ERROR,
+} from '../common/flags';
 import type { NativeSnapshot } from '../binding/native-binding';
 
 export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
@@ -512,11 +523,11 @@ export function withAutoSpans(snap: NativeSnapshot, rec: AutoRecorder): NativeSn
     times[2 * i] = s.start;
     times[2 * i + 1] = s.end;
     const f = i * FIELDS_PER_RECORD;
-    fields[f] = nameId(s.name);
-    fields[f + 1] = tl;
-    fields[f + 2] = local;
+    fields[f + FIELD_NAME] = nameId(s.name);
+    fields[f + FIELD_TIMELINE] = tl;
+    fields[f + FIELD_LOCAL] = local;
     const hasAttrs = Object.keys(s.attrs).length > 0;
-    fields[f + 5] = FLAG_ASYNC | (s.error ? FLAG_ERROR : 0) | (hasAttrs ? FLAG_ATTRS : 0);
+    fields[f + FIELD_DEPTH_FLAGS] = FLAG_ASYNC | (s.error ? FLAG_ERROR : 0) | (hasAttrs ? FLAG_ATTRS : 0);
     if (hasAttrs) attrs.push([i, JSON.stringify(s.attrs)]);
   });
   // Parents began earlier, so they are placed already. A parent that is not
@@ -528,8 +539,8 @@ export function withAutoSpans(snap: NativeSnapshot, rec: AutoRecorder): NativeSn
     const p = up === undefined ? undefined : where.get(up);
     if (p === undefined) return;
     const f = (snap.count + k) * FIELDS_PER_RECORD;
-    fields[f + 3] = p[0];
-    fields[f + 4] = p[1];
+    fields[f + FIELD_PARENT_TIMELINE] = p[0];
+    fields[f + FIELD_PARENT_LOCAL] = p[1];
   });
   return { names, timelines, count: n, times, fields, attrs, counters: snap.counters };
 }

@@ -18,6 +18,12 @@ import { CounterColumns } from './counter-columns';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, noOpenSpanError, traceNestingError, unknownNameError } from '../common/errors';
 import { JoinLink, openShared, ShareHub, type Batch, type JoinedThread, type SharedState, type TimelineDesc } from './js-join';
 import {
+  FIELD_DEPTH_FLAGS,
+  FIELD_LOCAL,
+  FIELD_NAME,
+  FIELD_PARENT_LOCAL,
+  FIELD_PARENT_TIMELINE,
+  FIELD_TIMELINE,
   FIELDS_PER_RECORD,
   FLAG_ABANDONED,
   FLAG_ASYNC,
@@ -401,7 +407,7 @@ export class JsBackend implements Backend {
   /** Takes the oldest kept record out of the ring, with its side entries; returns its timeline id. */
   private removeOldest(): number {
     const h = this.head;
-    const timeline = this.fields[h * FPR + 1];
+    const timeline = this.fields[h * FPR + FIELD_TIMELINE];
     const oldest = this.seq - this.count;
     const text = this.attrs.dropOldest(oldest);
     if (text !== undefined) this.sideBytes -= attrCost(text);
@@ -500,12 +506,12 @@ export class JsBackend implements Backend {
     if (i >= this.cap) i -= this.cap;
     const f = i * FPR;
     const fields = this.fields;
-    fields[f] = name;
-    fields[f + 1] = timeline;
-    fields[f + 2] = local;
-    fields[f + 3] = parentTimeline;
-    fields[f + 4] = parentLocal;
-    fields[f + 5] = (depth << 16) | flags;
+    fields[f + FIELD_NAME] = name;
+    fields[f + FIELD_TIMELINE] = timeline;
+    fields[f + FIELD_LOCAL] = local;
+    fields[f + FIELD_PARENT_TIMELINE] = parentTimeline;
+    fields[f + FIELD_PARENT_LOCAL] = parentLocal;
+    fields[f + FIELD_DEPTH_FLAGS] = (depth << 16) | flags;
     this.times[2 * i] = start;
     this.times[2 * i + 1] = end;
     if (attrs !== '') this.attrs.push(this.seq, attrs);
@@ -783,13 +789,13 @@ export class JsBackend implements Backend {
     const n = cols.count;
     const offsets = new Uint32Array(this.timelineAt.length + 1);
     const src = cols.fields;
-    for (let i = 0; i < n; i++) offsets[src[i * FIELDS_PER_RECORD + 1] + 1]++;
+    for (let i = 0; i < n; i++) offsets[src[i * FIELDS_PER_RECORD + FIELD_TIMELINE] + 1]++;
     for (let k = 1; k < offsets.length; k++) offsets[k] += offsets[k - 1];
     const where = new Uint32Array(n);
     const times = new Float64Array(2 * n);
     const fields = new Uint32Array(FIELDS_PER_RECORD * n);
     for (let i = 0; i < n; i++) {
-      const j = offsets[src[i * FIELDS_PER_RECORD + 1]]++;
+      const j = offsets[src[i * FIELDS_PER_RECORD + FIELD_TIMELINE]]++;
       where[i] = j;
       times[2 * j] = cols.times[2 * i];
       times[2 * j + 1] = cols.times[2 * i + 1];
@@ -901,11 +907,11 @@ export class JsBackend implements Backend {
     let c = 0;
     for (let i = 0; i < batch.count; i++) {
       const f = i * FPR;
-      const tl = this.timelineAt[thread.timelines.get(fields[f + 1]) ?? 0];
+      const tl = this.timelineAt[thread.timelines.get(fields[f + FIELD_TIMELINE]) ?? 0];
       if (tl === undefined) continue; // a timeline never described: not ours
-      let local = fields[f + 2];
-      let parentTl = fields[f + 3] === 0 ? 0 : (thread.timelines.get(fields[f + 3]) ?? 0);
-      let parentLocal = fields[f + 4];
+      let local = fields[f + FIELD_LOCAL];
+      let parentTl = fields[f + FIELD_PARENT_TIMELINE] === 0 ? 0 : (thread.timelines.get(fields[f + FIELD_PARENT_TIMELINE]) ?? 0);
+      let parentLocal = fields[f + FIELD_PARENT_LOCAL];
       if (tl.kind === 'groups') {
         // Group local ids are shared with this thread's own groups: renumber.
         local = this.groupLocal(thread, local);
@@ -924,9 +930,9 @@ export class JsBackend implements Backend {
       // Ids are tracer-wide: the contexts a joined thread stored name spans as they are here.
       let ctx: StoredContext | undefined;
       if (c < contexts.length && contexts[c][0] === i) ctx = contexts[c++][1];
-      const depthFlags = fields[f + 5];
+      const depthFlags = fields[f + FIELD_DEPTH_FLAGS];
       this.push(
-        thread.names[fields[f]] ?? this.intern('?'),
+        thread.names[fields[f + FIELD_NAME]] ?? this.intern('?'),
         tl.id,
         local,
         parentTl,

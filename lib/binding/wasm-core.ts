@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClockReadings } from '../common/clock';
-import { FIELDS_PER_RECORD } from '../common/flags';
+import { FIELDS_PER_RECORD, FIELD_LOCAL, FIELD_TIMELINE } from '../common/flags';
 import type { NativeSnapshot, NativeStatsRow } from './native-binding';
 
 // The WebAssembly global, as far as this file uses it (lib "ES2022" has no types for it).
@@ -259,8 +259,8 @@ const IDS_WORDS = 5;
 function putContexts(words: BigUint64Array, snap: NativeSnapshot): void {
   let w = 0;
   for (const [i, ctx] of snap.contexts ?? []) {
-    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 1]);
-    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + 2]);
+    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + FIELD_TIMELINE]);
+    words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + FIELD_LOCAL]);
     words[w++] = ctx.traceHi;
     words[w++] = ctx.traceLo;
     words[w++] = ctx.parentWire;
@@ -293,11 +293,11 @@ export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64A
   const slot = new Map<number, number>();
   snap.timelines.forEach((t, k) => slot.set(t.id, k));
   const per = new Uint32Array(snap.timelines.length + 1);
-  for (let i = 0; i < n; i++) per[(slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0) + 1]++;
+  for (let i = 0; i < n; i++) per[(slot.get(snap.fields[i * FIELDS_PER_RECORD + FIELD_TIMELINE]) ?? 0) + 1]++;
   for (let k = 1; k < per.length; k++) per[k] += per[k - 1];
   const ids = new BigUint64Array(IDS_WORDS * n);
   for (let i = 0; i < n; i++) {
-    const j = per[slot.get(snap.fields[i * FIELDS_PER_RECORD + 1]) ?? 0]++;
+    const j = per[slot.get(snap.fields[i * FIELDS_PER_RECORD + FIELD_TIMELINE]) ?? 0]++;
     ids.set(out.subarray(IDS_WORDS * j, IDS_WORDS * (j + 1)), IDS_WORDS * i);
   }
   return ids;

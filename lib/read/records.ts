@@ -2,7 +2,19 @@
 // both backends produce (NativeSnapshot).
 
 import { attrsFromJson, type Attributes } from '../attrs/attrs';
-import { FIELDS_PER_RECORD, FLAG_ABANDONED, FLAG_ASYNC, FLAG_ERROR, spanId } from '../common/flags';
+import {
+  FIELDS_PER_RECORD,
+  FIELD_DEPTH_FLAGS,
+  FIELD_LOCAL,
+  FIELD_NAME,
+  FIELD_PARENT_LOCAL,
+  FIELD_PARENT_TIMELINE,
+  FIELD_TIMELINE,
+  FLAG_ABANDONED,
+  FLAG_ASYNC,
+  FLAG_ERROR,
+  spanId,
+} from '../common/flags';
 import type { NativeSnapshot } from '../binding/native-binding';
 
 /** What records on a timeline: 'js' (a JS thread), 'native' (a native thread), 'track' (async spans) or 'groups'. */
@@ -67,20 +79,20 @@ export function toRecords(snap: NativeSnapshot): readonly SpanRecord[] {
   const out: SpanRecord[] = new Array<SpanRecord>(snap.count);
   for (let i = 0; i < snap.count; i++) {
     const f = i * FIELDS_PER_RECORD;
-    const timeline = fields[f + 1];
-    const parentTimeline = fields[f + 3];
-    const parentLocal = fields[f + 4];
-    const depthFlags = fields[f + 5];
+    const timeline = fields[f + FIELD_TIMELINE];
+    const parentTimeline = fields[f + FIELD_PARENT_TIMELINE];
+    const parentLocal = fields[f + FIELD_PARENT_LOCAL];
+    const depthFlags = fields[f + FIELD_DEPTH_FLAGS];
     const flags = depthFlags & 0xffff;
     const start = times[2 * i];
     const end = times[2 * i + 1];
     const info = tl.get(timeline);
     const text = attrs.get(i);
     // Object literals of two fixed shapes (no spread): V8 builds them fast.
-    const name = names[fields[f]] ?? '?';
+    const name = names[fields[f + FIELD_NAME]] ?? '?';
     const timelineName = info ? info.name : '?';
     const timelineKind = info ? info.kind : 'js';
-    const id = spanId(timeline, fields[f + 2]);
+    const id = spanId(timeline, fields[f + FIELD_LOCAL]);
     const parent = parentLocal === 0 ? 0 : spanId(parentTimeline, parentLocal);
     const depth = depthFlags >>> 16;
     const error = (flags & FLAG_ERROR) !== 0;
