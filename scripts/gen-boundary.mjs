@@ -61,7 +61,6 @@ const targets = [
     file: 'lib/common/flags.ts',
     lines: () => [
       ...schema.spanFlags.map((f) => `/** Span flag: ${f.doc}. */\nexport const FLAG_${f.name} = ${String(2 ** f.bit)};`),
-      // Plain constants, not a const enum: per-file transforms (vitest) do not inline a const enum across files.
       ...schema.status.map((s) => `/** Status code: ${s.doc}. */\nexport const STATUS_${s.name} = ${String(s.value)};`),
       ...schema.recordFields.map((f, i) => `/** NativeSnapshot.fields, per record: ${f.doc}. */\nexport const FIELD_${f.name} = ${String(i)};`),
       `/** uint32 fields per record in NativeSnapshot.fields. */\nexport const FIELDS_PER_RECORD = ${String(schema.recordFields.length)};`,
