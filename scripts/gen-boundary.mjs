@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // The codes that cross hotspan's boundaries (status codes, span flags, the
-// NativeSnapshot record columns),
+// NativeSnapshot record columns, the WebAssembly core's entry points),
 // written from their one source, schema/boundary.json, into the blocks
 // marked `<generated ...>` ... `</generated>` of the files below:
 //
@@ -27,6 +27,27 @@ const camel = (name) =>
     .split('_')
     .map((w) => w[0].toUpperCase() + w.slice(1))
     .join('');
+
+/** A C parameter declaration, `const double* counts`: its type and name. */
+function cParam(decl) {
+  const m = /^(.*?)\s*\b([a-z_][a-z0-9_]*)$/i.exec(decl.trim());
+  if (!m) throw new Error(`gen-boundary: a wasm export parameter must read "<C type> <name>", got ${JSON.stringify(decl)}`);
+  return { type: m[1], name: m[2] };
+}
+
+/** The TypeScript type of a C type across the wasm32 boundary. */
+function tsType(type) {
+  if (type === 'void') return 'void';
+  if (type.endsWith('*')) return 'number'; // a wasm32 address
+  if (type === 'int64_t' || type === 'uint64_t') return 'bigint';
+  if (['int32_t', 'uint32_t'].includes(type)) return 'number';
+  throw new Error(`gen-boundary: no TypeScript type for the C type ${type}`);
+}
+
+/** origin_ns -> originNs. */
+const lowerCamel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCase());
+
+const wasm = schema.wasm;
 
 // Each target: a file and the lines of its block.
 const targets = [
@@ -64,6 +85,44 @@ const targets = [
       ...schema.status.map((s) => `/** Status code: ${s.doc}. */\nexport const STATUS_${s.name} = ${String(s.value)};`),
       ...schema.recordFields.map((f, i) => `/** NativeSnapshot.fields, per record: ${f.doc}. */\nexport const FIELD_${f.name} = ${String(i)};`),
       `/** uint32 fields per record in NativeSnapshot.fields. */\nexport const FIELDS_PER_RECORD = ${String(schema.recordFields.length)};`,
+    ],
+  },
+  {
+    file: 'native/wasm/exports.h',
+    lines: () => [
+      `enum Format : uint32_t { ${wasm.formats.map((f) => `k${camel(f.name)} = ${String(f.value)}`).join(', ')} };`,
+      'enum Status : int32_t {',
+      ...wasm.status.map((s) => `  k${camel(s.name)} = ${String(s.value)},  // ${s.doc}`),
+      '};',
+      `// f64 per stats row: ${wasm.statsRow.join(', ')}.`,
+      `constexpr uint32_t kStatsRowDoubles = ${String(wasm.statsRow.length)};`,
+      '',
+      'struct QueryColumns;',
+      '',
+      'extern "C" {',
+      ...wasm.exports.flatMap((e) => [
+        `// ${e.doc}`,
+        `__attribute__((export_name("${e.name}"))) ${e.returns} ${e.name}(${e.params.map((p) => p.trim()).join(', ')});`,
+      ]),
+      '}  // extern "C"',
+    ],
+  },
+  {
+    file: 'lib/binding/wasm-core.ts',
+    lines: () => [
+      "/** native/wasm/exports.h's entry points, as the module's exports. */",
+      'interface WasmExports {',
+      ...wasm.exports.flatMap((e) => {
+        const params = e.params.map(cParam).map((p) => `${lowerCamel(p.name)}: ${tsType(p.type)}`);
+        return [`  /** ${e.doc} */`, `  ${e.name}(${params.join(', ')}): ${tsType(e.returns)};`];
+      }),
+      '}',
+      '/** hs_write and hs_writer_begin: the code of each output format. */',
+      `const FORMAT_CODES = { ${wasm.formats.map((f) => `${f.output}: ${String(f.value)}`).join(', ')} } as const;`,
+      "/** The entry points' status codes: what each says, by code. */",
+      `const STATUS_TEXT = [${[...wasm.status].sort((x, y) => x.value - y.value).map((s) => `'${s.doc}'`).join(', ')}];`,
+      `/** f64 per stats row (hs_stats): ${wasm.statsRow.join(', ')}. */`,
+      `const STATS_ROW_DOUBLES = ${String(wasm.statsRow.length)};`,
     ],
   },
 ];

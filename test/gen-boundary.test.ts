@@ -1,6 +1,7 @@
 // scripts/gen-boundary.mjs: the status codes, span flags and NativeSnapshot
 // record columns that cross the C ABI, the core, the addon, the WebAssembly
-// core and the facade come from schema/boundary.json. The
+// core and the facade, and the WebAssembly core's entry points, come from
+// schema/boundary.json. The
 // committed files are what it writes; a copy whose source changed fails
 // --check, naming every file it would rewrite, and is rewritten by a run.
 import { spawnSync } from 'node:child_process';
@@ -12,7 +13,14 @@ import { afterAll, describe, expect, it } from 'vitest';
 import * as flags from '../lib/common/flags';
 
 const root = path.join(__dirname, '..');
-const TARGETS = ['native/include/hotspan.h', 'native/core/record/tracer.h', 'native/core/record/span_record.h', 'lib/common/flags.ts'];
+const TARGETS = [
+  'native/include/hotspan.h',
+  'native/core/record/tracer.h',
+  'native/core/record/span_record.h',
+  'lib/common/flags.ts',
+  'native/wasm/exports.h',
+  'lib/binding/wasm-core.ts',
+];
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-gen-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -25,6 +33,7 @@ interface Schema {
   status: Array<{ name: string; value: number }>;
   spanFlags: Array<{ name: string; bit: number }>;
   recordFields: Array<{ name: string }>;
+  wasm: { status: Array<{ name: string; value: number; doc: string }>; exports: Array<{ name: string; params: string[] }> };
 }
 
 describe('the boundary codes', () => {
@@ -41,6 +50,15 @@ describe('the boundary codes', () => {
     expect(flags.FIELDS_PER_RECORD).toBe(schema.recordFields.length);
   });
 
+  it("the committed .wasm exports exactly the schema's entry points", () => {
+    const schema = JSON.parse(readFileSync(path.join(root, 'schema', 'boundary.json'), 'utf8')) as Schema;
+    const wasmApi = (globalThis as unknown as { WebAssembly: { Module: { new (b: Uint8Array): object; exports(m: object): Array<{ name: string; kind: string }> } } })
+      .WebAssembly.Module;
+    const mod = new wasmApi(readFileSync(path.join(root, 'native', 'wasm', 'hotspan_core.wasm')));
+    const functions = wasmApi.exports(mod).filter((e) => e.kind === 'function').map((e) => e.name);
+    expect(functions.sort()).toEqual(['_initialize', ...schema.wasm.exports.map((e) => e.name)].sort());
+  });
+
   it('a changed source fails --check naming each file, and a run rewrites them', () => {
     const dir = path.join(tmp, 'copy');
     for (const f of ['scripts/gen-boundary.mjs', 'schema/boundary.json', ...TARGETS]) cpSync(path.join(root, f), path.join(dir, f));
@@ -48,6 +66,8 @@ describe('the boundary codes', () => {
     const schema = JSON.parse(readFileSync(schemaFile, 'utf8')) as Schema;
     schema.status.push({ name: 'BUSY', value: 4 });
     schema.spanFlags[2].bit = 6;
+    schema.wasm.status.push({ name: 'BUSY', value: 4, doc: 'busy' });
+    schema.wasm.exports.find((e) => e.name === 'hs_free')?.params.push('uint32_t bytes');
     writeFileSync(schemaFile, JSON.stringify({ ...schema, status: schema.status.map((s) => ({ doc: 'x', ...s })) }));
     const r = gen(dir, '--check');
     expect(r.status).toBe(1);
@@ -58,5 +78,22 @@ describe('the boundary codes', () => {
     expect(readFileSync(path.join(dir, 'native/core/record/tracer.h'), 'utf8')).toContain('kBusy = HOTSPAN_BUSY,');
     expect(readFileSync(path.join(dir, 'native/core/record/span_record.h'), 'utf8')).toContain('kFlagError = 1u << 6,');
     expect(readFileSync(path.join(dir, 'lib/common/flags.ts'), 'utf8')).toContain('export const FLAG_ERROR = 64;');
+    expect(readFileSync(path.join(dir, 'native/wasm/exports.h'), 'utf8')).toContain('void hs_free(uint8_t* p, uint32_t bytes);');
+    expect(readFileSync(path.join(dir, 'native/wasm/exports.h'), 'utf8')).toContain('kBusy = 4,  // busy');
+    const ts = readFileSync(path.join(dir, 'lib/binding/wasm-core.ts'), 'utf8');
+    expect(ts).toContain('hs_free(p: number, bytes: number): void;');
+    expect(ts).toContain("const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle', 'busy'];");
+  });
+
+  it('a wasm export parameter it cannot type fails, naming it', () => {
+    const dir = path.join(tmp, 'bad');
+    for (const f of ['scripts/gen-boundary.mjs', 'schema/boundary.json', ...TARGETS]) cpSync(path.join(root, f), path.join(dir, f));
+    const schemaFile = path.join(dir, 'schema', 'boundary.json');
+    const schema = JSON.parse(readFileSync(schemaFile, 'utf8')) as Schema;
+    schema.wasm.exports[0].params.push('float ratio');
+    writeFileSync(schemaFile, JSON.stringify(schema));
+    const r = gen(dir, '--check');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('gen-boundary: no TypeScript type for the C type float');
   });
 });

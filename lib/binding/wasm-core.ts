@@ -13,37 +13,55 @@ import type { ClockReadings } from '../common/clock';
 import { FIELDS_PER_RECORD, FIELD_LOCAL, FIELD_TIMELINE } from '../common/flags';
 import type { NativeSnapshot, NativeStatsRow } from './native-binding';
 
-// The WebAssembly global, as far as this file uses it (lib "ES2022" has no types for it).
-interface Exports {
+// The module's exports: the generated entry points, and what the toolchain adds.
+interface Exports extends WasmExports {
   memory: { buffer: ArrayBuffer };
   _initialize(): void;
+}
+// <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
+/** native/wasm/exports.h's entry points, as the module's exports. */
+interface WasmExports {
+  /** An input buffer of `bytes` bytes (1 for 0) in the module's memory. */
   hs_alloc(bytes: number): number;
-  hs_free(ptr: number): void;
+  /** Frees a buffer hs_alloc gave that no call took over. */
+  hs_free(p: number): void;
+  /** Where the last call's result is, until the next call. */
   hs_result_data(): number;
+  /** The last call's result size in bytes. */
   hs_result_size(): number;
-  /** Both take the input buffer over. The bigints are i64 ns: origin, then the clock readings. */
-  /** counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. */
-  hs_write(ptr: number, bytes: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number): number;
-  hs_stats(ptr: number, bytes: number): number;
-  /** Takes the input buffer over; returns a handle (0: malformed columns). */
-  hs_query_open(ptr: number, bytes: number): number;
-  /** One step of native/core/read/query_call.h; name 0xffffffff bytes: no name. */
-  hs_query(handle: number, argsPtr: number, namePtr: number, nameBytes: number): number;
-  /** An incremental document: begin (0: unknown format), append batches (takes the input over), finish. */
+  /** One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. */
+  hs_write(input: number, size: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number): number;
+  /** An incremental document: its handle (0: unknown format). */
   hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
-  hs_writer_append(handle: number, ptr: number, bytes: number): number;
+  /** Appends a batch of columns to an incremental document (takes the input over); the bytes made are the result. */
+  hs_writer_append(handle: number, input: number, size: number): number;
+  /** Finishes an incremental document; its last bytes are the result. */
   hs_writer_finish(handle: number): number;
+  /** The stats rows of the columns into the result, as f64 rows of the stats row's width (times in ns); takes the input over. */
+  hs_stats(input: number, size: number): number;
+  /** Takes the input over; returns a query handle (0: malformed columns). */
+  hs_query_open(input: number, size: number): number;
+  /** One step of native/core/read/query_call.h into the result as f64; name_size 0xFFFFFFFF: no name. */
+  hs_query(q: number, args: number, name: number, nameSize: number): number;
   /** The W3C ids of the columns' records; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
-  hs_span_ids(ptr: number, bytes: number, contexts: number, count: number, salt: bigint): number;
+  hs_span_ids(input: number, size: number, contexts: number, count: number, salt: bigint): number;
   /** The ids of an open stack's innermost span; takes the frames (7 u64 each) over. */
   hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint): number;
   /** [wire id, trace hi, trace lo] of a span id as a root. */
   hs_root_ids(span: bigint, salt: bigint): number;
   /** An OTLP encoder: takes the resource buffer over; returns a handle (0: malformed). */
-  hs_otlp_open(resource: number, bytes: number, encoding: number, unixOffsetNs: bigint, salt: bigint): number;
+  hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint): number;
   /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request. */
-  hs_otlp_next(handle: number, ptr: number, bytes: number, contexts: number, contextBytes: number, count: number, maxSpans: number, final: number, unread: number): number;
+  hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number): number;
 }
+/** hs_write and hs_writer_begin: the code of each output format. */
+const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
+/** The entry points' status codes: what each says, by code. */
+const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle'];
+/** f64 per stats row (hs_stats): name, count, total, min, max, mean, p50, p90, p99. */
+const STATS_ROW_DOUBLES = 9;
+// </generated>
+// The WebAssembly global, as far as this file uses it (lib "ES2022" has no types for it).
 declare const WebAssembly: {
   Module: new (bytes: Uint8Array) => object;
   Instance: new (module: object, imports: object) => { exports: Exports };
@@ -56,10 +74,6 @@ const WASM_PATH = join(__dirname, '..', '..', 'native', 'wasm', 'hotspan_core.wa
 const COLUMNS_VERSION = 1;
 const HEADER_BYTES = 32;
 const KIND_CODES = { js: 0, native: 1, track: 2, groups: 3 } as const;
-// native/wasm/exports.cc: formats, status codes, the stats row width.
-const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
-const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle'];
-const STATS_ROW_DOUBLES = 9;
 
 /** Memory an instance may keep between calls. */
 const KEEP_BYTES = 16 << 20;

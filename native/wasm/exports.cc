@@ -18,14 +18,19 @@
 #include "export/otlp_batcher.h"
 #include "write/perfetto_writer.h"
 #include "read/query_call.h"
+#include "exports.h"
 #include "snapshot_columns.h"
 #include "record/span_ids.h"
 #include "read/stats.h"
 
-namespace {
+// A query's records: the decoded columns and the engine over them (exports.h
+// declares it for hs_query_open and hs_query).
+struct QueryColumns {
+  hotspan::Snapshot snapshot;
+  std::unique_ptr<hotspan::SnapshotQuery<hotspan::Snapshot>> query;  // over the decoded snapshot
+};
 
-enum Format : uint32_t { kChromeJson = 0, kPerfetto = 1 };
-enum Status : int32_t { kOk = 0, kBadInput = 1, kBadFormat = 2, kBadHandle = 3 };
+namespace {
 
 // Allocated on first use: a reactor module runs no constructors before _initialize.
 std::string& result() {
@@ -33,12 +38,6 @@ std::string& result() {
   if (r == nullptr) r = new std::string();
   return *r;
 }
-
-// A query's records: the decoded columns and the engine over them.
-struct QueryColumns {
-  hotspan::Snapshot snapshot;
-  std::unique_ptr<hotspan::SnapshotQuery<hotspan::Snapshot>> query;  // over the decoded snapshot
-};
 
 // Decodes the columns at `input` and frees them.
 bool take_columns(uint8_t* input, uint32_t size, hotspan::Snapshot& out) {
@@ -98,17 +97,17 @@ uint32_t u32_at(const uint8_t* p) {
 
 extern "C" {
 
-__attribute__((export_name("hs_alloc"))) uint8_t* hs_alloc(uint32_t bytes) {
+uint8_t* hs_alloc(uint32_t bytes) {
   return static_cast<uint8_t*>(std::malloc(bytes == 0 ? 1 : bytes));
 }
 
-__attribute__((export_name("hs_free"))) void hs_free(uint8_t* p) { std::free(p); }
+void hs_free(uint8_t* p) { std::free(p); }
 
-__attribute__((export_name("hs_result_data"))) const char* hs_result_data() {
+const char* hs_result_data() {
   return result().data();
 }
 
-__attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
+uint32_t hs_result_size() {
   return static_cast<uint32_t>(result().size());
 }
 
@@ -117,7 +116,7 @@ __attribute__((export_name("hs_result_size"))) uint32_t hs_result_size() {
 // CLOCK_MONOTONIC and the clock readings are the caller's (the writers say
 // which clock their times are on, clock_readings.h), so the document is the
 // one the native backend writes for the same records.
-__attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size,
+int32_t hs_write(uint8_t* input, uint32_t size,
                                                             uint32_t format, int64_t origin_ns,
                                                             int64_t monotonic_ns, int64_t realtime_ns,
                                                             int64_t boottime_ns, const double* counts) {
@@ -150,7 +149,7 @@ __attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32
 
 // Begins an incremental document of `format` (inputs as hs_write's); returns
 // its handle (> 0), or 0 for an unknown format. The result is left empty.
-__attribute__((export_name("hs_writer_begin"))) uint32_t hs_writer_begin(uint32_t format, int64_t origin_ns,
+uint32_t hs_writer_begin(uint32_t format, int64_t origin_ns,
                                                                           int64_t monotonic_ns,
                                                                           int64_t realtime_ns,
                                                                           int64_t boottime_ns) {
@@ -178,7 +177,7 @@ __attribute__((export_name("hs_writer_begin"))) uint32_t hs_writer_begin(uint32_
 // One batch (columns as hs_write's; its names are the ones new since the
 // previous batch, their ids following on) into the document; the bytes it
 // gives are the result.
-__attribute__((export_name("hs_writer_append"))) int32_t hs_writer_append(uint32_t handle, uint8_t* input,
+int32_t hs_writer_append(uint32_t handle, uint8_t* input,
                                                                             uint32_t size) {
   Stream* s = stream_at(handle);
   hotspan::Snapshot batch;
@@ -195,7 +194,7 @@ __attribute__((export_name("hs_writer_append"))) int32_t hs_writer_append(uint32
 }
 
 // Finishes the document (its last bytes are the result) and frees the handle.
-__attribute__((export_name("hs_writer_finish"))) int32_t hs_writer_finish(uint32_t handle) {
+int32_t hs_writer_finish(uint32_t handle) {
   Stream* s = stream_at(handle);
   result().clear();
   if (s == nullptr) return kBadHandle;
@@ -207,12 +206,12 @@ __attribute__((export_name("hs_writer_finish"))) int32_t hs_writer_finish(uint32
 
 // The stats rows into the result: 9 f64 per row (name id, count, total,
 // min, max, mean, p50, p90, p99; times in ns), in the core's row order.
-__attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32_t size) {
+int32_t hs_stats(uint8_t* input, uint32_t size) {
   hotspan::Snapshot snapshot;
   if (!take_columns(input, size, snapshot)) return kBadInput;
   const std::vector<hotspan::StatsRow> rows = hotspan::compute_stats(snapshot);
   std::string& bytes = result();
-  bytes.resize(rows.size() * 9 * sizeof(double));
+  bytes.resize(rows.size() * kStatsRowDoubles * sizeof(double));
   double* out = reinterpret_cast<double*>(&bytes[0]);
   for (const hotspan::StatsRow& r : rows) {
     *out++ = r.name;
@@ -233,7 +232,7 @@ __attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32
 // (native/core/read/query_call.h: `args` is kQueryArgs f64, the name is UTF-8,
 // name_size 0xFFFFFFFF for none) into the result as f64. The handle lives as
 // long as the instance: lib/binding/wasm-core.ts gives each query an instance of its own.
-__attribute__((export_name("hs_query_open"))) QueryColumns* hs_query_open(uint8_t* input, uint32_t size) {
+QueryColumns* hs_query_open(uint8_t* input, uint32_t size) {
   auto* q = new QueryColumns();
   if (!take_columns(input, size, q->snapshot)) {
     delete q;
@@ -243,7 +242,7 @@ __attribute__((export_name("hs_query_open"))) QueryColumns* hs_query_open(uint8_
   return q;
 }
 
-__attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q, const double* args,
+int32_t hs_query(const QueryColumns* q, const double* args,
                                                             const char* name, uint32_t name_size) {
   const bool has_name = name_size != 0xFFFFFFFFu;
   std::vector<double> out;
@@ -263,7 +262,7 @@ __attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q,
 // (taken over, may be null when count is 0) holds the records' stored
 // contexts, 6 u64 each: timeline id, local id, trace hi, trace lo, parent
 // wire id, trace flags.
-__attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, uint32_t size,
+int32_t hs_span_ids(uint8_t* input, uint32_t size,
                                                                   uint64_t* contexts, uint32_t count,
                                                                   uint64_t salt) {
   hotspan::Snapshot snapshot;
@@ -321,7 +320,7 @@ __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, 
 // `frames` (depth of them, innermost last, taken over) are 7 u64 each: local
 // id, span flags (kFlagContext, kFlagParentElsewhere), given parent span id,
 // the stored context's trace hi, trace lo, parent wire id, trace flags.
-__attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames, uint32_t depth,
+int32_t hs_open_ids(uint64_t* frames, uint32_t depth,
                                                                   uint32_t timeline, uint64_t salt) {
   struct Frame {
     uint32_t local;
@@ -360,7 +359,7 @@ __attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames
 
 // The ids of tracer-wide span id `span` as a root (the addon's idsOf): its
 // wire id and the trace it starts, 3 u64 into the result.
-__attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt) {
+int32_t hs_root_ids(uint64_t span, uint64_t salt) {
   const hotspan::TraceId root = hotspan::trace_id::derived_trace_id(salt, span);
   std::string& bytes = result();
   bytes.resize(3 * sizeof(uint64_t));
@@ -377,7 +376,7 @@ __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, u
 // values in turn, then the scope version. `unix_offset_ns` is added to the
 // batches' times (ns from the performance.now() origin); `salt` is the
 // tracer's id salt.
-__attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
+uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
                                                                      int64_t unix_offset_ns, uint64_t salt) {
   hotspan::OtlpResource r;
   size_t at = 0;
@@ -411,7 +410,7 @@ __attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* reso
 // `unread`: records left for a later read; `final`: as OtlpBatcher::encode.
 // The result: u32 spans, u32 records held back, then the request (when
 // spans > 0).
-__attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
+int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
                                                                     uint8_t* contexts, uint32_t contexts_size,
                                                                     uint32_t count, uint32_t max_spans, uint32_t final,
                                                                     uint32_t unread) {
