@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // The codes that cross hotspan's boundaries (status codes, span flags, the
-// NativeSnapshot record columns, the WebAssembly core's entry points),
+// NativeSnapshot record columns, the WebAssembly core's entry points, the
+// addon's tracer methods),
 // written from their one source, schema/boundary.json, into the blocks
 // marked `<generated ...>` ... `</generated>` of the files below:
 //
@@ -105,6 +106,27 @@ const targets = [
         `__attribute__((export_name("${e.name}"))) ${e.returns} ${e.name}(${e.params.map((p) => p.trim()).join(', ')});`,
       ]),
       '}  // extern "C"',
+    ],
+  },
+  {
+    file: 'native/addon/tracer_object.cc',
+    lines: () => [
+      'const Method kMethods[] = {',
+      ...schema.tracerMethods.methods.map((m) => {
+        if (m.hot !== undefined) return `    {"${m.name}", &${m.hot}, nullptr},`;
+        if (m.cold !== undefined) return `    {"${m.name}", nullptr, &Cold<${m.cold}>},`;
+        if (m.coldVoid !== undefined) return `    {"${m.name}", nullptr, &ColdVoid<${m.coldVoid}>},`;
+        throw new Error(`gen-boundary: tracer method ${JSON.stringify(m.name)} names no hot, cold or coldVoid callback`);
+      }),
+      '};',
+    ],
+  },
+  {
+    file: 'lib/binding/native-binding.ts',
+    lines: () => [
+      '/** The methods of a NativeTracer, as the addon makes them (the type-check holds NativeTracer to these). */',
+      'export type NativeTracerMethod =',
+      ...schema.tracerMethods.methods.map((m, i, all) => `  | '${m.name}'${i + 1 === all.length ? ';' : ''}`),
     ],
   },
   {

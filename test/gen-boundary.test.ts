@@ -1,9 +1,9 @@
 // scripts/gen-boundary.mjs: the status codes, span flags and NativeSnapshot
 // record columns that cross the C ABI, the core, the addon, the WebAssembly
-// core and the facade, and the WebAssembly core's entry points, come from
-// schema/boundary.json. The
-// committed files are what it writes; a copy whose source changed fails
-// --check, naming every file it would rewrite, and is rewritten by a run.
+// core and the facade, the WebAssembly core's entry points and the addon's
+// tracer methods come from schema/boundary.json. The committed files are
+// what it writes; a copy whose source changed fails --check, naming every
+// file it would rewrite, and is rewritten by a run.
 import { spawnSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +18,8 @@ const TARGETS = [
   'native/core/record/tracer.h',
   'native/core/record/span_record.h',
   'lib/common/flags.ts',
+  'native/addon/tracer_object.cc',
+  'lib/binding/native-binding.ts',
   'native/wasm/exports.h',
   'lib/binding/wasm-core.ts',
 ];
@@ -33,6 +35,7 @@ interface Schema {
   status: Array<{ name: string; value: number }>;
   spanFlags: Array<{ name: string; bit: number }>;
   recordFields: Array<{ name: string }>;
+  tracerMethods: { methods: Array<{ name: string; cold?: string }> };
   wasm: { status: Array<{ name: string; value: number; doc: string }>; exports: Array<{ name: string; params: string[] }> };
 }
 
@@ -67,6 +70,7 @@ describe('the boundary codes', () => {
     schema.status.push({ name: 'BUSY', value: 4 });
     schema.spanFlags[2].bit = 6;
     schema.wasm.status.push({ name: 'BUSY', value: 4, doc: 'busy' });
+    schema.tracerMethods.methods.push({ name: 'busy', cold: 'Busy' });
     schema.wasm.exports.find((e) => e.name === 'hs_free')?.params.push('uint32_t bytes');
     writeFileSync(schemaFile, JSON.stringify({ ...schema, status: schema.status.map((s) => ({ doc: 'x', ...s })) }));
     const r = gen(dir, '--check');
@@ -80,6 +84,8 @@ describe('the boundary codes', () => {
     expect(readFileSync(path.join(dir, 'lib/common/flags.ts'), 'utf8')).toContain('export const FLAG_ERROR = 64;');
     expect(readFileSync(path.join(dir, 'native/wasm/exports.h'), 'utf8')).toContain('void hs_free(uint8_t* p, uint32_t bytes);');
     expect(readFileSync(path.join(dir, 'native/wasm/exports.h'), 'utf8')).toContain('kBusy = 4,  // busy');
+    expect(readFileSync(path.join(dir, 'native/addon/tracer_object.cc'), 'utf8')).toContain('{"busy", nullptr, &Cold<Busy>},');
+    expect(readFileSync(path.join(dir, 'lib/binding/native-binding.ts'), 'utf8')).toContain("  | 'busy';");
     const ts = readFileSync(path.join(dir, 'lib/binding/wasm-core.ts'), 'utf8');
     expect(ts).toContain('hs_free(p: number, bytes: number): void;');
     expect(ts).toContain("const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle', 'busy'];");

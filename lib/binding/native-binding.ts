@@ -88,6 +88,66 @@ export interface NativeStatsRow {
   p99Ns: number;
 }
 
+// <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
+/** The methods of a NativeTracer, as the addon makes them (the type-check holds NativeTracer to these). */
+export type NativeTracerMethod =
+  | 'begin'
+  | 'end'
+  | 'beginStaged'
+  | 'beginAttrs'
+  | 'endFlags'
+  | 'endAt'
+  | 'beginSlots'
+  | 'beginView'
+  | 'asyncBeginSlots'
+  | 'asyncBeginValuesView'
+  | 'defineShape'
+  | 'defineValue'
+  | 'slotView'
+  | 'intern'
+  | 'openDepth'
+  | 'innermost'
+  | 'stateView'
+  | 'setThreadName'
+  | 'track'
+  | 'asyncBegin'
+  | 'asyncEnd'
+  | 'asyncView'
+  | 'asyncBeginView'
+  | 'asyncEndView'
+  | 'openAsync'
+  | 'groupBegin'
+  | 'groupEnd'
+  | 'openGroups'
+  | 'counter'
+  | 'flush'
+  | 'pending'
+  | 'snapshot'
+  | 'freeze'
+  | 'read'
+  | 'readAt'
+  | 'query'
+  | 'stats'
+  | 'counts'
+  | 'chromeJson'
+  | 'perfetto'
+  | 'writeFile'
+  | 'writeFileNow'
+  | 'stream'
+  | 'shareToken'
+  | 'nativeApi'
+  | 'close'
+  | 'closed'
+  | 'beginContext'
+  | 'asyncBeginContext'
+  | 'openIds'
+  | 'idsOf'
+  | 'asyncFinish'
+  | 'spanIds'
+  | 'spanTracestates'
+  | 'idSalt';
+// </generated>
+
 /**
  * One tracer as seen from one JS env (thread). The hot-path functions are its
  * own, bound to it natively (they work taken off the object); the rest are
@@ -248,6 +308,18 @@ export interface NativeTracer {
   /** The salt of this tracer's W3C ids (native/core/record/trace_id.h). */
   idSalt(): bigint;
 }
+
+/**
+ * Holds NativeTracer to the schema's list: the type-check fails on a method
+ * declared here and not made by the addon, or made and not declared, and
+ * names it (`missing`: in the schema only; `extra`: in NativeTracer only).
+ */
+export type NativeTracerMatchesSchema = MustBeTrue<
+  [Exclude<NativeTracerMethod, keyof NativeTracer>, Exclude<keyof NativeTracer, NativeTracerMethod>] extends [never, never]
+    ? true
+    : { missing: Exclude<NativeTracerMethod, keyof NativeTracer>; extra: Exclude<keyof NativeTracer, NativeTracerMethod> }
+>;
+type MustBeTrue<T extends true> = T;
 
 export interface NativeAddon {
   /** ABI version of native/include/hotspan.h the addon implements. */

@@ -310,6 +310,8 @@ napi_value ColdVoid(napi_env env, napi_callback_info info) {
   return nullptr;
 }
 
+// The tracer object's methods, in the order they are defined.
+// <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 const Method kMethods[] = {
     {"begin", &hot::Begin, nullptr},
     {"end", &hot::End, nullptr},
@@ -367,6 +369,7 @@ const Method kMethods[] = {
     {"spanTracestates", nullptr, &Cold<trace_context::SpanTracestates>},
     {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
 };
+// </generated>
 
 }  // namespace
 
