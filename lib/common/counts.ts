@@ -104,9 +104,11 @@ export class LossWarning {
     warnLoss(c);
   }
 
-  /** As of(), totalling `b` only when it reports a loss (flush(), the GC drain). */
-  check(b: BackendCounts): void {
-    if (!this.given && b.lost) this.of(totalCounts(b));
+  /** As of(), asking `counts` only until the warning was given (flush(), the GC drain). */
+  check(counts: () => BackendCounts): void {
+    if (this.given) return;
+    const b = counts();
+    if (b.lost) this.of(totalCounts(b));
   }
 }
 

@@ -85,7 +85,7 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
       backend.kind === 'native'
         ? new GcHook(() => {
             backend.flush();
-            this.loss.check(this.b.counts());
+            this.loss.check(() => this.b.counts());
           })
         : undefined;
   }
@@ -364,7 +364,7 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
   flush(): void {
     this.handles.reap();
     this.b.flush();
-    this.loss.check(this.b.counts());
+    this.loss.check(() => this.b.counts());
   }
 
   /**
