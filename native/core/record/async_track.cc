@@ -14,7 +14,7 @@ uint64_t AsyncTrack::begin(uint32_t name, int64_t now, std::string_view attrs,
                            uint64_t parent_span, const StoredContext* context) {
   std::unique_ptr<StoredContext> given;
   if (context != nullptr && context->trace.valid()) given = std::make_unique<StoredContext>(*context);
-  std::lock_guard<YieldLock> lock(mu_);
+  LockGuard<YieldLock> lock(mu_);
   keep_anchored(now);
   const uint32_t local = ++next_local_;
   Open& o = slot_for(local);
@@ -65,7 +65,7 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
                        AsyncEndChanges* changes) {
   if (static_cast<uint32_t>(token >> 32) != timeline_->id()) return Status::kInvalid;
   const auto local = static_cast<uint32_t>(token);
-  std::lock_guard<YieldLock> lock(mu_);
+  LockGuard<YieldLock> lock(mu_);
   Open* found = find_open(local);
   if (found == nullptr) return Status::kInvalid;
   Open& o = *found;
@@ -119,12 +119,12 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
 }
 
 size_t AsyncTrack::open_count() const {
-  std::lock_guard<YieldLock> lock(mu_);
+  LockGuard<YieldLock> lock(mu_);
   return open_n_;
 }
 
 void AsyncTrack::append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const {
-  std::lock_guard<YieldLock> lock(mu_);
+  LockGuard<YieldLock> lock(mu_);
   for (const Open& o : ring_) {
     if (o.local != 0) out.emplace_back(make_span_id(timeline_->id(), o.local), o.name);
   }

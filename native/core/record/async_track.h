@@ -15,7 +15,6 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -23,6 +22,7 @@
 #include <vector>
 
 #include "record/hot_inline.h"
+#include "record/platform_lock.h"
 #include "record/timeline.h"
 #include "record/tracer.h"
 #include "record/yield_lock.h"
@@ -52,7 +52,7 @@ class AsyncTrack {
   // the binding's hot calls (async_fast.h). They do nothing and answer
   // 0 / false in every other case: then call begin()/end().
   HOTSPAN_HOT_INLINE uint64_t begin_plain(uint32_t name, int64_t now, std::string_view attrs = {}) {
-    std::lock_guard<YieldLock> lock(mu_);
+    LockGuard<YieldLock> lock(mu_);
     const uint32_t local = next_local_ + 1;
     Open& o = ring_[ring_index(local)];
     if (HOTSPAN_UNLIKELY(o.local != 0 || local == 0 || now > anchor_due_)) return 0;
@@ -68,7 +68,7 @@ class AsyncTrack {
   }
   HOTSPAN_HOT_INLINE bool end_plain(uint64_t token, int64_t now, uint16_t extra_flags, uint64_t* written) {
     const auto local = static_cast<uint32_t>(token);
-    std::lock_guard<YieldLock> lock(mu_);
+    LockGuard<YieldLock> lock(mu_);
     Open& o = ring_[ring_index(local)];
     if (HOTSPAN_UNLIKELY(o.local != local || local == 0 || static_cast<uint32_t>(token >> 32) != timeline_->id() ||
                          serial_ || now > anchor_due_ || cursor_.slot == cursor_.end || o.parent_span != 0 ||
@@ -127,7 +127,7 @@ class AsyncTrack {
 
   const std::shared_ptr<Timeline> timeline_;
   const bool serial_;
-  // Not std::mutex: nearly every take is uncontended, and a span takes it
+  // Not Mutex: nearly every take is uncontended, and a span takes it
   // twice (begin, end). See yield_lock.h.
   mutable YieldLock mu_;
   uint32_t next_local_ = 0;                                   // guarded by mu_

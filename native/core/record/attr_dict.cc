@@ -27,7 +27,7 @@ AttrDict::~AttrDict() {
 }
 
 size_t AttrDict::charged() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   return charged_;
 }
 
@@ -45,7 +45,7 @@ uint32_t AttrDict::add_shape(const std::string_view* keys, uint32_t n) {
     put_u32(whole, keys[i].size());
     whole.append(keys[i]);
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (auto it = shape_ids_.find(whole); it != shape_ids_.end()) return it->second;
   const uint32_t id = shapes_.count();
   const size_t seg = id % kSegment == 0 ? kSegment * sizeof(Shape) : 0;
@@ -60,7 +60,7 @@ uint32_t AttrDict::add_shape(const std::string_view* keys, uint32_t n) {
 
 uint32_t AttrDict::add_value(std::string_view text) {
   std::string key(text);
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (auto it = value_ids_.find(key); it != value_ids_.end()) return it->second;
   const uint32_t id = values_.count();
   const size_t seg = id % kSegment == 0 ? kSegment * sizeof(std::string) : 0;

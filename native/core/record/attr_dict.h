@@ -21,12 +21,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 
 #include "record/attr_slots.h"
+#include "record/platform_lock.h"
 
 namespace hotspan {
 
@@ -90,7 +90,7 @@ class AttrDict {
   bool charge_locked(size_t bytes);
 
   const std::shared_ptr<ChunkPool> pool_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   List<Shape, kMaxShapes> shapes_;
   List<std::string, kMaxValues> values_;
   std::unordered_map<std::string, uint32_t> shape_ids_;  // key: the keys, each length-prefixed

@@ -34,10 +34,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "record/memory_limit.h"
+#include "record/platform_lock.h"
 #include "record/stored_span.h"
 
 namespace hotspan {
@@ -140,7 +140,7 @@ class ChunkPool {
   std::atomic<size_t> used_{0};
   std::atomic<bool> lost_{false};
   std::atomic<uint32_t> consumers_{0};
-  std::mutex mu_;
+  Mutex mu_;
   PoolChunk* head_ = nullptr;  // oldest; guarded by mu_
   PoolChunk* tail_ = nullptr;  // guarded by mu_
 };

@@ -1,6 +1,6 @@
 #include "record/close_barrier.h"
 
-#include <mutex>
+#include "record/platform_lock.h"
 
 #if defined(__linux__)
 #include <linux/membarrier.h>

@@ -6,7 +6,7 @@ namespace hotspan {
 
 bool CounterStore::add(std::string_view name, int64_t ns, double value) {
   if (!std::isfinite(value)) return false;
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   auto it = index_.find(std::string(name));
   if (it == index_.end()) {
     it = index_.emplace(std::string(name), series_.size()).first;
@@ -22,7 +22,7 @@ bool CounterStore::add(std::string_view name, int64_t ns, double value) {
 }
 
 std::vector<CounterSeries> CounterStore::copy() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   return series_;
 }
 

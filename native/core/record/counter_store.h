@@ -4,13 +4,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "record/counter_series.h"
+#include "record/platform_lock.h"
 
 namespace hotspan {
 
@@ -27,7 +27,7 @@ class CounterStore {
   std::vector<CounterSeries> copy() const;
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::vector<CounterSeries> series_;
   std::unordered_map<std::string, size_t> index_;  // name -> series_ slot
 };

@@ -8,13 +8,13 @@ GroupTrack::GroupTrack(std::shared_ptr<Timeline> timeline)
     : timeline_(std::move(timeline)), anchor_due_(timeline_->anchor_due()) {}
 
 void GroupTrack::begin(uint32_t name, int64_t now, std::string attrs_json) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   keep_anchored(now);
   stack_.push_back(Open{now, ++next_local_, name, std::move(attrs_json)});
 }
 
 Status GroupTrack::end(int64_t now, uint64_t* written) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (stack_.empty()) return Status::kNoOpenSpan;
   keep_anchored(now);
   Open o = std::move(stack_.back());
@@ -40,7 +40,7 @@ Status GroupTrack::end(int64_t now, uint64_t* written) {
 }
 
 size_t GroupTrack::open_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   return stack_.size();
 }
 

@@ -7,10 +7,10 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "record/platform_lock.h"
 #include "record/timeline.h"
 #include "record/tracer.h"
 
@@ -37,7 +37,7 @@ class GroupTrack {
   };
 
   const std::shared_ptr<Timeline> timeline_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   uint32_t next_local_ = 0;  // guarded by mu_
   std::vector<Open> stack_;  // guarded by mu_
   ChunkCursor cursor_;       // guarded by mu_

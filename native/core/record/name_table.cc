@@ -3,7 +3,7 @@
 namespace hotspan {
 
 uint32_t NameTable::intern(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   auto it = ids_.find(name);
   if (it != ids_.end()) return it->second;
   const auto id = static_cast<uint32_t>(names_.size());
@@ -14,12 +14,12 @@ uint32_t NameTable::intern(std::string_view name) {
 }
 
 std::string NameTable::name_of(uint32_t id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   return id < names_.size() ? names_[id] : std::string();
 }
 
 std::vector<std::string> NameTable::all() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   return std::vector<std::string>(names_.begin(), names_.end());
 }
 

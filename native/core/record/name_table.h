@@ -7,11 +7,12 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
+
+#include "record/platform_lock.h"
 
 namespace hotspan {
 
@@ -25,7 +26,7 @@ class NameTable {
   uint32_t count() const { return count_.load(std::memory_order_relaxed); }
 
  private:
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // deque: elements never move, so the string_view keys stay valid.
   std::deque<std::string> names_;
   std::unordered_map<std::string_view, uint32_t> ids_;

@@ -1,8 +1,8 @@
 #include "record/pending_queue.h"
 
-#include <mutex>
 #include <utility>
 
+#include "record/platform_lock.h"
 #include "record/timeline.h"
 
 namespace hotspan {
@@ -10,7 +10,7 @@ namespace hotspan {
 PendingQueue::PendingQueue() = default;
 
 size_t PendingQueue::push(Timeline* timeline, uint64_t written, uint32_t records) {
-  std::lock_guard<SpinLock> lock(lock_);
+  LockGuard<SpinLock> lock(lock_);
   // Room for a batch made on the first push, not with the tracer: a tracer
   // only a holder thread records into never queues, and one made and closed
   // at once holds 12 KiB less.
@@ -22,7 +22,7 @@ size_t PendingQueue::push(Timeline* timeline, uint64_t written, uint32_t records
 void PendingQueue::drain() {
   std::vector<Item> batch;
   {
-    std::lock_guard<SpinLock> lock(lock_);
+    LockGuard<SpinLock> lock(lock_);
     if (items_.empty()) return;
     batch.swap(items_);
     items_.swap(spare_);
@@ -35,7 +35,7 @@ void PendingQueue::drain() {
   for (const Item& it : batch) it.timeline->commit_up_to(it.written);
   batch.clear();
   {
-    std::lock_guard<SpinLock> lock(lock_);
+    LockGuard<SpinLock> lock(lock_);
     if (spare_.capacity() < batch.capacity()) spare_.swap(batch);
   }
   // `batch` (whichever buffer is left) is freed here, outside the lock.

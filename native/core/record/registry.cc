@@ -17,7 +17,7 @@ std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::
 }
 
 std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   // Checked under the lock: close() sets the flag, then takes this lock to
   // close the registered states, so a state is either closed there or here.
   if (shared_->closed.load(std::memory_order_acquire)) {
@@ -35,7 +35,7 @@ std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string
 }
 
 uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (shared_->closed.load(std::memory_order_acquire)) return 0;
   std::string key = as_named ? std::string(name) : "track: " + std::string(name);
   auto it = track_ids_.find(key);
@@ -50,14 +50,14 @@ uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
 }
 
 std::shared_ptr<AsyncTrack> Registry::find_track(uint32_t timeline_id) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (timeline_id == 0 || timeline_id > entries_.size()) return nullptr;
   return entries_[timeline_id - 1].track;
 }
 
 std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {
   std::vector<std::shared_ptr<AsyncTrack>> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   for (const Entry& e : entries_) {
     if (e.track) out.push_back(e.track);
   }
@@ -65,7 +65,7 @@ std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {
 }
 
 std::shared_ptr<GroupTrack> Registry::groups(bool create) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (!groups_ && create && !shared_->closed.load(std::memory_order_acquire)) {
     groups_ = std::make_shared<GroupTrack>(new_timeline_locked(TimelineKind::kGroups, "groups"));
   }
@@ -74,14 +74,14 @@ std::shared_ptr<GroupTrack> Registry::groups(bool create) {
 
 std::vector<std::shared_ptr<Timeline>> Registry::timelines() const {
   std::vector<std::shared_ptr<Timeline>> out;
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   out.reserve(entries_.size());
   for (const Entry& e : entries_) out.push_back(e.timeline);
   return out;
 }
 
 void Registry::close_states() {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   for (const Entry& e : entries_) {
     if (auto s = e.state.lock()) {
       uint8_t live = ThreadState::kLive;

@@ -1,6 +1,6 @@
 // A tracer's registry: every timeline it ever made (threads, tracks, the
 // groups timeline), the thread states (weakly, to close them), and tracks by
-// name. Guarded by one std::mutex, which nothing on the per-span path takes:
+// name. Guarded by one Mutex, which nothing on the per-span path takes:
 // a thread finds its state through a thread_local (native) or holds it
 // (JS env). Timelines are kept for the tracer's lifetime, which is what lets
 // pending-queue items name them by raw pointer. Lock order: registry, then
@@ -9,7 +9,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -17,6 +16,7 @@
 
 #include "record/async_track.h"
 #include "record/group_track.h"
+#include "record/platform_lock.h"
 #include "record/thread_state.h"
 #include "record/timeline.h"
 #include "record/tracer_shared.h"
@@ -54,7 +54,7 @@ class Registry {
                                                 bool serial = false);
 
   const std::shared_ptr<TracerShared> shared_;
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   std::vector<Entry> entries_;  // index = timeline id - 1 (ids start at 1)
   std::unordered_map<std::string, uint32_t> track_ids_;
   std::shared_ptr<GroupTrack> groups_;

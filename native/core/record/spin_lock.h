@@ -1,6 +1,6 @@
 // A lock that never yields or sleeps, for critical sections of a few
 // instructions (the pending queue): a producer on a native thread must not be
-// parked behind a drainer, and std::mutex may futex-sleep.
+// parked behind a drainer, and Mutex may futex-sleep.
 #pragma once
 
 #include <atomic>

@@ -1,11 +1,11 @@
 #include "record/thread_state.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
 #include "record/clock.h"
 #include "record/open_stack_ids.h"
+#include "record/platform_lock.h"
 #include "record/span_ids.h"
 
 namespace hotspan {
@@ -131,7 +131,7 @@ Status ThreadState::end_after_close(uint64_t w) {
   if (st != kTracerClosed) return fast::blocked_status(st);
   // close() commits everything written before its barrier, once, and never
   // again after: wait for it (it takes no lock this thread holds).
-  while (!shared->close_done.load(std::memory_order_acquire)) std::this_thread::yield();
+  while (!shared->close_done.load(std::memory_order_acquire)) yield_now();
   return timeline->committed() >= w ? Status::kOk : Status::kClosed;
 }
 

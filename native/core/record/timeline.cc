@@ -1,12 +1,12 @@
 #include "record/timeline.h"
 
 #include <algorithm>
-#include <mutex>
 #include <new>
 #include <utility>
 
 #include "record/attr_slots.h"
 #include "record/clock.h"
+#include "record/platform_lock.h"
 
 namespace hotspan {
 
@@ -71,7 +71,7 @@ StoredSpan* Timeline::append_chunk(uint64_t first, int64_t* anchor_due) {
   if (c == nullptr) return nullptr;
   std::ptrdiff_t charge = 0;
   {
-    std::lock_guard<TimelineMutex> lock(mu_);
+    LockGuard<TimelineMutex> lock(mu_);
     c->low = INT64_MAX;
     ring_push(c);
     if (ticks_) {
@@ -176,7 +176,7 @@ int64_t Timeline::tick_of_ns(int64_t ns, int64_t now) {
   std::ptrdiff_t charge = 0;
   int64_t tick;
   {
-    std::lock_guard<TimelineMutex> lock(mu_);
+    LockGuard<TimelineMutex> lock(mu_);
     // Extrapolated over at most twice the last segment (off by at most about
     // twice its anchors' error) and kAnchorMs; past that, a fresh anchor,
     // whose segment is then twice as long: a short one grows to kAnchorMs in
@@ -196,7 +196,7 @@ void Timeline::add_anchor(clock::Anchor a) {
   if (!ticks_) return;
   std::ptrdiff_t charge = 0;
   {
-    std::lock_guard<TimelineMutex> lock(mu_);
+    LockGuard<TimelineMutex> lock(mu_);
     append_anchor_locked(a);
     charge = anchor_charge_locked();
   }
@@ -204,22 +204,22 @@ void Timeline::add_anchor(clock::Anchor a) {
 }
 
 size_t Timeline::anchor_count() const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   return anchors_.size();
 }
 
 size_t Timeline::anchor_bytes() const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   return anchors_charged_;
 }
 
 uint64_t Timeline::anchors_trimmed() const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   return anchors_trimmed_;
 }
 
 Recycled Timeline::recycle_front(PoolChunk& c, bool released_only) {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   if (ring_size_ == 0 || ring_at(0) != &c) return Recycled::kNo;
   const uint64_t end = c.first + kChunkRecords;
   // The writer has stored the whole chunk and moved on (acquire: its stores
@@ -259,7 +259,7 @@ Recycled Timeline::recycle_front(PoolChunk& c, bool released_only) {
 }
 
 uint64_t Timeline::start_consumer(int slot) {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   consumed_[slot] = 0;
   return recycled_ * kChunkRecords;
 }
@@ -275,7 +275,7 @@ RecordCounts Timeline::counts_locked(uint64_t committed) const {
 }
 
 RecordCounts Timeline::counts() const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   return counts_locked(committed_.load(std::memory_order_acquire));
 }
 
@@ -287,7 +287,7 @@ int64_t Timeline::due_locked() const {
 
 int64_t Timeline::anchor_due() const {
   if (!ticks_) return INT64_MAX;
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   return due_locked();
 }
 
@@ -296,7 +296,7 @@ int64_t Timeline::anchor_if_stale(int64_t now) {
   std::ptrdiff_t charge = 0;
   int64_t due;
   {
-    std::lock_guard<TimelineMutex> lock(mu_);
+    LockGuard<TimelineMutex> lock(mu_);
     // A tick below the due one (another anchor came first, or this thread's
     // core lags the one that took it) needs nothing.
     due = due_locked();
@@ -323,7 +323,7 @@ bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs)
   // A new block, charged outside the lock: making room may recycle this
   // timeline's chunks.
   if (!pool_->charge(block, true)) return false;
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   attrs_.add_block(block);
   attrs_.append(index, local, attrs.data(), attrs.size());
   return true;
@@ -331,7 +331,7 @@ bool Timeline::add_attrs(uint64_t index, uint32_t local, std::string_view attrs)
 
 void Timeline::add_foreign_parent(uint64_t index, uint32_t local, uint64_t parent_span) {
   pool_->charge(sizeof(ForeignEntry), false);
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   foreign_.push_back(ForeignEntry{index, local, parent_span});
 }
 
@@ -340,13 +340,13 @@ void Timeline::add_context(uint64_t index, uint32_t local, StoredContext context
   // Small and bounded (the binding keeps tracestate to 512 bytes): always
   // taken, as a span's foreign parent is.
   pool_->charge(context_bytes(entry), false);
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   contexts_.push_back(std::move(entry));
 }
 
 void Timeline::add_long_end(uint64_t index, int64_t end) {
   pool_->charge(sizeof(LongEntry), false);
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   long_ends_.push_back(LongEntry{index, end});
 }
 
@@ -359,17 +359,17 @@ void Timeline::commit_up_to(uint64_t w) {
 }
 
 void Timeline::set_name(std::string name) {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   name_ = std::move(name);
 }
 
 std::string Timeline::name() const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   return name_;
 }
 
 void Timeline::mark_exited() {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   exited_ = true;
 }
 
@@ -378,7 +378,7 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
   std::ptrdiff_t charge = 0;
   uint64_t base;
   {
-    std::lock_guard<TimelineMutex> lock(mu_);
+    LockGuard<TimelineMutex> lock(mu_);
     base = freeze_locked(std::move(self), out, from, consumer, limit);
     if (ticks_) charge = anchor_charge_locked();
   }
@@ -387,7 +387,7 @@ uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& 
 }
 
 uint64_t Timeline::pass(uint64_t from, int consumer, uint64_t* first) const {
-  std::lock_guard<TimelineMutex> lock(mu_);
+  LockGuard<TimelineMutex> lock(mu_);
   const uint64_t committed = committed_.load(std::memory_order_acquire);
   const uint64_t kept_base = recycled_ * kChunkRecords;
   *first = std::min(std::max(from, kept_base), committed);

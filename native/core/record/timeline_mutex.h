@@ -4,7 +4,7 @@
 // catches a missing lock (the negative control). Never define it elsewhere.
 #pragma once
 
-#include <mutex>
+#include "record/platform_lock.h"
 
 namespace hotspan {
 
@@ -14,7 +14,7 @@ struct TimelineMutex {
   void unlock() {}
 };
 #else
-using TimelineMutex = std::mutex;
+using TimelineMutex = Mutex;
 #endif
 
 }  // namespace hotspan

@@ -5,12 +5,12 @@
 namespace hotspan {
 
 void WakeSignal::set(std::function<void()> fn) {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   fn_ = std::move(fn);
 }
 
 void WakeSignal::clear() {
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   fn_ = nullptr;
 }
 
@@ -20,7 +20,7 @@ void WakeSignal::maybe_fire(size_t pending) {
   // while a wake is already outstanding.
   if (fired_.load(std::memory_order_relaxed)) return;
   if (fired_.exchange(true, std::memory_order_acq_rel)) return;
-  std::lock_guard<std::mutex> lock(mu_);
+  LockGuard<Mutex> lock(mu_);
   if (fn_) fn_();
 }
 

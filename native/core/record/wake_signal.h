@@ -8,7 +8,8 @@
 #include <atomic>
 #include <cstddef>
 #include <functional>
-#include <mutex>
+
+#include "record/platform_lock.h"
 
 namespace hotspan {
 
@@ -26,7 +27,7 @@ class WakeSignal {
  private:
   const size_t high_water_;
   std::atomic<bool> fired_{false};
-  std::mutex mu_;
+  Mutex mu_;
   std::function<void()> fn_;  // guarded by mu_
 };
 

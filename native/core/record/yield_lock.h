@@ -8,8 +8,8 @@
 #pragma once
 
 #include <atomic>
-#include <thread>
 
+#include "record/platform_lock.h"
 #include "record/spin_lock.h"
 
 namespace hotspan {
@@ -29,7 +29,7 @@ class YieldLock {
       if (spins < 64) {
         cpu_relax();
       } else {
-        std::this_thread::yield();
+        yield_now();
       }
     }
   }
