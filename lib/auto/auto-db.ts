@@ -47,24 +47,42 @@ export interface DbRecorder {
   bind<F extends (...args: never[]) => unknown>(fn: F): F;
   /** Called at stop. */
   onStop(fn: () => void): void;
+  /**
+   * Calls `loaded(name, exports)` for each module of `modules` (and their
+   * own files, named `pkg/path/file.js`) as it is required; it returns what
+   * to return instead of the exports (loadHook below).
+   */
+  onLoad(modules: string[], loaded: Loaded): void;
 }
 
+export type Loaded = (name: string, exports: unknown) => unknown;
+
 /**
- * Calls `loaded(name, exports)` for each module of `modules` (and their own
- * files, named `pkg/path/file.js`) as it is required; returns what to return
- * instead of the exports. ES modules that import one of these libraries load
- * it through the CommonJS loader, whose own files are then seen here.
+ * One require hook for every instrument's `onLoad`, installed once they are
+ * all known (require-in-the-middle resolves each require of the program once
+ * per hook); returns what removes it, or undefined when none is wanted. ES
+ * modules that import one of these libraries load it through the CommonJS
+ * loader, whose own files are then seen here.
  */
-export function onLoad(rec: DbRecorder, modules: string[], loaded: (name: string, exports: unknown) => unknown): void {
-  const hook = new Hook(modules, { internals: true }, (exports, name) => {
-    try {
-      return loaded(name, exports) as typeof exports;
-    } catch {
-      // Tracing never breaks the program's require.
-      return exports;
-    }
-  });
-  rec.onStop(() => hook.unhook());
+export function loadHook(loads: ReadonlyArray<{ modules: string[]; loaded: Loaded }>): (() => void) | undefined {
+  if (loads.length === 0) return undefined;
+  const hook = new Hook(
+    loads.flatMap((l) => l.modules),
+    { internals: true },
+    (exports, name) => {
+      let out: unknown = exports;
+      for (const l of loads) {
+        if (!l.modules.some((m) => name === m || name.startsWith(`${m}/`))) continue;
+        try {
+          out = l.loaded(name, out);
+        } catch {
+          // Tracing never breaks the program's require.
+        }
+      }
+      return out as typeof exports;
+    },
+  );
+  return () => hook.unhook();
 }
 
 /** Records a failure: `type` (a SQLSTATE, a Redis error prefix) or else the error's code or name. */

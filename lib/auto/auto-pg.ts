@@ -13,7 +13,7 @@
 // span has its own request as parent, not the releaser's.
 
 import type { Attrs } from './auto-http';
-import { onLoad, setDbFailure, type DbRecorder } from './auto-db';
+import { setDbFailure, type DbRecorder } from './auto-db';
 
 const WRAPPED = Symbol('hotspan.wrapped');
 
@@ -189,7 +189,7 @@ function wrapPoolConnect(rec: DbRecorder, Pool: { prototype: Record<string | sym
 
 /** The pg instrument: wraps pg's Client and pg-pool's Pool as they load. */
 export function instrumentPg(rec: DbRecorder): void {
-  onLoad(rec, ['pg', 'pg-pool'], (name, exports) => {
+  rec.onLoad(['pg', 'pg-pool'], (name, exports) => {
     rec.useContext();
     if (name === 'pg/lib/client.js' && typeof exports === 'function') wrapQuery(rec, exports as { prototype: Record<string, unknown> });
     if (name === 'pg-pool' && typeof exports === 'function') wrapPoolConnect(rec, exports as { prototype: Record<string, unknown> });

@@ -35,7 +35,7 @@ import { PerformanceObserver, performance, constants as perfConstants, type Perf
 import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
 import { instrumentPg } from './auto-pg';
 import { instrumentIoredis, instrumentRedis } from './auto-redis';
-import type { DbRecorder } from './auto-db';
+import { loadHook, type DbRecorder, type Loaded } from './auto-db';
 import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
 import { FIELDS_PER_RECORD, FLAG_ASYNC, FLAG_ATTRS, FLAG_ERROR } from '../common/flags';
 import type { NativeSnapshot } from '../binding/native-binding';
@@ -113,7 +113,12 @@ export class AutoRecorder {
     if (instruments.has('pg')) instrumentPg(this.db);
     if (instruments.has('redis')) instrumentRedis(this.db);
     if (instruments.has('ioredis')) instrumentIoredis(this.db);
+    const unhook = loadHook(this.loads);
+    if (unhook !== undefined) this.stops.push(unhook);
   }
+
+  /** The libraries the instruments wait for (one require hook for all: lib/auto/auto-db.ts). */
+  private readonly loads: Array<{ modules: string[]; loaded: Loaded }> = [];
 
   /** What the database and cache instruments use (lib/auto/auto-db.ts). */
   private readonly db: DbRecorder = {
@@ -125,6 +130,7 @@ export class AutoRecorder {
     bind: <F extends (...args: never[]) => unknown>(fn: F): F =>
       this.serving === undefined ? fn : (AsyncResource.bind(fn as unknown as (...args: unknown[]) => unknown) as unknown as F),
     onStop: (fn) => this.stops.push(fn),
+    onLoad: (modules, loaded) => this.loads.push({ modules, loaded }),
   };
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {

@@ -22,7 +22,7 @@
 import * as dc from 'node:diagnostics_channel';
 
 import type { Attrs } from './auto-http';
-import { onLoad, setDbFailure, type DbRecorder, type DbSpan } from './auto-db';
+import { setDbFailure, type DbRecorder, type DbSpan } from './auto-db';
 
 /** A command's trace context as both libraries publish it (node-redis's args start with the command). */
 interface CommandContext {
@@ -97,7 +97,7 @@ const asList = (a: unknown): readonly unknown[] => (Array.isArray(a) ? a : []);
 
 /** The ioredis instrument. */
 export function instrumentIoredis(rec: DbRecorder): void {
-  onLoad(rec, ['ioredis'], (_name, exports) => {
+  rec.onLoad(['ioredis'], (_name, exports) => {
     rec.useContext();
     return exports;
   });
@@ -106,7 +106,7 @@ export function instrumentIoredis(rec: DbRecorder): void {
 
 /** The redis (node-redis) instrument. */
 export function instrumentRedis(rec: DbRecorder): void {
-  onLoad(rec, ['@redis/client'], (_name, exports) => {
+  rec.onLoad(['@redis/client'], (_name, exports) => {
     rec.useContext();
     return exports;
   });
