@@ -1,9 +1,9 @@
 // hotspan/auto's ioredis and redis (node-redis) instruments: a span per Redis
 // command, by OpenTelemetry's database conventions (lib/auto/auto-db.ts lists
-// them). Both libraries publish a TracingChannel per command written
-// (`ioredis:command`, `node-redis:command`), which is all these instruments
-// subscribe to: a command sent alone or in a pipeline is one span, from its
-// write to its reply, as in OpenTelemetry's instrumentation-ioredis; so is
+// them). Both libraries publish a TracingChannel per command
+// (`ioredis:command` when it is written, `node-redis:command` when it is
+// called), which is all these instruments subscribe to: a command sent alone
+// or in a pipeline is one span, from then to its reply, as in OpenTelemetry's instrumentation-ioredis; so is
 // each command of an ioredis MULTI transaction, MULTI and EXEC included.
 // node-redis publishes no command of a MULTI transaction (only the
 // transaction, on `node-redis:batch`, without its commands): such a
@@ -15,9 +15,10 @@
 // (the rules of OpenTelemetry's redis-common), so a command whose arguments
 // are all secret (AUTH, HELLO, an unknown one) shows `?`.
 //
-// The span's parent is the request being served when the command is written.
-// A command queued while the client connects is written when it is ready,
-// under the context the client was created in.
+// The span's parent is the request being served when the command is
+// published. ioredis publishes a command queued while its client connects
+// when it writes it, once the client is ready: then under the context the
+// client was created in.
 
 import * as dc from 'node:diagnostics_channel';
 
