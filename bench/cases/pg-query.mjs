@@ -15,7 +15,12 @@
 // "added" is that minus the untraced one. The
 // server's CPU is not the client's and is not counted. hotspan writes its
 // trace at exit, after the timed stretch: its cost per span there is in the
-// bench's writers group, not here.
+// bench's writers group, not here. Both traced modes keep the request
+// context in an AsyncLocalStorage (hotspan from when pg loads; the SDK's
+// context manager), which on Node 20 rides on async_hooks and costs on every
+// promise: on a busy 2-core machine a scratch mode with only an
+// AsyncLocalStorage entered took most of hotspan's added CPU (33 of 35 us
+// per query by the minimums, 63 of 82 by the medians).
 import { spawn, spawnSync } from 'node:child_process';
 import { chownSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
