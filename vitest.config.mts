@@ -39,6 +39,8 @@ const NODE_MATRIX = [
   ...THREADS,
   ...EXITS,
   ...t(['fallback', 'auto', 'auto-counts', 'event-loop-delay', 'trace-context', 'otel', 'otlp', 'entries']),
+  // The database instruments: TracingChannels, the require hook, AsyncLocalStorage across awaits.
+  ...t(['auto-pg', 'auto-redis']),
 ];
 // ADDON (`addon`, the set the sanitizer runs use on an instrumented addon):
 // the files that drive the addon's own C++ (native/addon and the core behind

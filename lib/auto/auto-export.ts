@@ -35,7 +35,7 @@ import { remoteCurrent } from '../tracer/async-context';
 import { Tracer } from '../tracer/tracer';
 
 /** The OTLP span kind of a track's spans (stored as otelAttrs does; the rest are internal). */
-const KINDS: Readonly<Record<string, KindName>> = { 'http server': 'server', 'http client': 'client', fetch: 'client' };
+const KINDS: Readonly<Record<string, KindName>> = { 'http server': 'server', 'http client': 'client', fetch: 'client', pg: 'client', redis: 'client' };
 
 type Env = Record<string, string | undefined>;
 

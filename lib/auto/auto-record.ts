@@ -16,10 +16,13 @@
 // request context: an AsyncLocalStorage holds the HTTP server span being
 // served, so the client requests and fetches made while serving it are its
 // children, and http(s).request/get are wrapped so a client request's
-// traceparent can be set before its headers are stored. Without a sink
-// neither is installed: async_hooks stay off.
+// traceparent can be set before its headers are stored. The database and
+// cache instruments (lib/auto/auto-pg.ts, lib/auto/auto-redis.ts) keep that
+// context too, from when their library loads: their spans are the request's
+// children. Without a sink or such a library neither is installed: async_hooks
+// stay off.
 
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import * as dc from 'node:diagnostics_channel';
 // The module objects themselves (an ES namespace's properties cannot be replaced).
 import dns = require('node:dns');
@@ -30,6 +33,9 @@ import tls = require('node:tls');
 import { PerformanceObserver, performance, constants as perfConstants, type PerformanceEntry } from 'node:perf_hooks';
 
 import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
+import { instrumentPg } from './auto-pg';
+import { instrumentIoredis, instrumentRedis } from './auto-redis';
+import { loadHook, type DbRecorder, type Loaded } from './auto-db';
 import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
 import {
   FIELDS_PER_RECORD,
@@ -47,7 +53,7 @@ import type { NativeSnapshot } from '../binding/native-binding';
 
 export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
 
-export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop'] as const;
+export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop', 'pg', 'redis', 'ioredis'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
 
 export interface AutoSpan {
@@ -103,8 +109,8 @@ export class AutoRecorder {
   readonly spans: AutoSpan[] = [];
   dropped = 0;
   private readonly stops: Array<() => void> = [];
-  /** The HTTP server span being served (only with a sink: see the top of this file). */
-  private readonly serving: AsyncLocalStorage<AutoSpan> | undefined;
+  /** The HTTP server span being served (only with a sink or a database library: see the top of this file). */
+  private serving: AsyncLocalStorage<AutoSpan> | undefined;
 
   /** `eventLoopInterval`: ms between the event-loop delay's samples (the last one is taken at stop). */
   constructor(instruments: ReadonlySet<Instrument>, counter?: CounterSink, private readonly sink?: SpanSink, eventLoopInterval = EVENT_LOOP_INTERVAL_MS) {
@@ -115,7 +121,28 @@ export class AutoRecorder {
     if (instruments.has('net') || instruments.has('dns')) this.connections(instruments.has('net'));
     if (instruments.has('gc')) this.gc();
     if (instruments.has('eventloop') && counter !== undefined) this.stops.push(sampleEventLoop(counter, eventLoopInterval));
+    if (instruments.has('pg')) instrumentPg(this.db);
+    if (instruments.has('redis')) instrumentRedis(this.db);
+    if (instruments.has('ioredis')) instrumentIoredis(this.db);
+    const unhook = loadHook(this.loads);
+    if (unhook !== undefined) this.stops.push(unhook);
   }
+
+  /** The libraries the instruments wait for (one require hook for all: lib/auto/auto-db.ts). */
+  private readonly loads: Array<{ modules: string[]; loaded: Loaded }> = [];
+
+  /** What the database and cache instruments use (lib/auto/auto-db.ts). */
+  private readonly db: DbRecorder = {
+    useContext: () => {
+      this.serving ??= new AsyncLocalStorage();
+    },
+    open: (track, name, attrs) => this.open(track, name, attrs, this.serving?.getStore()),
+    close: (s) => this.close(s as AutoSpan),
+    bind: <F extends (...args: never[]) => unknown>(fn: F): F =>
+      this.serving === undefined ? fn : (AsyncResource.bind(fn as unknown as (...args: unknown[]) => unknown) as unknown as F),
+    onStop: (fn) => this.stops.push(fn),
+    onLoad: (modules, loaded) => this.loads.push({ modules, loaded }),
+  };
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
     return { track, name, start, end: NaN, attrs, error: false, parent };

@@ -1,5 +1,7 @@
 // The system tools some suites need beyond Node and a C++ compiler: protoc
-// (Google's protobuf decoder, protobuf-compiler) and Chromium (the view page).
+// (Google's protobuf decoder, protobuf-compiler), Chromium (the view page),
+// and the PostgreSQL and Redis servers hotspan/auto's database instruments are
+// tested against (test/support/pg-server.ts, test/support/redis-server.ts).
 // One rule for every suite: a case that needs a missing tool is skipped, with
 // one line saying what and why, in `npm test`; where tools are required
 // (`npm run test:all`, which sets HOTSPAN_REQUIRE_TOOLS=1, or CI=true) it runs
@@ -7,12 +9,12 @@
 //
 //   describe.skipIf(without('chromium'))('the view', () => { ... });
 //   spawnSync(toolBin('protoc'), ...)  // inside a case: skips it when missing
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readdirSync } from 'node:fs';
 import * as path from 'node:path';
 
 import { getCurrentTest } from 'vitest/suite';
 
-export type ToolName = 'protoc' | 'chromium';
+export type ToolName = 'protoc' | 'chromium' | 'postgres' | 'redis-server';
 
 /** Whether a missing tool fails its cases instead of skipping them. */
 export const toolsRequired = process.env.CI === 'true' || process.env.HOTSPAN_REQUIRE_TOOLS === '1';
@@ -20,7 +22,21 @@ export const toolsRequired = process.env.CI === 'true' || process.env.HOTSPAN_RE
 const HOW: Record<ToolName, { env: string; bin: string; install: string }> = {
   protoc: { env: 'HOTSPAN_PROTOC', bin: 'protoc', install: 'apt-get install protobuf-compiler' },
   chromium: { env: 'HOTSPAN_CHROMIUM', bin: '/usr/bin/chromium', install: 'apt-get install chromium' },
+  // Debian keeps the server's binaries (postgres, initdb) out of PATH: the newest /usr/lib/postgresql/<v>/bin.
+  postgres: { env: 'HOTSPAN_POSTGRES', bin: newestPostgres(), install: 'apt-get install postgresql' },
+  'redis-server': { env: 'HOTSPAN_REDIS_SERVER', bin: 'redis-server', install: 'apt-get install redis-server' },
 };
+
+function newestPostgres(): string {
+  let versions: string[] = [];
+  try {
+    versions = readdirSync('/usr/lib/postgresql').filter((v) => /^\d+$/.test(v));
+  } catch {
+    // No Debian server package: only a postgres on PATH.
+  }
+  const v = versions.sort((a, b) => Number(b) - Number(a))[0];
+  return v === undefined ? 'postgres' : `/usr/lib/postgresql/${v}/bin/postgres`;
+}
 
 function executable(file: string): boolean {
   try {
