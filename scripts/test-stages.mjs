@@ -18,7 +18,9 @@
 //
 // vitest.config.mts reads HOTSPAN_TESTS (quick, slow, all, node-matrix, addon)
 // to choose files; Node 22 and 24 run the node-matrix files.
-// A stage whose tool is missing is SKIPPED with its reason in npm test. Under
+// A stage whose tool is missing is SKIPPED with its reason in npm test, and a
+// stage whose cases skipped for a missing tool (the line test/support/tools.ts
+// prints) passes with those tools named in the summary. Under
 // --all, CI=true or HOTSPAN_REQUIRE_TOOLS=1 tools are required: it fails
 // instead, and so do the vitest cases that need protoc or Chromium
 // (HOTSPAN_REQUIRE_TOOLS=1 is passed on, read by test/support/tools.ts).
@@ -57,17 +59,33 @@ function which(cmd) {
 const TAIL_LINES = 50;
 const TAIL_BYTES = 64 * 1024;
 
+/** What test/support/tools.ts prints once per process for the cases it skips. */
+const SKIPPED_CASES = /^SKIPPED the cases that need (\S+): (.*)$/;
+// eslint-disable-next-line no-control-regex
+const ANSI = /\x1b\[[0-9;]*m/g;
+
 /**
  * Runs a command with its output shown as it comes; resolves to its exit
- * status and the last TAIL_LINES lines of its output (stdout and stderr).
+ * status, the last TAIL_LINES lines of its output (stdout and stderr), and
+ * the tools whose cases it skipped (tool -> why).
  */
 function run(cmd, cmdArgs, env = {}) {
   console.log(`$ ${[cmd, ...cmdArgs].join(' ')}`);
   return new Promise((resolve) => {
     let kept = '';
+    let partial = '';
+    const skipped = new Map();
+    const scan = (line) => {
+      const m = SKIPPED_CASES.exec(line.replace(ANSI, '').trim());
+      if (m) skipped.set(m[1], m[2]);
+    };
     const keep = (chunk) => {
-      kept += chunk.toString('utf8');
+      const text = chunk.toString('utf8');
+      kept += text;
       if (kept.length > TAIL_BYTES) kept = kept.slice(kept.length - TAIL_BYTES);
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      lines.forEach(scan);
     };
     const tail = () => kept.split('\n').slice(-TAIL_LINES - 1).join('\n');
     // Through pipes, so the output can be kept; colours as on a terminal if this is one.
@@ -83,11 +101,12 @@ function run(cmd, cmdArgs, env = {}) {
     });
     child.on('error', (e) => {
       console.error(`${cmd}: ${e.message}`);
-      resolve({ status: 1, tail: `${cmd}: ${e.message}` });
+      resolve({ status: 1, tail: `${cmd}: ${e.message}`, skipped });
     });
     child.on('close', (code, signal) => {
       if (signal) keep(`\n${cmd} died of ${signal}\n`);
-      resolve({ status: code ?? 1, tail: tail() });
+      scan(partial);
+      resolve({ status: code ?? 1, tail: tail(), skipped });
     });
   });
 }
@@ -207,14 +226,17 @@ for (const stage of stages) {
   const started = process.hrtime.bigint();
   let status;
   let tail = '';
+  let skipped = new Map();
   if (why !== null) {
     console.error(`${stage.name}: ${why}; tools are required under test:all, CI=true and HOTSPAN_REQUIRE_TOOLS=1`);
     status = 1;
   } else {
-    ({ status, tail } = await stage.run());
+    ({ status, tail, skipped = new Map() } = await stage.run());
   }
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  results.push({ name: stage.label ?? stage.name, outcome: status === 0 ? 'passed' : 'failed', why: why ?? (status === 0 ? null : `exit ${status}`), seconds, tail });
+  const skips = [...skipped].map(([tool, reason]) => `cases that need ${tool} SKIPPED: ${reason}`);
+  const whyNot = why ?? (status === 0 ? null : `exit ${status}`);
+  results.push({ name: stage.label ?? stage.name, outcome: status === 0 ? 'passed' : 'failed', why: whyNot, seconds, tail, skips });
 }
 
 for (const r of results.filter((x) => x.outcome === 'failed' && x.tail)) {
@@ -227,8 +249,11 @@ console.log(`\n== summary (${rest ? 'npm run test:all -- --rest' : all ? 'npm ru
 for (const r of results) {
   const time = r.seconds === undefined ? '' : ` in ${r.seconds.toFixed(0)} s`;
   console.log(`${r.name.padEnd(width)}  ${r.outcome}${r.why ? ` (${r.why})` : ''}${time}`);
+  for (const s of r.skips ?? []) console.log(`${''.padEnd(width)}    ${s}`);
 }
 const count = (o) => results.filter((r) => r.outcome === o).length;
 if (count('SKIPPED') > 0) console.log(`${count('SKIPPED')} skipped`);
+const withSkips = results.filter((r) => (r.skips ?? []).length > 0).length;
+if (withSkips > 0) console.log(`${withSkips} stage(s) skipped cases for a missing tool`);
 console.log(`${count('passed')} passed, ${count('failed')} failed`);
 process.exitCode = count('failed') > 0 ? 1 : 0;

@@ -1,6 +1,7 @@
 // scripts/test-stages.mjs, behind npm test and npm run test:all: a stage whose
 // tool is missing is SKIPPED with its reason in npm test and fails under
-// test:all; the summary lists every stage; the last line counts them. Runs
+// test:all; the summary lists every stage, and the tools whose cases a stage
+// skipped; the last line counts them. Runs
 // only stages that finish at once (the wasm digest, a missing compiler).
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -54,6 +55,26 @@ describe('the test stage runner', () => {
     expect(r.lines).toContain('docs check  SKIPPED (no docs:check script in package.json)');
     expect(r.lines.at(-1)).toBe('0 passed, 0 failed');
     expect(r.status).toBe(0);
+  });
+
+  it('a stage that passed with cases skipped for a missing tool says which, and why, in the summary', () => {
+    // An npm on PATH that prints test/support/tools.ts's line (twice, as two
+    // vitest processes would, split across writes) and passes.
+    const dir = mkdtempSync(path.join(tmpdir(), 'hotspan-stages-'));
+    try {
+      const npm = path.join(dir, 'npm');
+      const line = 'SKIPPED the cases that need postgres: postgres not found at postgres (apt-get install postgresql, or set HOTSPAN_POSTGRES)';
+      writeFileSync(npm, `#!/bin/sh\necho "stderr | test/auto-pg.test.ts"\nprintf '%s' "${line.slice(0, 20)}"\necho "${line.slice(20)}"\necho "${line}"\nexit 0\n`);
+      chmodSync(npm, 0o755);
+      const r = stages(['--only', 'typecheck'], { PATH: `${dir}${path.delimiter}${process.env.PATH ?? ''}` });
+      const summary = r.lines.slice(r.lines.indexOf('== summary (npm test)') + 1);
+      expect(summary[0]).toMatch(/^typecheck {2}passed in \d+ s$/);
+      expect(summary[1].trim()).toBe('cases that need postgres SKIPPED: postgres not found at postgres (apt-get install postgresql, or set HOTSPAN_POSTGRES)');
+      expect(summary.slice(2)).toEqual(['1 stage(s) skipped cases for a missing tool', '1 passed, 0 failed']);
+      expect(r.status).toBe(0);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a failed stage: its last 50 lines of output are printed again above the summary', () => {
