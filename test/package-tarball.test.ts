@@ -1,5 +1,9 @@
 // The published package, checked as its users meet it:
 //   - the tarball's file list against an allow-list and a size cap;
+//   - its linux-arm64 prebuild (cross-compiled by prepack when
+//     aarch64-linux-gnu-g++ is installed; required where tools are) the same
+//     bytes as prebuilds/linux-arm64 in the checkout, which the arm64 stage of
+//     scripts/test-stages.mjs loads and tests under qemu;
 //   - the tarball built by `npm pack` (prepack: prebuildify) installed with
 //     --ignore-scripts into a fresh project, where the native backend must load
 //     from prebuilds/ (PREBUILDS_ONLY=1);
@@ -8,11 +12,12 @@
 // (The code blocks of README.md and docs/*.md run in test/doc-blocks.test.ts,
 // from the same tarball.)
 // One tarball serves every check; it is reused while newer than its sources.
-import { copyFileSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanEnv, installTarball, mustRun, root, run, tarball } from './support/packed';
+import { toolsRequired } from './support/tools';
 
 const resolveFromRoot = createRequire(path.join(root, 'package.json')).resolve;
 
@@ -29,11 +34,11 @@ const ALLOWED: RegExp[] = [
   /^native\/core\/(record|read|write|export)\/[\w-]+\.(cc|h)$/,
   /^native\/addon\/[\w-]+\.(cc|h)$/,
   /^native\/wasm\/hotspan_core\.wasm$/,
-  /^prebuilds\/linux-x64\/hotspan\.(glibc|musl)\.node$/,
+  /^prebuilds\/linux-(x64|arm64)\/hotspan\.(glibc|musl)\.node$/,
 ];
 /** Unpacked size of everything but the prebuilt binaries (0.43 MB when this was written, before the wasm build; 1.13 MB with the 0.29 MB wasm core of the counters/query merge; 1.53 MB at the jsfast/async/attrs/anchors merge: 0.34 MB wasm, 0.38 MB core sources, 0.09 MB README). */
 const MAX_SOURCE_BYTES = 1_700_000;
-/** Each prebuilt binary (stripped; 0.41 MB when this was written). */
+/** Each prebuilt binary (stripped; 0.41 MB when this was written; 0.92 MB x64 and 0.79 MB arm64 when arm64 joined). */
 const MAX_PREBUILD_BYTES = 1_000_000;
 /** dist (a .js and a .d.ts per module), esm, the core and binding sources: 218 files at the budget/reads/counters merge, 269 with the stream, context and otlp branches together, 284 at the jsfast/async/attrs/anchors merge, 311 with hotspan/auto's streamed exit file and the binding's ms_ticks.h (gone again: 310). */
 const MAX_FILES = 330;
@@ -82,7 +87,7 @@ describe('the packed tarball, installed with --ignore-scripts', () => {
     const installed = installTarball(tgz);
     project = installed.dir;
     installMs = installed.ms;
-  }, 900_000);
+  }, 1_800_000);
   afterAll(() => {
     if (project) rmSync(project, { recursive: true, force: true });
   });
@@ -96,6 +101,12 @@ describe('the packed tarball, installed with --ignore-scripts', () => {
     checkList(list);
     expect(list.map((f) => f.path)).toContain('prebuilds/linux-x64/hotspan.glibc.node');
     const pkgDir = path.join(project, 'node_modules', 'hotspan');
+    const arm64 = 'prebuilds/linux-arm64/hotspan.glibc.node';
+    if (toolsRequired || list.some((f) => f.path === arm64)) {
+      expect(list.map((f) => f.path)).toContain(arm64);
+      // The binary the arm64 stage tests (it keeps a prebuild newer than its sources, as prepack does).
+      expect(readFileSync(path.join(pkgDir, arm64)).equals(readFileSync(path.join(root, arm64))), `${arm64} differs from the checkout's`).toBe(true);
+    }
     expect(existsSync(path.join(pkgDir, 'build')), 'nothing was compiled at install').toBe(false);
   });
 

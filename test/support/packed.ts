@@ -66,7 +66,9 @@ export function tarball(): string {
   const sourcesAt = Math.max(...inputs.filter((p) => existsSync(path.join(root, p))).map((p) => newest(path.join(root, p))));
   if (existsSync(file) && statSync(file).mtimeMs > sourcesAt) return file;
   mkdirSync(packDir, { recursive: true });
-  mustRun('npm', ['pack', '--pack-destination', packDir], { cwd: root });
+  // prepack builds two prebuilds (x64, and arm64 with the cross compiler): up to
+  // ten minutes each on a loaded 2-core machine.
+  mustRun('npm', ['pack', '--pack-destination', packDir], { cwd: root, timeout: 1_500_000 });
   if (!existsSync(file)) throw new Error(`npm pack did not write ${file}`);
   return file;
 }
