@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { sanitizeSql, sqlOperation } from '../lib/auto/auto-pg';
+import { MAX_QUERY_TEXT, pgQuery, sanitizeSql, sqlOperation } from '../lib/auto/auto-pg';
 import { startPostgres, type PgServer } from './support/pg-server';
 import { without } from './support/tools';
 import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
@@ -121,8 +121,26 @@ describe('query text without values (sanitizeSql)', () => {
       ['SELECT 1.5e10, .5, 0x1F, -7, t1.c2 FROM t1', 'SELECT ?, ?, ?, -?, t1.c2 FROM t1'],
       ['SELECT "col 1", "x\'y" FROM "T2" -- 5 rows\n/* 6 */', 'SELECT "col 1", "x\'y" FROM "T2" -- 5 rows\n/* 6 */'],
       ["INSERT INTO t VALUES ('unterminated", 'INSERT INTO t VALUES (?'],
+      // A prefix only after a character that is not an identifier's: $1E'..' keeps its E.
+      ["SELECT $1E'x', (U&'y'), xE'z', E'w'", 'SELECT $1E?, (?), xE?, ?'],
     ];
     for (const [sql, want] of cases) expect(sanitizeSql(sql), sql).toBe(want);
+  });
+
+  it('a bulk INSERT of megabytes: db.query.text is its first MAX_QUERY_TEXT characters, without values', () => {
+    const rows = Array.from({ length: 60000 }, (_, i) => `('name ${String(i)}', ${String(i)}, E'a\\'b')`);
+    const sql = `INSERT INTO t (name, n, s) VALUES ${rows.join(', ')}`;
+    expect(sql.length).toBeGreaterThan(1_000_000);
+    const text = pgQuery({ database: 'db' }, sql).attrs['db.query.text'] as string;
+    expect(text.length).toBeLessThanOrEqual(MAX_QUERY_TEXT);
+    expect(text.startsWith('INSERT INTO t (name, n, s) VALUES (?, ?, ?), (?, ?, ?)')).toBe(true);
+    expect(text).not.toMatch(/[0-9]|name |a\\|'/);
+    // Cut inside a surrogate pair: the high half is left out with its low one.
+    const emoji = `SELECT '${'x'.repeat(MAX_QUERY_TEXT - 15)}' AS "${'😀'.repeat(20)}"`;
+    expect(/[\uD800-\uDBFF]/.test(emoji[MAX_QUERY_TEXT - 1])).toBe(true);
+    const cut = pgQuery({}, emoji).attrs['db.query.text'] as string;
+    expect(cut).toBe(`SELECT ? AS "`);
+    expect(/[\uD800-\uDBFF]$/.test(cut)).toBe(false);
   });
 
   it('names the operation by the first keyword, past comments and parentheses', () => {

@@ -7,8 +7,9 @@
 //   db.system.name      postgresql, redis      (older conventions: db.system)
 //   db.namespace        the database name; for Redis its index ('0')  (db.name)
 //   db.operation.name   the SQL keyword or Redis command  (db.operation)
-//   db.query.text       the query, literals replaced by ?; for Redis the
-//                       command and its key only  (db.statement)
+//   db.query.text       the query (its first 16,384 characters), literals
+//                       replaced by ?; for Redis the command and its key
+//                       only  (db.statement)
 //   server.address, server.port                   (net.peer.name, net.peer.port)
 //   error.type, db.response.status_code  on a failure: the SQLSTATE, or the
 //                       Redis error prefix (WRONGTYPE); else the error's code
