@@ -259,8 +259,9 @@ describe('the memory bound', () => {
       timeout: 240_000,
       // The regular addon, never a sanitizer run's build and preloaded
       // runtime (native/test/sanitizers.sh): their allocator's quarantine and
-      // shadow memory are RSS this test does not measure.
-      env: cleanEnv(),
+      // shadow memory are RSS this test does not measure. PREBUILDS_ONLY
+      // stays: under the arm64 stage the child can load only the prebuild.
+      env: cleanEnv(process.env.PREBUILDS_ONLY === undefined ? {} : { PREBUILDS_ONLY: process.env.PREBUILDS_ONLY }),
     });
     expect(r.status, r.stderr).toBe(0);
     const out = JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}') as Record<string, unknown>;
