@@ -6,7 +6,12 @@
 
 import { AsyncLocalStorage } from 'node:async_hooks';
 
-import type { Backend, Given, OpenIds } from '../backends/backend';
+import type { Backend, BackendKind, Given, OpenIds } from '../backends/backend';
+import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
+import type { BackendCounts } from '../common/counts';
+import type { OutputFormat, WrittenFile } from '../common/output';
+import type { FrozenView } from '../read/frozen-view';
+import type { StatsRow } from '../read/stats';
 import { halves, hex64, type SpanContext } from './trace-context';
 
 /** The current span of an async context: what its children are begun under, and its own context (inject). */
@@ -68,12 +73,9 @@ function openCurrent(ids: OpenIds, ts: string): Current {
   return current(ids.traceHi, ids.traceLo, ids.span, ids.spanId, ids.flags, ts, false);
 }
 
-/** Where a wrapped backend (AsyncContext.wrap) keeps the backend it wraps. */
-const wrapped = Symbol('hotspan.wrapped');
-
 /** The backend under `b`'s async-context wrapper, or `b`: what begins a span under no current one (an OTel root). */
 export function unwrapped(b: Backend): Backend {
-  return (b as Backend & { [wrapped]?: Backend })[wrapped] ?? b;
+  return b instanceof ContextBackend ? b.inner : b;
 }
 
 const ofTrace = (given: Given | undefined, ids: OpenIds): given is Given => given !== undefined && given.ids[0] === ids.traceHi && given.ids[1] === ids.traceLo;
@@ -135,44 +137,20 @@ export class AsyncContext {
 
   /** Wraps `inner` so spans begun with no open span on this thread get the current one as parent. */
   wrap(inner: Backend): Backend {
-    const cx = this;
-    const b = Object.create(null) as Record<string, unknown>;
-    for (let p: object | null = inner; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) {
-      for (const key of Object.getOwnPropertyNames(p)) {
-        if (key === 'constructor' || key in b) continue;
-        const d = Object.getOwnPropertyDescriptor(p, key);
-        if (d === undefined) continue;
-        if (typeof d.value === 'function') b[key] = (d.value as (...a: unknown[]) => unknown).bind(inner);
-        else if (d.get !== undefined) Object.defineProperty(b, key, { get: () => (inner as unknown as Record<string, unknown>)[key] });
-      }
-    }
-    // The interface's data properties (fields of the instance, not methods).
-    b.kind = inner.kind;
-    b.clockBoundMs = inner.clockBoundMs;
-    const under = (): Current | undefined => (inner.openDepth() === 0 ? cx.storage.getStore() : undefined);
-    const beginUnder = (nameId: number, json: string): boolean => {
-      const parent = under();
-      if (parent === undefined) return false;
-      cx.outermost = parent.given;
-      inner.beginContext(nameId, json, parent.given);
-      return true;
-    };
-    b.begin = (nameId: number) => {
-      if (!beginUnder(nameId, '')) inner.begin(nameId);
-    };
-    b.beginAttrs = (nameId: number, json: string) => {
-      if (!beginUnder(nameId, json)) inner.beginAttrs(nameId, json);
-    };
-    // Values are taken only when no context applies; else the caller falls back to beginAttrs.
-    b.beginValues = (nameId: number, attrs: unknown) => under() === undefined && inner.beginValues(nameId, attrs);
-    b.beginDepth = (nameId: number) => {
-      if (!beginUnder(nameId, '')) return inner.beginDepth(nameId);
-      return inner.openDepth();
-    };
-    b.asyncBegin = (track: number, nameId: number, json: string) => cx.asyncBegin(inner, track, nameId, json);
-    b.asyncBeginValues = () => 0;
-    (b as { [wrapped]?: Backend })[wrapped] = inner;
-    return b as unknown as Backend;
+    return new ContextBackend(this, inner);
+  }
+
+  /**
+   * Begins span `nameId` on `inner` under the stored current span when no
+   * span is open on this thread; false (nothing done) otherwise.
+   */
+  beginUnder(inner: Backend, nameId: number, json: string): boolean {
+    if (inner.openDepth() !== 0) return false;
+    const parent = this.storage.getStore();
+    if (parent === undefined) return false;
+    this.outermost = parent.given;
+    inner.beginContext(nameId, json, parent.given);
+    return true;
   }
 
   /** The current span of the async span begun last (traceAsync runs its work under it). */
@@ -190,7 +168,7 @@ export class AsyncContext {
   }
 
   /** An async span under the current parent; lastAsync answers its own current. */
-  private asyncBegin(inner: Backend, track: number, nameId: number, json: string): number {
+  asyncBegin(inner: Backend, track: number, nameId: number, json: string): number {
     const parent = this.parent(inner);
     const token = parent === undefined ? inner.asyncBegin(track, nameId, json) : inner.asyncBeginContext(track, nameId, json, parent.given);
     this.lastInner = inner;
@@ -216,4 +194,154 @@ export function currentContextOf(b: Backend, cx: AsyncContext | undefined): Span
     traceFlags: ids.flags,
     ...(ts !== '' ? { traceState: ts } : {}),
   };
+}
+
+/**
+ * A backend with the async context on: the span-opening calls begin under the
+ * stored current span when no span is open on this thread; every other call
+ * is `inner`'s. Written out member by member, so the compiler checks that it
+ * is a whole Backend.
+ */
+class ContextBackend implements Backend {
+  readonly kind: BackendKind;
+  readonly clockBoundMs: number;
+
+  constructor(
+    private readonly cx: AsyncContext,
+    readonly inner: Backend,
+  ) {
+    this.kind = inner.kind;
+    this.clockBoundMs = inner.clockBoundMs;
+  }
+
+  // ---- what the context changes ----
+  begin(nameId: number): void {
+    if (!this.cx.beginUnder(this.inner, nameId, '')) this.inner.begin(nameId);
+  }
+  beginAttrs(nameId: number, attrsJson: string): void {
+    if (!this.cx.beginUnder(this.inner, nameId, attrsJson)) this.inner.beginAttrs(nameId, attrsJson);
+  }
+  /** Values are taken only when no context applies; else the caller falls back to beginAttrs. */
+  beginValues(nameId: number, attrs: unknown): boolean {
+    const under = this.inner.openDepth() === 0 && this.cx.storage.getStore() !== undefined;
+    return !under && this.inner.beginValues(nameId, attrs);
+  }
+  beginDepth(nameId: number): number {
+    if (!this.cx.beginUnder(this.inner, nameId, '')) return this.inner.beginDepth(nameId);
+    return this.inner.openDepth();
+  }
+  asyncBegin(track: number, nameId: number, attrsJson: string): number {
+    return this.cx.asyncBegin(this.inner, track, nameId, attrsJson);
+  }
+  /** Never takes values: asyncBegin (its parent) takes the JSON form. */
+  asyncBeginValues(): number {
+    return 0;
+  }
+
+  // ---- the rest is inner's ----
+  end(): void {
+    this.inner.end();
+  }
+  endFlags(flags: number): void {
+    this.inner.endFlags(flags);
+  }
+  endAt(depth: number, flags: number, name: number | string): void {
+    this.inner.endAt(depth, flags, name);
+  }
+  intern(name: string): number {
+    return this.inner.intern(name);
+  }
+  openDepth(): number {
+    return this.inner.openDepth();
+  }
+  innermost(): number {
+    return this.inner.innermost();
+  }
+  lastBegun(): number {
+    return this.inner.lastBegun();
+  }
+  now(): number {
+    return this.inner.now();
+  }
+  track(name: string, serial: boolean): number {
+    return this.inner.track(name, serial);
+  }
+  asyncEnd(token: number, flags: number): number {
+    return this.inner.asyncEnd(token, flags);
+  }
+  openAsync(): Array<[number, string]> {
+    return this.inner.openAsync();
+  }
+  groupBegin(nameId: number, attrsJson: string): void {
+    this.inner.groupBegin(nameId, attrsJson);
+  }
+  groupEnd(): void {
+    this.inner.groupEnd();
+  }
+  openGroups(): number {
+    return this.inner.openGroups();
+  }
+  counter(name: string, value: number): void {
+    this.inner.counter(name, value);
+  }
+  flush(): void {
+    this.inner.flush();
+  }
+  pending(): number {
+    return this.inner.pending();
+  }
+  lost(): number {
+    return this.inner.lost();
+  }
+  snapshot(): NativeSnapshot {
+    return this.inner.snapshot();
+  }
+  freeze(): FrozenView {
+    return this.inner.freeze();
+  }
+  stats(): readonly StatsRow[] {
+    return this.inner.stats();
+  }
+  counts(): BackendCounts {
+    return this.inner.counts();
+  }
+  chromeJson(): Uint8Array {
+    return this.inner.chromeJson();
+  }
+  perfetto(): Uint8Array {
+    return this.inner.perfetto();
+  }
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
+    return this.inner.writeFile(path, format);
+  }
+  writeFileNow(path: string, format: OutputFormat): WrittenFile {
+    return this.inner.writeFileNow(path, format);
+  }
+  beginContext(nameId: number, attrsJson: string, given: Given): void {
+    this.inner.beginContext(nameId, attrsJson, given);
+  }
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
+    return this.inner.asyncBeginContext(track, nameId, attrsJson, given);
+  }
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
+    return this.inner.asyncFinish(token, flags, startMs, endMs, nameId, attrsJson);
+  }
+  openIds(): OpenIds | undefined {
+    return this.inner.openIds();
+  }
+  idsOf(span: number): BigUint64Array {
+    return this.inner.idsOf(span);
+  }
+  share(): string {
+    return this.inner.share();
+  }
+  nativeApi(): unknown {
+    return this.inner.nativeApi();
+  }
+  native(): NativeTracer | undefined {
+    return this.inner.native();
+  }
+  close(): void {
+    this.inner.close();
+  }
 }
