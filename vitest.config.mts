@@ -41,6 +41,8 @@ const NODE_MATRIX = [
   ...t(['fallback', 'auto', 'auto-counts', 'event-loop-delay', 'trace-context', 'otel', 'otlp', 'entries']),
   // The database instruments: TracingChannels, the require hook, AsyncLocalStorage across awaits.
   ...t(['auto-pg', 'auto-redis']),
+  // The web framework instruments: TracingChannels of express's router and fastify, http server internals.
+  ...t(['auto-routes']),
 ];
 // ADDON (`addon`, the set the sanitizer runs use on an instrumented addon):
 // the files that drive the addon's own C++ (native/addon and the core behind

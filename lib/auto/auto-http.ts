@@ -1,9 +1,11 @@
 // Names and attributes of hotspan/auto's HTTP spans (lib/auto/auto-record.ts), by
 // OpenTelemetry's HTTP semantic conventions (the stable ones, v1.23 on):
 //   - the name is the method (`GET`); `{method} {http.route}` needs a route,
-//     which only a framework knows, so without one it is the method alone. A
-//     method the conventions do not know is `HTTP`, recorded as `_OTHER` with
-//     the original in `http.request.method_original`. The path never goes in
+//     which only a framework knows, so without one it is the method alone
+//     (the express and fastify instruments give the route when they know it:
+//     lib/auto/auto-route.ts). A method the conventions do not know is
+//     `HTTP`, recorded as `_OTHER` with the original in
+//     `http.request.method_original`. The path never goes in
 //     the name: one name per method, however many URLs there are;
 //   - the request in `http.request.method`, `url.path`, `url.query` (without
 //     the `?`), `url.scheme`, `server.address`, `server.port`,

@@ -21,6 +21,8 @@
 // context too, from when their library loads: their spans are the request's
 // children. Without a sink or such a library neither is installed: async_hooks
 // stay off.
+// The express and fastify instruments give a server span its route (found by
+// its request, no context needed: lib/auto/auto-route.ts).
 
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import * as dc from 'node:diagnostics_channel';
@@ -35,6 +37,9 @@ import { PerformanceObserver, performance, constants as perfConstants, type Perf
 import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
 import { instrumentPg } from './auto-pg';
 import { instrumentIoredis, instrumentRedis } from './auto-redis';
+import { instrumentExpress } from './auto-express';
+import { instrumentFastify } from './auto-fastify';
+import { routeName, type RouteRecorder } from './auto-route';
 import { loadHook, type DbRecorder, type Loaded } from './auto-db';
 import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
 import {
@@ -53,7 +58,7 @@ import type { NativeSnapshot } from '../binding/native-binding';
 
 export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
 
-export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop', 'pg', 'redis', 'ioredis'] as const;
+export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop', 'pg', 'redis', 'ioredis', 'express', 'fastify'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
 
 export interface AutoSpan {
@@ -124,6 +129,8 @@ export class AutoRecorder {
     if (instruments.has('pg')) instrumentPg(this.db);
     if (instruments.has('redis')) instrumentRedis(this.db);
     if (instruments.has('ioredis')) instrumentIoredis(this.db);
+    if (instruments.has('express')) instrumentExpress(this.routes);
+    if (instruments.has('fastify')) instrumentFastify(this.routes);
     const unhook = loadHook(this.loads);
     if (unhook !== undefined) this.stops.push(unhook);
   }
@@ -142,6 +149,20 @@ export class AutoRecorder {
       this.serving === undefined ? fn : (AsyncResource.bind(fn as unknown as (...args: unknown[]) => unknown) as unknown as F),
     onStop: (fn) => this.stops.push(fn),
     onLoad: (modules, loaded) => this.loads.push({ modules, loaded }),
+  };
+
+  /** Each open HTTP server span by its request (an IncomingMessage), for the route instruments. */
+  private readonly serverOf = new WeakMap<object, AutoSpan>();
+
+  /** What the web framework instruments use (lib/auto/auto-route.ts): the route renames the request's span while it is open. */
+  private readonly routes: RouteRecorder = {
+    route: (request, route) => {
+      const s = this.serverOf.get(request);
+      if (s === undefined || !Number.isNaN(s.end)) return;
+      s.attrs['http.route'] = route;
+      s.name = routeName(s.attrs['http.request.method'] === '_OTHER' ? 'HTTP' : String(s.attrs['http.request.method']), route);
+    },
+    onStop: (fn) => this.stops.push(fn),
   };
 
   private open(track: string, name: string, attrs: Attrs, parent?: AutoSpan, start = performance.now()): AutoSpan {
@@ -186,6 +207,7 @@ export class AutoRecorder {
       const { name, attrs } = serverRequest(request as Parameters<typeof serverRequest>[0]);
       const s = this.open('http server', name, attrs);
       server.set(response, s);
+      this.serverOf.set(request, s);
       if (this.serving !== undefined) {
         // Published right before the 'request' event, in the connection's context: the handler and what it schedules see s.
         this.serving.enterWith(s);
