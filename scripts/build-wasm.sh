@@ -37,24 +37,49 @@ if ! command -v "$cxx" >/dev/null || [ ! -d "$llvm/include/wasm32-wasi/c++/v1" ]
 fi
 
 # The Node-free core sources the entry points reach: writers (their DocumentWriter
-# interface also takes frozen records), stats, histogram, query engine, span ids,
-# the OTLP encoder (the js backend's export, lib/otlp/otlp-worker.ts).
+# interface also takes frozen records), stats, histogram, query engine, the OTLP
+# encoder (the js backend's export, lib/otlp/otlp-worker.ts), and the recording
+# core (record/, one thread: platform_lock.h) but for the C ABI, which is for
+# other addons' threads.
 sources=(
   native/wasm/bulk_memory.cc
+  native/wasm/thread_exit.cc
   native/wasm/exports.cc
+  native/wasm/record_exports.cc
   native/wasm/snapshot_columns.cc
   native/core/write/chrome_json_writer.cc
   native/core/write/perfetto_writer.cc
   native/core/read/attr_members.cc
-  native/core/record/json_text.cc
   native/core/read/stats.cc
   native/core/read/snapshot_query.cc
   native/core/read/query_call.cc
   native/core/read/log_linear_histogram.cc
-  native/core/record/huge_pages.cc
+  native/core/record/async_track.cc
+  native/core/record/attr_area.cc
+  native/core/record/attr_dict.cc
+  native/core/record/attr_slots.cc
+  native/core/record/chunk_pool.cc
+  native/core/record/chunk_reserve.cc
+  native/core/record/clock.cc
+  native/core/record/clock_readings.cc
+  native/core/record/close_barrier.cc
+  native/core/record/counter_store.cc
   native/core/record/frozen_records.cc
-  native/core/record/tick_anchors.cc
+  native/core/record/group_track.cc
+  native/core/record/holder_check.cc
+  native/core/record/huge_pages.cc
+  native/core/record/json_text.cc
+  native/core/record/name_table.cc
+  native/core/record/native_thread_cache.cc
+  native/core/record/pending_queue.cc
+  native/core/record/registry.cc
   native/core/record/span_ids.cc
+  native/core/record/thread_state.cc
+  native/core/record/tick_anchors.cc
+  native/core/record/timeline.cc
+  native/core/record/trace_id.cc
+  native/core/record/tracer.cc
+  native/core/record/wake_signal.cc
   native/core/export/otlp_batcher.cc
   native/core/export/otlp_request.cc
   native/core/export/otlp_request_json.cc

@@ -41,7 +41,7 @@ function tsType(type) {
   if (type === 'void') return 'void';
   if (type.endsWith('*')) return 'number'; // a wasm32 address
   if (type === 'int64_t' || type === 'uint64_t') return 'bigint';
-  if (['int32_t', 'uint32_t'].includes(type)) return 'number';
+  if (['int32_t', 'uint32_t', 'double'].includes(type)) return 'number';
   throw new Error(`gen-boundary: no TypeScript type for the C type ${type}`);
 }
 
@@ -133,16 +133,16 @@ const targets = [
     file: 'lib/binding/wasm-core.ts',
     lines: () => [
       "/** native/wasm/exports.h's entry points, as the module's exports. */",
-      'interface WasmExports {',
+      'export interface WasmExports {',
       ...wasm.exports.flatMap((e) => {
         const params = e.params.map(cParam).map((p) => `${lowerCamel(p.name)}: ${tsType(p.type)}`);
         return [`  /** ${e.doc} */`, `  ${e.name}(${params.join(', ')}): ${tsType(e.returns)};`];
       }),
       '}',
       '/** hs_write and hs_writer_begin: the code of each output format. */',
-      `const FORMAT_CODES = { ${wasm.formats.map((f) => `${f.output}: ${String(f.value)}`).join(', ')} } as const;`,
+      `export const FORMAT_CODES = { ${wasm.formats.map((f) => `${f.output}: ${String(f.value)}`).join(', ')} } as const;`,
       "/** The entry points' status codes: what each says, by code. */",
-      `const STATUS_TEXT = [${[...wasm.status].sort((x, y) => x.value - y.value).map((s) => `'${s.doc}'`).join(', ')}];`,
+      `export const STATUS_TEXT = [${[...wasm.status].sort((x, y) => x.value - y.value).map((s) => `'${s.doc}'`).join(', ')}];`,
       `/** f64 per stats row (hs_stats): ${wasm.statsRow.join(', ')}. */`,
       `const STATS_ROW_DOUBLES = ${String(wasm.statsRow.length)};`,
     ],

@@ -2,11 +2,12 @@
 // scripts/build-wasm.sh), for the backends that record in JS: they hand
 // their columns (the NativeSnapshot shape) to the same C++ that writes the
 // native backend's files, so each format and statistic has one
-// implementation. The module (it imports nothing) is compiled synchronously
+// implementation. The module (its imports: newInstance) is compiled synchronously
 // on first use. WebAssembly memory never shrinks, so an instance is kept
 // only while its memory stays small: a large document's instance is dropped
 // and its memory goes with the result.
 
+import { randomFillSync } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClockReadings } from '../common/clock';
@@ -14,13 +15,13 @@ import { FIELDS_PER_RECORD, FIELD_LOCAL, FIELD_TIMELINE } from '../common/flags'
 import type { NativeSnapshot, NativeStatsRow } from './native-binding';
 
 // The module's exports: the generated entry points, and what the toolchain adds.
-interface Exports extends WasmExports {
+export interface Exports extends WasmExports {
   memory: { buffer: ArrayBuffer };
   _initialize(): void;
 }
 // <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 /** native/wasm/exports.h's entry points, as the module's exports. */
-interface WasmExports {
+export interface WasmExports {
   /** An input buffer of `bytes` bytes (1 for 0) in the module's memory. */
   hs_alloc(bytes: number): number;
   /** Frees a buffer hs_alloc gave that no call took over. */
@@ -53,11 +54,41 @@ interface WasmExports {
   hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint): number;
   /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request. */
   hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number): number;
+  /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full). */
+  hs_rec_open(memoryLimit: number, onFull: number, originNs: bigint, idSalt: bigint): number;
+  /** Closes a tracer: later calls record nothing and return CLOSED; its records stay readable. */
+  hs_rec_close(tracer: number): void;
+  /** Closes a tracer and frees its handle and records. */
+  hs_rec_free(tracer: number): void;
+  /** Attaches a JS thread's timeline named by the buffer (taken over); the thread's handle (0: closed or unknown tracer). */
+  hs_rec_thread(tracer: number, name: number, size: number): number;
+  /** Ends the thread's open spans as abandoned at `now`, marks its timeline exited and frees the thread's handle; a core status. */
+  hs_rec_detach(tracer: number, thread: number, nowMs: number): number;
+  /** The id of the name in the buffer (taken over); 0xFFFFFFFF for an unknown tracer. */
+  hs_rec_intern(tracer: number, name: number, size: number): number;
+  /** A span begins on the thread; a core status. */
+  hs_rec_begin(thread: number, name: number, nowMs: number): number;
+  /** The thread's innermost span ends, with extra span flags; a core status. */
+  hs_rec_end(thread: number, nowMs: number, flags: number): number;
+  /** The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind). */
+  hs_rec_track(tracer: number, name: number, size: number, serial: number): number;
+  /** An async span begins on a track; its token (0: closed or unknown track). */
+  hs_rec_async_begin(tracer: number, track: number, name: number, nowMs: number): bigint;
+  /** An async span ends; a core status. */
+  hs_rec_async_end(tracer: number, token: bigint, nowMs: number): number;
+  /** A span group begins; a core status. */
+  hs_rec_group_begin(tracer: number, name: number, nowMs: number): number;
+  /** The innermost span group ends; a core status. */
+  hs_rec_group_end(tracer: number, nowMs: number): number;
+  /** Flushes, then writes 5 doubles at `out`: produced, kept, released, overwritten, dropped; a core status. */
+  hs_rec_counts(tracer: number, out: number): number;
+  /** Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's. */
+  hs_rec_write(tracer: number, format: number, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
 }
 /** hs_write and hs_writer_begin: the code of each output format. */
-const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
+export const FORMAT_CODES = { json: 0, perfetto: 1 } as const;
 /** The entry points' status codes: what each says, by code. */
-const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle'];
+export const STATUS_TEXT = ['ok', 'malformed columns', 'unknown format', 'unknown writer handle'];
 /** f64 per stats row (hs_stats): name, count, total, min, max, mean, p50, p90, p99. */
 const STATS_ROW_DOUBLES = 9;
 // </generated>
@@ -83,9 +114,26 @@ const MAX_BYTES = 2 ** 32;
 let compiled: object | undefined;
 let kept: Exports | undefined;
 
-function newInstance(): Exports {
+/**
+ * A fresh instance of the module. Its imports are the host's clock (the
+ * recording core's clock reads: CLOCK_MONOTONIC ns, as process.hrtime) and
+ * WASI's random_get (the random salt of a tracer's W3C ids).
+ */
+export function newInstance(): Exports {
   compiled ??= new WebAssembly.Module(readFileSync(WASM_PATH));
-  const { exports } = new WebAssembly.Instance(compiled, {});
+  let memory: { buffer: ArrayBuffer } | undefined;
+  const imports = {
+    hotspan: { now_ns: (): bigint => process.hrtime.bigint() },
+    wasi_snapshot_preview1: {
+      random_get(at: number, size: number): number {
+        if (memory === undefined) return 8; // WASI's EBADF: no memory yet
+        randomFillSync(new Uint8Array(memory.buffer, at, size));
+        return 0;
+      },
+    },
+  };
+  const { exports } = new WebAssembly.Instance(compiled, imports);
+  memory = exports.memory;
   exports._initialize();
   return exports;
 }

@@ -19,6 +19,7 @@
 #include "write/perfetto_writer.h"
 #include "read/query_call.h"
 #include "exports.h"
+#include "result.h"
 #include "snapshot_columns.h"
 #include "record/span_ids.h"
 #include "read/stats.h"
@@ -30,7 +31,7 @@ struct QueryColumns {
   std::unique_ptr<hotspan::SnapshotQuery<hotspan::Snapshot>> query;  // over the decoded snapshot
 };
 
-namespace {
+namespace hotspan::wasm {
 
 // Allocated on first use: a reactor module runs no constructors before _initialize.
 std::string& result() {
@@ -38,6 +39,12 @@ std::string& result() {
   if (r == nullptr) r = new std::string();
   return *r;
 }
+
+}  // namespace hotspan::wasm
+
+using hotspan::wasm::result;
+
+namespace {
 
 // Decodes the columns at `input` and frees them.
 bool take_columns(uint8_t* input, uint32_t size, hotspan::Snapshot& out) {

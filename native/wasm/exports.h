@@ -53,5 +53,35 @@ __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, u
 __attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt);
 // One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request.
 __attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size, uint8_t* contexts, uint32_t contexts_size, uint32_t count, uint32_t max_spans, uint32_t final, uint32_t unread);
+// The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full).
+__attribute__((export_name("hs_rec_open"))) uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt);
+// Closes a tracer: later calls record nothing and return CLOSED; its records stay readable.
+__attribute__((export_name("hs_rec_close"))) void hs_rec_close(uint32_t tracer);
+// Closes a tracer and frees its handle and records.
+__attribute__((export_name("hs_rec_free"))) void hs_rec_free(uint32_t tracer);
+// Attaches a JS thread's timeline named by the buffer (taken over); the thread's handle (0: closed or unknown tracer).
+__attribute__((export_name("hs_rec_thread"))) uint32_t hs_rec_thread(uint32_t tracer, uint8_t* name, uint32_t size);
+// Ends the thread's open spans as abandoned at `now`, marks its timeline exited and frees the thread's handle; a core status.
+__attribute__((export_name("hs_rec_detach"))) int32_t hs_rec_detach(uint32_t tracer, uint32_t thread, double now_ms);
+// The id of the name in the buffer (taken over); 0xFFFFFFFF for an unknown tracer.
+__attribute__((export_name("hs_rec_intern"))) uint32_t hs_rec_intern(uint32_t tracer, uint8_t* name, uint32_t size);
+// A span begins on the thread; a core status.
+__attribute__((export_name("hs_rec_begin"))) int32_t hs_rec_begin(uint32_t thread, uint32_t name, double now_ms);
+// The thread's innermost span ends, with extra span flags; a core status.
+__attribute__((export_name("hs_rec_end"))) int32_t hs_rec_end(uint32_t thread, double now_ms, uint32_t flags);
+// The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind).
+__attribute__((export_name("hs_rec_track"))) uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t serial);
+// An async span begins on a track; its token (0: closed or unknown track).
+__attribute__((export_name("hs_rec_async_begin"))) uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms);
+// An async span ends; a core status.
+__attribute__((export_name("hs_rec_async_end"))) int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms);
+// A span group begins; a core status.
+__attribute__((export_name("hs_rec_group_begin"))) int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms);
+// The innermost span group ends; a core status.
+__attribute__((export_name("hs_rec_group_end"))) int32_t hs_rec_group_end(uint32_t tracer, double now_ms);
+// Flushes, then writes 5 doubles at `out`: produced, kept, released, overwritten, dropped; a core status.
+__attribute__((export_name("hs_rec_counts"))) int32_t hs_rec_counts(uint32_t tracer, double* out);
+// Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's.
+__attribute__((export_name("hs_rec_write"))) int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns);
 }  // extern "C"
 // </generated>

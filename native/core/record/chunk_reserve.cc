@@ -1,5 +1,8 @@
 #include "record/chunk_reserve.h"
 
+#include "record/platform_lock.h"
+
+#if HOTSPAN_THREADS
 #include <condition_variable>
 #if defined(__linux__)
 #include <pthread.h>
@@ -127,3 +130,15 @@ size_t ready() {
 }
 
 }  // namespace hotspan::chunk_reserve
+
+#else  // one thread (the WebAssembly build): no filler, every chunk is plain
+
+namespace hotspan::chunk_reserve {
+
+bool enabled() { return false; }
+void* take() { return ::operator new(kChunkBytes); }
+size_t ready() { return 0; }
+
+}  // namespace hotspan::chunk_reserve
+
+#endif

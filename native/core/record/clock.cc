@@ -48,8 +48,10 @@ bool invariant_tsc() {
 #endif
 
 int compute_source() {
+#if !defined(__wasm__)  // there: no TSC and no environment
   const char* env = std::getenv("HOTSPAN_CLOCK");
   if (env != nullptr && std::strcmp(env, "monotonic") == 0) return kMonotonic;
+#endif
 #if defined(__x86_64__)
   if (invariant_tsc()) return kTsc;
 #endif

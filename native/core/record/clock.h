@@ -22,11 +22,19 @@
 
 namespace hotspan::clock {
 
+#if defined(__wasm__)
+// The WebAssembly build has no clock of its own: the host gives its
+// CLOCK_MONOTONIC ns (process.hrtime.bigint() in Node, the same clock).
+extern "C" __attribute__((import_module("hotspan"), import_name("now_ns"))) int64_t
+hotspan_host_now_ns();
+inline int64_t now_ns() { return hotspan_host_now_ns(); }
+#else
 inline int64_t now_ns() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
 }
+#endif
 
 inline double to_ms(int64_t ns, int64_t origin_ns) {
   return static_cast<double>(ns - origin_ns) / 1e6;

@@ -21,8 +21,8 @@ long membarrier(int cmd) { return syscall(__NR_membarrier, cmd, 0, 0); }
 }  // namespace
 
 void prepare() {
-  static std::once_flag once;
-  std::call_once(once, [] {
+  static OnceFlag once;
+  call_once(once, [] {
 #if defined(__linux__)
     const long cmds = membarrier(MEMBARRIER_CMD_QUERY);
     if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) != 0 &&

@@ -1,4 +1,5 @@
-// The locks the recording core takes, named once so a build can swap them:
+// The locks the recording core takes, named once so a build can swap them
+// (and HOTSPAN_THREADS, 0 in that build, for what only threads need):
 // natively the standard library's; where libc++ is built without threads
 // (the single-threaded WebAssembly build, in which one instance is one
 // thread and <mutex> and <thread> do not exist) no-ops with the same
@@ -33,7 +34,20 @@ class LockGuard {
 
 inline void yield_now() noexcept {}
 
+// std::call_once's shape for the one thread there is.
+struct OnceFlag {
+  bool done = false;
+};
+template <class F>
+void call_once(OnceFlag& flag, F&& f) {
+  if (flag.done) return;
+  flag.done = true;
+  f();
+}
+
 }  // namespace hotspan
+
+#define HOTSPAN_THREADS 0
 
 #else
 
@@ -46,7 +60,11 @@ using Mutex = std::mutex;
 template <class M>
 using LockGuard = std::lock_guard<M>;
 inline void yield_now() noexcept { std::this_thread::yield(); }
+using OnceFlag = std::once_flag;
+using std::call_once;
 
 }  // namespace hotspan
+
+#define HOTSPAN_THREADS 1
 
 #endif

@@ -1,0 +1,119 @@
+// The recording core (native/core/record/) in the WebAssembly module: the
+// same tracer, timelines, memory budget, tracks and groups the addon runs,
+// on the one thread of an instance (native/wasm/record_exports.cc). Each
+// recorder owns its instance, so its records and memory go with it.
+// Times are performance.now() ms on the axis of `originNs`.
+
+import type { ClockReadings } from '../common/clock';
+import type { DocumentCounts } from './wasm-core';
+import { FORMAT_CODES, STATUS_TEXT, newInstance, type Exports } from './wasm-core';
+
+/** What a full budget does: recycle the oldest records, or drop new ones. */
+export type FullPolicy = 'overwrite' | 'drop';
+
+export interface WasmRecorderOptions {
+  /** The budget for records and side tables, in bytes (clamped to the core's bounds). */
+  memoryLimit: number;
+  onFull: FullPolicy;
+  /** CLOCK_MONOTONIC ns at performance.now() == 0. */
+  originNs: bigint;
+  /** The salt of the W3C ids; 0n (the default): random. */
+  idSalt?: bigint;
+}
+
+const POLICY_CODES: Record<FullPolicy, number> = { overwrite: 0, drop: 1 };
+const encoder = new TextEncoder();
+
+export class WasmRecorder {
+  private readonly c: Exports = newInstance();
+  private readonly tracer: number;
+
+  constructor(options: WasmRecorderOptions) {
+    const policy = Object.hasOwn(POLICY_CODES, options.onFull) ? POLICY_CODES[options.onFull] : -1;
+    this.tracer = policy < 0 ? 0 : this.c.hs_rec_open(options.memoryLimit, policy, options.originNs, options.idSalt ?? 0n);
+    if (this.tracer === 0) throw new RangeError(`unknown onFull policy ${JSON.stringify(options.onFull)}`);
+  }
+
+  /** A JS thread's timeline; its handle (0 once closed). */
+  thread(displayName: string): number {
+    return this.c.hs_rec_thread(this.tracer, ...this.text(displayName));
+  }
+
+  /** Ends the thread's open spans as abandoned, marks its timeline exited; a core status. */
+  detach(thread: number, nowMs: number): number {
+    return this.c.hs_rec_detach(this.tracer, thread, nowMs);
+  }
+
+  intern(name: string): number {
+    return this.c.hs_rec_intern(this.tracer, ...this.text(name));
+  }
+
+  begin(thread: number, name: number, nowMs: number): number {
+    return this.c.hs_rec_begin(thread, name, nowMs);
+  }
+
+  end(thread: number, nowMs: number, flags = 0): number {
+    return this.c.hs_rec_end(thread, nowMs, flags);
+  }
+
+  /** An async track's id (0: closed, or a track of the other kind). */
+  track(name: string, serial: boolean): number {
+    const [at, size] = this.text(name);
+    return this.c.hs_rec_track(this.tracer, at, size, serial ? 1 : 0);
+  }
+
+  /** An async span's token (0n: closed or unknown track). */
+  asyncBegin(track: number, name: number, nowMs: number): bigint {
+    return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs);
+  }
+
+  asyncEnd(token: bigint, nowMs: number): number {
+    return this.c.hs_rec_async_end(this.tracer, token, nowMs);
+  }
+
+  groupBegin(name: number, nowMs: number): number {
+    return this.c.hs_rec_group_begin(this.tracer, name, nowMs);
+  }
+
+  groupEnd(nowMs: number): number {
+    return this.c.hs_rec_group_end(this.tracer, nowMs);
+  }
+
+  /** produced = kept + overwritten + dropped, over everything recorded so far. */
+  counts(): DocumentCounts {
+    const at = this.c.hs_alloc(5 * 8);
+    try {
+      this.c.hs_rec_counts(this.tracer, at);
+      const [produced, kept, released, overwritten, dropped] = new Float64Array(this.c.memory.buffer, at, 5);
+      return { produced, kept, released, overwritten, dropped };
+    } finally {
+      this.c.hs_free(at);
+    }
+  }
+
+  /** The whole trace as one document, with its counts. */
+  write(format: keyof typeof FORMAT_CODES, clocks: ClockReadings): Uint8Array {
+    const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
+    const status = this.c.hs_rec_write(this.tracer, FORMAT_CODES[format], monotonicNs, realtimeNs, boottimeNs);
+    if (status !== 0) throw new Error(`hotspan: the core could not write: ${STATUS_TEXT[status] ?? String(status)}`);
+    return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
+  }
+
+  /** Records nothing more (calls return CLOSED); what was recorded stays writable. */
+  close(): void {
+    this.c.hs_rec_close(this.tracer);
+  }
+
+  /** Closes and frees the records; the recorder is unusable after. */
+  free(): void {
+    this.c.hs_rec_free(this.tracer);
+  }
+
+  /** The text copied into an hs_alloc buffer, which the call it is given to takes over. */
+  private text(s: string): [number, number] {
+    const bytes = encoder.encode(s);
+    const at = this.c.hs_alloc(bytes.length);
+    new Uint8Array(this.c.memory.buffer, at, bytes.length).set(bytes);
+    return [at, bytes.length];
+  }
+}

@@ -1,0 +1,198 @@
+// The recording core's entry points in the WebAssembly module (hs_rec_*):
+// the same Tracer, timelines, budget, tracks and groups the addon runs,
+// built for one thread (record/platform_lock.h), so the js backend can record
+// through the core instead of beside it. A tracer and a thread's state are
+// handles (> 0; 0: none). Times are given as performance.now() ms (a double,
+// no BigInt per call) and stored as CLOCK_MONOTONIC ns from the tracer's
+// origin (TimeUnit::kNs); the core's own clock reads are the host's `now_ns`
+// import (record/clock.h).
+//
+// Strings are passed as an hs_alloc buffer, which the call takes over; a
+// document is the result (result.h).
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "exports.h"
+#include "result.h"
+#include "record/tracer.h"
+#include "write/chrome_json_writer.h"
+#include "write/document_info.h"
+#include "write/perfetto_writer.h"
+
+namespace {
+
+// Handles are indexes + 1 into these tables; a closed tracer keeps its slot
+// (its records stay readable) until hs_rec_free.
+// A thread's state and its tracer's origin, which its times are from.
+struct Thread {
+  std::shared_ptr<hotspan::ThreadState> state;
+  int64_t origin_ns = 0;
+};
+
+template <typename T>
+std::vector<std::shared_ptr<T>>& table() {
+  static auto* t = new std::vector<std::shared_ptr<T>>();  // no static constructors in a reactor
+  return *t;
+}
+
+template <typename T>
+T* at(uint32_t handle) {
+  auto& t = table<T>();
+  return handle >= 1 && handle <= t.size() ? t[handle - 1].get() : nullptr;
+}
+
+template <typename T>
+uint32_t add(std::shared_ptr<T> p) {
+  auto& t = table<T>();
+  for (size_t i = 0; i < t.size(); ++i) {
+    if (!t[i]) {
+      t[i] = std::move(p);
+      return static_cast<uint32_t>(i + 1);
+    }
+  }
+  t.push_back(std::move(p));
+  return static_cast<uint32_t>(t.size());
+}
+
+int64_t ns_of(int64_t origin_ns, double ms) {
+  return origin_ns + static_cast<int64_t>(std::llround(ms * 1e6));
+}
+
+constexpr int32_t status(hotspan::Status s) { return static_cast<int32_t>(s); }
+
+// Takes an hs_alloc buffer over as a string.
+std::string take_string(uint8_t* text, uint32_t size) {
+  std::string s(reinterpret_cast<const char*>(text), size);
+  std::free(text);
+  return s;
+}
+
+}  // namespace
+
+extern "C" {
+
+uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt) {
+  if (on_full > static_cast<uint32_t>(hotspan::FullPolicy::kDrop)) return 0;
+  hotspan::TracerOptions o;
+  o.time_unit = hotspan::TimeUnit::kNs;
+  o.origin_ns = origin_ns;
+  o.memory_limit = static_cast<size_t>(memory_limit);
+  o.on_full = static_cast<hotspan::FullPolicy>(on_full);
+  o.id_salt = id_salt;
+  return add(hotspan::Tracer::create(o));
+}
+
+void hs_rec_close(uint32_t tracer) {
+  if (hotspan::Tracer* t = at<hotspan::Tracer>(tracer)) t->close();
+}
+
+void hs_rec_free(uint32_t tracer) {
+  auto& t = table<hotspan::Tracer>();
+  if (tracer >= 1 && tracer <= t.size() && t[tracer - 1]) {
+    t[tracer - 1]->close();
+    t[tracer - 1].reset();
+  }
+}
+
+uint32_t hs_rec_thread(uint32_t tracer, uint8_t* name, uint32_t size) {
+  const std::string display = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr || t->closed()) return 0;
+  return add(std::make_shared<Thread>(Thread{t->attach_js_thread(display), t->origin_ns()}));
+}
+
+int32_t hs_rec_detach(uint32_t tracer, uint32_t thread, double now_ms) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  Thread* th = at<Thread>(thread);
+  if (t == nullptr || th == nullptr) return status(hotspan::Status::kInvalid);
+  t->detach_thread(*th->state, ns_of(th->origin_ns, now_ms));
+  table<Thread>()[thread - 1].reset();
+  return status(hotspan::Status::kOk);
+}
+
+uint32_t hs_rec_intern(uint32_t tracer, uint8_t* name, uint32_t size) {
+  const std::string text = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? UINT32_MAX : t->intern(text);
+}
+
+int32_t hs_rec_begin(uint32_t thread, uint32_t name, double now_ms) {
+  Thread* th = at<Thread>(thread);
+  if (th == nullptr) return status(hotspan::Status::kInvalid);
+  return status(hotspan::begin(*th->state, name, ns_of(th->origin_ns, now_ms)));
+}
+
+int32_t hs_rec_end(uint32_t thread, double now_ms, uint32_t flags) {
+  Thread* th = at<Thread>(thread);
+  if (th == nullptr) return status(hotspan::Status::kInvalid);
+  return status(hotspan::end(*th->state, ns_of(th->origin_ns, now_ms), static_cast<uint16_t>(flags)));
+}
+
+uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t serial) {
+  const std::string text = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? 0 : t->track(text, serial != 0);
+}
+
+uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? 0 : t->async_begin(track, name, ns_of(t->origin_ns(), now_ms));
+}
+
+int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->async_end(token, ns_of(t->origin_ns(), now_ms)));
+}
+
+int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->group_begin(name, ns_of(t->origin_ns(), now_ms)));
+}
+
+int32_t hs_rec_group_end(uint32_t tracer, double now_ms) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->group_end(ns_of(t->origin_ns(), now_ms)));
+}
+
+int32_t hs_rec_counts(uint32_t tracer, double* out) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  t->flush();
+  hotspan::RecordCounts sum;
+  for (const hotspan::TimelineCounts& tl : t->counts()) sum += tl.counts;
+  out[0] = static_cast<double>(sum.produced);
+  out[1] = static_cast<double>(sum.kept);
+  out[2] = static_cast<double>(sum.released);
+  out[3] = static_cast<double>(sum.overwritten);
+  out[4] = static_cast<double>(sum.dropped);
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int64_t realtime_ns,
+                     int64_t boottime_ns) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  std::string& out = hotspan::wasm::result();
+  out.clear();
+  if (t == nullptr) return kBadHandle;
+  if (format != kChromeJson && format != kPerfetto) return kBadFormat;
+  t->flush();
+  const hotspan::FrozenSnapshot snap = t->freeze();
+  const hotspan::DocumentInfo doc =
+      hotspan::document_of(snap, t->origin_ns(), {monotonic_ns, realtime_ns, boottime_ns});
+  if (format == kChromeJson) {
+    hotspan::write_chrome_json(snap, doc, out);
+  } else {
+    hotspan::write_perfetto(snap, doc, out);
+  }
+  return kOk;
+}
+
+}  // extern "C"

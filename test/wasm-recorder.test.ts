@@ -1,0 +1,179 @@
+// The recording core built to WebAssembly (lib/binding/wasm-recorder.ts over
+// native/wasm/record_exports.cc): the addon's tracer, timelines, budget,
+// tracks and groups on one thread. Times are given, so every written time is
+// known exactly; both formats are read back with the report's reader.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { readTrace } from '../lib/cli/read-trace';
+import type { RecordingCounts, TraceSpan, TraceTimeline } from '../lib/cli/trace-model';
+import { WasmRecorder } from '../lib/binding/wasm-recorder';
+
+const ORIGIN_NS = 5_000_000_000n;
+const CLOCKS = { monotonicNs: ORIGIN_NS + 1_000_000_000n, realtimeNs: 1_700_000_000_000_000_000n };
+const OK = 0;
+const CLOSED = 1;
+const NO_OPEN_SPAN = 2;
+const MIB = 1 << 20;
+
+const dir = mkdtempSync(path.join(tmpdir(), 'hotspan-wasm-recorder-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Read {
+  spans: TraceSpan[];
+  timelines: TraceTimeline[];
+  counts: RecordingCounts | undefined;
+}
+
+let files = 0;
+function read(rec: WasmRecorder, format: 'json' | 'perfetto'): Read {
+  const file = path.join(dir, `t${String(++files)}.${format}`);
+  writeFileSync(file, rec.write(format, CLOCKS));
+  const spans: TraceSpan[] = [];
+  const timelines: TraceTimeline[] = [];
+  const summary = readTrace(file, { timeline: (t) => timelines.push(t), span: (s) => spans.push(s) });
+  expect(summary.format).toBe(format);
+  expect(summary.unclosed).toBe(0);
+  return { spans, timelines, counts: summary.counts };
+}
+
+/** name, timeline name, start and end in µs from the origin, sorted by start. */
+function shape(r: Read): [string, string, number, number][] {
+  const names = new Map(r.timelines.map((t) => [t.key, t.name]));
+  return r.spans
+    .map((s): [string, string, number, number] => [s.name, names.get(s.timeline) ?? '?', s.startNs / 1e3, s.endNs / 1e3])
+    .sort((a, b) => a[2] - b[2] || a[0].localeCompare(b[0]));
+}
+
+describe('the recording core in WebAssembly', () => {
+  it('records nested spans, tracks and groups at the times given, in both formats', () => {
+    const rec = new WasmRecorder({ memoryLimit: 8 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const main = rec.thread('main');
+    expect(main).toBeGreaterThan(0);
+    const [request, query, render, phase, io] = ['request', 'db.query', 'render', 'warm-up', 'io.read'].map((n) => rec.intern(n));
+    expect(rec.intern('request')).toBe(request); // interned once
+
+    expect(rec.groupBegin(phase, 0.5)).toBe(OK);
+    expect(rec.begin(main, request, 1)).toBe(OK);
+    expect(rec.begin(main, query, 2)).toBe(OK);
+    expect(rec.end(main, 3.5)).toBe(OK);
+    expect(rec.begin(main, render, 4.25)).toBe(OK);
+    expect(rec.end(main, 9)).toBe(OK);
+    expect(rec.end(main, 10)).toBe(OK);
+    expect(rec.end(main, 11)).toBe(NO_OPEN_SPAN);
+    expect(rec.groupEnd(12)).toBe(OK);
+
+    const track = rec.track('disk', false);
+    expect(track).toBeGreaterThan(0);
+    expect(rec.track('disk', true)).toBe(0); // the same name as a serial track
+    const a = rec.asyncBegin(track, io, 1.5);
+    const b = rec.asyncBegin(track, io, 2.5); // overlaps a: a concurrent track
+    expect(a).not.toBe(0n);
+    expect(rec.asyncEnd(b, 6)).toBe(OK);
+    expect(rec.asyncEnd(a, 7)).toBe(OK);
+    expect(rec.asyncEnd(a, 8)).not.toBe(OK); // ended already
+
+    const expected = [
+      ['warm-up', 'groups', 500, 12_000],
+      ['request', 'main', 1000, 10_000],
+      ['io.read', 'track: disk', 1500, 7000],
+      ['db.query', 'main', 2000, 3500],
+      ['io.read', 'track: disk', 2500, 6000],
+      ['render', 'main', 4250, 9000],
+    ];
+    const json = read(rec, 'json');
+    const perfetto = read(rec, 'perfetto');
+    // The timeline names are the writers' (the group track's name differs by
+    // format); what is checked is each span on its kind of timeline.
+    const norm = (r: Read) => shape(r).map(([n, tl, s, e]) => [n, tl.startsWith('track') ? 'track: disk' : tl === 'main' ? 'main' : 'groups', s, e]);
+    expect(norm(json)).toEqual(expected);
+    expect(norm(perfetto)).toEqual(expected);
+    for (const r of [json, perfetto]) expect(r.counts).toMatchObject({ produced: 6, kept: 6, overwritten: 0, dropped: 0 });
+    expect(rec.counts()).toMatchObject({ produced: 6, kept: 6, overwritten: 0, dropped: 0 });
+    rec.free();
+  });
+
+  it('counts every span a full budget drops, exactly, and writes the ones it kept', () => {
+    const rec = new WasmRecorder({ memoryLimit: MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const t = rec.thread('main');
+    const name = rec.intern('tick');
+    const n = 100_000;
+    for (let i = 0; i < n; i++) {
+      rec.begin(t, name, i * 0.01);
+      rec.end(t, i * 0.01 + 0.005);
+    }
+    const c = rec.counts();
+    expect(c.produced).toBe(n);
+    expect(c.dropped).toBeGreaterThan(0);
+    expect(c.kept + c.dropped + c.overwritten).toBe(n);
+    expect(c.overwritten).toBe(0);
+    const json = read(rec, 'json');
+    expect(json.spans.length).toBe(c.kept);
+    expect(json.counts).toMatchObject({ produced: n, kept: c.kept, dropped: c.dropped });
+    // Drop keeps the oldest: the first span is there, the last is not.
+    const starts = json.spans.map((s) => s.startNs);
+    expect(Math.min(...starts)).toBe(0);
+    expect(Math.max(...starts)).toBeLessThan((n - 1) * 0.01 * 1e6);
+    rec.free();
+  });
+
+  it('overwrites the oldest spans when the budget is full in overwrite mode, and counts them', () => {
+    const rec = new WasmRecorder({ memoryLimit: MIB, onFull: 'overwrite', originNs: ORIGIN_NS });
+    const t = rec.thread('main');
+    const name = rec.intern('tick');
+    const n = 100_000;
+    for (let i = 0; i < n; i++) {
+      rec.begin(t, name, i * 0.01);
+      rec.end(t, i * 0.01 + 0.005);
+    }
+    const c = rec.counts();
+    expect(c.produced).toBe(n);
+    expect(c.overwritten).toBeGreaterThan(0);
+    expect(c.kept + c.overwritten + c.dropped).toBe(n);
+    const perfetto = read(rec, 'perfetto');
+    expect(perfetto.spans.length).toBe(c.kept);
+    const starts = perfetto.spans.map((s) => s.startNs);
+    // The newest are kept, up to the very last one, and they are contiguous.
+    expect(Math.max(...starts)).toBe(Math.round((n - 1) * 0.01 * 1e6));
+    expect(Math.min(...starts)).toBe(Math.round((n - c.kept) * 0.01 * 1e6));
+    rec.free();
+  });
+
+  it('ends a detached thread\'s open spans as abandoned at the detach time', () => {
+    const rec = new WasmRecorder({ memoryLimit: 8 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const t = rec.thread('worker 1');
+    const outer = rec.intern('outer');
+    const inner = rec.intern('inner');
+    rec.begin(t, outer, 1);
+    rec.begin(t, inner, 2);
+    expect(rec.detach(t, 3)).toBe(OK);
+    expect(rec.begin(t, inner, 4)).not.toBe(OK); // the handle is gone
+    const json = read(rec, 'json');
+    expect(shape(json)).toEqual([
+      ['outer', 'worker 1', 1000, 3000],
+      ['inner', 'worker 1', 2000, 3000],
+    ]);
+    for (const s of json.spans) expect(s.args?.abandoned).toBe(true);
+    rec.free();
+  });
+
+  it('records nothing once closed, and still writes what it recorded', () => {
+    const rec = new WasmRecorder({ memoryLimit: 8 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const t = rec.thread('main');
+    const name = rec.intern('kept');
+    rec.begin(t, name, 1);
+    rec.end(t, 2);
+    rec.close();
+    expect(rec.begin(t, name, 3)).toBe(CLOSED);
+    expect(rec.thread('late')).toBe(0);
+    expect(rec.track('late', false)).toBe(0);
+    expect(shape(read(rec, 'json'))).toEqual([['kept', 'main', 1000, 2000]]);
+    rec.free();
+  });
+
+  it('names a bad policy', () => {
+    expect(() => new WasmRecorder({ memoryLimit: MIB, onFull: 'keep' as 'drop', originNs: 0n })).toThrow(/"keep"/);
+  });
+});
