@@ -40,7 +40,7 @@ const NODE_MATRIX = [
   ...EXITS,
   ...t(['fallback', 'auto', 'auto-counts', 'event-loop-delay', 'trace-context', 'otel', 'otlp', 'entries']),
   // The database instruments: TracingChannels, the require hook, AsyncLocalStorage across awaits.
-  ...t(['auto-pg', 'auto-redis']),
+  ...t(['auto-pg', 'auto-mysql', 'auto-redis']),
   // The web framework instruments: TracingChannels of express's router and fastify, http server internals.
   ...t(['auto-routes']),
 ];

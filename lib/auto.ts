@@ -1,6 +1,6 @@
 // hotspan/auto: zero-code tracing. `node --require hotspan/auto app.js` or
 // `node --import hotspan/auto app.mjs` records HTTP, fetch, DNS, TCP/TLS,
-// GC, PostgreSQL (pg) and Redis (ioredis, redis) spans, the routes express
+// GC, PostgreSQL (pg), MySQL (mysql2) and Redis (ioredis, redis) spans, the routes express
 // and fastify matched (on the HTTP server spans) and the event-loop delay as
 // counters (lib/auto/auto-record.ts) from the program's first line and writes
 // the trace when the process ends (lib/common/exit-write.ts).
@@ -8,8 +8,8 @@
 //   HOTSPAN_OUT         the file written at exit (default hotspan-<pid>.pftrace);
 //                       its extension picks the format (.pftrace, .json)
 //   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc, eventloop,
-//                       pg, redis, ioredis, express, fastify (default: all;
-//                       the last five only act when their library runs:
+//                       pg, mysql, redis, ioredis, express, fastify (default:
+//                       all; the last six only act when their library runs:
 //                       lib/auto/auto-db.ts, lib/auto/auto-route.ts)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
 // and, for OTLP/HTTP export of the automatic spans as they end (lib/auto/auto-export.ts:

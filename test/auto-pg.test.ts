@@ -15,7 +15,8 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
-import { MAX_QUERY_TEXT, pgQuery, sanitizeSql, sqlOperation } from '../lib/auto/auto-pg';
+import { pgQuery } from '../lib/auto/auto-pg';
+import { MAX_QUERY_TEXT, sanitizeSql, sqlOperation } from '../lib/auto/auto-sql';
 import { startPostgres, type PgServer } from './support/pg-server';
 import { without } from './support/tools';
 import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';

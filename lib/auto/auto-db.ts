@@ -1,5 +1,5 @@
 // What hotspan/auto's database and cache instruments (lib/auto/auto-pg.ts,
-// lib/auto/auto-redis.ts) share: the recorder's calls they use, the hook that
+// lib/auto/auto-mysql.ts, lib/auto/auto-redis.ts) share: the recorder's calls they use, the hook that
 // sees their libraries load, and how a failure is recorded.
 //
 // Names and attributes follow OpenTelemetry's database semantic conventions
@@ -26,6 +26,8 @@
 // context (an AsyncLocalStorage): a program that loads none of them pays
 // nothing per request for it.
 
+import type { AsyncLocalStorage } from 'node:async_hooks';
+
 import { Hook } from 'require-in-the-middle';
 
 import type { Attrs } from './auto-http';
@@ -38,8 +40,12 @@ export interface DbSpan {
 
 /** What the library instruments use of the recorder (lib/auto/auto-record.ts). */
 export interface DbRecorder {
-  /** Keeps the request context from now on, so the spans opened below have their request as parent. */
-  useContext(): void;
+  /**
+   * Keeps the request context from now on, so the spans opened below have
+   * their request as parent; returns it (the HTTP server span being served),
+   * for an instrument that carries it into callbacks (lib/auto/auto-mysql.ts).
+   */
+  useContext(): AsyncLocalStorage<object>;
   /** A span opened now, under the request being served (when the context is kept). */
   open(track: string, name: string, attrs: Attrs): DbSpan;
   /** Ends the span and keeps it in the trace. */

@@ -17,7 +17,7 @@
 // served, so the client requests and fetches made while serving it are its
 // children, and http(s).request/get are wrapped so a client request's
 // traceparent can be set before its headers are stored. The database and
-// cache instruments (lib/auto/auto-pg.ts, lib/auto/auto-redis.ts) keep that
+// cache instruments (lib/auto/auto-pg.ts, lib/auto/auto-mysql.ts, lib/auto/auto-redis.ts) keep that
 // context too, from when their library loads: their spans are the request's
 // children. Without a sink or such a library neither is installed: async_hooks
 // stay off.
@@ -36,6 +36,7 @@ import { PerformanceObserver, performance, constants as perfConstants, type Perf
 
 import { EVENT_LOOP_INTERVAL_MS, sampleEventLoop, type CounterSink } from './event-loop-delay';
 import { instrumentPg } from './auto-pg';
+import { instrumentMysql } from './auto-mysql';
 import { instrumentIoredis, instrumentRedis } from './auto-redis';
 import { instrumentExpress } from './auto-express';
 import { instrumentFastify } from './auto-fastify';
@@ -58,7 +59,7 @@ import type { NativeSnapshot } from '../binding/native-binding';
 
 export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
 
-export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop', 'pg', 'redis', 'ioredis', 'express', 'fastify'] as const;
+export const INSTRUMENTS = ['http', 'fetch', 'dns', 'net', 'gc', 'eventloop', 'pg', 'mysql', 'redis', 'ioredis', 'express', 'fastify'] as const;
 export type Instrument = (typeof INSTRUMENTS)[number];
 
 export interface AutoSpan {
@@ -127,6 +128,7 @@ export class AutoRecorder {
     if (instruments.has('gc')) this.gc();
     if (instruments.has('eventloop') && counter !== undefined) this.stops.push(sampleEventLoop(counter, eventLoopInterval));
     if (instruments.has('pg')) instrumentPg(this.db);
+    if (instruments.has('mysql')) instrumentMysql(this.db);
     if (instruments.has('redis')) instrumentRedis(this.db);
     if (instruments.has('ioredis')) instrumentIoredis(this.db);
     if (instruments.has('express')) instrumentExpress(this.routes);
@@ -140,9 +142,7 @@ export class AutoRecorder {
 
   /** What the database and cache instruments use (lib/auto/auto-db.ts). */
   private readonly db: DbRecorder = {
-    useContext: () => {
-      this.serving ??= new AsyncLocalStorage();
-    },
+    useContext: () => (this.serving ??= new AsyncLocalStorage()),
     open: (track, name, attrs) => this.open(track, name, attrs, this.serving?.getStore()),
     close: (s) => this.close(s as AutoSpan),
     bind: <F extends (...args: never[]) => unknown>(fn: F): F =>

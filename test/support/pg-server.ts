@@ -59,11 +59,14 @@ export async function startPostgres(): Promise<PgServer> {
   }
 }
 
-/** Ends the server (SIGINT: postgres's fast shutdown; SIGKILL after 20 s) and removes its directory. */
-export async function stopServer(child: ChildProcess, cleanup: () => void): Promise<void> {
+/**
+ * Ends the server (`signal`: SIGINT is postgres's fast shutdown, SIGTERM
+ * mariadbd's; SIGKILL after 20 s) and removes its directory.
+ */
+export async function stopServer(child: ChildProcess, cleanup: () => void, signal: NodeJS.Signals = 'SIGINT'): Promise<void> {
   if (child.exitCode === null && child.signalCode === null) {
     const gone = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-    child.kill('SIGINT');
+    child.kill(signal);
     const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
     await gone;
     clearTimeout(timer);

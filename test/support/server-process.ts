@@ -1,5 +1,5 @@
 // What the database servers' test helpers (test/support/pg-server.ts,
-// test/support/redis-server.ts) share: a free loopback port, and waiting for
+// test/support/redis-server.ts, test/support/mysql-server.ts) share: a free loopback port, and waiting for
 // a server process to say it is ready.
 import type { ChildProcess } from 'node:child_process';
 import * as net from 'node:net';

@@ -1,7 +1,8 @@
 // The system tools some suites need beyond Node and a C++ compiler: protoc
 // (Google's protobuf decoder, protobuf-compiler), Chromium (the view page),
-// and the PostgreSQL and Redis servers hotspan/auto's database instruments are
-// tested against (test/support/pg-server.ts, test/support/redis-server.ts).
+// and the PostgreSQL, Redis and MariaDB servers hotspan/auto's database
+// instruments are tested against (test/support/pg-server.ts,
+// test/support/redis-server.ts, test/support/mysql-server.ts).
 // One rule for every suite: a case that needs a missing tool is skipped, with
 // one line saying what and why, in `npm test`; where tools are required
 // (`npm run test:all`, which sets HOTSPAN_REQUIRE_TOOLS=1, or CI=true) it runs
@@ -14,7 +15,7 @@ import * as path from 'node:path';
 
 import { getCurrentTest } from 'vitest/suite';
 
-export type ToolName = 'protoc' | 'chromium' | 'postgres' | 'redis-server';
+export type ToolName = 'protoc' | 'chromium' | 'postgres' | 'redis-server' | 'mariadbd';
 
 /** Whether a missing tool fails its cases instead of skipping them. */
 export const toolsRequired = process.env.CI === 'true' || process.env.HOTSPAN_REQUIRE_TOOLS === '1';
@@ -25,6 +26,8 @@ const HOW: Record<ToolName, { env: string; bin: string; install: string }> = {
   // Debian keeps the server's binaries (postgres, initdb) out of PATH: the newest /usr/lib/postgresql/<v>/bin.
   postgres: { env: 'HOTSPAN_POSTGRES', bin: newestPostgres(), install: 'apt-get install postgresql' },
   'redis-server': { env: 'HOTSPAN_REDIS_SERVER', bin: 'redis-server', install: 'apt-get install redis-server' },
+  // Debian keeps the server (mariadbd) in /usr/sbin, out of a user's PATH; mariadb-install-db is beside it or in /usr/bin.
+  mariadbd: { env: 'HOTSPAN_MARIADBD', bin: '/usr/sbin/mariadbd', install: 'apt-get install mariadb-server' },
 };
 
 function newestPostgres(): string {
