@@ -10,7 +10,10 @@
 //   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc, eventloop,
 //                       pg, mysql, redis, ioredis, express, fastify (default:
 //                       all; the last six only act when their library runs:
-//                       lib/auto/auto-db.ts, lib/auto/auto-route.ts)
+//                       lib/auto/auto-db.ts, lib/auto/auto-route.ts), and
+//                       `otel` or `otel:<name>,...` for OpenTelemetry
+//                       instrumentations on hotspan/otel's provider
+//                       (lib/auto/instrument-list.ts, lib/auto/auto-otel.ts)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
 // and, for OTLP/HTTP export of the automatic spans as they end (lib/auto/auto-export.ts:
 // with the file's parents, a trace id per request tree, traceparent in and out;
@@ -28,22 +31,29 @@ import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
 import { writeAutoFile } from './auto/auto-file';
-import { AutoRecorder, INSTRUMENTS, type Instrument } from './auto/auto-record';
+import { AutoRecorder, type Instrument } from './auto/auto-record';
+import { parseInstrumentList } from './auto/instrument-list';
 import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
 import { internals } from './tracer/internal';
 import { Tracer } from './tracer/tracer';
 
-function instruments(value: string | undefined): Set<Instrument> {
-  if (value === undefined || value.trim() === '' || value.trim() === 'all') return new Set(INSTRUMENTS);
-  const out = new Set<Instrument>();
-  for (const raw of value.split(',')) {
-    const name = raw.trim();
-    if (name === '') continue;
-    if ((INSTRUMENTS as readonly string[]).includes(name)) out.add(name as Instrument);
-    else process.emitWarning(`hotspan/auto: HOTSPAN_INSTRUMENT names "${name}", not one of ${INSTRUMENTS.join(', ')}; ignored`);
+/** hotspan's instruments HOTSPAN_INSTRUMENT selects, after starting the OpenTelemetry instrumentations it names on `tracer`. */
+function instruments(tracer: Tracer): Set<Instrument> {
+  const warn = (m: string): void => process.emitWarning(m);
+  const list = parseInstrumentList(process.env.HOTSPAN_INSTRUMENT, warn);
+  if (list.otel === undefined) return list.hotspan;
+  // Only now: hotspan/otel needs @opentelemetry/api (an optional peer dependency).
+  let otel: typeof import('./otel/provider');
+  try {
+    otel = require('./otel/provider') as typeof import('./otel/provider');
+  } catch (e) {
+    warn(`hotspan/auto: HOTSPAN_INSTRUMENT names otel, but @opentelemetry/api did not load (${(e as Error).message.split('\n')[0]}); no OpenTelemetry instrumentation`);
+    return list.hotspan;
   }
-  return out;
+  const { startOtel } = require('./auto/auto-otel') as typeof import('./auto/auto-otel');
+  const provider = new otel.TracerProvider(tracer).register();
+  return startOtel(list.otel, provider, list.hotspan, warn, (line) => process.stderr.write(`${line}\n`)).hotspan;
 }
 
 function start(): { tracer: Tracer; out: string } | undefined {
@@ -67,7 +77,7 @@ function start(): { tracer: Tracer; out: string } | undefined {
   // After atExit above: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
-  const rec = new AutoRecorder(instruments(process.env.HOTSPAN_INSTRUMENT), (name, value) => tracer.counter(name, value), sink);
+  const rec = new AutoRecorder(instruments(tracer), (name, value) => tracer.counter(name, value), sink);
   if (process.env.HOTSPAN_REPORT === '1') {
     // After the write above ('exit' listeners run in order).
     process.on('exit', () => {

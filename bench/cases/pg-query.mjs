@@ -1,7 +1,16 @@
-// Added CPU per pg query on loopback (issue 33's figure): hotspan/auto's pg
-// instrument against @opentelemetry/instrumentation-pg on the SDK
-// (bench/lib/otel.mjs: BasicTracerProvider, BatchSpanProcessor, an exporter
-// that counts and forgets), each over the same program with no tracing.
+// Added CPU per pg query on loopback (issue 33's figures), each mode over the
+// same program with no tracing (`none`):
+//   hotspan       hotspan/auto's own pg instrument (HOTSPAN_INSTRUMENT=pg)
+//   otel-noop     @opentelemetry/instrumentation-pg on @opentelemetry/api's
+//                 no-op provider, with the SDK's AsyncLocalStorage context
+//                 manager: the instrumentation's own floor, what every
+//                 provider pays before its tracer records anything
+//   otel-hotspan  instrumentation-pg on hotspan/otel's provider, zero-code:
+//                 hotspan/auto with HOTSPAN_INSTRUMENT=otel:pg
+//   otel-sdk      instrumentation-pg on the OpenTelemetry SDK
+//                 (bench/lib/otel.mjs: BasicTracerProvider, BatchSpanProcessor,
+//                 an exporter that counts and forgets) and the SDK's context
+//                 manager
 //
 //   node bench/cases/pg-query.mjs [--rounds=5] [--queries=4000]
 //
@@ -15,14 +24,14 @@
 // "added" is that minus the untraced one. The
 // server's CPU is not the client's and is not counted. hotspan writes its
 // trace at exit, after the timed stretch: its cost per span there is in the
-// bench's writers group, not here. Both traced modes keep the request
-// context in an AsyncLocalStorage (hotspan from when pg loads; the SDK's
-// context manager), which on Node 20 rides on async_hooks and costs on every
+// bench's writers group, not here. Every traced mode keeps the request
+// context in an AsyncLocalStorage (hotspan from when pg loads; the
+// context managers), which on Node 20 rides on async_hooks and costs on every
 // promise: on a busy 2-core machine a scratch mode with only an
 // AsyncLocalStorage entered took most of hotspan's added CPU (33 of 35 us
 // per query by the minimums, 63 of 82 by the medians).
 import { spawn, spawnSync } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, readdirSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, rmSync, readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import * as net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -32,18 +41,24 @@ import { fileURLToPath } from 'node:url';
 const require = createRequire(import.meta.url);
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..', '..');
-const MODES = ['none', 'hotspan', 'otel'];
+const MODES = ['none', 'hotspan', 'otel-noop', 'otel-hotspan', 'otel-sdk'];
 
 async function child(mode, port, queries) {
-  if (mode === 'otel') {
-    const { makeOtel } = await import('../lib/otel.mjs');
+  if (mode === 'otel-sdk' || mode === 'otel-noop') {
     const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
     const { registerInstrumentations } = require('@opentelemetry/instrumentation');
     const { PgInstrumentation } = require('@opentelemetry/instrumentation-pg');
-    const otel = makeOtel();
-    otel.api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-    otel.api.trace.setGlobalTracerProvider(otel.provider);
-    registerInstrumentations({ instrumentations: [new PgInstrumentation()], tracerProvider: otel.provider });
+    const api = require('@opentelemetry/api');
+    api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+    if (mode === 'otel-sdk') {
+      const { makeOtel } = await import('../lib/otel.mjs');
+      const otel = makeOtel();
+      api.trace.setGlobalTracerProvider(otel.provider);
+      registerInstrumentations({ instrumentations: [new PgInstrumentation()], tracerProvider: otel.provider });
+    } else {
+      // No provider registered: the API's no-op one.
+      registerInstrumentations({ instrumentations: [new PgInstrumentation()] });
+    }
   }
   const pg = require('pg');
   const client = new pg.Client({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres' });
@@ -101,13 +116,24 @@ async function startPostgres() {
   };
 }
 
+// hotspan/auto's instruments per mode (HOTSPAN_INSTRUMENT), for the modes that run under it.
+const AUTO = { hotspan: 'pg', 'otel-hotspan': 'otel:pg' };
+
 function runMode(mode, port, queries, out) {
-  const pre = mode === 'hotspan' ? ['--require', path.join(root, 'dist', 'auto.js')] : [];
+  const pre = AUTO[mode] !== undefined ? ['--require', path.join(root, 'dist', 'auto.js')] : [];
   const r = spawnSync(process.execPath, [...pre, fileURLToPath(import.meta.url), 'child', mode, String(port), String(queries)], {
     encoding: 'utf8',
-    env: { ...process.env, HOTSPAN_OUT: out },
+    cwd: root,
+    env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_INSTRUMENT: AUTO[mode] ?? '' },
   });
   if (r.status !== 0) throw new Error(`${mode}: ${r.stderr}`);
+  if (AUTO[mode] !== undefined) {
+    // The traced modes did trace: a span per query in the file (Chrome JSON, one event per line), nothing warned.
+    if (r.stderr !== '') throw new Error(`${mode}: ${r.stderr}`);
+    const name = mode === 'hotspan' ? 'SELECT postgres' : 'pg.query:SELECT postgres';
+    const spans = readFileSync(out, 'utf8').split('\n').filter((l) => l.startsWith(`{"name":${JSON.stringify(name)},"cat":"async","ph":"b"`)).length;
+    if (spans < queries + 500) throw new Error(`${mode}: ${String(spans)} spans named ${name} in ${out}, for ${String(queries + 500)} queries`);
+  }
   return JSON.parse(r.stdout.trim().split('\n').pop()).usPerQuery;
 }
 
@@ -132,13 +158,23 @@ async function main() {
     rmSync(tmp, { recursive: true, force: true });
   }
   for (const m of MODES) {
-    console.log(`${m.padEnd(8)} CPU per query: median ${median(got[m]).toFixed(1)} us, min ${Math.min(...got[m]).toFixed(1)} us (rounds: ${got[m].map((x) => x.toFixed(1)).join(', ')})`);
+    console.log(`${m.padEnd(13)} CPU per query: median ${median(got[m]).toFixed(1)} us, min ${Math.min(...got[m]).toFixed(1)} us (rounds: ${got[m].map((x) => x.toFixed(1)).join(', ')})`);
   }
   // The median, and the minimum (a process preempted or slowed by a busy machine only adds CPU time).
   for (const [what, of] of [['median', median], ['min', (xs) => Math.min(...xs)]]) {
     const added = (m) => of(got[m]) - of(got.none);
-    console.log(`added CPU per query (${what}s): hotspan ${added('hotspan').toFixed(1)} us, OpenTelemetry instrumentation-pg + SDK ${added('otel').toFixed(1)} us; ratio ${(added('hotspan') / added('otel')).toFixed(2)} (target at most 0.2)`);
+    const us = (m) => `${added(m).toFixed(1)} us`;
+    console.log(`added CPU per query (${what}s): hotspan's pg instrument ${us('hotspan')}; instrumentation-pg on the no-op provider (its floor) ${us('otel-noop')}, on hotspan/otel ${us('otel-hotspan')}, on the SDK ${us('otel-sdk')}`);
+    const over = (m) => of(got[m]) - of(got['otel-noop']);
+    console.log(`  over instrumentation-pg's floor (${what}s): hotspan/otel ${over('otel-hotspan').toFixed(1)} us, SDK ${over('otel-sdk').toFixed(1)} us; ratio ${(over('otel-hotspan') / over('otel-sdk')).toFixed(2)}`);
+    console.log(`  hotspan's pg instrument over instrumentation-pg on the SDK (${what}s): ratio ${(added('hotspan') / added('otel-sdk')).toFixed(2)} (target at most 0.2)`);
   }
+  // Paired within each round (the modes of a round ran back to back), then the median over rounds.
+  const paired = (m, base) => median(got[m].map((x, r) => x - got[base][r])).toFixed(1);
+  console.log(
+    `added CPU per query (paired by round, median): hotspan's pg ${paired('hotspan', 'none')} us; instrumentation-pg floor ${paired('otel-noop', 'none')} us, ` +
+      `on hotspan/otel ${paired('otel-hotspan', 'none')} us (${paired('otel-hotspan', 'otel-noop')} over the floor), on the SDK ${paired('otel-sdk', 'none')} us (${paired('otel-sdk', 'otel-noop')} over the floor)`,
+  );
 }
 
 if (process.argv[2] === 'child') await child(process.argv[3], Number(process.argv[4]), Number(process.argv[5]));

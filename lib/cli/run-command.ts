@@ -29,7 +29,9 @@ are the program's.
 
 Options:
   -o, --output FILE        the trace (default hotspan-trace.pftrace; .json for Chrome JSON)
-  -i, --instrument LIST    comma list of ${INSTRUMENTS.join(', ')} (default all)
+  -i, --instrument LIST    comma list of ${INSTRUMENTS.join(', ')} (default all);
+                           otel: every @opentelemetry/instrumentation-* installed,
+                           otel:NAME,... those named (pg: instrumentation-pg)
   --no-report              do not print the report
   -h, --help               this text
 `,
