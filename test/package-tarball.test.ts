@@ -30,7 +30,7 @@ const ALLOWED: RegExp[] = [
   /^dist\/((common|binding|attrs|read|otlp|backends|tracer|auto|otel|cli)\/)?[\w-]+\.(js|d\.ts)$/,
   /^esm\/(index|auto|otel)\.mjs$/,
   /^esm\/(index|auto|otel)\.d\.mts$/,
-  /^native\/include\/hotspan\.hpp?$/,
+  /^native\/include\/hotspan\.h(pp)?$/,
   /^native\/core\/(record|read|write|export)\/[\w-]+\.(cc|h)$/,
   /^native\/addon\/[\w-]+\.(cc|h)$/,
   /^native\/wasm\/hotspan_core\.wasm$/,
