@@ -26,12 +26,16 @@
  * Name (and each HOTSPAN_SCOPE call site, which holds a static Name) caches
  * one 64-bit word: the id together with the "epoch" of the table it came
  * from. Every distinct table attached in this addon gets its own epoch
- * (attaching the same table again reuses it), so a site interned under
- * table A is re-interned on its first use under table B, and is still valid
- * when A is attached again. The word is constant-initialized (no guard) and
- * read with one acquire load. On a concurrent first use several threads may
- * each call intern() once; intern is idempotent, so they all get, and store,
- * the same id: one name in the trace, no lock on any path.
+ * (attaching the same table again reuses it; one small record per distinct
+ * table, kept, like the table, for the life of the process), so a site
+ * interned under table A is re-interned, one intern() call, on its first use
+ * under table B, and again on its first use after switching back (intern is
+ * idempotent: the same id as before). The word is constant-initialized (no
+ * guard) and read with one acquire load. On a concurrent first use several
+ * threads may each call intern() once; they all get, and store, the same id:
+ * one name in the trace, no lock on any path. (A site in an inline function
+ * that two addons both compile with default visibility may be merged into
+ * one by the dynamic linker; give such helpers internal linkage.)
  *
  * Later: a direct-write fast path (a thread-local record area the header
  * writes into without a call) would be an addition to the table (a larger
@@ -117,11 +121,12 @@ inline const Binding* live() noexcept {
   return b;
 }
 
-// begin()/track() answered HOTSPAN_CLOSED. That can also mean only that this
-// thread is being torn down, so ask intern(), which answers for the tracer.
-HOTSPAN_HPP_COLD_ inline void confirm_closed(const Binding* b) noexcept {
+// begin() or async_begin() answered HOTSPAN_CLOSED. That can also mean only
+// that this thread is being torn down, so ask intern() (of a name the table
+// already has), which answers for the tracer.
+HOTSPAN_HPP_COLD_ inline void confirm_closed(const Binding* b, std::string_view name) noexcept {
   uint32_t id = 0;
-  if (b->api->intern(b->api->tracer, "hotspan", 7, &id) == HOTSPAN_CLOSED) {
+  if (b->api->intern(b->api->tracer, name.data(), name.size(), &id) == HOTSPAN_CLOSED) {
     b->closed.store(true, std::memory_order_relaxed);
   }
 }
@@ -253,7 +258,7 @@ class Scope {
     if (!name.id(b, &id)) return;
     const hotspan_status s = b->api->begin(b->api->tracer, id);
     if (HOTSPAN_HPP_UNLIKELY_(s != HOTSPAN_OK)) {
-      if (s == HOTSPAN_CLOSED) detail::confirm_closed(b);
+      if (s == HOTSPAN_CLOSED) detail::confirm_closed(b, name.str());
       return;
     }
     api_ = b->api;
@@ -288,7 +293,7 @@ class AsyncScope {
     uint64_t token = 0;
     const hotspan_status s = b->api->async_begin(b->api->tracer, t, n, &token);
     if (s != HOTSPAN_OK) {
-      if (s == HOTSPAN_CLOSED) b->closed.store(true, std::memory_order_relaxed);
+      if (s == HOTSPAN_CLOSED) detail::confirm_closed(b, name.str());
       return;
     }
     api_ = b->api;
