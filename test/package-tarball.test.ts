@@ -30,7 +30,7 @@ const ALLOWED: RegExp[] = [
   /^dist\/((common|binding|attrs|read|otlp|backends|tracer|auto|otel|cli)\/)?[\w-]+\.(js|d\.ts)$/,
   /^esm\/(index|auto|otel)\.mjs$/,
   /^esm\/(index|auto|otel)\.d\.mts$/,
-  /^native\/include\/hotspan\.h$/,
+  /^native\/include\/hotspan\.h(pp)?$/,
   /^native\/core\/(record|read|write|export)\/[\w-]+\.(cc|h)$/,
   /^native\/addon\/[\w-]+\.(cc|h)$/,
   /^native\/wasm\/hotspan_core\.wasm$/,
@@ -40,7 +40,7 @@ const ALLOWED: RegExp[] = [
 const MAX_SOURCE_BYTES = 1_800_000;
 /** Each prebuilt binary (stripped; 0.41 MB when this was written; 0.92 MB x64 and 0.79 MB arm64 when arm64 joined). */
 const MAX_PREBUILD_BYTES = 1_000_000;
-/** dist (a .js and a .d.ts per module), esm, the core and binding sources: 218 files at the budget/reads/counters merge, 269 with the stream, context and otlp branches together, 284 at the jsfast/async/attrs/anchors merge, 311 with hotspan/auto's streamed exit file and the binding's ms_ticks.h (gone again: 310); 330 without prebuilds and 332 with the x64 and arm64 ones when the express and fastify instruments added six (auto-route, auto-express, auto-fastify). */
+/** dist (a .js and a .d.ts per module), esm, the core and binding sources: 218 files at the budget/reads/counters merge, 269 with the stream, context and otlp branches together, 284 at the jsfast/async/attrs/anchors merge, 311 with hotspan/auto's streamed exit file and the binding's ms_ticks.h (gone again: 310); 330 without prebuilds and 332 with the x64 and arm64 ones when the express and fastify instruments added six (auto-route, auto-express, auto-fastify); one more with the C++ header native/include/hotspan.hpp. */
 const MAX_FILES = 345;
 
 interface PackFile {
@@ -63,7 +63,7 @@ function checkList(files: PackFile[]): void {
   const sourceBytes = files.filter((f) => !isPrebuild(f)).reduce((n, f) => n + f.size, 0);
   expect(sourceBytes).toBeLessThanOrEqual(MAX_SOURCE_BYTES);
   for (const f of files.filter(isPrebuild)) expect(f.size, f.path).toBeLessThanOrEqual(MAX_PREBUILD_BYTES);
-  for (const need of ['dist/index.js', 'dist/index.d.ts', 'esm/index.mjs', 'esm/index.d.mts', 'binding.gyp', 'native/include/hotspan.h']) {
+  for (const need of ['dist/index.js', 'dist/index.d.ts', 'esm/index.mjs', 'esm/index.d.mts', 'binding.gyp', 'native/include/hotspan.h', 'native/include/hotspan.hpp']) {
     expect(files.map((f) => f.path)).toContain(need);
   }
 }

@@ -14,6 +14,11 @@
       "target_name": "cabi",
       "sources": ["cabi.cc"],
       "include_dirs": ["../../native/include"]
+    },
+    {
+      "target_name": "hpp",
+      "sources": ["hpp.cc"],
+      "include_dirs": ["../../native/include"]
     }
   ]
 }

@@ -1,5 +1,5 @@
 // Builds what the bench needs and does not ship: the floor addon (and the C ABI
-// bench addon) in bench/floor, with node-gyp from the project's devDependencies.
+// and C++ header bench addons) in bench/floor, with node-gyp from the project's devDependencies.
 import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -13,6 +13,7 @@ export const floorDir = path.join(benchDir, 'floor');
 
 export const floorPath = path.join(floorDir, 'build', 'Release', 'floor.node');
 export const cabiPath = path.join(floorDir, 'build', 'Release', 'cabi.node');
+export const hppPath = path.join(floorDir, 'build', 'Release', 'hpp.node');
 
 // Outside `npm run` node-gyp does not see npm's nodedir setting and would try
 // to download headers; point it at the running Node's own headers when present.
@@ -23,7 +24,7 @@ function nodedirArgs() {
 }
 
 export function buildFloor({ force = false, log = console.error } = {}) {
-  if (!force && existsSync(floorPath) && existsSync(cabiPath)) return true;
+  if (!force && existsSync(floorPath) && existsSync(cabiPath) && existsSync(hppPath)) return true;
   const gyp = require.resolve('node-gyp/bin/node-gyp.js');
   log(`building bench/floor (node-gyp rebuild)...`);
   const r = spawnSync(process.execPath, [gyp, 'rebuild', '-j', '2', ...nodedirArgs()], {

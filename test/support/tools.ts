@@ -1,4 +1,5 @@
-// The system tools some suites need beyond Node and a C++ compiler: protoc
+// The system tools some suites need beyond Node: a C++ compiler (the suites
+// that build their own addon with node-gyp, which runs $CXX or g++), protoc
 // (Google's protobuf decoder, protobuf-compiler), Chromium (the view page),
 // and the PostgreSQL, Redis and MariaDB servers hotspan/auto's database
 // instruments are tested against (test/support/pg-server.ts,
@@ -15,12 +16,14 @@ import * as path from 'node:path';
 
 import { getCurrentTest } from 'vitest/suite';
 
-export type ToolName = 'protoc' | 'chromium' | 'postgres' | 'redis-server' | 'mariadbd';
+export type ToolName = 'c++' | 'protoc' | 'chromium' | 'postgres' | 'redis-server' | 'mariadbd';
 
 /** Whether a missing tool fails its cases instead of skipping them. */
 export const toolsRequired = process.env.CI === 'true' || process.env.HOTSPAN_REQUIRE_TOOLS === '1';
 
 const HOW: Record<ToolName, { env: string; bin: string; install: string }> = {
+  // What node-gyp's Makefile runs: $CXX, else make's default g++.
+  'c++': { env: 'CXX', bin: 'g++', install: 'apt-get install g++' },
   protoc: { env: 'HOTSPAN_PROTOC', bin: 'protoc', install: 'apt-get install protobuf-compiler' },
   chromium: { env: 'HOTSPAN_CHROMIUM', bin: '/usr/bin/chromium', install: 'apt-get install chromium' },
   // Debian keeps the server's binaries (postgres, initdb) out of PATH: the newest /usr/lib/postgresql/<v>/bin.
