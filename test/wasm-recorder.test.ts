@@ -47,6 +47,16 @@ function shape(r: Read): [string, string, number, number][] {
     .sort((a, b) => a[2] - b[2] || a[0].localeCompare(b[0]));
 }
 
+/** `n` spans 'tick' on a thread 'main', the i-th from i * 10 µs for 5 µs. */
+function ticks(rec: WasmRecorder, n: number): void {
+  const t = rec.thread('main');
+  const name = rec.intern('tick');
+  for (let i = 0; i < n; i++) {
+    rec.begin(t, name, i * 0.01);
+    rec.end(t, i * 0.01 + 0.005);
+  }
+}
+
 describe('the recording core in WebAssembly', () => {
   it('records nested spans, tracks and groups at the times given, in both formats', () => {
     const rec = new WasmRecorder({ memoryLimit: 8 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
@@ -97,13 +107,8 @@ describe('the recording core in WebAssembly', () => {
 
   it('counts every span a full budget drops, exactly, and writes the ones it kept', () => {
     const rec = new WasmRecorder({ memoryLimit: MIB, onFull: 'drop', originNs: ORIGIN_NS });
-    const t = rec.thread('main');
-    const name = rec.intern('tick');
     const n = 100_000;
-    for (let i = 0; i < n; i++) {
-      rec.begin(t, name, i * 0.01);
-      rec.end(t, i * 0.01 + 0.005);
-    }
+    ticks(rec, n);
     const c = rec.counts();
     expect(c.produced).toBe(n);
     expect(c.dropped).toBeGreaterThan(0);
@@ -121,13 +126,8 @@ describe('the recording core in WebAssembly', () => {
 
   it('overwrites the oldest spans when the budget is full in overwrite mode, and counts them', () => {
     const rec = new WasmRecorder({ memoryLimit: MIB, onFull: 'overwrite', originNs: ORIGIN_NS });
-    const t = rec.thread('main');
-    const name = rec.intern('tick');
     const n = 100_000;
-    for (let i = 0; i < n; i++) {
-      rec.begin(t, name, i * 0.01);
-      rec.end(t, i * 0.01 + 0.005);
-    }
+    ticks(rec, n);
     const c = rec.counts();
     expect(c.produced).toBe(n);
     expect(c.overwritten).toBeGreaterThan(0);
