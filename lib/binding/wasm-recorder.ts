@@ -5,7 +5,10 @@
 // Times are performance.now() ms on the axis of `originNs`.
 
 import type { ClockReadings } from '../common/clock';
+import type { TimelineCounts } from '../common/counts';
+import type { NativeSnapshot } from './native-binding';
 import type { DocumentCounts } from './wasm-core';
+import { decodeColumns } from './wasm-columns';
 import { FORMAT_CODES, STATUS_TEXT, newInstance, type Exports } from './wasm-core';
 
 /** What a full budget does: recycle the oldest records, or drop new ones. */
@@ -23,6 +26,7 @@ export interface WasmRecorderOptions {
 
 const POLICY_CODES: Record<FullPolicy, number> = { overwrite: 0, drop: 1 };
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export class WasmRecorder {
   private readonly c: Exports = newInstance();
@@ -52,6 +56,21 @@ export class WasmRecorder {
     return this.c.hs_rec_begin(thread, name, nowMs);
   }
 
+  /** begin with the attributes' JSON object text. */
+  beginAttrs(thread: number, name: number, nowMs: number, attrsJson: string): number {
+    return this.c.hs_rec_begin_attrs(thread, name, nowMs, ...this.text(attrsJson));
+  }
+
+  /** The thread's open-span depth. */
+  depth(thread: number): number {
+    return this.c.hs_rec_depth(thread);
+  }
+
+  /** The local id of the thread's innermost open span (0: none). */
+  innermost(thread: number): number {
+    return this.c.hs_rec_innermost(thread);
+  }
+
   end(thread: number, nowMs: number, flags = 0): number {
     return this.c.hs_rec_end(thread, nowMs, flags);
   }
@@ -63,16 +82,34 @@ export class WasmRecorder {
   }
 
   /** An async span's token (0n: closed or unknown track). */
-  asyncBegin(track: number, name: number, nowMs: number): bigint {
-    return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs);
+  asyncBegin(track: number, name: number, nowMs: number, attrsJson = ''): bigint {
+    return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs, ...this.text(attrsJson));
   }
 
-  asyncEnd(token: bigint, nowMs: number): number {
-    return this.c.hs_rec_async_end(this.tracer, token, nowMs);
+  asyncEnd(token: bigint, nowMs: number, flags = 0): number {
+    return this.c.hs_rec_async_end(this.tracer, token, nowMs, flags);
   }
 
-  groupBegin(name: number, nowMs: number): number {
-    return this.c.hs_rec_group_begin(this.tracer, name, nowMs);
+  /** [token, name id] of the async spans still open. */
+  openAsync(): Array<[bigint, number]> {
+    this.c.hs_rec_open_async(this.tracer);
+    const pairs = new Float64Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size() / 8);
+    const out: Array<[bigint, number]> = [];
+    for (let i = 0; i < pairs.length; i += 2) out.push([BigInt(pairs[i]), pairs[i + 1]]);
+    return out;
+  }
+
+  groupBegin(name: number, nowMs: number, attrsJson = ''): number {
+    return this.c.hs_rec_group_begin(this.tracer, name, nowMs, ...this.text(attrsJson));
+  }
+
+  openGroups(): number {
+    return this.c.hs_rec_open_groups(this.tracer);
+  }
+
+  /** A sample of counter `name` at `nowMs`; a core status. */
+  counter(name: string, nowMs: number, value: number): number {
+    return this.c.hs_rec_counter(this.tracer, ...this.text(name), nowMs, value);
   }
 
   groupEnd(nowMs: number): number {
@@ -91,12 +128,40 @@ export class WasmRecorder {
     }
   }
 
+  /** Per timeline: produced = kept + released + overwritten + dropped. */
+  timelines(): TimelineCounts[] {
+    this.c.hs_rec_timelines(this.tracer);
+    const at = this.c.hs_result_data();
+    const buf = this.c.memory.buffer;
+    const n = new Uint32Array(buf, at, 1)[0];
+    const rows = new Float64Array(buf, at + 8, 6 * n);
+    const ends = new Uint32Array(buf, at + 8 + 48 * n, n);
+    const bytes = new Uint8Array(buf, at + 8 + 52 * n, n === 0 ? 0 : ends[n - 1]);
+    const out: TimelineCounts[] = [];
+    for (let i = 0, from = 0; i < n; from = ends[i++]) {
+      const [id, produced, kept, released, overwritten, dropped] = rows.subarray(6 * i, 6 * i + 6);
+      out.push({ id, name: decoder.decode(bytes.subarray(from, ends[i])), produced, kept, released, overwritten, dropped });
+    }
+    return out;
+  }
+
+  /** The committed records (flushed first), grouped by timeline in id order, as the addon's snapshot. */
+  snapshot(): NativeSnapshot {
+    this.c.hs_rec_snapshot(this.tracer);
+    return decodeColumns(new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()));
+  }
+
   /** The whole trace as one document, with its counts. */
   write(format: keyof typeof FORMAT_CODES, clocks: ClockReadings): Uint8Array {
     const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
     const status = this.c.hs_rec_write(this.tracer, FORMAT_CODES[format], monotonicNs, realtimeNs, boottimeNs);
     if (status !== 0) throw new Error(`hotspan: the core could not write: ${STATUS_TEXT[status] ?? String(status)}`);
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
+  }
+
+  /** The instance's memory in bytes (native/wasm/sbrk.cc grows it in 64 MiB steps). */
+  memoryBytes(): number {
+    return this.c.memory.buffer.byteLength;
   }
 
   /** Records nothing more (calls return CLOSED); what was recorded stays writable. */
@@ -109,8 +174,9 @@ export class WasmRecorder {
     this.c.hs_rec_free(this.tracer);
   }
 
-  /** The text copied into an hs_alloc buffer, which the call it is given to takes over. */
+  /** The text copied into an hs_alloc buffer, which the call it is given to takes over; '' is none. */
   private text(s: string): [number, number] {
+    if (s === '') return [0, 0];
     const bytes = encoder.encode(s);
     const at = this.c.hs_alloc(bytes.length);
     new Uint8Array(this.c.memory.buffer, at, bytes.length).set(bytes);

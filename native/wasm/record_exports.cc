@@ -19,6 +19,8 @@
 
 #include "exports.h"
 #include "result.h"
+#include "snapshot_columns.h"
+#include "record/memory_limit.h"
 #include "record/tracer.h"
 #include "write/chrome_json_writer.h"
 #include "write/document_info.h"
@@ -66,7 +68,9 @@ int64_t ns_of(int64_t origin_ns, double ms) {
 constexpr int32_t status(hotspan::Status s) { return static_cast<int32_t>(s); }
 
 // Takes an hs_alloc buffer over as a string.
+// A null buffer is the empty string.
 std::string take_string(uint8_t* text, uint32_t size) {
+  if (text == nullptr) return {};
   std::string s(reinterpret_cast<const char*>(text), size);
   std::free(text);
   return s;
@@ -81,7 +85,10 @@ uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, u
   hotspan::TracerOptions o;
   o.time_unit = hotspan::TimeUnit::kNs;
   o.origin_ns = origin_ns;
-  o.memory_limit = static_cast<size_t>(memory_limit);
+  // A double past size_t (32 bits here) would not convert: the core's bounds first.
+  const double max = static_cast<double>(hotspan::memory_limit::kMax);
+  o.memory_limit = !(memory_limit > 0) ? 0 : memory_limit >= max ? hotspan::memory_limit::kMax
+                                                                  : static_cast<size_t>(memory_limit);
   o.on_full = static_cast<hotspan::FullPolicy>(on_full);
   o.id_salt = id_salt;
   return add(hotspan::Tracer::create(o));
@@ -127,6 +134,23 @@ int32_t hs_rec_begin(uint32_t thread, uint32_t name, double now_ms) {
   return status(hotspan::begin(*th->state, name, ns_of(th->origin_ns, now_ms)));
 }
 
+int32_t hs_rec_begin_attrs(uint32_t thread, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size) {
+  const std::string text = take_string(attrs, size);
+  Thread* th = at<Thread>(thread);
+  if (th == nullptr) return status(hotspan::Status::kInvalid);
+  return status(hotspan::begin_with_attrs(*th->state, name, ns_of(th->origin_ns, now_ms), text));
+}
+
+uint32_t hs_rec_depth(uint32_t thread) {
+  Thread* th = at<Thread>(thread);
+  return th == nullptr ? 0 : static_cast<uint32_t>(hotspan::open_depth(*th->state));
+}
+
+uint32_t hs_rec_innermost(uint32_t thread) {
+  Thread* th = at<Thread>(thread);
+  return th == nullptr ? 0 : hotspan::innermost_local(*th->state);
+}
+
 int32_t hs_rec_end(uint32_t thread, double now_ms, uint32_t flags) {
   Thread* th = at<Thread>(thread);
   if (th == nullptr) return status(hotspan::Status::kInvalid);
@@ -139,21 +163,48 @@ uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t se
   return t == nullptr ? 0 : t->track(text, serial != 0);
 }
 
-uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms) {
+uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs,
+                            uint32_t size) {
+  const std::string text = take_string(attrs, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
-  return t == nullptr ? 0 : t->async_begin(track, name, ns_of(t->origin_ns(), now_ms));
+  return t == nullptr ? 0 : t->async_begin(track, name, ns_of(t->origin_ns(), now_ms), text);
 }
 
-int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms) {
+int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms, uint32_t flags) {
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr) return status(hotspan::Status::kInvalid);
-  return status(t->async_end(token, ns_of(t->origin_ns(), now_ms)));
+  return status(t->async_end(token, ns_of(t->origin_ns(), now_ms), static_cast<uint16_t>(flags)));
 }
 
-int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms) {
+int32_t hs_rec_open_async(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  std::string& out = hotspan::wasm::result();
+  out.clear();
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  for (const auto& [token, name] : t->open_async_spans()) {
+    const double pair[2] = {static_cast<double>(token), static_cast<double>(name)};
+    out.append(reinterpret_cast<const char*>(pair), sizeof pair);
+  }
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size) {
+  std::string text = take_string(attrs, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr) return status(hotspan::Status::kInvalid);
-  return status(t->group_begin(name, ns_of(t->origin_ns(), now_ms)));
+  return status(t->group_begin(name, ns_of(t->origin_ns(), now_ms), std::move(text)));
+}
+
+uint32_t hs_rec_open_groups(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? 0 : static_cast<uint32_t>(t->open_groups());
+}
+
+int32_t hs_rec_counter(uint32_t tracer, uint8_t* name, uint32_t size, double now_ms, double value) {
+  const std::string text = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->counter(text, ns_of(t->origin_ns(), now_ms), value));
 }
 
 int32_t hs_rec_group_end(uint32_t tracer, double now_ms) {
@@ -173,6 +224,40 @@ int32_t hs_rec_counts(uint32_t tracer, double* out) {
   out[2] = static_cast<double>(sum.released);
   out[3] = static_cast<double>(sum.overwritten);
   out[4] = static_cast<double>(sum.dropped);
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_timelines(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  std::string& out = hotspan::wasm::result();
+  out.clear();
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  t->flush();
+  const std::vector<hotspan::TimelineCounts> all = t->counts();
+  const uint32_t head[2] = {static_cast<uint32_t>(all.size()), 0};
+  out.append(reinterpret_cast<const char*>(head), sizeof head);
+  for (const hotspan::TimelineCounts& tl : all) {
+    const hotspan::RecordCounts& c = tl.counts;
+    const double row[6] = {static_cast<double>(tl.id),         static_cast<double>(c.produced),
+                           static_cast<double>(c.kept),        static_cast<double>(c.released),
+                           static_cast<double>(c.overwritten), static_cast<double>(c.dropped)};
+    out.append(reinterpret_cast<const char*>(row), sizeof row);
+  }
+  uint32_t end = 0;
+  for (const hotspan::TimelineCounts& tl : all) {
+    end += static_cast<uint32_t>(tl.name.size());
+    out.append(reinterpret_cast<const char*>(&end), sizeof end);
+  }
+  for (const hotspan::TimelineCounts& tl : all) out += tl.name;
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_snapshot(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  hotspan::wasm::result().clear();
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  t->flush();
+  hotspan::wasm::encode_columns(t->freeze(), t->origin_ns(), hotspan::wasm::result());
   return status(hotspan::Status::kOk);
 }
 
