@@ -1,16 +1,14 @@
 // One suite, run against the native and the js backend: the two must agree on
 // every observable behaviour (records, ids, flags, errors, outputs). The js
-// backend runs twice: on its TypeScript engine and on the core in
-// WebAssembly (HOTSPAN_JS_ENGINE=wasm), where the cases that engine does not
-// support yet (trace contexts, workers, the OTLP export) are listed in
-// WASM_NOT_YET and skipped.
+// backend runs twice: on its TypeScript engine and on the recording core in
+// WebAssembly ('wasm': HOTSPAN_JS_ENGINE=wasm).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { types } from 'node:util';
 import { Worker } from 'node:worker_threads';
-import { afterAll, describe, expect, it as vitestIt } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 
 import { type SpanRecord } from '../lib/index';
 import { internals } from '../lib/tracer/internal';
@@ -69,18 +67,9 @@ interface ChromeEvent {
   args?: Record<string, unknown>;
 }
 
-/** Cases the wasm engine does not run yet (lib/backends/wasm-backend.ts says why). */
-const WASM_NOT_YET = new Set<string>([
-  // withContext / the async context: beginContext is not an entry point of the wasm core yet.
-  'traceAsync with the async context on: sync work runs under its span, and a span after it is not its child',
-]);
-
 describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
   const suite = kind === 'native' && skipNative ? describe.skip : describe;
   const backend = kind === 'wasm' ? 'js' : kind;
-  const it = (name: string, fn: () => unknown): void => {
-    (kind === 'wasm' && WASM_NOT_YET.has(name) ? vitestIt.skip : vitestIt)(name, fn);
-  };
 
   suite('conformance', () => {
     const make = tracerFactory(kind);

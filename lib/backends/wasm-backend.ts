@@ -1,14 +1,14 @@
 // The js backend over the recording core compiled to WebAssembly
 // (../binding/wasm-recorder): the addon's rules (stack, ids, budget, tracks,
-// groups, counters) run in the core; this file only passes the clock's
-// readings in and turns statuses into the facade's errors. Chosen with
-// HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice); one thread: workers, trace
-// contexts and the OTLP export stay on the TypeScript engine (./js-backend)
+// groups, counters, trace contexts) run in the core; this file only passes
+// the clock's readings in and turns statuses into the facade's errors.
+// Chosen with HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice); one thread:
+// workers and the OTLP export stay on the TypeScript engine (./js-backend)
 // for now, and say so when asked for here.
 
 import { randomBytes } from 'node:crypto';
 
-import type { Backend, Given, OpenIds } from './backend';
+import { openIdsOf, type Backend, type Given, type OpenIds } from './backend';
 import { calibrate, readClocks } from '../common/clock';
 import { columnsView, type FrozenView } from '../read/frozen-view';
 import { asyncRejectedError, closedError, depthError, MAX_DEPTH, statusError, trackKindError, traceNestingError, unknownNameError } from '../common/errors';
@@ -235,25 +235,26 @@ export class WasmBackend implements Backend {
     return writeDocumentNow(this, path, format, this.contents());
   }
 
-  // ---- trace context, workers: not in the core's wasm entry points yet ----
+  // ---- trace context: the core stores the given context and derives the ids ----
 
-  beginContext(_nameId: number, _attrsJson: string, _given: Given): void {
-    throw notYet('a span under a trace context (withContext, traceparent)');
+  beginContext(nameId: number, attrsJson: string, given: Given): void {
+    const s = this.rec.beginContext(this.thread, nameId, perf.now(), attrsJson, given);
+    if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
 
-  asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
-    throw notYet('an async span under a trace context');
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
+    if (this.closedFlag) throw closedError();
+    const token = this.rec.asyncBeginContext(track, nameId, perf.now(), attrsJson, given);
+    if (token === 0n) throw asyncRejectedError(track, nameId);
+    return Number(token);
   }
 
-  /** Only the plain form (no changed start, end, name or attributes); otherwise INVALID, the span left open. */
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
-    if (!Number.isNaN(startMs) || !Number.isNaN(endMs) || nameId !== -1 || attrsJson !== undefined) return STATUS_INVALID;
-    return this.asyncEnd(token, flags);
+    return this.rec.asyncFinish(BigInt(token), perf.now(), flags & 0xffff, startMs, endMs, nameId, attrsJson);
   }
 
   openIds(): OpenIds | undefined {
-    if (this.openDepth() === 0) return undefined;
-    throw notYet("an open span's W3C ids (currentContext, traceparent)");
+    return openIdsOf(this.rec.openIds(this.thread));
   }
 
   idsOf(span: number): BigUint64Array {
@@ -262,6 +263,8 @@ export class WasmBackend implements Backend {
     }
     return rootIds(span, this.salt);
   }
+
+  // ---- workers: not on this engine yet ----
 
   share(): string {
     if (this.closedFlag) throw closedError();

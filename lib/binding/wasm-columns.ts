@@ -1,9 +1,10 @@
 // Reads the columns layout of native/wasm/snapshot_columns.h (the wasm
 // recorder's snapshot, hs_rec_snapshot) into a NativeSnapshot: the records
-// as the addon's snapshot hands them to the facade. Copies out of the
-// module's memory, which the next call may reuse.
+// as the addon's snapshot hands them to the facade, with the stored
+// contexts that follow the layout on output. Copies out of the module's
+// memory, which the next call may reuse.
 
-import type { CounterSeries, NativeSnapshot } from './native-binding';
+import type { CounterSeries, NativeSnapshot, StoredContext } from './native-binding';
 
 const HEADER_WORDS = 8;
 const FIELDS = 6;
@@ -59,5 +60,24 @@ export function decodeColumns(bytes: Uint8Array): NativeSnapshot {
     }
     counters.push({ name: next(), times: t, values: v, dropped: sizes[2 * i + 1] });
   }
-  return { names, timelines, count: n, times, fields, attrs, counters };
+  return { names, timelines, count: n, times, fields, attrs, counters, contexts: readContexts(data, at + from) };
+}
+
+/** The contexts after the columns: u32 count, then (u32 index, u32 flags, u64 x3, u32 size) each, then the tracestates. */
+function readContexts(data: Uint8Array, at: number): Array<[number, StoredContext]> {
+  const v = new DataView(data.buffer, data.byteOffset, data.byteLength);
+  const n = v.getUint32(at, true);
+  const ENTRY = 4 + 4 + 24 + 4;
+  let text = at + 4 + ENTRY * n;
+  const out: Array<[number, StoredContext]> = [];
+  for (let i = 0, e = at + 4; i < n; i++, e += ENTRY) {
+    const size = v.getUint32(e + 32, true);
+    const tracestate = decoder.decode(data.subarray(text, text + size));
+    text += size;
+    out.push([
+      v.getUint32(e, true),
+      { flags: v.getUint32(e + 4, true), traceHi: v.getBigUint64(e + 8, true), traceLo: v.getBigUint64(e + 16, true), parentWire: v.getBigUint64(e + 24, true), tracestate },
+    ]);
+  }
+  return out;
 }

@@ -14,6 +14,13 @@ import { FORMAT_CODES, STATUS_TEXT, newInstance, type Exports } from './wasm-cor
 /** What a full budget does: recycle the oldest records, or drop new ones. */
 export type FullPolicy = 'overwrite' | 'drop';
 
+/** A given trace context: [trace hi, trace lo, parent wire id, parent span id (0n: none)], W3C flags, tracestate. */
+export interface GivenContext {
+  readonly ids: BigUint64Array;
+  readonly flags: number;
+  readonly tracestate: string;
+}
+
 export interface WasmRecorderOptions {
   /** The budget for records and side tables, in bytes (clamped to the core's bounds). */
   memoryLimit: number;
@@ -61,6 +68,30 @@ export class WasmRecorder {
     return this.c.hs_rec_begin_attrs(thread, name, nowMs, ...this.text(attrsJson));
   }
 
+  /** begin under a given context (the core's begin_in_context); a core status. */
+  beginContext(thread: number, name: number, nowMs: number, attrsJson: string, given: GivenContext): number {
+    const [ts, tsSize] = this.text(given.tracestate);
+    const [at, size] = this.text(attrsJson);
+    const ids = given.ids;
+    return this.c.hs_rec_begin_context(thread, name, nowMs, at, size, ids[0], ids[1], ids[2], ids[3], given.flags, ts, tsSize);
+  }
+
+  /**
+   * The W3C ids of the thread's innermost open span: trace hi, trace lo,
+   * span, parent, flags | resolved << 8, its tracer-wide span id (all 0n: none open).
+   */
+  openIds(thread: number): BigUint64Array {
+    const at = this.c.hs_alloc(6 * 8);
+    try {
+      const out = new BigUint64Array(this.c.memory.buffer, at, 6);
+      out.fill(0n);
+      this.c.hs_rec_open_ids(thread, at);
+      return new BigUint64Array(this.c.memory.buffer, at, 6).slice();
+    } finally {
+      this.c.hs_free(at);
+    }
+  }
+
   /** The thread's open-span depth. */
   depth(thread: number): number {
     return this.c.hs_rec_depth(thread);
@@ -84,6 +115,21 @@ export class WasmRecorder {
   /** An async span's token (0n: closed or unknown track). */
   asyncBegin(track: number, name: number, nowMs: number, attrsJson = ''): bigint {
     return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs, ...this.text(attrsJson));
+  }
+
+  /** asyncBegin under a given context; its token (0n: closed or unknown track). */
+  asyncBeginContext(track: number, name: number, nowMs: number, attrsJson: string, given: GivenContext): bigint {
+    const [ts, tsSize] = this.text(given.tracestate);
+    const [at, size] = this.text(attrsJson);
+    const ids = given.ids;
+    return this.c.hs_rec_async_begin_context(this.tracer, track, name, nowMs, at, size, ids[0], ids[1], ids[2], ids[3], given.flags, ts, tsSize);
+  }
+
+  /** asyncEnd with changes: start / end ms (NaN: the begin's / now), a name id (-1: the begin's), attributes (undefined: the begin's). */
+  asyncFinish(token: bigint, nowMs: number, flags: number, startMs: number, endMs: number, name: number, attrsJson: string | undefined): number {
+    const [at, size] = this.text(attrsJson ?? '');
+    const nameId = name < 0 ? 0xffffffff : name;
+    return this.c.hs_rec_async_finish(this.tracer, token, nowMs, flags, startMs, endMs, nameId, attrsJson === undefined ? 0 : 1, at, size);
   }
 
   asyncEnd(token: bigint, nowMs: number, flags = 0): number {

@@ -1,6 +1,7 @@
 #include "snapshot_columns.h"
 
 #include "record/clock.h"
+#include "record/stored_context.h"
 
 #include <cmath>
 #include <cstring>
@@ -168,6 +169,7 @@ void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& 
   fields.reserve(kFieldsPerRecord * n);
   std::vector<const std::string*> attr_texts;
   attr_texts.reserve(attrs);
+  std::vector<std::pair<uint32_t, const StoredContext*>> contexts;
   auto text = [&](const std::string& s) {
     bytes += s;
     ends.push_back(static_cast<uint32_t>(bytes.size()));
@@ -177,6 +179,8 @@ void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& 
     std::unordered_map<uint32_t, uint64_t> foreign(tl.foreign_parents.begin(), tl.foreign_parents.end());
     std::unordered_map<uint32_t, const std::string*> texts;
     for (const auto& [local, json] : tl.attrs) texts[local] = &json;
+    std::unordered_map<uint32_t, const StoredContext*> stored;
+    for (const auto& [local, ctx] : tl.contexts) stored[local] = &ctx;
     for (const SpanRecord r : tl.records) {
       uint32_t parent_timeline = 0, parent_local = 0;
       if (r.flags & kFlagParentElsewhere) {
@@ -200,6 +204,10 @@ void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& 
           attr_index.push_back(index);
           attr_texts.push_back(it->second);
         }
+      }
+      if (r.flags & kFlagContext) {
+        auto it = stored.find(r.local_id);
+        if (it != stored.end()) contexts.emplace_back(index, it->second);
       }
       ++index;
     }
@@ -238,6 +246,17 @@ void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& 
   for (const CounterSeries& c : snap.counters) text(c.name);
   put(ends.data(), 4 * ends.size());
   out += bytes;
+  const uint32_t count = static_cast<uint32_t>(contexts.size());
+  put(&count, 4);
+  for (const auto& [at, c] : contexts) {
+    const uint32_t head[2] = {at, c->flags};
+    const uint64_t ids[3] = {c->trace.hi, c->trace.lo, c->parent_wire};
+    const uint32_t size = static_cast<uint32_t>(c->tracestate.size());
+    put(head, sizeof head);
+    put(ids, sizeof ids);
+    put(&size, 4);
+  }
+  for (const auto& [at, c] : contexts) out += c->tracestate;
 }
 
 }  // namespace hotspan::wasm

@@ -41,7 +41,10 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out);
 // snapshot, lib/binding/wasm-recorder.ts decodes it), times as ms from
 // `origin_ns`; records grouped by timeline in id order, end order within
 // one, as the addon's snapshot lists them. Parents on other timelines come
-// from the snapshot's foreign parents.
+// from the snapshot's foreign parents. After the bytes, on output only, the
+// stored contexts: u32 count, then per context u32 record index, u32 flags,
+// u64 trace hi, u64 trace lo, u64 parent wire id, u32 tracestate size, and
+// then the tracestates (UTF-8), unaligned.
 void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& out);
 
 }  // namespace hotspan::wasm
