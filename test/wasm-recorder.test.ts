@@ -225,13 +225,29 @@ describe('the recording core in WebAssembly', () => {
     rec.free();
   });
 
-  it('grows its memory in 64 MiB steps, not a page at a time (a memory.grow costs about a ms)', () => {
-    const rec = new WasmRecorder({ memoryLimit: 64 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
-    const initial = rec.memoryBytes();
-    ticks(rec, 200_000); // 6.4 MB of records
-    const grown = rec.memoryBytes() - initial;
-    expect(grown).toBeGreaterThan(0);
-    expect(grown % (64 * MIB)).toBe(0);
+  it('grows its memory in few steps (doubling, then 64 MiB), not a page at a time (a memory.grow costs ~2 ms)', () => {
+    const rec = new WasmRecorder({ memoryLimit: 256 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const t = rec.thread('main');
+    const name = rec.intern('tick');
+    const sizes = new Set([rec.memoryBytes()]);
+    const n = 3_000_000; // 96 MB of records: past the doubling, into 64 MiB steps
+    for (let i = 0; i < n; i++) {
+      rec.begin(t, name, i * 0.01);
+      rec.end(t, i * 0.01 + 0.005);
+      if ((i & 1023) === 0) sizes.add(rec.memoryBytes());
+      // A small recording keeps a small memory (no 64 MiB step at first).
+      if (i === 10_000) expect(rec.memoryBytes()).toBeLessThan(16 * MIB);
+    }
+    sizes.add(rec.memoryBytes());
+    expect(rec.counts()).toMatchObject({ produced: n, kept: n });
+    const sorted = [...sizes].sort((a, b) => a - b);
+    // 256 KiB doubled to 64 MiB is 8 grows, then two or three 64 MiB ones;
+    // page-sized grows would show here as hundreds of sizes.
+    expect(sorted.length).toBeLessThan(16);
+    for (let i = 1; i < sorted.length; i++) {
+      const step = sorted[i] - sorted[i - 1];
+      expect(step === 64 * MIB || step >= sorted[i - 1]).toBe(true);
+    }
     rec.free();
   });
 
