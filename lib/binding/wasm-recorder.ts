@@ -205,7 +205,7 @@ export class WasmRecorder {
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
   }
 
-  /** The instance's memory in bytes (native/wasm/sbrk.cc grows it in 64 MiB steps). */
+  /** The instance's memory in bytes (native/wasm/sbrk.cc grows it by doubling, up to 64 MiB steps). */
   memoryBytes(): number {
     return this.c.memory.buffer.byteLength;
   }
