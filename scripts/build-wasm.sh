@@ -44,6 +44,7 @@ fi
 sources=(
   native/wasm/bulk_memory.cc
   native/wasm/thread_exit.cc
+  native/wasm/sbrk.cc
   native/wasm/exports.cc
   native/wasm/record_exports.cc
   native/wasm/snapshot_columns.cc

@@ -20,8 +20,6 @@ const CORE_LAYERS = ['record', 'read', 'write', 'export', '.'];
 const KNOWN_UP = new Set([
   'lib/auto/auto-export.ts -> lib/otel/otel-data.ts',
   'lib/backends/js-backend.ts -> lib/tracer/options.ts',
-  'lib/backends/js-backend.ts -> lib/tracer/trace-context.ts',
-  'lib/backends/native-backend.ts -> lib/tracer/trace-context.ts',
   'lib/common/counts.ts -> lib/otlp/otlp-counters.ts',
   'lib/read/bounded-read.ts -> lib/tracer/options.ts',
 ]);

@@ -173,6 +173,84 @@ describe('the recording core in WebAssembly', () => {
     rec.free();
   });
 
+  it('reads its records back as columns: parents, depth, attributes, counters, per-timeline counts', () => {
+    const rec = new WasmRecorder({ memoryLimit: 8 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const main = rec.thread('main');
+    const [outer, inner, io, phase] = ['outer', 'inner', 'io', 'phase'].map((n) => rec.intern(n));
+    expect(rec.groupBegin(phase, 0.5, '{"step":1}')).toBe(OK);
+    expect(rec.openGroups()).toBe(1);
+    expect(rec.begin(main, outer, 1)).toBe(OK);
+    expect(rec.beginAttrs(main, inner, 2, '{"k":"v"}')).toBe(OK);
+    expect([rec.depth(main), rec.innermost(main)]).toEqual([2, 2]);
+    expect(rec.end(main, 3)).toBe(OK);
+    expect(rec.end(main, 4, 4)).toBe(OK); // FLAG_ERROR
+    expect(rec.groupEnd(5)).toBe(OK);
+    const track = rec.track('disk', true);
+    const token = rec.asyncBegin(track, io, 1.25, '{"n":2}');
+    expect(rec.openAsync()).toEqual([[token, io]]);
+    expect(rec.asyncEnd(token, 6, 2)).toBe(OK); // FLAG_ABANDONED
+    expect(rec.openAsync()).toEqual([]);
+    expect(rec.counter('queue', 2.5, 7)).toBe(OK);
+
+    const snap = rec.snapshot();
+    expect(snap.names).toEqual(['outer', 'inner', 'io', 'phase']);
+    const rows = Array.from({ length: snap.count }, (_, i) => {
+      const f = snap.fields.subarray(6 * i, 6 * i + 6);
+      const tl = snap.timelines.find((t) => t.id === f[1]);
+      return [snap.names[f[0]], tl?.name, tl?.kind, f[2], f[4], f[5] >>> 16, f[5] & 0xffff, snap.times[2 * i], snap.times[2 * i + 1]];
+    });
+    // Flags: 1 async, 2 abandoned, 4 error, 8 attrs.
+    const byName = new Map(rows.map((r) => [r[0], r]));
+    expect(byName.get('inner')).toEqual(['inner', 'main', 'js', 2, 1, 1, 8, 2, 3]);
+    expect(byName.get('outer')).toEqual(['outer', 'main', 'js', 1, 0, 0, 4, 1, 4]);
+    expect(byName.get('phase')?.slice(2)).toEqual(['groups', 1, 0, 0, 8, 0.5, 5]);
+    expect(byName.get('io')?.[2]).toBe('track');
+    expect(byName.get('io')?.slice(7)).toEqual([1.25, 6]);
+    expect(byName.get('io')?.[6]).toBe(1 | 2 | 8);
+    const attrs = new Map(snap.attrs.map(([i, text]) => [rows[i][0], text]));
+    expect(attrs).toEqual(new Map([['inner', '{"k":"v"}'], ['phase', '{"step":1}'], ['io', '{"n":2}']]));
+    expect(snap.counters?.map((c) => [c.name, [...c.times], [...c.values], c.dropped])).toEqual([['queue', [2.5], [7], 0]]);
+    const tls = rec.timelines();
+    expect(tls.map((t) => [t.name, t.produced, t.kept])).toEqual(
+      snap.timelines.map((t) => [t.name, rows.filter((r) => r[1] === t.name).length, rows.filter((r) => r[1] === t.name).length]),
+    );
+    rec.free();
+  });
+
+  it('takes a budget past 4 GiB as the core\'s maximum, not as a wrapped size', () => {
+    const rec = new WasmRecorder({ memoryLimit: 2 ** 36, onFull: 'drop', originNs: ORIGIN_NS });
+    const n = 200_000; // 6.4 MB of records: past the core's minimum budget (1 MiB)
+    ticks(rec, n);
+    expect(rec.counts()).toMatchObject({ produced: n, kept: n, dropped: 0 });
+    rec.free();
+  });
+
+  it('grows its memory in few steps (doubling, then 64 MiB), not a page at a time (a memory.grow costs ~2 ms)', () => {
+    const rec = new WasmRecorder({ memoryLimit: 256 * MIB, onFull: 'drop', originNs: ORIGIN_NS });
+    const t = rec.thread('main');
+    const name = rec.intern('tick');
+    const sizes = new Set([rec.memoryBytes()]);
+    const n = 3_000_000; // 96 MB of records: past the doubling, into 64 MiB steps
+    for (let i = 0; i < n; i++) {
+      rec.begin(t, name, i * 0.01);
+      rec.end(t, i * 0.01 + 0.005);
+      if ((i & 1023) === 0) sizes.add(rec.memoryBytes());
+      // A small recording keeps a small memory (no 64 MiB step at first).
+      if (i === 10_000) expect(rec.memoryBytes()).toBeLessThan(16 * MIB);
+    }
+    sizes.add(rec.memoryBytes());
+    expect(rec.counts()).toMatchObject({ produced: n, kept: n });
+    const sorted = [...sizes].sort((a, b) => a - b);
+    // 256 KiB doubled to 64 MiB is 8 grows, then two or three 64 MiB ones;
+    // page-sized grows would show here as hundreds of sizes.
+    expect(sorted.length).toBeLessThan(16);
+    for (let i = 1; i < sorted.length; i++) {
+      const step = sorted[i] - sorted[i - 1];
+      expect(step === 64 * MIB || step >= sorted[i - 1]).toBe(true);
+    }
+    rec.free();
+  });
+
   it('names a bad policy', () => {
     expect(() => new WasmRecorder({ memoryLimit: MIB, onFull: 'keep' as 'drop', originNs: 0n })).toThrow(/"keep"/);
   });

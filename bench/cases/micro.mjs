@@ -104,6 +104,33 @@ function hotspanCase(backend, shape, budget = UNBOUNDED, asyncContext = false) {
   };
 }
 
+// The floor of a pure-JS span: the two performance.now() reads it cannot avoid.
+function perfNowFloorCase() {
+  const perf = performance;
+  let sum = 0;
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) {
+        sum += perf.now();
+        sum += perf.now();
+      }
+      do_not_optimize(sum);
+    },
+    info: () => ({}),
+  };
+}
+
+// The js backend on the recording core in WebAssembly: chosen as users
+// choose it (HOTSPAN_JS_ENGINE=wasm while the tracer is made).
+function wasmEngineCase(shape, budget) {
+  process.env.HOTSPAN_JS_ENGINE = 'wasm';
+  try {
+    return hotspanCase('js', shape, budget);
+  } finally {
+    delete process.env.HOTSPAN_JS_ENGINE;
+  }
+}
+
 function floorCase(tsc) {
   const f = require(floorPath);
   const b = tsc ? f.beginTsc : f.begin;
@@ -294,6 +321,10 @@ const cases = {
   'hotspan-trace-ctx': () => hotspanCase('native', 'trace', UNBOUNDED, true),
   'hotspan-async-ctx': () => hotspanCase('native', 'async', UNBOUNDED, true),
   'js-id': () => hotspanCase('js', 'id'),
+  'js-id-overwrite': () => hotspanCase('js', 'id', OVERWRITE),
+  'wasm-id': () => wasmEngineCase('id', UNBOUNDED),
+  'wasm-id-overwrite': () => wasmEngineCase('id', OVERWRITE),
+  'floor-perf-now': perfNowFloorCase,
   'js-trace': () => hotspanCase('js', 'trace'),
   'js-async': () => hotspanCase('js', 'async'),
   // The js backend's async context on: the native ctx cases' shapes.

@@ -37,6 +37,20 @@ export interface OpenIds {
   readonly resolved: boolean;
 }
 
+/** A binding's [trace hi, trace lo, span, parent, flags | resolved << 8, span id] as OpenIds; undefined when no span is open. */
+export function openIdsOf(v: BigUint64Array): OpenIds | undefined {
+  if (v[2] === 0n) return undefined;
+  return {
+    traceHi: v[0],
+    traceLo: v[1],
+    span: v[2],
+    parent: v[3],
+    flags: Number(v[4] & 0xffn),
+    resolved: (v[4] & 0x100n) !== 0n,
+    spanId: Number(v[5]),
+  };
+}
+
 export interface Backend {
   readonly kind: BackendKind;
   /** How far a recorded timestamp may be off the performance.now() axis, in ms. */

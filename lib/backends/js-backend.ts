@@ -11,7 +11,7 @@
 
 import { randomBytes } from 'node:crypto';
 
-import type { Backend, Given, OpenIds } from './backend';
+import { openIdsOf, type Backend, type Given, type OpenIds } from './backend';
 import { calibrate, readClocks } from '../common/clock';
 import { columnsView, type FrozenView } from '../read/frozen-view';
 import { CounterColumns } from './counter-columns';
@@ -44,7 +44,6 @@ import { totalCounts, type BackendCounts } from '../common/counts';
 import type { OnFull } from '../tracer/options';
 import { statsFromNative, type StatsRow } from '../read/stats';
 import { SideEntries } from './side-entries';
-import { openIdsOf } from '../tracer/trace-context';
 import { FRAME_WORDS, openStackIds, rootIds, statsOfColumns, writeColumns } from '../binding/wasm-core';
 
 interface Timeline {

@@ -4,7 +4,7 @@
 
 import { AttrShapes } from '../attrs/attr-shapes';
 import { AttrValueIds, hasArguments } from '../attrs/attr-value-ids';
-import type { Backend, Given, OpenIds } from './backend';
+import { openIdsOf, type Backend, type Given, type OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from '../read/frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from '../common/errors';
 import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
@@ -12,7 +12,6 @@ import { spanId, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from '../commo
 import type { OutputFormat, WrittenFile } from '../common/output';
 import type { BackendCounts } from '../common/counts';
 import { statsFromNative, type StatsRow } from '../read/stats';
-import { openIdsOf } from '../tracer/trace-context';
 
 /** beginSlots' answer for a value with no slot form (native/addon/attr_values.h kRefused). */
 const SLOTS_REFUSED = -1;

@@ -68,20 +68,44 @@ export interface WasmExports {
   hs_rec_intern(tracer: number, name: number, size: number): number;
   /** A span begins on the thread; a core status. */
   hs_rec_begin(thread: number, name: number, nowMs: number): number;
+  /** A span begins on the thread with the attribute JSON in the buffer (taken over); a core status. */
+  hs_rec_begin_attrs(thread: number, name: number, nowMs: number, attrs: number, size: number): number;
+  /** A span begins under a given context (the core's begin_in_context): its trace and parent wire id, W3C flags and tracestate (buffer taken over), and a tracer-wide parent span id (0: none); attributes as hs_rec_begin_attrs; a core status. */
+  hs_rec_begin_context(thread: number, name: number, nowMs: number, attrs: number, size: number, traceHi: bigint, traceLo: bigint, parentWire: bigint, parentSpan: bigint, flags: number, tracestate: number, tracestateSize: number): number;
+  /** The W3C ids of the thread's innermost open span at `out` (6 u64): trace hi, trace lo, span, parent, flags | resolved << 8, its tracer-wide span id (0: none open); a core status. */
+  hs_rec_open_ids(thread: number, out: number): number;
+  /** The thread's open-span depth (0: none, or an unknown thread). */
+  hs_rec_depth(thread: number): number;
+  /** The local id of the thread's innermost open span (0: none). */
+  hs_rec_innermost(thread: number): number;
   /** The thread's innermost span ends, with extra span flags; a core status. */
   hs_rec_end(thread: number, nowMs: number, flags: number): number;
   /** The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind). */
   hs_rec_track(tracer: number, name: number, size: number, serial: number): number;
-  /** An async span begins on a track; its token (0: closed or unknown track). */
-  hs_rec_async_begin(tracer: number, track: number, name: number, nowMs: number): bigint;
-  /** An async span ends; a core status. */
-  hs_rec_async_end(tracer: number, token: bigint, nowMs: number): number;
-  /** A span group begins; a core status. */
-  hs_rec_group_begin(tracer: number, name: number, nowMs: number): number;
+  /** An async span begins on a track, with the attribute JSON in the buffer (taken over; size 0: none); its token (0: closed or unknown track). */
+  hs_rec_async_begin(tracer: number, track: number, name: number, nowMs: number, attrs: number, size: number): bigint;
+  /** hs_rec_async_begin under a given context (as hs_rec_begin_context); its token (0: closed or unknown track). */
+  hs_rec_async_begin_context(tracer: number, track: number, name: number, nowMs: number, attrs: number, size: number, traceHi: bigint, traceLo: bigint, parentWire: bigint, parentSpan: bigint, flags: number, tracestate: number, tracestateSize: number): bigint;
+  /** An async span ends with changes: a start and an end in ms (not finite: the begin's, `now`), a name id (0xFFFFFFFF: the begin's), attributes replacing the begin's when has_attrs; a core status. */
+  hs_rec_async_finish(tracer: number, token: bigint, nowMs: number, flags: number, startMs: number, endMs: number, name: number, hasAttrs: number, attrs: number, size: number): number;
+  /** An async span ends, with extra span flags; a core status. */
+  hs_rec_async_end(tracer: number, token: bigint, nowMs: number, flags: number): number;
+  /** The async spans still open; result: f64 token, f64 name id per span; a core status. */
+  hs_rec_open_async(tracer: number): number;
+  /** A span group begins, with the attribute JSON in the buffer (taken over; size 0: none); a core status. */
+  hs_rec_group_begin(tracer: number, name: number, nowMs: number, attrs: number, size: number): number;
   /** The innermost span group ends; a core status. */
   hs_rec_group_end(tracer: number, nowMs: number): number;
+  /** How many span groups are open. */
+  hs_rec_open_groups(tracer: number): number;
+  /** A sample of the counter named by the buffer (taken over) at `now` (a core status). */
+  hs_rec_counter(tracer: number, name: number, size: number, nowMs: number, value: number): number;
   /** Flushes, then writes 5 doubles at `out`: produced, kept, released, overwritten, dropped; a core status. */
   hs_rec_counts(tracer: number, out: number): number;
+  /** Flushes; result: u32 timeline count T, u32 0, f64[6T] (id, produced, kept, released, overwritten, dropped), u32[T] end offsets of the names, then the names (UTF-8); a core status. */
+  hs_rec_timelines(tracer: number): number;
+  /** Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status. */
+  hs_rec_snapshot(tracer: number): number;
   /** Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's. */
   hs_rec_write(tracer: number, format: number, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
 }

@@ -5,11 +5,21 @@
 // Times are performance.now() ms on the axis of `originNs`.
 
 import type { ClockReadings } from '../common/clock';
+import type { TimelineCounts } from '../common/counts';
+import type { NativeSnapshot } from './native-binding';
 import type { DocumentCounts } from './wasm-core';
+import { decodeColumns } from './wasm-columns';
 import { FORMAT_CODES, STATUS_TEXT, newInstance, type Exports } from './wasm-core';
 
 /** What a full budget does: recycle the oldest records, or drop new ones. */
 export type FullPolicy = 'overwrite' | 'drop';
+
+/** A given trace context: [trace hi, trace lo, parent wire id, parent span id (0n: none)], W3C flags, tracestate. */
+export interface GivenContext {
+  readonly ids: BigUint64Array;
+  readonly flags: number;
+  readonly tracestate: string;
+}
 
 export interface WasmRecorderOptions {
   /** The budget for records and side tables, in bytes (clamped to the core's bounds). */
@@ -23,6 +33,7 @@ export interface WasmRecorderOptions {
 
 const POLICY_CODES: Record<FullPolicy, number> = { overwrite: 0, drop: 1 };
 const encoder = new TextEncoder();
+const decoder = new TextDecoder();
 
 export class WasmRecorder {
   private readonly c: Exports = newInstance();
@@ -52,6 +63,45 @@ export class WasmRecorder {
     return this.c.hs_rec_begin(thread, name, nowMs);
   }
 
+  /** begin with the attributes' JSON object text. */
+  beginAttrs(thread: number, name: number, nowMs: number, attrsJson: string): number {
+    return this.c.hs_rec_begin_attrs(thread, name, nowMs, ...this.text(attrsJson));
+  }
+
+  /** begin under a given context (the core's begin_in_context); a core status. */
+  beginContext(thread: number, name: number, nowMs: number, attrsJson: string, given: GivenContext): number {
+    const [ts, tsSize] = this.text(given.tracestate);
+    const [at, size] = this.text(attrsJson);
+    const ids = given.ids;
+    return this.c.hs_rec_begin_context(thread, name, nowMs, at, size, ids[0], ids[1], ids[2], ids[3], given.flags, ts, tsSize);
+  }
+
+  /**
+   * The W3C ids of the thread's innermost open span: trace hi, trace lo,
+   * span, parent, flags | resolved << 8, its tracer-wide span id (all 0n: none open).
+   */
+  openIds(thread: number): BigUint64Array {
+    const at = this.c.hs_alloc(6 * 8);
+    try {
+      const out = new BigUint64Array(this.c.memory.buffer, at, 6);
+      out.fill(0n);
+      this.c.hs_rec_open_ids(thread, at);
+      return new BigUint64Array(this.c.memory.buffer, at, 6).slice();
+    } finally {
+      this.c.hs_free(at);
+    }
+  }
+
+  /** The thread's open-span depth. */
+  depth(thread: number): number {
+    return this.c.hs_rec_depth(thread);
+  }
+
+  /** The local id of the thread's innermost open span (0: none). */
+  innermost(thread: number): number {
+    return this.c.hs_rec_innermost(thread);
+  }
+
   end(thread: number, nowMs: number, flags = 0): number {
     return this.c.hs_rec_end(thread, nowMs, flags);
   }
@@ -63,16 +113,49 @@ export class WasmRecorder {
   }
 
   /** An async span's token (0n: closed or unknown track). */
-  asyncBegin(track: number, name: number, nowMs: number): bigint {
-    return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs);
+  asyncBegin(track: number, name: number, nowMs: number, attrsJson = ''): bigint {
+    return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs, ...this.text(attrsJson));
   }
 
-  asyncEnd(token: bigint, nowMs: number): number {
-    return this.c.hs_rec_async_end(this.tracer, token, nowMs);
+  /** asyncBegin under a given context; its token (0n: closed or unknown track). */
+  asyncBeginContext(track: number, name: number, nowMs: number, attrsJson: string, given: GivenContext): bigint {
+    const [ts, tsSize] = this.text(given.tracestate);
+    const [at, size] = this.text(attrsJson);
+    const ids = given.ids;
+    return this.c.hs_rec_async_begin_context(this.tracer, track, name, nowMs, at, size, ids[0], ids[1], ids[2], ids[3], given.flags, ts, tsSize);
   }
 
-  groupBegin(name: number, nowMs: number): number {
-    return this.c.hs_rec_group_begin(this.tracer, name, nowMs);
+  /** asyncEnd with changes: start / end ms (NaN: the begin's / now), a name id (-1: the begin's), attributes (undefined: the begin's). */
+  asyncFinish(token: bigint, nowMs: number, flags: number, startMs: number, endMs: number, name: number, attrsJson: string | undefined): number {
+    const [at, size] = this.text(attrsJson ?? '');
+    const nameId = name < 0 ? 0xffffffff : name;
+    return this.c.hs_rec_async_finish(this.tracer, token, nowMs, flags, startMs, endMs, nameId, attrsJson === undefined ? 0 : 1, at, size);
+  }
+
+  asyncEnd(token: bigint, nowMs: number, flags = 0): number {
+    return this.c.hs_rec_async_end(this.tracer, token, nowMs, flags);
+  }
+
+  /** [token, name id] of the async spans still open. */
+  openAsync(): Array<[bigint, number]> {
+    this.c.hs_rec_open_async(this.tracer);
+    const pairs = new Float64Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size() / 8);
+    const out: Array<[bigint, number]> = [];
+    for (let i = 0; i < pairs.length; i += 2) out.push([BigInt(pairs[i]), pairs[i + 1]]);
+    return out;
+  }
+
+  groupBegin(name: number, nowMs: number, attrsJson = ''): number {
+    return this.c.hs_rec_group_begin(this.tracer, name, nowMs, ...this.text(attrsJson));
+  }
+
+  openGroups(): number {
+    return this.c.hs_rec_open_groups(this.tracer);
+  }
+
+  /** A sample of counter `name` at `nowMs`; a core status. */
+  counter(name: string, nowMs: number, value: number): number {
+    return this.c.hs_rec_counter(this.tracer, ...this.text(name), nowMs, value);
   }
 
   groupEnd(nowMs: number): number {
@@ -91,12 +174,40 @@ export class WasmRecorder {
     }
   }
 
+  /** Per timeline: produced = kept + released + overwritten + dropped. */
+  timelines(): TimelineCounts[] {
+    this.c.hs_rec_timelines(this.tracer);
+    const at = this.c.hs_result_data();
+    const buf = this.c.memory.buffer;
+    const n = new Uint32Array(buf, at, 1)[0];
+    const rows = new Float64Array(buf, at + 8, 6 * n);
+    const ends = new Uint32Array(buf, at + 8 + 48 * n, n);
+    const bytes = new Uint8Array(buf, at + 8 + 52 * n, n === 0 ? 0 : ends[n - 1]);
+    const out: TimelineCounts[] = [];
+    for (let i = 0, from = 0; i < n; from = ends[i++]) {
+      const [id, produced, kept, released, overwritten, dropped] = rows.subarray(6 * i, 6 * i + 6);
+      out.push({ id, name: decoder.decode(bytes.subarray(from, ends[i])), produced, kept, released, overwritten, dropped });
+    }
+    return out;
+  }
+
+  /** The committed records (flushed first), grouped by timeline in id order, as the addon's snapshot. */
+  snapshot(): NativeSnapshot {
+    this.c.hs_rec_snapshot(this.tracer);
+    return decodeColumns(new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()));
+  }
+
   /** The whole trace as one document, with its counts. */
   write(format: keyof typeof FORMAT_CODES, clocks: ClockReadings): Uint8Array {
     const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
     const status = this.c.hs_rec_write(this.tracer, FORMAT_CODES[format], monotonicNs, realtimeNs, boottimeNs);
     if (status !== 0) throw new Error(`hotspan: the core could not write: ${STATUS_TEXT[status] ?? String(status)}`);
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
+  }
+
+  /** The instance's memory in bytes (native/wasm/sbrk.cc grows it by doubling, up to 64 MiB steps). */
+  memoryBytes(): number {
+    return this.c.memory.buffer.byteLength;
   }
 
   /** Records nothing more (calls return CLOSED); what was recorded stays writable. */
@@ -109,8 +220,9 @@ export class WasmRecorder {
     this.c.hs_rec_free(this.tracer);
   }
 
-  /** The text copied into an hs_alloc buffer, which the call it is given to takes over. */
+  /** The text copied into an hs_alloc buffer, which the call it is given to takes over; '' is none. */
   private text(s: string): [number, number] {
+    if (s === '') return [0, 0];
     const bytes = encoder.encode(s);
     const at = this.c.hs_alloc(bytes.length);
     new Uint8Array(this.c.memory.buffer, at, bytes.length).set(bytes);

@@ -7,6 +7,7 @@ import { JsBackend } from '../backends/js-backend';
 import { isJsToken } from '../backends/js-join';
 import { NativeBackend } from '../backends/native-backend';
 import { NoopBackend } from '../backends/noop-backend';
+import { WasmBackend } from '../backends/wasm-backend';
 import { loadNativeAddon } from '../binding/native-loader';
 import { calibrate } from '../common/clock';
 import type { ResolvedOptions } from './options';
@@ -23,17 +24,26 @@ function warnFallbackOnce(error: Error): void {
   });
 }
 
+/**
+ * The js backend's recording engine: the TypeScript one, or with
+ * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (main thread only).
+ */
+function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull'] }): Backend {
+  const b = { threadName, ...budget };
+  return process.env.HOTSPAN_JS_ENGINE === 'wasm' ? new WasmBackend(b) : new JsBackend(b);
+}
+
 /** The backend `new Tracer(options)` records on. */
 export function createBackend(o: ResolvedOptions): Backend {
   if (o.backend === 'noop') return new NoopBackend();
   const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
-  if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, ...budget });
+  if (o.backend === 'js') return jsBackend(o.threadName, budget);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
     const err = error ?? new Error('hotspan: the native addon could not be loaded (no reason given)');
     if (o.backend === 'native' || o.requireNative) throw err;
     warnFallbackOnce(err);
-    return new JsBackend({ threadName: o.threadName, ...budget });
+    return jsBackend(o.threadName, budget);
   }
   const cal = calibrate();
   const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });

@@ -3,7 +3,6 @@
 // them; ids themselves are derived by the core (native/core/record/trace_id.h) and
 // arrive here as 64-bit halves to format.
 
-import type { OpenIds } from '../backends/backend';
 import { describe } from '../common/errors';
 
 /** A span's context as W3C Trace Context carries it (the shape OpenTelemetry's SpanContext has). */
@@ -40,20 +39,6 @@ const MAX_MEMBERS = 32;
 const MAX_TRACESTATE = 512;
 const KEY = /^(?:[a-z][a-z0-9_\-*/]{0,255}|[a-z0-9][a-z0-9_\-*/]{0,240}@[a-z][a-z0-9_\-*/]{0,13})$/;
 const VALUE = /^[\x20-\x2b\x2d-\x3c\x3e-\x7e]{0,255}[\x21-\x2b\x2d-\x3c\x3e-\x7e]$/;
-
-/** A binding's [trace hi, trace lo, span, parent, flags | resolved << 8, span id] as OpenIds; undefined when no span is open. */
-export function openIdsOf(v: BigUint64Array): OpenIds | undefined {
-  if (v[2] === 0n) return undefined;
-  return {
-    traceHi: v[0],
-    traceLo: v[1],
-    span: v[2],
-    parent: v[3],
-    flags: Number(v[4] & 0xffn),
-    resolved: (v[4] & 0x100n) !== 0n,
-    spanId: Number(v[5]),
-  };
-}
 
 /** The 16 hex digits of an unsigned 64-bit value. */
 export function hex64(v: bigint): string {

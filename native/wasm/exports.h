@@ -67,20 +67,44 @@ __attribute__((export_name("hs_rec_detach"))) int32_t hs_rec_detach(uint32_t tra
 __attribute__((export_name("hs_rec_intern"))) uint32_t hs_rec_intern(uint32_t tracer, uint8_t* name, uint32_t size);
 // A span begins on the thread; a core status.
 __attribute__((export_name("hs_rec_begin"))) int32_t hs_rec_begin(uint32_t thread, uint32_t name, double now_ms);
+// A span begins on the thread with the attribute JSON in the buffer (taken over); a core status.
+__attribute__((export_name("hs_rec_begin_attrs"))) int32_t hs_rec_begin_attrs(uint32_t thread, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size);
+// A span begins under a given context (the core's begin_in_context): its trace and parent wire id, W3C flags and tracestate (buffer taken over), and a tracer-wide parent span id (0: none); attributes as hs_rec_begin_attrs; a core status.
+__attribute__((export_name("hs_rec_begin_context"))) int32_t hs_rec_begin_context(uint32_t thread, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size, uint64_t trace_hi, uint64_t trace_lo, uint64_t parent_wire, uint64_t parent_span, uint32_t flags, uint8_t* tracestate, uint32_t tracestate_size);
+// The W3C ids of the thread's innermost open span at `out` (6 u64): trace hi, trace lo, span, parent, flags | resolved << 8, its tracer-wide span id (0: none open); a core status.
+__attribute__((export_name("hs_rec_open_ids"))) int32_t hs_rec_open_ids(uint32_t thread, uint64_t* out);
+// The thread's open-span depth (0: none, or an unknown thread).
+__attribute__((export_name("hs_rec_depth"))) uint32_t hs_rec_depth(uint32_t thread);
+// The local id of the thread's innermost open span (0: none).
+__attribute__((export_name("hs_rec_innermost"))) uint32_t hs_rec_innermost(uint32_t thread);
 // The thread's innermost span ends, with extra span flags; a core status.
 __attribute__((export_name("hs_rec_end"))) int32_t hs_rec_end(uint32_t thread, double now_ms, uint32_t flags);
 // The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind).
 __attribute__((export_name("hs_rec_track"))) uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t serial);
-// An async span begins on a track; its token (0: closed or unknown track).
-__attribute__((export_name("hs_rec_async_begin"))) uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms);
-// An async span ends; a core status.
-__attribute__((export_name("hs_rec_async_end"))) int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms);
-// A span group begins; a core status.
-__attribute__((export_name("hs_rec_group_begin"))) int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms);
+// An async span begins on a track, with the attribute JSON in the buffer (taken over; size 0: none); its token (0: closed or unknown track).
+__attribute__((export_name("hs_rec_async_begin"))) uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size);
+// hs_rec_async_begin under a given context (as hs_rec_begin_context); its token (0: closed or unknown track).
+__attribute__((export_name("hs_rec_async_begin_context"))) uint64_t hs_rec_async_begin_context(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size, uint64_t trace_hi, uint64_t trace_lo, uint64_t parent_wire, uint64_t parent_span, uint32_t flags, uint8_t* tracestate, uint32_t tracestate_size);
+// An async span ends with changes: a start and an end in ms (not finite: the begin's, `now`), a name id (0xFFFFFFFF: the begin's), attributes replacing the begin's when has_attrs; a core status.
+__attribute__((export_name("hs_rec_async_finish"))) int32_t hs_rec_async_finish(uint32_t tracer, uint64_t token, double now_ms, uint32_t flags, double start_ms, double end_ms, uint32_t name, uint32_t has_attrs, uint8_t* attrs, uint32_t size);
+// An async span ends, with extra span flags; a core status.
+__attribute__((export_name("hs_rec_async_end"))) int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms, uint32_t flags);
+// The async spans still open; result: f64 token, f64 name id per span; a core status.
+__attribute__((export_name("hs_rec_open_async"))) int32_t hs_rec_open_async(uint32_t tracer);
+// A span group begins, with the attribute JSON in the buffer (taken over; size 0: none); a core status.
+__attribute__((export_name("hs_rec_group_begin"))) int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size);
 // The innermost span group ends; a core status.
 __attribute__((export_name("hs_rec_group_end"))) int32_t hs_rec_group_end(uint32_t tracer, double now_ms);
+// How many span groups are open.
+__attribute__((export_name("hs_rec_open_groups"))) uint32_t hs_rec_open_groups(uint32_t tracer);
+// A sample of the counter named by the buffer (taken over) at `now` (a core status).
+__attribute__((export_name("hs_rec_counter"))) int32_t hs_rec_counter(uint32_t tracer, uint8_t* name, uint32_t size, double now_ms, double value);
 // Flushes, then writes 5 doubles at `out`: produced, kept, released, overwritten, dropped; a core status.
 __attribute__((export_name("hs_rec_counts"))) int32_t hs_rec_counts(uint32_t tracer, double* out);
+// Flushes; result: u32 timeline count T, u32 0, f64[6T] (id, produced, kept, released, overwritten, dropped), u32[T] end offsets of the names, then the names (UTF-8); a core status.
+__attribute__((export_name("hs_rec_timelines"))) int32_t hs_rec_timelines(uint32_t tracer);
+// Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status.
+__attribute__((export_name("hs_rec_snapshot"))) int32_t hs_rec_snapshot(uint32_t tracer);
 // Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's.
 __attribute__((export_name("hs_rec_write"))) int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns);
 }  // extern "C"

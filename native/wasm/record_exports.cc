@@ -19,6 +19,10 @@
 
 #include "exports.h"
 #include "result.h"
+#include "snapshot_columns.h"
+#include "record/memory_limit.h"
+#include "record/span_ids.h"
+#include "record/stored_context.h"
 #include "record/tracer.h"
 #include "write/chrome_json_writer.h"
 #include "write/document_info.h"
@@ -32,6 +36,7 @@ namespace {
 struct Thread {
   std::shared_ptr<hotspan::ThreadState> state;
   int64_t origin_ns = 0;
+  uint64_t salt = 0;  // its tracer's id salt (open_ids)
 };
 
 template <typename T>
@@ -65,11 +70,29 @@ int64_t ns_of(int64_t origin_ns, double ms) {
 
 constexpr int32_t status(hotspan::Status s) { return static_cast<int32_t>(s); }
 
+// W3C: at most 512 characters of tracestate are propagated (as the addon keeps them).
+constexpr size_t kMaxTracestate = 512;
+
 // Takes an hs_alloc buffer over as a string.
+// A null buffer is the empty string.
 std::string take_string(uint8_t* text, uint32_t size) {
+  if (text == nullptr) return {};
   std::string s(reinterpret_cast<const char*>(text), size);
   std::free(text);
   return s;
+}
+
+// A given context (the addon's trace_context.cc ArgGiven): the trace, the
+// parent's wire id, flags and tracestate; the core stores it only for a
+// valid trace.
+hotspan::StoredContext context_of(uint64_t trace_hi, uint64_t trace_lo, uint64_t parent_wire, uint32_t flags,
+                                  std::string tracestate) {
+  hotspan::StoredContext c;
+  c.trace = hotspan::TraceId{trace_hi, trace_lo};
+  c.parent_wire = parent_wire;
+  c.flags = static_cast<uint8_t>(flags);
+  if (tracestate.size() <= kMaxTracestate) c.tracestate = std::move(tracestate);
+  return c;
 }
 
 }  // namespace
@@ -81,7 +104,10 @@ uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, u
   hotspan::TracerOptions o;
   o.time_unit = hotspan::TimeUnit::kNs;
   o.origin_ns = origin_ns;
-  o.memory_limit = static_cast<size_t>(memory_limit);
+  // A double past size_t (32 bits here) would not convert: the core's bounds first.
+  const double max = static_cast<double>(hotspan::memory_limit::kMax);
+  o.memory_limit = !(memory_limit > 0) ? 0 : memory_limit >= max ? hotspan::memory_limit::kMax
+                                                                  : static_cast<size_t>(memory_limit);
   o.on_full = static_cast<hotspan::FullPolicy>(on_full);
   o.id_salt = id_salt;
   return add(hotspan::Tracer::create(o));
@@ -103,7 +129,7 @@ uint32_t hs_rec_thread(uint32_t tracer, uint8_t* name, uint32_t size) {
   const std::string display = take_string(name, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr || t->closed()) return 0;
-  return add(std::make_shared<Thread>(Thread{t->attach_js_thread(display), t->origin_ns()}));
+  return add(std::make_shared<Thread>(Thread{t->attach_js_thread(display), t->origin_ns(), t->id_salt()}));
 }
 
 int32_t hs_rec_detach(uint32_t tracer, uint32_t thread, double now_ms) {
@@ -127,6 +153,49 @@ int32_t hs_rec_begin(uint32_t thread, uint32_t name, double now_ms) {
   return status(hotspan::begin(*th->state, name, ns_of(th->origin_ns, now_ms)));
 }
 
+int32_t hs_rec_begin_attrs(uint32_t thread, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size) {
+  const std::string text = take_string(attrs, size);
+  Thread* th = at<Thread>(thread);
+  if (th == nullptr) return status(hotspan::Status::kInvalid);
+  return status(hotspan::begin_with_attrs(*th->state, name, ns_of(th->origin_ns, now_ms), text));
+}
+
+int32_t hs_rec_begin_context(uint32_t thread, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size,
+                             uint64_t trace_hi, uint64_t trace_lo, uint64_t parent_wire, uint64_t parent_span,
+                             uint32_t flags, uint8_t* tracestate, uint32_t tracestate_size) {
+  std::string text = take_string(attrs, size);
+  const hotspan::StoredContext c =
+      context_of(trace_hi, trace_lo, parent_wire, flags, take_string(tracestate, tracestate_size));
+  Thread* th = at<Thread>(thread);
+  if (th == nullptr) return status(hotspan::Status::kInvalid);
+  return status(hotspan::begin_in_context(*th->state, name, ns_of(th->origin_ns, now_ms), std::move(text), &c,
+                                          parent_span));
+}
+
+int32_t hs_rec_open_ids(uint32_t thread, uint64_t* out) {
+  Thread* th = at<Thread>(thread);
+  if (th == nullptr) return status(hotspan::Status::kInvalid);
+  const hotspan::SpanIds ids = hotspan::open_span_ids(*th->state, th->salt);
+  const uint32_t local = hotspan::innermost_local(*th->state);
+  out[0] = ids.trace.hi;
+  out[1] = ids.trace.lo;
+  out[2] = ids.span;
+  out[3] = ids.parent;
+  out[4] = ids.flags | (ids.resolved ? 0x100u : 0u);
+  out[5] = local == 0 ? 0 : hotspan::make_span_id(hotspan::timeline_id(*th->state), local);
+  return status(hotspan::Status::kOk);
+}
+
+uint32_t hs_rec_depth(uint32_t thread) {
+  Thread* th = at<Thread>(thread);
+  return th == nullptr ? 0 : static_cast<uint32_t>(hotspan::open_depth(*th->state));
+}
+
+uint32_t hs_rec_innermost(uint32_t thread) {
+  Thread* th = at<Thread>(thread);
+  return th == nullptr ? 0 : hotspan::innermost_local(*th->state);
+}
+
 int32_t hs_rec_end(uint32_t thread, double now_ms, uint32_t flags) {
   Thread* th = at<Thread>(thread);
   if (th == nullptr) return status(hotspan::Status::kInvalid);
@@ -139,21 +208,75 @@ uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t se
   return t == nullptr ? 0 : t->track(text, serial != 0);
 }
 
-uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms) {
+uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs,
+                            uint32_t size) {
+  const std::string text = take_string(attrs, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
-  return t == nullptr ? 0 : t->async_begin(track, name, ns_of(t->origin_ns(), now_ms));
+  return t == nullptr ? 0 : t->async_begin(track, name, ns_of(t->origin_ns(), now_ms), text);
 }
 
-int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms) {
+uint64_t hs_rec_async_begin_context(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs,
+                                    uint32_t size, uint64_t trace_hi, uint64_t trace_lo, uint64_t parent_wire,
+                                    uint64_t parent_span, uint32_t flags, uint8_t* tracestate,
+                                    uint32_t tracestate_size) {
+  const std::string text = take_string(attrs, size);
+  const hotspan::StoredContext c =
+      context_of(trace_hi, trace_lo, parent_wire, flags, take_string(tracestate, tracestate_size));
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
-  if (t == nullptr) return status(hotspan::Status::kInvalid);
-  return status(t->async_end(token, ns_of(t->origin_ns(), now_ms)));
+  return t == nullptr ? 0
+                      : t->async_begin(track, name, ns_of(t->origin_ns(), now_ms), text, parent_span, nullptr, &c);
 }
 
-int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms) {
+int32_t hs_rec_async_finish(uint32_t tracer, uint64_t token, double now_ms, uint32_t flags, double start_ms,
+                            double end_ms, uint32_t name, uint32_t has_attrs, uint8_t* attrs, uint32_t size) {
+  hotspan::AsyncEndChanges changes;
+  changes.attrs_json = take_string(attrs, size);
+  changes.has_attrs = has_attrs != 0;
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr) return status(hotspan::Status::kInvalid);
-  return status(t->group_begin(name, ns_of(t->origin_ns(), now_ms)));
+  changes.has_start = std::isfinite(start_ms);
+  if (changes.has_start) changes.start_ns = ns_of(t->origin_ns(), start_ms);
+  changes.has_end = std::isfinite(end_ms);
+  if (changes.has_end) changes.end_ns = ns_of(t->origin_ns(), end_ms);
+  changes.name = name;
+  return status(t->async_end(token, ns_of(t->origin_ns(), now_ms), static_cast<uint16_t>(flags), std::move(changes)));
+}
+
+int32_t hs_rec_async_end(uint32_t tracer, uint64_t token, double now_ms, uint32_t flags) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->async_end(token, ns_of(t->origin_ns(), now_ms), static_cast<uint16_t>(flags)));
+}
+
+int32_t hs_rec_open_async(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  std::string& out = hotspan::wasm::result();
+  out.clear();
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  for (const auto& [token, name] : t->open_async_spans()) {
+    const double pair[2] = {static_cast<double>(token), static_cast<double>(name)};
+    out.append(reinterpret_cast<const char*>(pair), sizeof pair);
+  }
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_group_begin(uint32_t tracer, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size) {
+  std::string text = take_string(attrs, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->group_begin(name, ns_of(t->origin_ns(), now_ms), std::move(text)));
+}
+
+uint32_t hs_rec_open_groups(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? 0 : static_cast<uint32_t>(t->open_groups());
+}
+
+int32_t hs_rec_counter(uint32_t tracer, uint8_t* name, uint32_t size, double now_ms, double value) {
+  const std::string text = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  return status(t->counter(text, ns_of(t->origin_ns(), now_ms), value));
 }
 
 int32_t hs_rec_group_end(uint32_t tracer, double now_ms) {
@@ -173,6 +296,40 @@ int32_t hs_rec_counts(uint32_t tracer, double* out) {
   out[2] = static_cast<double>(sum.released);
   out[3] = static_cast<double>(sum.overwritten);
   out[4] = static_cast<double>(sum.dropped);
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_timelines(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  std::string& out = hotspan::wasm::result();
+  out.clear();
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  t->flush();
+  const std::vector<hotspan::TimelineCounts> all = t->counts();
+  const uint32_t head[2] = {static_cast<uint32_t>(all.size()), 0};
+  out.append(reinterpret_cast<const char*>(head), sizeof head);
+  for (const hotspan::TimelineCounts& tl : all) {
+    const hotspan::RecordCounts& c = tl.counts;
+    const double row[6] = {static_cast<double>(tl.id),         static_cast<double>(c.produced),
+                           static_cast<double>(c.kept),        static_cast<double>(c.released),
+                           static_cast<double>(c.overwritten), static_cast<double>(c.dropped)};
+    out.append(reinterpret_cast<const char*>(row), sizeof row);
+  }
+  uint32_t end = 0;
+  for (const hotspan::TimelineCounts& tl : all) {
+    end += static_cast<uint32_t>(tl.name.size());
+    out.append(reinterpret_cast<const char*>(&end), sizeof end);
+  }
+  for (const hotspan::TimelineCounts& tl : all) out += tl.name;
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_snapshot(uint32_t tracer) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  hotspan::wasm::result().clear();
+  if (t == nullptr) return status(hotspan::Status::kInvalid);
+  t->flush();
+  hotspan::wasm::encode_columns(t->freeze(), t->origin_ns(), hotspan::wasm::result());
   return status(hotspan::Status::kOk);
 }
 

@@ -1,5 +1,8 @@
 #include "snapshot_columns.h"
 
+#include "record/clock.h"
+#include "record/stored_context.h"
+
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -150,6 +153,110 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
     }
   }
   return sample == samples;
+}
+
+void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& out) {
+  uint64_t n = 0, attrs = 0, samples = 0;
+  for (const FrozenTimeline& tl : snap.timelines) {
+    n += tl.records.size();
+    attrs += tl.attrs.size();
+  }
+  for (const CounterSeries& c : snap.counters) samples += c.samples.size();
+  std::vector<double> times;
+  std::vector<uint32_t> fields, attr_index, ends;
+  std::string bytes;
+  times.reserve(2 * n);
+  fields.reserve(kFieldsPerRecord * n);
+  std::vector<const std::string*> attr_texts;
+  attr_texts.reserve(attrs);
+  std::vector<std::pair<uint32_t, const StoredContext*>> contexts;
+  auto text = [&](const std::string& s) {
+    bytes += s;
+    ends.push_back(static_cast<uint32_t>(bytes.size()));
+  };
+  uint32_t index = 0;
+  for (const FrozenTimeline& tl : snap.timelines) {
+    std::unordered_map<uint32_t, uint64_t> foreign(tl.foreign_parents.begin(), tl.foreign_parents.end());
+    std::unordered_map<uint32_t, const std::string*> texts;
+    for (const auto& [local, json] : tl.attrs) texts[local] = &json;
+    std::unordered_map<uint32_t, const StoredContext*> stored;
+    for (const auto& [local, ctx] : tl.contexts) stored[local] = &ctx;
+    for (const SpanRecord r : tl.records) {
+      uint32_t parent_timeline = 0, parent_local = 0;
+      if (r.flags & kFlagParentElsewhere) {
+        auto it = foreign.find(r.local_id);
+        if (it != foreign.end()) {
+          parent_timeline = static_cast<uint32_t>(it->second >> 32);
+          parent_local = static_cast<uint32_t>(it->second);
+        }
+      } else if (r.parent_local != 0) {
+        parent_timeline = tl.id;
+        parent_local = r.parent_local;
+      }
+      times.push_back(clock::to_ms(r.start_ns, origin_ns));
+      times.push_back(clock::to_ms(r.end_ns, origin_ns));
+      const uint32_t f[kFieldsPerRecord] = {r.name, tl.id, r.local_id, parent_timeline, parent_local,
+                                            (static_cast<uint32_t>(r.depth) << 16) | r.flags};
+      fields.insert(fields.end(), f, f + kFieldsPerRecord);
+      if (r.flags & kFlagAttrs) {
+        auto it = texts.find(r.local_id);
+        if (it != texts.end()) {
+          attr_index.push_back(index);
+          attr_texts.push_back(it->second);
+        }
+      }
+      if (r.flags & kFlagContext) {
+        auto it = stored.find(r.local_id);
+        if (it != stored.end()) contexts.emplace_back(index, it->second);
+      }
+      ++index;
+    }
+  }
+  const uint32_t header[kHeaderWords] = {kColumnsVersion,
+                                         static_cast<uint32_t>(n),
+                                         static_cast<uint32_t>(snap.names.size()),
+                                         static_cast<uint32_t>(snap.timelines.size()),
+                                         static_cast<uint32_t>(attr_index.size()),
+                                         static_cast<uint32_t>(snap.counters.size()),
+                                         static_cast<uint32_t>(samples),
+                                         0};
+  auto put = [&out](const void* p, size_t size) { out.append(static_cast<const char*>(p), size); };
+  put(header, sizeof header);
+  put(times.data(), 8 * times.size());
+  for (const CounterSeries& c : snap.counters) {
+    for (const CounterSample& s : c.samples) {
+      const double pair[2] = {clock::to_ms(s.ns, origin_ns), s.value};
+      put(pair, sizeof pair);
+    }
+  }
+  put(fields.data(), 4 * fields.size());
+  for (const FrozenTimeline& tl : snap.timelines) {
+    const uint32_t desc[2] = {tl.id, static_cast<uint32_t>(tl.kind) | (tl.serial ? 1u << 8 : 0) |
+                                         (tl.exited ? 1u << 9 : 0)};
+    put(desc, sizeof desc);
+  }
+  put(attr_index.data(), 4 * attr_index.size());
+  for (const CounterSeries& c : snap.counters) {
+    const uint32_t sizes[2] = {static_cast<uint32_t>(c.samples.size()), static_cast<uint32_t>(c.dropped)};
+    put(sizes, sizeof sizes);
+  }
+  for (const std::string& s : snap.names) text(s);
+  for (const FrozenTimeline& tl : snap.timelines) text(tl.name);
+  for (const std::string* s : attr_texts) text(*s);
+  for (const CounterSeries& c : snap.counters) text(c.name);
+  put(ends.data(), 4 * ends.size());
+  out += bytes;
+  const uint32_t count = static_cast<uint32_t>(contexts.size());
+  put(&count, 4);
+  for (const auto& [at, c] : contexts) {
+    const uint32_t head[2] = {at, c->flags};
+    const uint64_t ids[3] = {c->trace.hi, c->trace.lo, c->parent_wire};
+    const uint32_t size = static_cast<uint32_t>(c->tracestate.size());
+    put(head, sizeof head);
+    put(ids, sizeof ids);
+    put(&size, 4);
+  }
+  for (const auto& [at, c] : contexts) out += c->tracestate;
 }
 
 }  // namespace hotspan::wasm

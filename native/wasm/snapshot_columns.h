@@ -24,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "record/tracer.h"
 
@@ -35,5 +36,15 @@ constexpr size_t kHeaderWords = 8;
 // False when the buffer is shorter than its header says, announces a section
 // this build does not know, or names a timeline it does not describe.
 bool decode_columns(const uint8_t* data, size_t size, Snapshot& out);
+
+// The other way: the core's frozen records in this layout (the wasm engine's
+// snapshot, lib/binding/wasm-recorder.ts decodes it), times as ms from
+// `origin_ns`; records grouped by timeline in id order, end order within
+// one, as the addon's snapshot lists them. Parents on other timelines come
+// from the snapshot's foreign parents. After the bytes, on output only, the
+// stored contexts: u32 count, then per context u32 record index, u32 flags,
+// u64 trace hi, u64 trace lo, u64 parent wire id, u32 tracestate size, and
+// then the tracestates (UTF-8), unaligned.
+void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& out);
 
 }  // namespace hotspan::wasm

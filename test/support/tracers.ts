@@ -20,15 +20,30 @@ export function clockedTracer(clock: () => number, options: TracerOptions = {}):
   return tracerOver(new JsBackend({ threadName: o.threadName, memoryLimit: o.memoryLimit, onFull: o.onFull, clock }));
 }
 
-export function tracerFactory(backend: 'native' | 'js' | 'noop'): (options?: TestTracerOptions) => Tracer {
+/**
+ * 'wasm': the js backend on the core in WebAssembly, chosen as users choose
+ * it (HOTSPAN_JS_ENGINE=wasm while the tracer is made).
+ */
+export function tracerFactory(backend: 'native' | 'js' | 'noop' | 'wasm'): (options?: TestTracerOptions) => Tracer {
   const live: Tracer[] = [];
   afterEach(() => {
     for (const t of live.splice(0)) t.close();
   });
   return ({ clock, ...options }: TestTracerOptions = {}): Tracer => {
     if (clock !== undefined && backend !== 'js') throw new Error(`tracerFactory: a clock needs the js backend, not ${backend}`);
-    const t = clock !== undefined ? clockedTracer(clock, options) : new Tracer({ backend, ...options });
+    const t = clock !== undefined ? clockedTracer(clock, options) : backend === 'wasm' ? wasmTracer(options) : new Tracer({ backend, ...options });
     live.push(t);
     return t;
   };
+}
+
+function wasmTracer(options: TracerOptions): Tracer {
+  const before = process.env.HOTSPAN_JS_ENGINE;
+  process.env.HOTSPAN_JS_ENGINE = 'wasm';
+  try {
+    return new Tracer({ ...options, backend: 'js' });
+  } finally {
+    if (before === undefined) delete process.env.HOTSPAN_JS_ENGINE;
+    else process.env.HOTSPAN_JS_ENGINE = before;
+  }
 }

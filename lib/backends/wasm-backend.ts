@@ -1,0 +1,286 @@
+// The js backend over the recording core compiled to WebAssembly
+// (../binding/wasm-recorder): the addon's rules (stack, ids, budget, tracks,
+// groups, counters, trace contexts) run in the core; this file only passes
+// the clock's readings in and turns statuses into the facade's errors.
+// Chosen with HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice); one thread:
+// workers and the OTLP export stay on the TypeScript engine (./js-backend)
+// for now, and say so when asked for here.
+
+import { randomBytes } from 'node:crypto';
+
+import { openIdsOf, type Backend, type Given, type OpenIds } from './backend';
+import { calibrate, readClocks } from '../common/clock';
+import { columnsView, type FrozenView } from '../read/frozen-view';
+import { asyncRejectedError, closedError, depthError, MAX_DEPTH, statusError, trackKindError, traceNestingError, unknownNameError } from '../common/errors';
+import { STATUS_INVALID, STATUS_OK } from '../common/flags';
+import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
+import { writeDocument, writeDocumentNow, type OutputFormat, type WrittenFile } from '../common/output';
+import type { BackendCounts } from '../common/counts';
+import { statsFromNative, type StatsRow } from '../read/stats';
+import { rootIds, statsOfColumns } from '../binding/wasm-core';
+import { WasmRecorder, type FullPolicy as OnFull } from '../binding/wasm-recorder';
+
+// Read once: globalThis.performance is an accessor in Node.
+const perf = performance;
+/** The budget when none is given: the core clamps it to its maximum. */
+const NO_LIMIT = 2 ** 40;
+
+/** 64 random bits, never 0: the tracer's id salt, kept here too for the ids the facade derives (freeze, idsOf). */
+function randomSalt(): bigint {
+  for (;;) {
+    const v = randomBytes(8).readBigUInt64LE();
+    if (v !== 0n) return v;
+  }
+}
+
+function notYet(what: string): Error {
+  return new Error(`hotspan: ${what} is not supported by the wasm recording engine yet (HOTSPAN_JS_ENGINE=wasm); unset it to use the TypeScript engine`);
+}
+
+export interface WasmBackendOptions {
+  threadName: string;
+  memoryLimit?: number;
+  onFull?: OnFull;
+}
+
+export class WasmBackend implements Backend {
+  readonly kind = 'js' as const;
+  /** Times cross as ms and are stored as ns: a reading comes back within half a ns. */
+  readonly clockBoundMs = 1e-6;
+
+  private readonly rec: WasmRecorder;
+  private readonly thread: number;
+  private readonly salt = randomSalt();
+  private readonly limit: number;
+  private readonly onFull: OnFull;
+  /** Interned names by id (the core's ids), for openAsync's answer. */
+  private readonly names: string[] = [];
+  private closedFlag = false;
+
+  constructor(options: WasmBackendOptions) {
+    this.limit = options.memoryLimit ?? NO_LIMIT;
+    this.onFull = options.onFull ?? 'overwrite';
+    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt });
+    this.thread = this.rec.thread(options.threadName);
+  }
+
+  now(): number {
+    return perf.now();
+  }
+
+  // ---- hot path ----
+
+  begin(nameId: number): void {
+    const s = this.rec.begin(this.thread, nameId, perf.now());
+    if (s !== STATUS_OK) throw this.beginError(s, nameId);
+  }
+
+  /** The core answers Invalid both for an unknown name and for a full stack. */
+  private beginError(s: number, nameId: number): Error {
+    if (this.closedFlag) return closedError();
+    if (s !== STATUS_INVALID) return statusError(s, 'begin()');
+    return this.openDepth() >= MAX_DEPTH ? depthError() : unknownNameError(nameId);
+  }
+
+  beginAttrs(nameId: number, attrsJson: string): void {
+    const t = perf.now();
+    const s = attrsJson === '' ? this.rec.begin(this.thread, nameId, t) : this.rec.beginAttrs(this.thread, nameId, t, attrsJson);
+    if (s !== STATUS_OK) throw this.beginError(s, nameId);
+  }
+
+  beginValues(_nameId: number, _attrs: unknown): boolean {
+    return false;
+  }
+
+  beginDepth(nameId: number): number {
+    this.begin(nameId);
+    return this.rec.depth(this.thread);
+  }
+
+  endAt(depth: number, flags: number, name: number | string): void {
+    const t = perf.now();
+    const open = this.rec.depth(this.thread);
+    if (open !== depth && !this.closedFlag) throw traceNestingError(name, open, depth);
+    this.endWith(t, flags);
+  }
+
+  end(): void {
+    this.endWith(perf.now(), 0);
+  }
+
+  endFlags(flags: number): void {
+    this.endWith(perf.now(), flags);
+  }
+
+  private endWith(t: number, flags: number): void {
+    const s = this.rec.end(this.thread, t, flags & 0xffff);
+    if (s !== STATUS_OK) throw statusError(s, 'end()');
+  }
+
+  intern(name: string): number {
+    if (this.closedFlag) throw closedError();
+    const id = this.rec.intern(name);
+    this.names[id] = name;
+    return id;
+  }
+
+  openDepth(): number {
+    return this.rec.depth(this.thread);
+  }
+
+  innermost(): number {
+    return this.rec.innermost(this.thread);
+  }
+
+  lastBegun(): number {
+    return -1;
+  }
+
+  // ---- async spans, tracks, groups ----
+
+  track(name: string, serial: boolean): number {
+    if (this.closedFlag) throw closedError();
+    const id = this.rec.track(name, serial);
+    if (id === 0) throw trackKindError(name, !serial);
+    return id;
+  }
+
+  asyncBegin(track: number, nameId: number, attrsJson: string): number {
+    if (this.closedFlag) throw closedError();
+    const token = this.rec.asyncBegin(track, nameId, perf.now(), attrsJson);
+    if (token === 0n) throw asyncRejectedError(track, nameId);
+    return Number(token);
+  }
+
+  asyncBeginValues(_track: number, _nameId: number, _attrs: unknown): number {
+    return 0;
+  }
+
+  asyncEnd(token: number, flags: number): number {
+    return this.rec.asyncEnd(BigInt(token), perf.now(), flags & 0xffff);
+  }
+
+  openAsync(): Array<[number, string]> {
+    return this.rec.openAsync().map(([token, name]) => [Number(token), this.names[name] ?? '?']);
+  }
+
+  groupBegin(nameId: number, attrsJson: string): void {
+    const s = this.rec.groupBegin(nameId, perf.now(), attrsJson);
+    if (s !== STATUS_OK) throw this.closedFlag ? closedError() : s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'groupBegin()', 'group');
+  }
+
+  groupEnd(): void {
+    const s = this.rec.groupEnd(perf.now());
+    if (s !== STATUS_OK) throw statusError(s, 'groupEnd()', 'group');
+  }
+
+  openGroups(): number {
+    return this.rec.openGroups();
+  }
+
+  counter(name: string, value: number): void {
+    const s = this.rec.counter(name, perf.now(), value);
+    if (s !== STATUS_OK) throw statusError(s, 'counter()');
+  }
+
+  // ---- finalization and reading: the core flushes before each read ----
+
+  flush(): void {}
+
+  pending(): number {
+    return 0;
+  }
+
+  lost(): number {
+    return 0;
+  }
+
+  snapshot(): NativeSnapshot {
+    return this.rec.snapshot();
+  }
+
+  freeze(): FrozenView {
+    return columnsView(this.snapshot(), this.salt);
+  }
+
+  stats(): readonly StatsRow[] {
+    return statsFromNative(statsOfColumns(this.snapshot()));
+  }
+
+  counts(): BackendCounts {
+    const timelines = this.rec.timelines();
+    return { lost: timelines.some((t) => t.overwritten + t.dropped > 0), limit: this.limit, onFull: this.onFull, timelines };
+  }
+
+  chromeJson(): Uint8Array {
+    return this.rec.write('json', readClocks());
+  }
+
+  perfetto(): Uint8Array {
+    return this.rec.write('perfetto', readClocks());
+  }
+
+  private contents(): { spans: number; timelines: number } {
+    const timelines = this.rec.timelines();
+    let spans = 0;
+    for (const t of timelines) spans += t.kept;
+    return { spans, timelines: timelines.length };
+  }
+
+  writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
+    return writeDocument(this, path, format, this.contents());
+  }
+
+  writeFileNow(path: string, format: OutputFormat): WrittenFile {
+    return writeDocumentNow(this, path, format, this.contents());
+  }
+
+  // ---- trace context: the core stores the given context and derives the ids ----
+
+  beginContext(nameId: number, attrsJson: string, given: Given): void {
+    const s = this.rec.beginContext(this.thread, nameId, perf.now(), attrsJson, given);
+    if (s !== STATUS_OK) throw this.beginError(s, nameId);
+  }
+
+  asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
+    if (this.closedFlag) throw closedError();
+    const token = this.rec.asyncBeginContext(track, nameId, perf.now(), attrsJson, given);
+    if (token === 0n) throw asyncRejectedError(track, nameId);
+    return Number(token);
+  }
+
+  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
+    return this.rec.asyncFinish(BigInt(token), perf.now(), flags & 0xffff, startMs, endMs, nameId, attrsJson);
+  }
+
+  openIds(): OpenIds | undefined {
+    return openIdsOf(this.rec.openIds(this.thread));
+  }
+
+  idsOf(span: number): BigUint64Array {
+    if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
+      throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
+    }
+    return rootIds(span, this.salt);
+  }
+
+  // ---- workers: not on this engine yet ----
+
+  share(): string {
+    if (this.closedFlag) throw closedError();
+    throw notYet('share() (recording from workers)');
+  }
+
+  nativeApi(): unknown {
+    throw new Error('hotspan: nativeApi() needs the native backend; this tracer runs the js backend');
+  }
+
+  native(): NativeTracer | undefined {
+    return undefined;
+  }
+
+  close(): void {
+    this.closedFlag = true;
+    this.rec.close();
+  }
+}
