@@ -33,7 +33,8 @@ function randomSalt(): bigint {
   }
 }
 
-function notYet(what: string): Error {
+/** What a call the wasm recording engine does not carry yet throws. */
+export function notYet(what: string): Error {
   return new Error(`hotspan: ${what} is not supported by the wasm recording engine yet (HOTSPAN_JS_ENGINE=wasm); unset it to use the TypeScript engine`);
 }
 

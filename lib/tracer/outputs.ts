@@ -3,6 +3,7 @@
 
 import type { Backend } from '../backends/backend';
 import type { JsBackend } from '../backends/js-backend';
+import { notYet } from '../backends/wasm-backend';
 import { closedError, describe } from '../common/errors';
 import { atExit } from '../common/exit-write';
 import { outputFormat, type OutputFormat } from '../common/output';
@@ -69,6 +70,8 @@ export class Outputs {
     const b = this.owner.backend();
     const js = this.jsBase;
     if (b.kind !== 'native' && js === undefined) {
+      // A js-kind backend that is not the TypeScript engine is the wasm one.
+      if (b.kind === 'js') throw notYet('exportOtlp() (the OTLP export)');
       throw new Error(`hotspan: exportOtlp() needs the native or js backend; this tracer runs the '${b.kind}' backend`);
     }
     // First: a joined js worker's refusal says more than an option's error would.
