@@ -156,6 +156,8 @@ export interface JsBackendOptions {
   /** The budget in bytes (records at RECORD_BYTES each, attributes at attrCost) and its policy. */
   memoryLimit?: number;
   onFull?: OnFull;
+  /** The head sampler word (native/core/record/sampler.h); default 0n, parentbased_always_on. */
+  sampler?: bigint;
   /** Test hook: the clock, ms on the performance.now() axis. */
   clock?: () => number;
   /** Internal (JsBackend.join): record for the tracer that shared this token. */
@@ -202,6 +204,8 @@ export class JsBackend implements Backend {
   private sideBytes = 0;
   /** Salt of this tracer's W3C ids (native/core/record/trace_id.h); a joined thread's is its owner's. */
   private readonly salt: bigint;
+  /** The head sampler word (native/core/record/sampler.h); a joined thread's is the default. */
+  private readonly sampler: bigint;
   /**
    * Once shared: the tracer-wide counters async span local ids and
    * timeline ids come from, and the track ids by name (every thread's, so a
@@ -255,6 +259,7 @@ export class JsBackend implements Backend {
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
     this.salt = options.join === undefined ? randomSalt() : options.join.state.salt;
+    this.sampler = options.sampler ?? 0n;
     if (options.join !== undefined) {
       this.cap = JOIN_INITIAL;
       this.times = f64(2 * JOIN_INITIAL, true);
@@ -727,7 +732,7 @@ export class JsBackend implements Backend {
   exportInfo(): JsExportInfo {
     if (this.link !== undefined) throw joinedReadError('exportOtlp()', 'export');
     const clocks = readClocks();
-    return { salt: this.salt, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
+    return { salt: this.salt, sampler: this.sampler, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
   }
 
   /**
@@ -818,7 +823,7 @@ export class JsBackend implements Backend {
   }
 
   freeze(): FrozenView {
-    return columnsView(this.snapshot(), this.salt);
+    return columnsView(this.snapshot(), this.salt, this.sampler);
   }
 
   stats(): readonly StatsRow[] {
@@ -1047,7 +1052,7 @@ export class JsBackend implements Backend {
       }
     }
     const ids = this.openOut;
-    openStackIds(f, depth, this.mainId, this.salt, ids);
+    openStackIds(f, depth, this.mainId, this.salt, this.sampler, ids);
     ids[5] = BigInt(spanId);
     return openIdsOf(ids);
   }
@@ -1056,7 +1061,7 @@ export class JsBackend implements Backend {
     if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
       throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
     }
-    return rootIds(span, this.salt);
+    return rootIds(span, this.salt, this.sampler);
   }
 
   native(): NativeTracer | undefined {

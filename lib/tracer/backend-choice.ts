@@ -10,6 +10,7 @@ import { NoopBackend } from '../backends/noop-backend';
 import { loadNativeAddon } from '../binding/native-loader';
 import { calibrate } from '../common/clock';
 import type { ResolvedOptions } from './options';
+import { checkSample, sampleFromEnv, samplerWord } from './sampling';
 
 const WARNED = Symbol.for('hotspan.nativeFallbackWarned');
 
@@ -25,8 +26,9 @@ function warnFallbackOnce(error: Error): void {
 
 /** The backend `new Tracer(options)` records on. */
 export function createBackend(o: ResolvedOptions): Backend {
+  const sampler = samplerWord(o.sample === undefined ? sampleFromEnv() : checkSample(o.sample));
   if (o.backend === 'noop') return new NoopBackend();
-  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler };
   if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, ...budget });
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
