@@ -204,7 +204,7 @@ export class JsBackend implements Backend {
   private sideBytes = 0;
   /** Salt of this tracer's W3C ids (native/core/record/trace_id.h); a joined thread's is its owner's. */
   private readonly salt: bigint;
-  /** The head sampler word (native/core/record/sampler.h); a joined thread's is the default. */
+  /** The head sampler word (native/core/record/sampler.h); a joined thread's is its owner's. */
   private readonly sampler: bigint;
   /**
    * Once shared: the tracer-wide counters async span local ids and
@@ -259,7 +259,7 @@ export class JsBackend implements Backend {
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
     this.salt = options.join === undefined ? randomSalt() : options.join.state.salt;
-    this.sampler = options.sampler ?? 0n;
+    this.sampler = options.join === undefined ? (options.sampler ?? 0n) : options.join.state.sampler;
     if (options.join !== undefined) {
       this.cap = JOIN_INITIAL;
       this.times = f64(2 * JOIN_INITIAL, true);
@@ -859,7 +859,7 @@ export class JsBackend implements Backend {
       );
     }
     if (this.hub === undefined) {
-      this.hub = new ShareHub(this, this.salt);
+      this.hub = new ShareHub(this, this.salt, this.sampler);
       // From now on every thread's async spans and timelines number from
       // shared counters, above the ids taken so far, and tracks have one id by name.
       let taken = 0;
