@@ -5,6 +5,7 @@
 // traces, whole, to a loopback receiver, with the rest counted.
 import { spawn, spawnSync } from 'node:child_process';
 import * as path from 'node:path';
+import { Worker } from 'node:worker_threads';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -319,6 +320,76 @@ for (const backend of backends) {
           expect(s.flags & 1).toBe(1);
           if (s !== root) expect(s.parentSpanId).toBe(root.spanId);
         }
+      }
+    });
+  });
+}
+
+// Per tree in a joined worker: a root (its traceparent posted back), a child and a plain span under it.
+const RECORDER = `
+  const { workerData, parentPort } = require('node:worker_threads');
+  const { Tracer } = require(workerData.dist);
+  const t = Tracer.join(workerData.token, { threadName: 'w' + workerData.w });
+  const roots = [];
+  for (let i = 0; i < workerData.trees; i++) {
+    roots.push(t.trace('w.root', () => {
+      t.trace('w.child', () => 0, { i });
+      t.trace('w.plain', () => 0, { i });
+      return t.inject({}).traceparent;
+    }, { i }));
+    if (i % 50 === 49) t.flush();
+  }
+  t.close();
+  parentPort.postMessage(roots);
+`;
+
+async function runWorker(workerData: Record<string, unknown>): Promise<string[]> {
+  const w = new Worker(RECORDER, { eval: true, workerData: { dist, ...workerData } });
+  const exited = new Promise((resolve) => w.once('exit', resolve));
+  const got = await new Promise<string[]>((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  await exited;
+  return got;
+}
+
+for (const backend of backends) {
+  describe(`OTLP export under sampling with joined workers (${backend} backend)`, () => {
+    it("workers' traces follow the owner's sampler; each sampled tree arrives whole, the rest counted", async () => {
+      const r = new Receiver();
+      const t = new Tracer({ backend, sample: { ratio: 0.3 } });
+      try {
+        const port = await r.listen();
+        t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, scheduledDelayMs: 5, maxBatchSize: 64 });
+        const token = t.share();
+        const roots = (await Promise.all([0, 1].map((w) => runWorker({ token, w, trees: 200 })))).flat();
+        await t.settle();
+        await t.shutdown();
+
+        const c = t.counts();
+        expect(c.produced).toBe(3 * roots.length);
+        const o = c.otlp!;
+        expect(o.dropped + o.rejected + o.inFlight).toBe(0);
+        expect(o.sent + o.sampledOut).toBe(c.produced);
+        const sampled = new Set<string>();
+        for (const tp of roots) {
+          const [id, flags] = parse(tp);
+          expect(flags === 1, id).toBe(expectedSampled(id, 0.3));
+          if (flags === 1) sampled.add(id);
+        }
+        expect(sampled.size).toBeGreaterThan(40);
+        expect(sampled.size).toBeLessThan(roots.length - 40);
+        expect(o.sampledOut).toBe(3 * (roots.length - sampled.size));
+        const spans = r.spans();
+        expect(spans.length).toBe(o.sent);
+        const byTrace = new Map<string, string[]>();
+        for (const s of spans) byTrace.set(s.traceId, [...(byTrace.get(s.traceId) ?? []), s.name]);
+        expect(new Set(byTrace.keys())).toEqual(sampled);
+        for (const names of byTrace.values()) expect(names.sort()).toEqual(['w.child', 'w.plain', 'w.root']);
+      } finally {
+        t.close();
+        await r.close();
       }
     });
   });
