@@ -304,6 +304,19 @@ describe('hotspan/auto with OTEL_EXPORTER_OTLP_ENDPOINT', () => {
     });
   }
 
+  it('OTEL_TRACES_SAMPLER=parentbased_always_off: its own traces propagate unsampled and are not sent; a sampled parent is followed', async () => {
+    const { rcv, run } = await exportRun('sampled.json', { APP_END: 'exit', OTEL_TRACES_SAMPLER: 'parentbased_always_off' });
+    expect(run.code).toBe(3);
+    const seen = JSON.parse(run.stdout.split('\n')[0]) as { outer: { mine: string; inner: string; fetched: string }; remote: { mine: string } };
+    for (const tp of [seen.outer.mine, seen.outer.inner, seen.outer.fetched]) expect(tp).toMatch(/^00-[0-9a-f]{32}-[0-9a-f]{16}-00$/);
+    const spans = rcv.spans();
+    // Only the tree under the incoming sampled traceparent: its server span, nothing of /outer's trees or the GCs.
+    expect(spans.length).toBeGreaterThan(0);
+    expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([REMOTE_TRACE]));
+    expect(one(spans, (s) => s.kind === SERVER && isGet(s, '/remote'), 'server /remote').parentSpanId).toBe(REMOTE_SPAN);
+    expect(spans.some((s) => isGet(s, '/outer') || isGet(s, '/inner'))).toBe(false);
+  });
+
   it('without the net instrument, a lookup is the child of its request, as in the file', async () => {
     const { rcv, out, run } = await exportRun('dns-only.json', { APP_END: 'exit', HOTSPAN_INSTRUMENT: 'http,fetch,dns,gc' });
     expect(run.code).toBe(3);

@@ -369,12 +369,14 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
       expect(byName(t.snapshot(), 'db').parent).toBe(0);
     });
 
-    // Workers and the OTLP export stay on the TypeScript engine: the wasm engine says so, naming it.
+    // Workers, the OTLP export and head sampling stay on the TypeScript engine: the wasm engine says so.
     (kind === 'wasm' ? it : it.skip)('the wasm engine names the calls it does not carry yet', () => {
       const t = make();
       expect(() => t.share()).toThrow(/share\(\) \(recording from workers\) is not supported by the wasm recording engine yet \(HOTSPAN_JS_ENGINE=wasm\)/);
       expect(() => t.exportOtlp({ endpoint: 'http://127.0.0.1:9/v1/traces' })).toThrow(/exportOtlp\(\) \(the OTLP export\) is not supported by the wasm recording engine yet/);
       t.close();
+      // Its ids take no head sampler yet: a sampler is refused, not ignored.
+      expect(() => make({ sample: { ratio: 0.5 } })).toThrow(/a head sampler \(the sample option, OTEL_TRACES_SAMPLER\) is not supported by the wasm recording engine yet/);
     });
 
     // Workers stay on the TypeScript engine: the wasm engine's share() says so.

@@ -156,11 +156,11 @@ class AutoExport implements SpanSink {
     }
     const nameId = this.tracer.name(s.name);
     const token = under === undefined ? this.b.asyncBegin(track, nameId, '') : this.b.asyncBeginContext(track, nameId, '', under);
-    // [wire span id, trace hi, trace lo]: the trace is the parent's, else the one s starts as a root.
+    // [wire span id, trace hi, trace lo, trace flags]: the trace is the parent's, else the one s starts as a root.
     const own = this.b.idsOf(token);
     const children: Given =
       under === undefined
-        ? { ids: new BigUint64Array([own[1], own[2], own[0], BigInt(token)]), flags: 1, tracestate: '' }
+        ? { ids: new BigUint64Array([own[1], own[2], own[0], BigInt(token)]), flags: Number(own[3]), tracestate: '' }
         : { ids: new BigUint64Array([under.ids[0], under.ids[1], own[0], BigInt(token)]), flags: under.flags, tracestate: under.tracestate };
     const b: Begun = { token, children };
     this.begun.set(s, b);

@@ -139,7 +139,7 @@ export interface Backend {
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
   /** W3C ids of the innermost open span on this thread (native/core/record/span_ids.h), or undefined when none is open. */
   openIds(): OpenIds | undefined;
-  /** [wire span id, trace hi, trace lo] of tracer-wide span id `span`: its wire id and the trace it starts as a root (native/core/record/trace_id.h). */
+  /** [wire span id, trace hi, trace lo, trace flags] of tracer-wide span id `span`: its wire id, the trace it starts as a root (native/core/record/trace_id.h) and that trace's flags under the tracer's head sampler (sampler.h). */
   idsOf(span: number): BigUint64Array;
 
   share(): string;

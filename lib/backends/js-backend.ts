@@ -155,6 +155,8 @@ export interface JsBackendOptions {
   /** The budget in bytes (records at RECORD_BYTES each, attributes at attrCost) and its policy. */
   memoryLimit?: number;
   onFull?: OnFull;
+  /** The head sampler word (native/core/record/sampler.h); default 0n, parentbased_always_on. */
+  sampler?: bigint;
   /** Test hook: the clock, ms on the performance.now() axis. */
   clock?: () => number;
   /** Internal (JsBackend.join): record for the tracer that shared this token. */
@@ -201,6 +203,8 @@ export class JsBackend implements Backend {
   private sideBytes = 0;
   /** Salt of this tracer's W3C ids (native/core/record/trace_id.h); a joined thread's is its owner's. */
   private readonly salt: bigint;
+  /** The head sampler word (native/core/record/sampler.h); a joined thread's is its owner's. */
+  private readonly sampler: bigint;
   /**
    * Once shared: the tracer-wide counters async span local ids and
    * timeline ids come from, and the track ids by name (every thread's, so a
@@ -254,6 +258,7 @@ export class JsBackend implements Backend {
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
     this.salt = options.join === undefined ? randomSalt() : options.join.state.salt;
+    this.sampler = options.join === undefined ? (options.sampler ?? 0n) : options.join.state.sampler;
     if (options.join !== undefined) {
       this.cap = JOIN_INITIAL;
       this.times = f64(2 * JOIN_INITIAL, true);
@@ -726,7 +731,7 @@ export class JsBackend implements Backend {
   exportInfo(): JsExportInfo {
     if (this.link !== undefined) throw joinedReadError('exportOtlp()', 'export');
     const clocks = readClocks();
-    return { salt: this.salt, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
+    return { salt: this.salt, sampler: this.sampler, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
   }
 
   /**
@@ -817,7 +822,7 @@ export class JsBackend implements Backend {
   }
 
   freeze(): FrozenView {
-    return columnsView(this.snapshot(), this.salt);
+    return columnsView(this.snapshot(), this.salt, this.sampler);
   }
 
   stats(): readonly StatsRow[] {
@@ -853,7 +858,7 @@ export class JsBackend implements Backend {
       );
     }
     if (this.hub === undefined) {
-      this.hub = new ShareHub(this, this.salt);
+      this.hub = new ShareHub(this, this.salt, this.sampler);
       // From now on every thread's async spans and timelines number from
       // shared counters, above the ids taken so far, and tracks have one id by name.
       let taken = 0;
@@ -1046,7 +1051,7 @@ export class JsBackend implements Backend {
       }
     }
     const ids = this.openOut;
-    openStackIds(f, depth, this.mainId, this.salt, ids);
+    openStackIds(f, depth, this.mainId, this.salt, this.sampler, ids);
     ids[5] = BigInt(spanId);
     return openIdsOf(ids);
   }
@@ -1055,7 +1060,7 @@ export class JsBackend implements Backend {
     if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
       throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
     }
-    return rootIds(span, this.salt);
+    return rootIds(span, this.salt, this.sampler);
   }
 
   native(): NativeTracer | undefined {

@@ -77,12 +77,13 @@ const EXIT_WAIT_MS = 2000;
 // Uint32 at byte 16 = the last local id taken by an async span (any track, any thread);
 // Uint32 at byte 20 = the last timeline id taken (any thread); BigUint64 at
 // byte 24 = the owner's id salt; Int32 at byte 32 = the track table's lock,
-// Uint32 at byte 36 = its bytes used; the track table from TRACKS_AT: per
+// Uint32 at byte 36 = its bytes used; BigUint64 at byte 40 = the owner's head
+// sampler word (native/core/record/sampler.h); the track table from TRACKS_AT: per
 // track u32 id, u32 name length, the name's UTF-8 padded to 4 bytes.
 // Timeline and track ids are tracer-wide, as async span locals are, so a
 // joined thread's span ids (and the W3C ids derived from them with the salt)
 // are the ones the owner's outputs show after the merge.
-const TRACKS_AT = 40;
+const TRACKS_AT = 48;
 const TRACKS_BYTES = 16384;
 const STATE_BYTES = TRACKS_AT + TRACKS_BYTES;
 const CLOSED_BIT = 0x40000000;
@@ -97,6 +98,8 @@ export class SharedState {
   private readonly trackBytes: Uint8Array;
   /** The owner's salt of W3C ids (js-backend randomSalt): a joined thread derives the ids its owner's outputs show. */
   readonly salt: bigint;
+  /** The owner's head sampler word: a joined thread's inject() writes the owner's decision. */
+  readonly sampler: bigint;
 
   constructor(readonly buffer: SharedArrayBuffer) {
     this.words = new Int32Array(buffer, 0, 2);
@@ -104,6 +107,7 @@ export class SharedState {
     this.trackLocal = new Uint32Array(buffer, 16, 1);
     this.timelineIds = new Uint32Array(buffer, 20, 1);
     this.salt = new BigUint64Array(buffer, 24, 1)[0];
+    this.sampler = new BigUint64Array(buffer, 40, 1)[0];
     this.trackLock = new Int32Array(buffer, 32, 2);
     this.trackBytes = new Uint8Array(buffer, TRACKS_AT, TRACKS_BYTES);
   }
@@ -167,9 +171,10 @@ export class SharedState {
     }
   }
 
-  static create(salt: bigint): SharedState {
+  static create(salt: bigint, sampler = 0n): SharedState {
     const buffer = new SharedArrayBuffer(STATE_BYTES);
     new BigUint64Array(buffer, 24, 1)[0] = salt;
+    new BigUint64Array(buffer, 40, 1)[0] = sampler;
     return new SharedState(buffer);
   }
 
@@ -352,9 +357,10 @@ export class ShareHub {
   constructor(
     private readonly target: ShareTarget,
     salt: bigint,
+    sampler = 0n,
   ) {
     this.token = `${JS_TOKEN_PREFIX}${String(process.pid)}:${randomBytes(12).toString('hex')}`;
-    this.state = SharedState.create(salt);
+    this.state = SharedState.create(salt, sampler);
     const data: ShareData = { v: 2, state: this.state.buffer };
     setEnvironmentData(this.token, data);
     this.channel = openChannel(this.token, (d) => {

@@ -124,7 +124,7 @@ export class NoopBackend implements Backend {
     return undefined;
   }
   idsOf(_span: number): BigUint64Array {
-    return new BigUint64Array(3);
+    return new BigUint64Array(4);
   }
   native(): NativeTracer | undefined {
     return undefined;

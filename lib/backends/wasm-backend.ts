@@ -262,7 +262,7 @@ export class WasmBackend implements Backend {
     if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
       throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
     }
-    return rootIds(span, this.salt);
+    return rootIds(span, this.salt, 0n); // no head sampler on this engine (backend-choice refuses one)
   }
 
   // ---- workers: not on this engine yet ----

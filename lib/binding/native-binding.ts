@@ -293,7 +293,7 @@ export interface NativeTracer {
   asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
   /** [trace hi, trace lo, span, parent, flags | resolved << 8, tracer-wide span id] of the innermost open span (zeros: none). */
   openIds(): BigUint64Array;
-  /** [wire span id, trace hi, trace lo] of tracer-wide span id `span`: its wire id and the trace it starts as a root. */
+  /** [wire span id, trace hi, trace lo, trace flags] of tracer-wide span id `span`: its wire id, the trace it starts as a root and that trace's flags under the tracer's head sampler. */
   idsOf(span: number): BigUint64Array;
   /** Those 5 values per record of the view, in the view's record order (native/core/record/span_ids.h). */
   spanIds(view: NativeFrozen): BigUint64Array;
@@ -334,6 +334,8 @@ export interface NativeAddon {
     /** Absent: the core's default budget. */
     memoryLimit?: number;
     onFull?: 'overwrite' | 'drop';
+    /** The head sampler word (native/core/record/sampler.h); default 0n, parentbased_always_on. */
+    sampler?: bigint;
   }): NativeTracer;
   /** Attach this env's thread to a tracer created in another env of the process. */
   join(token: string, options: { threadName: string }): NativeTracer;
@@ -350,13 +352,14 @@ export interface NativeAddon {
    * before they were read; `waiting`: records committed and not yet read.
    * `final`: also the spans whose local root has not ended.
    */
-  otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number };
+  otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number; sampledOut: number };
   /**
    * What a stop past its deadline abandons: every record not read yet and
    * those held back, counted in `spans` without being encoded, in bounded
-   * memory; `lost` and `waiting` as for otlpNext.
+   * memory; `lost`, `waiting` and `sampledOut` (records of traces the head
+   * sampler left out) as for otlpNext.
    */
-  otlpDiscard(source: NativeOtlpSource): { spans: number; lost: number; waiting: number };
+  otlpDiscard(source: NativeOtlpSource): { spans: number; lost: number; waiting: number; sampledOut: number };
 }
 
 /** A type-tagged OTLP source (`NativeAddon.otlpSource()`). */

@@ -44,15 +44,15 @@ export interface WasmExports {
   hs_query_open(input: number, size: number): number;
   /** One step of native/core/read/query_call.h into the result as f64; name_size 0xFFFFFFFF: no name. */
   hs_query(q: number, args: number, name: number, nameSize: number): number;
-  /** The W3C ids of the columns' records; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
-  hs_span_ids(input: number, size: number, contexts: number, count: number, salt: bigint): number;
-  /** The ids of an open stack's innermost span; takes the frames (7 u64 each) over. */
-  hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint): number;
-  /** [wire id, trace hi, trace lo] of a span id as a root. */
-  hs_root_ids(span: bigint, salt: bigint): number;
-  /** An OTLP encoder: takes the resource buffer over; returns a handle (0: malformed). */
-  hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint): number;
-  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request. */
+  /** The W3C ids of the columns' records under a head sampler; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
+  hs_span_ids(input: number, size: number, contexts: number, count: number, salt: bigint, sampler: bigint): number;
+  /** The ids of an open stack's innermost span under a head sampler; takes the frames (7 u64 each) over. */
+  hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint, sampler: bigint): number;
+  /** [wire id, trace hi, trace lo, trace flags] of a span id as a root under a head sampler. */
+  hs_root_ids(span: bigint, salt: bigint, sampler: bigint): number;
+  /** An OTLP encoder under a head sampler: takes the resource buffer over; returns a handle (0: malformed). */
+  hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint, sampler: bigint): number;
+  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, the request. */
   hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number): number;
   /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full). */
   hs_rec_open(memoryLimit: number, onFull: number, originNs: bigint, idSalt: bigint): number;
@@ -362,7 +362,7 @@ function putContexts(words: BigUint64Array, snap: NativeSnapshot): void {
  * tracer whose salt is `salt`. The core's one resolver, so the ids are
  * those the native backend derives for the same records.
  */
-export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64Array {
+export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint, sampler = 0n): BigUint64Array {
   const n = snap.count;
   const contexts = snap.contexts ?? [];
   const bytes = run(snap, new Set(), (c, ptr, size) => {
@@ -371,7 +371,7 @@ export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint): BigUint64A
       at = c.hs_alloc(8 * CONTEXT_WORDS * contexts.length);
       putContexts(new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length), snap);
     }
-    return c.hs_span_ids(ptr, size, at, contexts.length, BigInt.asIntN(64, salt));
+    return c.hs_span_ids(ptr, size, at, contexts.length, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler));
   }).slice(); // aligned for u64
   const out = new BigUint64Array(bytes.buffer);
   // The core answers timeline after timeline (the columns' timeline order),
@@ -417,20 +417,20 @@ function resultInto(c: Exports, out: BigUint64Array, n: number): void {
  * flags, given parent span id, stored context trace hi, trace lo, parent
  * wire id, trace flags.
  */
-export function openStackIds(frames: BigUint64Array, depth: number, timeline: number, salt: bigint, out: BigUint64Array): void {
+export function openStackIds(frames: BigUint64Array, depth: number, timeline: number, salt: bigint, sampler: bigint, out: BigUint64Array): void {
   const c = instance();
   const at = c.hs_alloc(8 * FRAME_WORDS * depth);
   memoryWords(c).set(frames.subarray(0, FRAME_WORDS * depth), at / 8);
-  c.hs_open_ids(at, depth, timeline, BigInt.asIntN(64, salt));
+  c.hs_open_ids(at, depth, timeline, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler));
   resultInto(c, out, IDS_WORDS);
 }
 
-/** [wire span id, trace hi, trace lo] of tracer-wide span id `span` as a root (native/core/record/trace_id.h). */
-export function rootIds(span: number, salt: bigint): BigUint64Array {
+/** [wire span id, trace hi, trace lo, trace flags] of tracer-wide span id `span` as a root (native/core/record/trace_id.h, sampler.h). */
+export function rootIds(span: number, salt: bigint, sampler: bigint): BigUint64Array {
   const c = instance();
-  c.hs_root_ids(BigInt(span), BigInt.asIntN(64, salt));
-  const out = new BigUint64Array(3);
-  resultInto(c, out, 3);
+  c.hs_root_ids(BigInt(span), BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler));
+  const out = new BigUint64Array(4);
+  resultInto(c, out, 4);
   return out;
 }
 
@@ -518,6 +518,8 @@ export interface WasmOtlpRead {
   spans: number;
   /** Records held back for an ancestor not read yet. */
   held: number;
+  /** Records of traces the head sampler left out: not encoded. */
+  sampledOut: number;
 }
 
 /**
@@ -531,8 +533,8 @@ export class WasmOtlpEncoder {
   private readonly c = newInstance();
   private readonly handle: number;
 
-  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt. */
-  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint) {
+  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt; `sampler`: its head sampler word (native/core/record/sampler.h). */
+  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint, sampler = 0n) {
     const strings = resource.flatMap(([k, v]) => [encoder.encode(k), encoder.encode(v)]);
     strings.push(encoder.encode(scopeVersion));
     const size = 4 + strings.reduce((n, s) => n + 4 + s.length, 0);
@@ -545,7 +547,7 @@ export class WasmOtlpEncoder {
       new Uint8Array(this.c.memory.buffer, at + p + 4, s.length).set(s);
       p += 4 + s.length;
     }
-    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt));
+    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler));
     if (this.handle === 0) throw new Error('hotspan: the WebAssembly core rejected the OTLP resource');
   }
 
@@ -576,8 +578,8 @@ export class WasmOtlpEncoder {
     const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0);
     if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
     const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
-    const head = new DataView(result.buffer, result.byteOffset, 8);
+    const head = new DataView(result.buffer, result.byteOffset, 12);
     const spans = head.getUint32(0, true);
-    return { spans, held: head.getUint32(4, true), body: spans > 0 ? result.slice(8) : undefined };
+    return { spans, held: head.getUint32(4, true), sampledOut: head.getUint32(8, true), body: spans > 0 ? result.slice(12) : undefined };
   }
 }

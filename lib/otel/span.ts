@@ -4,7 +4,6 @@
 
 import {
   SpanStatusCode,
-  TraceFlags,
   type Attributes as OtelAttributes,
   type AttributeValue,
   type Exception,
@@ -98,7 +97,7 @@ export class HotspanSpan implements Span {
       const p = this.parent;
       this.context =
         p === undefined
-          ? { traceId: hex64(own[1]) + hex64(own[2]), spanId: hex64(own[0]), traceFlags: TraceFlags.SAMPLED }
+          ? { traceId: hex64(own[1]) + hex64(own[2]), spanId: hex64(own[0]), traceFlags: Number(own[3]) }
           : { traceId: p.traceId, spanId: hex64(own[0]), traceFlags: p.traceFlags, ...(p.traceState !== undefined ? { traceState: p.traceState } : {}) };
     }
     return this.context;
@@ -114,7 +113,7 @@ export class HotspanSpan implements Span {
       const own = this.site.backend.idsOf(this.token);
       const p = this.parent;
       const [traceHi, traceLo] = p === undefined ? [own[1], own[2]] : halves(p.traceId);
-      return { traceHi, traceLo, wire: own[0], flags: p === undefined ? TraceFlags.SAMPLED : p.traceFlags, tracestate: p?.traceState?.serialize() ?? '' };
+      return { traceHi, traceLo, wire: own[0], flags: p === undefined ? Number(own[3]) : p.traceFlags, tracestate: p?.traceState?.serialize() ?? '' };
     }, this.token));
   }
 

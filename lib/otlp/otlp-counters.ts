@@ -2,7 +2,7 @@
 // the tracer's thread (which reads them for tracer.counts() without a round
 // trip): one SharedArrayBuffer.
 
-/** Export counts in tracer.counts().otlp. At rest (after shutdown()): sent + dropped + rejected = produced. */
+/** Export counts in tracer.counts().otlp. At rest (after shutdown()): sent + dropped + rejected + sampledOut = produced. */
 export interface OtlpCounts {
   /** Spans the collector accepted (a 2xx status, less what its partial success rejected). */
   readonly sent: number;
@@ -10,6 +10,8 @@ export interface OtlpCounts {
   readonly dropped: number;
   /** Spans the collector received and rejected in a partial-success response. */
   readonly rejected: number;
+  /** Spans of traces the tracer's head sampler left out (`sample`, OTEL_TRACES_SAMPLER): read, never sent, not lost. */
+  readonly sampledOut: number;
   /** Spans read and not yet settled (in the request being sent or retried). */
   readonly inFlight: number;
   /** HTTP requests made, retries included. */
@@ -25,7 +27,7 @@ export interface OtlpCounts {
   readonly faultyResponses: number;
 }
 
-const FIELDS = ['sent', 'dropped', 'rejected', 'inFlight', 'requests', 'retries', 'faultyResponses'] as const;
+const FIELDS = ['sent', 'dropped', 'rejected', 'sampledOut', 'inFlight', 'requests', 'retries', 'faultyResponses'] as const;
 type Field = (typeof FIELDS)[number];
 
 /** Int32 slot 0: the worker's state (0 running, 1 finished); then one float64 per field. */

@@ -14,6 +14,8 @@ export interface ExportSlice {
 /** What the worker needs of a js tracer (structured-clonable). */
 export interface JsExportInfo {
   salt: bigint;
+  /** The tracer's head sampler word (native/core/record/sampler.h). */
+  sampler: bigint;
   /** ns since the Unix epoch at the tracer's performance.now() origin. */
   unixOffsetNs: bigint;
 }

@@ -19,6 +19,8 @@ export interface OtlpRead {
   spans: number;
   lost: number;
   waiting: number;
+  /** Records of traces the head sampler left out: neither encoded nor sent. */
+  sampledOut: number;
 }
 
 export class JsOtlpSource {
@@ -30,7 +32,7 @@ export class JsOtlpSource {
   private left = 0;
 
   constructor(private readonly port: MessagePort, config: OtlpConfig, scopeVersion: string, info: JsExportInfo) {
-    this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt);
+    this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt, info.sampler);
     port.on('message', (m: { slice?: ExportSlice; stop?: number }) => {
       if (m.slice !== undefined) this.slices.push(m.slice);
       if (m.slice !== undefined || m.stop !== undefined) this.arrived?.();
@@ -64,7 +66,7 @@ export class JsOtlpSource {
     const unread = this.left;
     const r = this.encoder.next(snap, maxSpans, final, unread > 0);
     this.held = r.held;
-    return { body: r.body, spans: r.spans, lost, waiting: r.held + unread };
+    return { body: r.body, spans: r.spans, lost, waiting: r.held + unread, sampledOut: r.sampledOut };
   }
 
   /**
@@ -75,6 +77,7 @@ export class JsOtlpSource {
   discard(): OtlpRead {
     let spans = 0;
     let lost = 0;
+    let sampledOut = 0;
     for (const slice of this.slices.splice(0)) {
       spans += slice.snap.count;
       lost += slice.lost;
@@ -83,10 +86,11 @@ export class JsOtlpSource {
     while (this.held > 0) {
       const r = this.encoder.next(EMPTY, this.held, true, false);
       this.held = r.held;
-      if (r.spans === 0) break;
+      if (r.spans === 0 && r.sampledOut === 0) break;
       spans += r.spans;
+      sampledOut += r.sampledOut;
     }
-    return { spans, lost, waiting: this.held + this.left };
+    return { spans, lost, waiting: this.held + this.left, sampledOut };
   }
 }
 

@@ -222,22 +222,28 @@ async function run(): Promise<void> {
       // Past the deadline: what is left is counted, neither encoded nor sent.
       const rest = source.discard();
       counters.add('dropped', rest.lost + rest.spans);
+      counters.add('sampledOut', rest.sampledOut);
       if (rest.waiting === 0) return;
       await pause(1);  // records a thread commits still: the next turn counts them
       continue;
     }
     const next = await source.next(config.maxBatchSize, final);
     counters.add('dropped', next.lost);
+    counters.add('sampledOut', next.sampledOut);
+    // A full read (spans sent and sampled out): more may wait.
+    const full = next.spans + next.sampledOut >= config.maxBatchSize;
     if (next.body !== undefined) {
       const started = deliver(next.body, next.spans);
       await settle();
       sending = started;
       // A full batch: more may wait; a stop that came while sending: drain now.
-      if (next.spans >= config.maxBatchSize || stopDeadline !== undefined) continue;
+      if (full || stopDeadline !== undefined) continue;
     } else if (final) {
       await settle();
       if (next.waiting === 0) return;
       continue;  // records held for an ancestor later in the drain
+    } else if (full) {
+      continue;  // a read of unsampled traces only: the next may be full too
     }
     await settle();
     if (stopDeadline === undefined) await pause(config.scheduledDelayMs);

@@ -61,7 +61,7 @@ function gather(snap: NativeSnapshot, indices: ArrayLike<number>): NativeSnapsho
  * records in snapshot order), queried through the WebAssembly core; its W3C
  * ids are those of the tracer whose salt is `salt`.
  */
-export function columnsView(snap: NativeSnapshot, salt: bigint): FrozenView {
+export function columnsView(snap: NativeSnapshot, salt: bigint, sampler = 0n): FrozenView {
   let step: ((name: string | undefined, args: Float64Array) => Float64Array) | undefined;
   let ids: BigUint64Array | undefined;
   return {
@@ -69,7 +69,7 @@ export function columnsView(snap: NativeSnapshot, salt: bigint): FrozenView {
     spanIds() {
       if (snap.count === 0) return new BigUint64Array(0);
       // Resolved once per view: spanTracestates() reads the same words.
-      return (ids ??= spanIdsOfColumns(snap, salt));
+      return (ids ??= spanIdsOfColumns(snap, salt, sampler));
     },
     spanTracestates() {
       const out = new Map<number, string>();

@@ -7,10 +7,11 @@ import { JsBackend } from '../backends/js-backend';
 import { isJsToken } from '../backends/js-join';
 import { NativeBackend } from '../backends/native-backend';
 import { NoopBackend } from '../backends/noop-backend';
-import { WasmBackend } from '../backends/wasm-backend';
+import { notYet, WasmBackend } from '../backends/wasm-backend';
 import { loadNativeAddon } from '../binding/native-loader';
 import { calibrate } from '../common/clock';
 import type { ResolvedOptions } from './options';
+import { checkSample, sampleFromEnv, samplerWord } from './sampling';
 
 const WARNED = Symbol.for('hotspan.nativeFallbackWarned');
 
@@ -28,15 +29,19 @@ function warnFallbackOnce(error: Error): void {
  * The js backend's recording engine: the TypeScript one, or with
  * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (main thread only).
  */
-function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull'] }): Backend {
+function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull']; sampler: bigint }): Backend {
   const b = { threadName, ...budget };
-  return process.env.HOTSPAN_JS_ENGINE === 'wasm' ? new WasmBackend(b) : new JsBackend(b);
+  if (process.env.HOTSPAN_JS_ENGINE !== 'wasm') return new JsBackend(b);
+  // The wasm engine's ids do not take a head sampler yet: refused, not ignored.
+  if (budget.sampler !== 0n) throw notYet('a head sampler (the sample option, OTEL_TRACES_SAMPLER)');
+  return new WasmBackend(b);
 }
 
 /** The backend `new Tracer(options)` records on. */
 export function createBackend(o: ResolvedOptions): Backend {
+  const sampler = samplerWord(o.sample === undefined ? sampleFromEnv() : checkSample(o.sample));
   if (o.backend === 'noop') return new NoopBackend();
-  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler };
   if (o.backend === 'js') return jsBackend(o.threadName, budget);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {

@@ -15,6 +15,21 @@ export function checkThreadName(threadName: unknown): string {
   return wellFormed(threadName);
 }
 
+/** `new Tracer({ sample })`: which traces are sampled at their head. */
+export interface SampleOptions {
+  /**
+   * The fraction of traces that start here to sample, 0 to 1 (OpenTelemetry's
+   * TraceIdRatioBased: decided from the trace id alone, so every process with
+   * the same ratio decides a trace the same way). Default 1.
+   */
+  ratio?: number;
+  /**
+   * Follow the sampled flag of an incoming parent (from `extract()` or a
+   * parent context) instead of deciding again. Default true.
+   */
+  parentBased?: boolean;
+}
+
 /** Options of `new Tracer(options)`; an unknown key or a bad value throws, naming it. */
 export interface TracerOptions {
   /** Omitted: native, falling back to js (with one warning) when the addon cannot load. */
@@ -65,6 +80,12 @@ export interface TracerOptions {
    * Default: HOTSPAN_ON_FULL, else 'overwrite'.
    */
   onFull?: OnFull;
+  /**
+   * Head sampling of traces (docs/sampling.md): `{ ratio, parentBased }`.
+   * Default: OTEL_TRACES_SAMPLER and OTEL_TRACES_SAMPLER_ARG, else every
+   * trace that starts here sampled and an incoming parent's flag followed.
+   */
+  sample?: SampleOptions;
 }
 
 export interface ResolvedOptions {
@@ -78,6 +99,8 @@ export interface ResolvedOptions {
   dumpOnCrash: string | undefined;
   memoryLimit: number;
   onFull: OnFull;
+  /** `sample` as given (checked by lib/tracer/sampling.ts when the backend is made); undefined: from the environment. */
+  sample: unknown;
 }
 
 export type OnFull = 'overwrite' | 'drop';
@@ -151,6 +174,7 @@ const KEYS = new Set([
   'dumpOnCrash',
   'memoryLimit',
   'onFull',
+  'sample',
 ]);
 
 /** Signals a dump cannot take: why, by name. */
@@ -233,7 +257,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull } = o;
+  const { backend, requireNative, wakeHighWater, threadName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull, sample } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -267,5 +291,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     writeOnExit: writeOnExit as string | undefined,
     dumpOnSignal: dumpOnSignal === undefined ? undefined : checkDumpOnSignal(dumpOnSignal),
     dumpOnCrash: dumpOnCrash as string | undefined,
+    sample,
   };
 }

@@ -8,6 +8,7 @@
 
 #include "arg_check.h"
 #include "record/clock.h"
+#include "record/sampler.h"
 #include "env_data.h"
 #include "hotspan.h"
 #include "otlp_binding.h"
@@ -87,6 +88,15 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
       opts.on_full = hotspan::FullPolicy::kDrop;
     } else if (policy != "overwrite") {
       ThrowArgTypeCxx(env, "options.onFull", "'overwrite' or 'drop'", on_full);
+    }
+  }
+  Napi::Value sampler = options.Get("sampler");
+  if (!sampler.IsUndefined()) {
+    if (!sampler.IsBigInt()) ThrowArgTypeCxx(env, "options.sampler", "a bigint", sampler);
+    bool exact = false;
+    opts.sampler = sampler.As<Napi::BigInt>().Uint64Value(&exact);
+    if (!exact || (opts.sampler & ~hotspan::sampler::kKnownBits) != 0) {
+      throw Napi::RangeError::New(env, "hotspan: options.sampler is not a sampler word");
     }
   }
   std::string thread_name = ThreadNameOption(env, options, "main");

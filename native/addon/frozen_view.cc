@@ -30,10 +30,10 @@ const FrozenView::Lookups& FrozenView::lookups(size_t t) {
   return *l;
 }
 
-const std::vector<std::vector<hotspan::SpanIds>>& FrozenView::span_ids(uint64_t salt) {
+const std::vector<std::vector<hotspan::SpanIds>>& FrozenView::span_ids(uint64_t salt, uint64_t sampler) {
   // Keyed by salt: a view handed to another tracer's method resolves anew.
   if (!ids_resolved_ || ids_salt_ != salt) {
-    hotspan::resolve_span_ids(snapshot, salt, ids_);
+    hotspan::resolve_span_ids(snapshot, salt, ids_, sampler);
     ids_salt_ = salt;
     ids_resolved_ = true;
   }

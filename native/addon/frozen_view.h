@@ -33,7 +33,7 @@ struct FrozenView {
   // The records' W3C ids under `salt` (span_ids.h), resolved on first use:
   // NativeTracer.spanIds and spanTracestates, which the OTel adapter calls
   // on one view, share one resolve.
-  const std::vector<std::vector<hotspan::SpanIds>>& span_ids(uint64_t salt);
+  const std::vector<std::vector<hotspan::SpanIds>>& span_ids(uint64_t salt, uint64_t sampler = 0);
 
   const hotspan::FrozenSnapshot snapshot;
   const int64_t origin_ns;

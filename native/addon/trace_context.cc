@@ -89,7 +89,7 @@ Napi::Value AsyncBeginContext(const Napi::CallbackInfo& info) {
 
 Napi::Value OpenIds(const Napi::CallbackInfo& info) {
   TracerBinding& b = Self(info);
-  Napi::BigUint64Array out = IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt())}, 1);
+  Napi::BigUint64Array out = IdsOut(info.Env(), {hotspan::open_span_ids(*b.thread, b.tracer->id_salt(), b.tracer->sampler())}, 1);
   const uint32_t local = hotspan::innermost_local(*b.thread);
   out[kIdsOut] = local == 0 ? 0 : hotspan::make_span_id(hotspan::timeline_id(*b.thread), local);
   return out;
@@ -104,16 +104,17 @@ Napi::Value IdsOf(const Napi::CallbackInfo& info) {
   const auto span = static_cast<uint64_t>(d);
   const uint64_t salt = Self(info).tracer->id_salt();
   const hotspan::TraceId root = hotspan::trace_id::derived_trace_id(salt, span);
-  Napi::BigUint64Array out = Napi::BigUint64Array::New(info.Env(), 3);
+  Napi::BigUint64Array out = Napi::BigUint64Array::New(info.Env(), 4);
   out[0] = hotspan::trace_id::wire_span_id(salt, span);
   out[1] = root.hi;
   out[2] = root.lo;
+  out[3] = hotspan::sampler::trace_flags(Self(info).tracer->sampler(), root, false, 0);
   return out;
 }
 
 Napi::Value SpanIds(const Napi::CallbackInfo& info) {
   FrozenView& view = ArgFrozenView(info, 0, "view");
-  const auto& ids = view.span_ids(Self(info).tracer->id_salt());
+  const auto& ids = view.span_ids(Self(info).tracer->id_salt(), Self(info).tracer->sampler());
   std::vector<hotspan::SpanIds> flat;
   flat.reserve(view.query.size());
   for (const auto& t : ids) flat.insert(flat.end(), t.begin(), t.end());
@@ -122,7 +123,7 @@ Napi::Value SpanIds(const Napi::CallbackInfo& info) {
 
 Napi::Value SpanTracestates(const Napi::CallbackInfo& info) {
   FrozenView& view = ArgFrozenView(info, 0, "view");
-  const auto& ids = view.span_ids(Self(info).tracer->id_salt());
+  const auto& ids = view.span_ids(Self(info).tracer->id_salt(), Self(info).tracer->sampler());
   Napi::Env env = info.Env();
   Napi::Array out = Napi::Array::New(env);
   // The spans of one trace share its context: one JS string per context.

@@ -268,10 +268,10 @@ int32_t hs_query(const QueryColumns* q, const double* args,
 // timeline section, each timeline's records in input order. `contexts`
 // (taken over, may be null when count is 0) holds the records' stored
 // contexts, 6 u64 each: timeline id, local id, trace hi, trace lo, parent
-// wire id, trace flags.
+// wire id, trace flags. `sampler`: the tracer's head sampler (sampler.h).
 int32_t hs_span_ids(uint8_t* input, uint32_t size,
                                                                   uint64_t* contexts, uint32_t count,
-                                                                  uint64_t salt) {
+                                                                  uint64_t salt, uint64_t sampler) {
   hotspan::Snapshot snapshot;
   const bool ok = take_columns(input, size, snapshot);
   std::vector<uint64_t> given(contexts, contexts + 6 * static_cast<size_t>(count));
@@ -303,7 +303,7 @@ int32_t hs_span_ids(uint8_t* input, uint32_t size,
     }
   }
   std::vector<std::vector<hotspan::SpanIds>> ids;
-  hotspan::resolve_span_ids(snapshot, salt, ids);
+  hotspan::resolve_span_ids(snapshot, salt, ids, sampler);
   std::string& bytes = result();
   size_t n = 0;
   for (const auto& t : ids) n += t.size();
@@ -327,8 +327,10 @@ int32_t hs_span_ids(uint8_t* input, uint32_t size,
 // `frames` (depth of them, innermost last, taken over) are 7 u64 each: local
 // id, span flags (kFlagContext, kFlagParentElsewhere), given parent span id,
 // the stored context's trace hi, trace lo, parent wire id, trace flags.
+// `sampler`: the tracer's head sampler (sampler.h), for the trace flags.
 int32_t hs_open_ids(uint64_t* frames, uint32_t depth,
-                                                                  uint32_t timeline, uint64_t salt) {
+                                                                  uint32_t timeline, uint64_t salt,
+                                                                  uint64_t sampler) {
   struct Frame {
     uint32_t local;
     uint16_t flags;
@@ -352,7 +354,7 @@ int32_t hs_open_ids(uint64_t* frames, uint32_t depth,
     }
   }
   std::free(frames);
-  const hotspan::SpanIds x = hotspan::open_stack_ids(timeline, stack.data(), depth, given, given.size(), salt);
+  const hotspan::SpanIds x = hotspan::open_stack_ids(timeline, stack.data(), depth, given, given.size(), salt, sampler);
   std::string& bytes = result();
   bytes.resize(5 * sizeof(uint64_t));
   uint64_t* out = reinterpret_cast<uint64_t*>(&bytes[0]);
@@ -365,15 +367,17 @@ int32_t hs_open_ids(uint64_t* frames, uint32_t depth,
 }
 
 // The ids of tracer-wide span id `span` as a root (the addon's idsOf): its
-// wire id and the trace it starts, 3 u64 into the result.
-int32_t hs_root_ids(uint64_t span, uint64_t salt) {
+// wire id, the trace it starts and that trace's flags under `sampler`
+// (sampler.h), 4 u64 into the result.
+int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler) {
   const hotspan::TraceId root = hotspan::trace_id::derived_trace_id(salt, span);
   std::string& bytes = result();
-  bytes.resize(3 * sizeof(uint64_t));
+  bytes.resize(4 * sizeof(uint64_t));
   uint64_t* out = reinterpret_cast<uint64_t*>(&bytes[0]);
   out[0] = hotspan::trace_id::wire_span_id(salt, span);
   out[1] = root.hi;
   out[2] = root.lo;
+  out[3] = hotspan::sampler::trace_flags(sampler, root, false, 0);
   return kOk;
 }
 
@@ -382,9 +386,10 @@ int32_t hs_root_ids(uint64_t span, uint64_t salt) {
 // strings as u32 byte length + UTF-8: the resource attributes' keys and
 // values in turn, then the scope version. `unix_offset_ns` is added to the
 // batches' times (ns from the performance.now() origin); `salt` is the
-// tracer's id salt.
+// tracer's id salt, `sampler` its head sampler (sampler.h).
 uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
-                                                                     int64_t unix_offset_ns, uint64_t salt) {
+                                                                     int64_t unix_offset_ns, uint64_t salt,
+                                                                     uint64_t sampler) {
   hotspan::OtlpResource r;
   size_t at = 0;
   bool ok = size >= 4;
@@ -406,7 +411,7 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
   for (uint64_t k = 0; k < pairs; ++k) r.attributes.emplace_back(strings[2 * k], strings[2 * k + 1]);
   r.scope_version = strings.back();
   otlp_batchers().push_back(new hotspan::OtlpBatcher(
-      r, encoding == 1 ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf, unix_offset_ns, salt));
+      r, encoding == 1 ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf, unix_offset_ns, salt, sampler));
   return static_cast<uint32_t>(otlp_batchers().size());
 }
 
@@ -415,8 +420,8 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
 // stored contexts (taken over, may be null when count is 0: 6 u64 each as
 // hs_span_ids', then count u32 tracestate byte lengths and their UTF-8).
 // `unread`: records left for a later read; `final`: as OtlpBatcher::encode.
-// The result: u32 spans, u32 records held back, then the request (when
-// spans > 0).
+// The result: u32 spans, u32 records held back, u32 records of unsampled
+// traces (not encoded), then the request (when spans > 0).
 int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
                                                                     uint8_t* contexts, uint32_t contexts_size,
                                                                     uint32_t count, uint32_t max_spans, uint32_t final,
@@ -460,8 +465,9 @@ int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
   std::string body;
   const hotspan::OtlpBatcher::Result r = b->encode(in, unread != 0, max_spans, final != 0, body);
   std::string& out = result();
-  out.assign(8, '\0');
-  const uint32_t head[2] = {static_cast<uint32_t>(r.spans), static_cast<uint32_t>(r.waiting)};
+  out.assign(12, '\0');
+  const uint32_t head[3] = {static_cast<uint32_t>(r.spans), static_cast<uint32_t>(r.waiting),
+                            static_cast<uint32_t>(r.sampled_out)};
   std::memcpy(&out[0], head, sizeof head);
   out += body;
   return kOk;

@@ -43,15 +43,15 @@ __attribute__((export_name("hs_stats"))) int32_t hs_stats(uint8_t* input, uint32
 __attribute__((export_name("hs_query_open"))) QueryColumns* hs_query_open(uint8_t* input, uint32_t size);
 // One step of native/core/read/query_call.h into the result as f64; name_size 0xFFFFFFFF: no name.
 __attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q, const double* args, const char* name, uint32_t name_size);
-// The W3C ids of the columns' records; takes both buffers over (contexts: 6 u64 each, 0 when count is 0).
-__attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, uint32_t size, uint64_t* contexts, uint32_t count, uint64_t salt);
-// The ids of an open stack's innermost span; takes the frames (7 u64 each) over.
-__attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames, uint32_t depth, uint32_t timeline, uint64_t salt);
-// [wire id, trace hi, trace lo] of a span id as a root.
-__attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt);
-// An OTLP encoder: takes the resource buffer over; returns a handle (0: malformed).
-__attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt);
-// One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, the request.
+// The W3C ids of the columns' records under a head sampler; takes both buffers over (contexts: 6 u64 each, 0 when count is 0).
+__attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, uint32_t size, uint64_t* contexts, uint32_t count, uint64_t salt, uint64_t sampler);
+// The ids of an open stack's innermost span under a head sampler; takes the frames (7 u64 each) over.
+__attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames, uint32_t depth, uint32_t timeline, uint64_t salt, uint64_t sampler);
+// [wire id, trace hi, trace lo, trace flags] of a span id as a root under a head sampler.
+__attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler);
+// An OTLP encoder under a head sampler: takes the resource buffer over; returns a handle (0: malformed).
+__attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt, uint64_t sampler);
+// One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, the request.
 __attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size, uint8_t* contexts, uint32_t contexts_size, uint32_t count, uint32_t max_spans, uint32_t final, uint32_t unread);
 // The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full).
 __attribute__((export_name("hs_rec_open"))) uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt);

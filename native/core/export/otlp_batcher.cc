@@ -4,6 +4,7 @@
 
 #include "record/json_text.h"
 #include "record/local_index.h"
+#include "record/sampler.h"
 
 namespace hotspan {
 namespace {
@@ -17,8 +18,9 @@ void put_be64(uint8_t* p, uint64_t v) {
 
 }  // namespace
 
-OtlpBatcher::OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt)
-    : writer_(resource, encoding, unix_offset_ns), salt_(salt) {}
+OtlpBatcher::OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt,
+                         uint64_t sampler)
+    : writer_(resource, encoding, unix_offset_ns), salt_(salt), sampler_(sampler) {}
 
 size_t OtlpBatcher::held() const {
   size_t n = 0;
@@ -74,7 +76,7 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
   const bool more = unread || in_batch > max_spans;
 
   std::vector<std::vector<SpanIds>> ids;
-  resolve_span_ids(in, salt_, ids);
+  resolve_span_ids(in, salt_, ids, sampler_);
 
   // Unresolved: the chain leaves the batch at some ancestor. Its trace, when
   // it was sent already, resolves the whole chain.
@@ -175,7 +177,13 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
         }
         // Its ancestor never came (lost, or open too long): a trace of its own.
         id.trace = trace_id::derived_trace_id(salt_, make_span_id(bt.id, r.local_id));
-        id.flags = kTraceFlagSampled;
+        id.flags = sampler::trace_flags(sampler_, id.trace, false, 0);
+      }
+      if ((id.flags & kTraceFlagSampled) == 0) {
+        // Not sampled: counted, never encoded; its descendants follow it.
+        remember(make_span_id(bt.id, r.local_id), id, nullptr);
+        ++batch.sampled_out;
+        continue;
       }
       OtlpSpan s;
       s.record = &r;

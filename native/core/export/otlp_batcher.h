@@ -12,6 +12,11 @@
 // (records end before their parents: one still open). At most kMaxHeld
 // records wait, each for at most kMaxHoldReads reads; past either bound, and
 // at a final read, a record goes with a trace id derived from its own span id.
+//
+// A record whose trace the head sampler (sampler.h, the batcher's `sampler`
+// word) leaves unsampled is not encoded: it is counted in Result::sampled_out,
+// and its trace is remembered as for a sent span, so a descendant that comes
+// in a later batch is decided the same way.
 #pragma once
 
 #include <cstdint>
@@ -29,8 +34,10 @@ namespace hotspan {
 class OtlpBatcher {
  public:
   // `salt`: the tracer's id salt (Tracer::id_salt), so ids are those
-  // inject() and the OTel adapter show.
-  OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt);
+  // inject() and the OTel adapter show; `sampler`: its head sampler
+  // (Tracer::sampler, sampler.h), so the flags are those inject() writes.
+  OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt,
+              uint64_t sampler = 0);
 
   static constexpr uint32_t kMaxHoldReads = 64;
   static constexpr size_t kMaxHeld = size_t{1} << 16;
@@ -47,8 +54,9 @@ class OtlpBatcher {
   SnapshotTimeline& timeline(Snapshot& in, uint32_t id, TimelineKind kind);
 
   struct Result {
-    size_t spans = 0;      // spans in the request written to `out`
-    uint64_t waiting = 0;  // records held back after it
+    size_t spans = 0;        // spans in the request written to `out`
+    uint64_t waiting = 0;    // records held back after it
+    uint64_t sampled_out = 0;  // records of unsampled traces, not encoded
   };
   // At most max_spans spans of `in` into one request in `out` (spans == 0:
   // `out` untouched). `unread`: the source has records left for a later
@@ -75,6 +83,7 @@ class OtlpBatcher {
 
   OtlpRequestWriter writer_;
   uint64_t salt_;
+  uint64_t sampler_;
   std::unordered_map<uint32_t, std::vector<Held>> held_;  // by timeline id, in end order
   std::unordered_map<uint64_t, SentTrace> sent_;          // tracer span id -> its trace
   std::vector<uint64_t> sent_order_;                      // FIFO of sent_'s keys (ring)

@@ -16,7 +16,7 @@ OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<Rec
                        const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
     : tracer_(std::move(tracer)),
       cursor_(std::move(cursor)),
-      batcher_(resource, encoding, unix_offset_ns, tracer_->id_salt()) {}
+      batcher_(resource, encoding, unix_offset_ns, tracer_->id_salt(), tracer_->sampler()) {}
 
 uint64_t OtlpSource::count_lost(uint64_t& lost) {
   const std::vector<TimelineCounts> counts = tracer_->counts();
@@ -46,13 +46,15 @@ OtlpSource::Batch OtlpSource::discard() {
   while (batcher_.held() != 0) {
     Snapshot none;
     scratch.clear();
-    const size_t n = batcher_.encode(none, false, kMaxHeld, true, scratch).spans;
-    if (n == 0) break;
-    batch.spans += n;
+    const OtlpBatcher::Result r = batcher_.encode(none, false, kMaxHeld, true, scratch);
+    if (r.spans == 0 && r.sampled_out == 0) break;
+    batch.spans += r.spans;
+    batch.sampled_out += r.sampled_out;
   }
   waiting_ = count_lost(batch.lost);
   taken_ += batch.spans;
   lost_ += batch.lost;
+  sampled_out_ += batch.sampled_out;
   return batch;
 }
 
@@ -81,9 +83,11 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
   snap.timelines.clear();  // the chunks read go back to the pool
   const OtlpBatcher::Result r = batcher_.encode(in, unread != 0, max_spans, final, out);
   batch.spans = r.spans;
+  batch.sampled_out = r.sampled_out;
   waiting_ = r.waiting + unread;
   taken_ += batch.spans;
   lost_ += batch.lost;
+  sampled_out_ += batch.sampled_out;
   return batch;
 }
 

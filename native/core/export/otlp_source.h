@@ -3,7 +3,8 @@
 // through a RecordCursor (record_cursor.h), so chunks it has read go back to
 // the pool (counted released). Records the budget overwrote or dropped
 // before they were read, and those recycled before the source opened, are
-// counted as lost: taken + lost + waiting = produced over the tracer.
+// counted as lost: taken + sampled_out + lost + waiting = produced over the
+// tracer (sampled_out: records of traces the tracer's head sampler leaves out).
 //
 // Ids, the hold-back of records whose ancestor is not in the batch, and the
 // request come from OtlpBatcher (otlp_batcher.h), which the js backend's
@@ -36,6 +37,7 @@ class OtlpSource {
   struct Batch {
     size_t spans = 0;   // spans in the request written to `out`
     uint64_t lost = 0;  // newly counted records lost before they were taken
+    uint64_t sampled_out = 0;  // records of unsampled traces (sampler.h), not sent
   };
   // At most max_spans spans into one request in `out` (spans == 0: nothing
   // new, `out` untouched). `final`: take the spans still waiting for their
@@ -51,6 +53,7 @@ class OtlpSource {
   Batch discard();
 
   uint64_t taken() const { return taken_; }
+  uint64_t sampled_out() const { return sampled_out_; }
   uint64_t lost() const { return lost_; }
   // Records committed and not yet sent nor lost (at the last next()),
   // those held back for their ancestor included.
@@ -70,7 +73,7 @@ class OtlpSource {
   std::unordered_map<uint32_t, uint64_t> dropped_seen_;  // by timeline id
   uint64_t missed_seen_ = 0;
   bool skipped_seen_ = false;
-  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0;
+  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, sampled_out_ = 0;
 };
 
 }  // namespace hotspan

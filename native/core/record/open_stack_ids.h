@@ -8,13 +8,14 @@
 // `stack[k]` (k < depth) has .local and .flags (kFlagContext,
 // kFlagParentElsewhere); `given[i]` (i < given_count) has .context (a
 // StoredContext) and .parent_span, one per frame with either flag, in stack
-// order.
+// order. `sampler` (sampler.h) decides the trace's sampled flag.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "record/span_ids.h"
+#include "record/sampler.h"
 #include "record/span_record.h"
 #include "record/trace_id.h"
 
@@ -22,7 +23,7 @@ namespace hotspan {
 
 template <typename Frames, typename Given>
 SpanIds open_stack_ids(uint32_t timeline, Frames stack, uint32_t depth, const Given& given, size_t given_count,
-                       uint64_t salt) {
+                       uint64_t salt, uint64_t sampler = 0) {
   SpanIds ids;
   if (depth == 0) return ids;
   const uint32_t top = depth - 1;
@@ -42,7 +43,7 @@ SpanIds open_stack_ids(uint32_t timeline, Frames stack, uint32_t depth, const Gi
     }
     if (g != nullptr && (o.flags & kFlagContext)) {
       ids.trace = g->context.trace;
-      ids.flags = g->context.flags;
+      ids.flags = sampler::trace_flags(sampler, ids.trace, g->context.parent_wire != 0, g->context.flags);
       ids.resolved = true;
       return ids;
     }
@@ -50,7 +51,7 @@ SpanIds open_stack_ids(uint32_t timeline, Frames stack, uint32_t depth, const Gi
     if (g != nullptr) return ids;
   }
   ids.trace = trace_id::derived_trace_id(salt, make_span_id(timeline, stack[0].local));
-  ids.flags = kTraceFlagSampled;
+  ids.flags = sampler::trace_flags(sampler, ids.trace, false, 0);
   ids.resolved = true;
   return ids;
 }

@@ -2,7 +2,7 @@
 
 namespace hotspan::span_ids_detail {
 
-void resolve_chains(uint64_t salt, const std::vector<std::vector<uint64_t>>& selves,
+void resolve_chains(uint64_t salt, uint64_t sampler, const std::vector<std::vector<uint64_t>>& selves,
                     const std::unordered_map<uint64_t, Position>& where,
                     const std::vector<std::vector<const StoredContext*>>& contexts,
                     const std::vector<std::vector<uint64_t>>& parents,
@@ -32,14 +32,14 @@ void resolve_chains(uint64_t salt, const std::vector<std::vector<uint64_t>>& sel
         if (const StoredContext* c = contexts[t][i]) {
           if (c->parent_wire != 0) me.parent = c->parent_wire;
           top.trace = c->trace;
-          top.flags = c->flags;
+          top.flags = sampler::trace_flags(sampler, c->trace, c->parent_wire != 0, c->flags);
           top.resolved = c->trace.valid();
           top.context = c;
           break;
         }
         if (parent == 0) {
           top.trace = trace_id::derived_trace_id(salt, selves[t][i]);
-          top.flags = kTraceFlagSampled;
+          top.flags = sampler::trace_flags(sampler, top.trace, false, 0);
           top.resolved = true;
           break;
         }

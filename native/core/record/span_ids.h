@@ -10,7 +10,8 @@
 //   trace     its stored context's, else its parent's (parents across
 //             timelines too), else, for a local root, derived_trace_id(salt,
 //             its span id)
-//   flags     as the trace: the stored context's, else kTraceFlagSampled
+//   flags     as the trace: the head decision of `sampler` (sampler.h) on the
+//             stored context's flags, or on a local root's trace id
 //   context   as the trace: the stored context it comes from (its tracestate),
 //             nullptr for a trace of hotspan's own; it points into the
 //             snapshot, so it is read before the snapshot goes
@@ -27,6 +28,7 @@
 #include <vector>
 
 #include "record/local_index.h"
+#include "record/sampler.h"
 #include "record/span_record.h"
 #include "record/stored_context.h"
 #include "record/trace_id.h"
@@ -52,7 +54,7 @@ constexpr Position kNowhere = ~0ull;
 // Resolves ids[t][i] given, per record, its tracer-wide span id, its context
 // (or nullptr) and its structural parent's span id (0: none). Iterative: a deep chain is a walk, not
 // a recursion.
-void resolve_chains(uint64_t salt, const std::vector<std::vector<uint64_t>>& selves,
+void resolve_chains(uint64_t salt, uint64_t sampler, const std::vector<std::vector<uint64_t>>& selves,
                     const std::unordered_map<uint64_t, Position>& where,
                     const std::vector<std::vector<const StoredContext*>>& contexts,
                     const std::vector<std::vector<uint64_t>>& parents,
@@ -64,7 +66,7 @@ void resolve_chains(uint64_t salt, const std::vector<std::vector<uint64_t>>& sel
 // snapshot (Tracer::freeze) or a materialized one (a batch of SpanRecords).
 template <typename Snapshot>
 void resolve_span_ids(const Snapshot& snapshot, uint64_t salt,
-                      std::vector<std::vector<SpanIds>>& ids) {
+                      std::vector<std::vector<SpanIds>>& ids, uint64_t sampler = 0) {
   using namespace span_ids_detail;
   const size_t nt = snapshot.timelines.size();
   ids.assign(nt, {});
@@ -99,7 +101,7 @@ void resolve_span_ids(const Snapshot& snapshot, uint64_t salt,
       }
     }
   }
-  resolve_chains(salt, selves, where, contexts, parents, ids);
+  resolve_chains(salt, sampler, selves, where, contexts, parents, ids);
 }
 
 }  // namespace hotspan

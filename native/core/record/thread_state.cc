@@ -192,9 +192,9 @@ Status begin_in_context(ThreadState& state, uint32_t name, int64_t now, std::str
   return s;
 }
 
-SpanIds open_span_ids(const ThreadState& state, uint64_t salt) {
+SpanIds open_span_ids(const ThreadState& state, uint64_t salt, uint64_t sampler) {
   return open_stack_ids(state.timeline->id(), state.stack, state.depth, state.given_stack,
-                        state.given_stack.size(), salt);
+                        state.given_stack.size(), salt, sampler);
 }
 
 Status end(ThreadState& state, int64_t now, uint16_t extra_flags) {

@@ -73,6 +73,8 @@ struct TracerOptions {
   FullPolicy on_full = FullPolicy::kOverwrite;
   // The salt of the tracer's W3C ids (trace_id.h); 0: random.
   uint64_t id_salt = 0;
+  // The head sampler of its traces (sampler.h); 0: parentbased_always_on.
+  uint64_t sampler = 0;
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -137,6 +139,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
 
   uint64_t id() const;  // unique in the process, never reused
   uint64_t id_salt() const;  // salt of the W3C ids of its spans (trace_id.h)
+  uint64_t sampler() const;  // head sampler of its traces (sampler.h)
   int64_t origin_ns() const;
   TimeUnit time_unit() const;  // as requested in the options
   // "Now" in the tracer's unit: what begin/end/... expect as `now`.
@@ -256,7 +259,7 @@ Status begin_in_context(ThreadState& state, uint32_t name, int64_t now, std::str
 // own or its nearest open ancestor's stored context, else derived from the
 // bottom open span. resolved == false when no span is open.
 struct SpanIds;
-SpanIds open_span_ids(const ThreadState& state, uint64_t salt);
+SpanIds open_span_ids(const ThreadState& state, uint64_t salt, uint64_t sampler = 0);
 size_t open_depth(const ThreadState& state);
 // Local id of the innermost open span (0: none); start() handles check it.
 uint32_t innermost_local(const ThreadState& state);
