@@ -5,7 +5,6 @@
 // conversion (test/cpu-profile.test.ts checks it against hrtime).
 
 import { Session } from 'node:inspector';
-import type { Profiler } from 'node:inspector';
 
 import type { CpuSamples } from '../backends/backend';
 import { describe } from '../common/errors';
@@ -23,6 +22,22 @@ export interface CpuProfileHandle {
   /** False once stopped. */
   readonly active: boolean;
 }
+
+/**
+ * The parts of V8's profile (the inspector's Profiler.Profile) read here,
+ * declared so the package's types need no @types/node.
+ */
+export interface V8Profile {
+  nodes: Array<{
+    id: number;
+    callFrame: { functionName: string; url: string; lineNumber: number; columnNumber: number };
+    children?: number[];
+  }>;
+  startTime: number;
+  samples?: number[];
+  timeDeltas?: number[];
+}
+type V8Node = V8Profile['nodes'][number];
 
 export const DEFAULT_INTERVAL_US = 1000;
 const MIN_INTERVAL_US = 10;
@@ -55,8 +70,8 @@ export function checkProfileOptions(options: unknown): number {
  * order from the root (a parent before its children), and the samples with
  * their times (us).
  */
-export function samplesOf(profile: Profiler.Profile): CpuSamples {
-  const byId = new Map<number, Profiler.ProfileNode>();
+export function samplesOf(profile: V8Profile): CpuSamples {
+  const byId = new Map<number, V8Node>();
   for (const n of profile.nodes) byId.set(n.id, n);
   const functions: string[] = [];
   const urls: string[] = [];
@@ -65,7 +80,7 @@ export function samplesOf(profile: Profiler.Profile): CpuSamples {
   const nodeIndex = new Map<number, number>();
   const nodeFrame: number[] = [];
   const nodeParent: number[] = [];
-  const queue: Array<[Profiler.ProfileNode, number]> = [];
+  const queue: Array<[V8Node, number]> = [];
   // The root is the node no other node lists as a child (V8's first node).
   const children = new Set<number>();
   for (const n of profile.nodes) for (const c of n.children ?? []) children.add(c);
@@ -145,9 +160,9 @@ export class CpuProfileRun implements CpuProfileHandle {
     const session = this.session;
     if (session === undefined) return;
     this.session = undefined;
-    let profile: Profiler.Profile;
+    let profile: V8Profile;
     try {
-      profile = post<Profiler.StopReturnType>(session, 'Profiler.stop').profile;
+      profile = post<{ profile: V8Profile }>(session, 'Profiler.stop').profile;
     } finally {
       session.disconnect();
     }
