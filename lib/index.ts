@@ -5,6 +5,7 @@ export type { TraceAsyncOptions, TrackOptions, SettleOptions, JoinOptions } from
 export type { SampleOptions, TracerOptions } from './tracer/options';
 export type { DumpSummary } from './tracer/dump';
 export type { StreamOptions, StreamStatus } from './tracer/stream';
+export type { ProfileOptions, CpuProfileHandle } from './tracer/cpu-profile';
 export { TraceStream } from './tracer/stream';
 export type { BackendKind } from './backends/backend';
 export type { SpanRecord, TimelineInfo, TimelineKind } from './read/records';

@@ -65,6 +65,7 @@ sources=(
   native/core/record/clock_readings.cc
   native/core/record/close_barrier.cc
   native/core/record/counter_store.cc
+  native/core/record/cpu_profile_store.cc
   native/core/record/frozen_records.cc
   native/core/record/group_track.cc
   native/core/record/holder_check.cc

@@ -51,6 +51,22 @@ export function openIdsOf(v: BigUint64Array): OpenIds | undefined {
   };
 }
 
+/**
+ * A batch of V8 CPU samples of the calling thread (tracer.profile()): frames
+ * (functions[i], urls[i], lines[2i] and lines[2i+1] their 0-based line and
+ * column), the call tree (nodeFrame, nodeParent: -1 at a root, a parent
+ * before its children), and per sample its node and time (CLOCK_MONOTONIC us).
+ */
+export interface CpuSamples {
+  readonly functions: string[];
+  readonly urls: string[];
+  readonly lines: Int32Array;
+  readonly nodeFrame: Uint32Array;
+  readonly nodeParent: Int32Array;
+  readonly sampleNode: Uint32Array;
+  readonly sampleUs: Float64Array;
+}
+
 export interface Backend {
   readonly kind: BackendKind;
   /** How far a recorded timestamp may be off the performance.now() axis, in ms. */
@@ -105,6 +121,10 @@ export interface Backend {
   // ---- counters ----
   /** A sample of counter `name` at now; the caller checked both (finite value). */
   counter(name: string, value: number): void;
+
+  // ---- CPU samples ----
+  /** Keeps a batch of this thread's CPU samples; absent where the backend cannot carry them (js). */
+  cpuProfile?(samples: CpuSamples): void;
 
   // ---- finalization and reading (committed records only) ----
   flush(): void;

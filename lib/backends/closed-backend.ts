@@ -2,7 +2,7 @@
 // `Error: hotspan: tracer is closed`, committed records stay readable.
 // Swapping the backend keeps the closed check off the hot path.
 
-import type { Backend, Given, OpenIds } from './backend';
+import type { Backend, CpuSamples, Given, OpenIds } from './backend';
 import { closedError } from '../common/errors';
 import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
 import { STATUS_CLOSED } from '../common/flags';
@@ -79,6 +79,9 @@ export class ClosedBackend implements Backend {
     throw closedError();
   }
   counter(_name: string, _value: number): void {
+    throw closedError();
+  }
+  cpuProfile(_samples: CpuSamples): void {
     throw closedError();
   }
   groupEnd(): void {

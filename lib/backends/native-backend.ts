@@ -4,7 +4,7 @@
 
 import { AttrShapes } from '../attrs/attr-shapes';
 import { AttrValueIds, hasArguments } from '../attrs/attr-value-ids';
-import { openIdsOf, type Backend, type Given, type OpenIds } from './backend';
+import { openIdsOf, type Backend, type CpuSamples, type Given, type OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from '../read/frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from '../common/errors';
 import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
@@ -234,6 +234,11 @@ export class NativeBackend implements Backend {
   counter(name: string, value: number): void {
     const s = this.nt.counter(name, value);
     if (s !== STATUS_OK) throw statusError(s, `counter("${name}")`);
+  }
+
+  cpuProfile(s: CpuSamples): void {
+    const st = this.nt.cpuProfile(s.functions, s.urls, s.lines, s.nodeFrame, s.nodeParent, s.sampleNode, s.sampleUs);
+    if (st !== STATUS_OK) throw statusError(st, 'cpuProfile()');
   }
 
   groupBegin(nameId: number, attrsJson: string): void {

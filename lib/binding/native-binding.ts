@@ -120,6 +120,7 @@ export type NativeTracerMethod =
   | 'groupEnd'
   | 'openGroups'
   | 'counter'
+  | 'cpuProfile'
   | 'flush'
   | 'pending'
   | 'snapshot'
@@ -238,6 +239,22 @@ export interface NativeTracer {
 
   /** A sample of counter `name` at now: Ok, Invalid (value not finite) or Closed. */
   counter(name: string, value: number): number;
+  /**
+   * A batch of V8 CPU samples of this env's thread: frames (functions[i],
+   * urls[i], lines[2i] line and lines[2i+1] column, 0-based), the call tree
+   * (nodeFrame, nodeParent: -1 at a root, a parent before its children) and
+   * the samples (sampleNode, sampleUs: CLOCK_MONOTONIC us). Ok, Invalid
+   * (inconsistent tables) or Closed.
+   */
+  cpuProfile(
+    functions: string[],
+    urls: string[],
+    lines: Int32Array,
+    nodeFrame: Uint32Array,
+    nodeParent: Int32Array,
+    sampleNode: Uint32Array,
+    sampleUs: Float64Array,
+  ): number;
   flush(): void;
   pending(): number;
   snapshot(): NativeSnapshot;

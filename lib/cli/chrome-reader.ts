@@ -4,7 +4,7 @@
 // as written, in ns: for hotspan's files, ns on the performance.now() axis. Complete
 // (X), begin/end (B/E), async (b/e), counter (C) and metadata (M) events.
 
-import { recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
+import { recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceFrame, type TraceSink } from './trace-model';
 
 interface ChromeEvent {
   name?: string;
@@ -26,6 +26,17 @@ interface Open {
 }
 
 const nsOf = (us: number): number => Math.round(us * 1000);
+
+/** A V8 CPU profile being read: its nodes' top frames and its last sample's time (us). */
+interface ProfileRead {
+  readonly frames: Map<number, TraceFrame>;
+  lastUs: number;
+}
+
+interface ChunkNode {
+  id?: unknown;
+  callFrame?: { functionName?: unknown; url?: unknown; lineNumber?: unknown };
+}
 
 /** Attributes nested deeper than this make an event malformed (a report would overflow the stack showing them). */
 const MAX_ARGS_DEPTH = 64;
@@ -73,6 +84,8 @@ export class ChromeJsonDecoder {
   private readonly emitted = new Set<string>();
   private readonly stacks = new Map<string, Open[]>();
   private readonly async = new Map<string, Open>();
+  /** V8 profiles (Profile / ProfileChunk events), by pid:tid:id. */
+  private readonly profiles = new Map<string, ProfileRead>();
   /** Members of the top-level object other than traceEvents (metadata). */
   trailer: Record<string, unknown> = {};
 
@@ -144,6 +157,9 @@ export class ChromeJsonDecoder {
         }
         return;
       }
+      case 'P':
+        this.profileEvent(e);
+        return;
       case 'C':
         for (const [k, v] of Object.entries(e.args ?? {})) {
           if (typeof v !== 'number') continue;
@@ -152,6 +168,46 @@ export class ChromeJsonDecoder {
         }
         return;
       default:
+    }
+  }
+
+  /**
+   * A V8 profile's events as DevTools writes them: Profile (its start, ts)
+   * then ProfileChunks (new nodes, samples as node ids, timeDeltas in us from
+   * the previous sample). Each sample goes to the sink with its top frame.
+   */
+  private profileEvent(e: ChromeEvent): void {
+    const key = `${String(e.pid ?? 0)}:${String(e.tid ?? 0)}:${String(e.id ?? '')}`;
+    const ts = typeof e.ts === 'number' && Number.isFinite(e.ts) ? e.ts : 0;
+    if (e.name === 'Profile') {
+      // ts, not args.data.startTime: Chrome writes that on another clock (as DevTools reads it).
+      this.profiles.set(key, { frames: new Map(), lastUs: ts });
+      return;
+    }
+    if (e.name !== 'ProfileChunk') return;
+    let p = this.profiles.get(key);
+    if (p === undefined) this.profiles.set(key, (p = { frames: new Map(), lastUs: ts }));
+    const data = e.args?.data as { cpuProfile?: { nodes?: unknown; samples?: unknown }; timeDeltas?: unknown } | undefined;
+    const nodes = Array.isArray(data?.cpuProfile?.nodes) ? (data.cpuProfile.nodes as ChunkNode[]) : [];
+    for (const n of nodes) {
+      if (typeof n !== 'object' || n === null || typeof n.id !== 'number') continue;
+      const f = n.callFrame;
+      const line = typeof f?.lineNumber === 'number' && f.lineNumber >= 0 ? f.lineNumber + 1 : 0;
+      p.frames.set(n.id, {
+        function: typeof f?.functionName === 'string' ? f.functionName : '',
+        url: typeof f?.url === 'string' ? f.url : '',
+        line,
+      });
+    }
+    const samples = Array.isArray(data?.cpuProfile?.samples) ? (data.cpuProfile.samples as unknown[]) : [];
+    const deltas = Array.isArray(data?.timeDeltas) ? (data.timeDeltas as unknown[]) : [];
+    const timeline = `${String(e.pid ?? 0)}:${String(e.tid ?? 0)}`;
+    for (let i = 0; i < samples.length; i++) {
+      const d = deltas[i];
+      if (typeof d === 'number' && Number.isFinite(d)) p.lastUs += d;
+      const id = samples[i];
+      const frame = typeof id === 'number' ? p.frames.get(id) : undefined;
+      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame);
     }
   }
 

@@ -3,7 +3,8 @@
 // the slowest few only (the report), so a big trace costs 24 bytes a span.
 
 import { Column, layOut, type Layout } from './layout';
-import type { Args, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
+import { SampleColumns } from './hot-functions';
+import type { Args, TraceFrame, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
 
 export interface Counter {
   readonly timeline: number;
@@ -30,6 +31,8 @@ export class Collected implements TraceSink {
   /** Attribute JSON text per span index (keepArgs 'all'). */
   readonly argsText = new Map<number, string>();
   readonly counters = new Map<number, Counter>();
+  /** CPU samples (their top frames), by thread timeline key. */
+  readonly samples = new SampleColumns();
   /** keepArgs as a number: the slowest spans, a min-heap on duration. */
   private readonly slow: SlowSpan[] = [];
 
@@ -74,6 +77,10 @@ export class Collected implements TraceSink {
     if (c === undefined) this.counters.set(tl, (c = { timeline: tl, ts: new Column(new Float64Array(64)), values: new Column(new Float64Array(64)) }));
     c.ts.push(tsNs);
     c.values.push(value);
+  }
+
+  sample(timeline: string, tsNs: number, frame: TraceFrame): void {
+    this.samples.add(timeline, tsNs, frame);
   }
 
   private keepSlow(s: SlowSpan): void {

@@ -51,7 +51,7 @@ cut off is an error naming the file and the byte where it ends.
 Options:
   --sort KEY   order of the per-name table: ${SORT_KEYS.join(', ')} (default total)
   --top N      rows of the per-name table and of the slowest spans (default 20)
-  --json       the whole report as JSON, times in ns
+  --json       the whole report as JSON, times in ns (hotFunctions' selfMs in ms)
   -h, --help   this text
 `,
   run(argv) {

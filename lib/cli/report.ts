@@ -5,6 +5,7 @@
 
 import { percentileOfSorted } from '../read/percentile';
 import { Collected } from './collect';
+import { hotFunctions, type HotFunction } from './hot-functions';
 import { readTrace, type ReadOptions } from './read-trace';
 import { describeCut, type Args, type ReadSummary, type RecordingCounts } from './trace-model';
 
@@ -22,7 +23,16 @@ export interface NameRow {
   p90: number;
   p99: number;
   max: number;
+  /**
+   * Only when the trace has CPU samples (tracer.profile()): the functions on
+   * top of the samples taken inside spans of this name, most self time first
+   * (at most HOT_FUNCTIONS).
+   */
+  hotFunctions?: HotFunction[];
 }
+
+/** Hot functions listed per span name. */
+export const HOT_FUNCTIONS = 5;
 
 export interface TimelineRow {
   name: string;
@@ -128,6 +138,14 @@ export function buildReport(paths: string | readonly string[], top: number, sort
       max: ds[ds.length - 1],
     };
   });
+  if (c.samples.count > 0) {
+    const hot = hotFunctions(
+      c.samples,
+      { count: n, nameOf, startNs: start, endNs: end, timelineKeyOf: (i) => c.timelines[timelineOf[i]]?.key ?? '' },
+      HOT_FUNCTIONS,
+    );
+    names.forEach((row, id) => (row.hotFunctions = hot.get(id) ?? []));
+  }
   names.sort((a, b) =>
     sort === 'name' ? a.name.localeCompare(b.name) : b[sort] - a[sort] || a.name.localeCompare(b.name),
   );
@@ -271,6 +289,18 @@ export function formatReport(r: Report): string {
       r.names.map((x) => [x.name, String(x.count), ms(x.total), ms(x.self), ms(x.mean), ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max)]),
     ),
   );
+  const hot = r.names.filter((x) => x.hotFunctions !== undefined && x.hotFunctions.length > 0);
+  if (hot.length > 0) {
+    out.push('', 'hot functions per name (self time of the CPU samples inside its spans, ms)');
+    const rows: string[][] = [];
+    for (const x of hot) {
+      for (const f of x.hotFunctions ?? []) {
+        const at = f.url === '' ? '' : `${f.url}${f.line > 0 ? `:${String(f.line)}` : ''}`;
+        rows.push([x.name, f.function, ms(f.selfMs * 1e6), String(f.samples), at]);
+      }
+    }
+    out.push(table(['name', 'function', 'self', 'samples', 'location'], rows, 2, true));
+  }
   out.push('', 'busy time per thread and track (ms)');
   out.push(
     table(

@@ -39,12 +39,23 @@ export interface TraceClocks {
   readonly boottimeNs: bigint;
 }
 
+/** The function on top of a CPU sample's stack. */
+export interface TraceFrame {
+  /** As the profiler names it ('' for an anonymous function). */
+  readonly function: string;
+  readonly url: string;
+  /** 1-based line of the function's start; 0 when unknown. */
+  readonly line: number;
+}
+
 export interface TraceSink {
   /** Called once, before the first timeline, when the trace says which clock its times are on. */
   clocks?(c: TraceClocks): void;
   timeline(t: TraceTimeline): void;
   span(s: TraceSpan): void;
   counter?(timeline: string, tsNs: number, value: number): void;
+  /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet). */
+  sample?(timeline: string, tsNs: number, frame: TraceFrame): void;
 }
 
 /**

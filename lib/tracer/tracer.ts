@@ -9,8 +9,9 @@ import { attrsToJson, type Attributes } from '../attrs/attrs';
 import type { Backend, BackendKind } from '../backends/backend';
 import { createBackend, joinBackend } from './backend-choice';
 import { ClosedBackend } from '../backends/closed-backend';
+import { checkProfileOptions, CpuProfileRun, type CpuProfileHandle, type ProfileOptions } from './cpu-profile';
 import type { DumpSummary } from './dump';
-import { describe, nameTypeError } from '../common/errors';
+import { closedError, describe, nameTypeError } from '../common/errors';
 import { FLAG_ERROR } from '../common/flags';
 import { GcHook } from '../common/gc-hook';
 import { inGroup } from './groups';
@@ -64,6 +65,8 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
   private readonly asyncs: AsyncSpans;
   private readonly outputs: Outputs;
   private isClosed = false;
+  /** The running tracer.profile(), if any. */
+  private profiling: CpuProfileRun | undefined;
   private readonly loss = new LossWarning();
   /** The async context, once turned on (enableAsyncContext, withContext). */
   private cx: AsyncContext | undefined;
@@ -358,6 +361,33 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     this.b.counter(name, value);
   }
 
+  // ---- CPU samples ----
+
+  /**
+   * Starts V8's CPU profiler on this thread (through node:inspector), every
+   * `intervalUs` microseconds (default 1000). `stop()` on the handle adds the
+   * samples to the trace, on this thread's track and the spans' clock: a
+   * Profile in Chrome JSON, hot functions per span in `hotspan report`. One
+   * profile at a time per tracer; close() stops a running one. The noop
+   * backend returns a handle that samples nothing; the js backend throws (it
+   * does not carry samples). See docs/profiling.md.
+   */
+  profile(options?: ProfileOptions): CpuProfileHandle {
+    const intervalUs = checkProfileOptions(options);
+    if (this.isClosed) throw closedError();
+    const b = this.b;
+    if (b.kind === 'noop') return { stop() {}, active: false };
+    if (b.cpuProfile === undefined) {
+      throw new Error(`hotspan: profile() needs the native backend; the ${b.kind} backend does not record CPU samples`);
+    }
+    if (this.profiling?.active === true) {
+      throw new Error('hotspan: profile() is already running on this tracer; stop() its handle first');
+    }
+    const run = new CpuProfileRun(intervalUs, (samples) => this.b.cpuProfile?.(samples));
+    this.profiling = run;
+    return run;
+  }
+
   // ---- finalization and reading ----
 
   /** Commits pending records (native threads' batches) so reads see them. */
@@ -476,6 +506,8 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     if (this.isClosed) return;
     // Streams first, while this thread's records can still be flushed to them.
     this.outputs.closeStreams();
+    // A running profile's samples, while they can still be kept.
+    this.profiling?.stop();
     this.isClosed = true;
     this.gcHook?.stop();
     this.handles.stop();

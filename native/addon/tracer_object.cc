@@ -137,6 +137,61 @@ Napi::Value Counter(const Napi::CallbackInfo& info) {
   return StatusNum(info.Env(), Self(info).tracer->counter(name, hotspan::clock::now_ns(), value));
 }
 
+// A typed array argument of element type T (napi type `type`), copied.
+template <typename T>
+std::vector<T> ArgTyped(const Napi::CallbackInfo& info, size_t index, const char* arg, napi_typedarray_type type,
+                        const char* expected) {
+  Napi::Value v = info[index];
+  if (!v.IsTypedArray() || v.As<Napi::TypedArray>().TypedArrayType() != type) {
+    ThrowArgTypeCxx(info.Env(), arg, expected, v);
+  }
+  Napi::TypedArrayOf<T> a = v.As<Napi::TypedArrayOf<T>>();
+  return std::vector<T>(a.Data(), a.Data() + a.ElementLength());
+}
+
+std::vector<std::string> ArgStrings(const Napi::CallbackInfo& info, size_t index, const char* arg) {
+  Napi::Value v = info[index];
+  if (!v.IsArray()) ThrowArgTypeCxx(info.Env(), arg, "an array of strings", v);
+  Napi::Array a = v.As<Napi::Array>();
+  std::vector<std::string> out(a.Length());
+  for (uint32_t i = 0; i < a.Length(); ++i) {
+    Napi::Value e = a.Get(i);
+    if (!e.IsString()) ThrowArgTypeCxx(info.Env(), arg, "an array of strings", e);
+    out[i] = e.As<Napi::String>().Utf8Value();
+  }
+  return out;
+}
+
+// A batch of V8 CPU samples of this env's thread (cpu_profile.h): frames as
+// (functions, urls, lines: line and column per frame), the tree as
+// (nodeFrame, nodeParent), samples as (sampleNode, sampleUs: CLOCK_MONOTONIC
+// us, V8's profile clock). Returns a status (Invalid: tables inconsistent).
+Napi::Value CpuProfile(const Napi::CallbackInfo& info) {
+  TracerBinding& b = Self(info);
+  std::vector<std::string> functions = ArgStrings(info, 0, "functions");
+  std::vector<std::string> urls = ArgStrings(info, 1, "urls");
+  std::vector<int32_t> lines = ArgTyped<int32_t>(info, 2, "lines", napi_int32_array, "an Int32Array");
+  hotspan::CpuProfile prof;
+  prof.timeline = hotspan::timeline_id(*b.thread);
+  prof.node_frame = ArgTyped<uint32_t>(info, 3, "nodeFrame", napi_uint32_array, "a Uint32Array");
+  prof.node_parent = ArgTyped<int32_t>(info, 4, "nodeParent", napi_int32_array, "an Int32Array");
+  prof.sample_node = ArgTyped<uint32_t>(info, 5, "sampleNode", napi_uint32_array, "a Uint32Array");
+  std::vector<double> us = ArgTyped<double>(info, 6, "sampleUs", napi_float64_array, "a Float64Array");
+  if (functions.size() != urls.size() || lines.size() != 2 * functions.size()) {
+    return StatusNum(info.Env(), hotspan::Status::kInvalid);
+  }
+  prof.frames.resize(functions.size());
+  for (size_t i = 0; i < functions.size(); ++i) {
+    prof.frames[i] = {std::move(functions[i]), std::move(urls[i]), lines[2 * i], lines[2 * i + 1]};
+  }
+  prof.sample_ns.resize(us.size());
+  for (size_t i = 0; i < us.size(); ++i) {
+    if (!std::isfinite(us[i])) return StatusNum(info.Env(), hotspan::Status::kInvalid);
+    prof.sample_ns[i] = static_cast<int64_t>(std::llround(us[i] * 1000.0));
+  }
+  return StatusNum(info.Env(), b.tracer->cpu_profile(std::move(prof)));
+}
+
 void Flush(const Napi::CallbackInfo& info) { Self(info).tracer->flush(); }
 
 Napi::Value Pending(const Napi::CallbackInfo& info) {
@@ -342,6 +397,7 @@ const Method kMethods[] = {
     {"groupEnd", nullptr, &Cold<GroupEnd>},
     {"openGroups", nullptr, &Cold<OpenGroups>},
     {"counter", nullptr, &Cold<Counter>},
+    {"cpuProfile", nullptr, &Cold<CpuProfile>},
     {"flush", nullptr, &ColdVoid<Flush>},
     {"pending", nullptr, &Cold<Pending>},
     {"snapshot", nullptr, &Cold<Snapshot>},

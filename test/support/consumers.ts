@@ -75,6 +75,35 @@ export async function traceEngineTrees(events: unknown[]): Promise<Map<number, E
   return out;
 }
 
+/**
+ * Per tid, the path of every entry of the engine's thread tree: the names
+ * from its root down to it (spans and, with a CPU profile, the calls the
+ * engine placed under them).
+ */
+export async function traceEnginePaths(events: unknown[]): Promise<Map<number, string[][]>> {
+  const g = globalThis as { DOMRect?: unknown };
+  g.DOMRect ??= class DOMRect {};
+  const spec = '@paulirish/trace_engine';
+  const engine = (await import(spec)) as EngineModule;
+  const model = engine.TraceModel.Model.createWithAllHandlers();
+  await model.parse(events);
+  const out = new Map<number, string[][]>();
+  for (const proc of model.parsedTrace().data.Renderer.processes.values()) {
+    for (const [tid, thread] of proc.threads) {
+      const paths: string[][] = [];
+      const walk = (n: TreeNode, above: string[]): void => {
+        const name = (n.entry as { callFrame?: { functionName?: string } }).callFrame?.functionName ?? n.entry.name;
+        const path = [...above, name];
+        paths.push(path);
+        for (const c of n.children) walk(c, path);
+      };
+      for (const r of thread.tree?.roots ?? []) walk(r, []);
+      out.set(tid, paths);
+    }
+  }
+  return out;
+}
+
 // ---- speedscope ----
 
 /** One call as speedscope's call tree has it: times in us relative to its profile's start. */

@@ -11,6 +11,7 @@
 #include "record/clock_readings.h"
 #include "record/close_barrier.h"
 #include "record/counter_store.h"
+#include "record/cpu_profile_store.h"
 #include "record/clock.h"
 #include "record/group_track.h"
 #include "record/holder_check.h"
@@ -35,7 +36,8 @@ struct Tracer::Impl {
         shared(std::make_shared<TracerShared>(
             id, opts.wake_high_water, opts.time_unit == TimeUnit::kTicks && clock::tsc_enabled(),
             opts.memory_limit, opts.on_full)),
-        registry(shared) {}
+        registry(shared),
+        cpu_profiles(opts.memory_limit / 4) {}
 
   bool closed() const { return shared->closed.load(std::memory_order_acquire); }
 
@@ -73,6 +75,7 @@ struct Tracer::Impl {
   const std::shared_ptr<TracerShared> shared;
   Registry registry;
   CounterStore counters;
+  CpuProfileStore cpu_profiles;
 };
 
 std::shared_ptr<Tracer> Tracer::create(TracerOptions options) {
@@ -230,6 +233,15 @@ Status Tracer::counter(std::string_view name, int64_t now_ns, double value) {
   return impl_->counters.add(name, now_ns, value) ? Status::kOk : Status::kInvalid;
 }
 
+// ---- CPU profiles ----
+
+Status Tracer::cpu_profile(CpuProfile profile) {
+  if (impl_->closed()) return Status::kClosed;
+  return impl_->cpu_profiles.add(std::move(profile)) ? Status::kOk : Status::kInvalid;
+}
+
+uint64_t Tracer::cpu_samples_dropped() const { return impl_->cpu_profiles.dropped(); }
+
 // ---- finalization ----
 
 void Tracer::flush() {
@@ -259,6 +271,8 @@ FrozenSnapshot Tracer::freeze() const {
   // record was stored, hence before this copy.
   snap.names = impl_->shared->names.all();
   snap.counters = impl_->counters.copy();
+  snap.cpu_profiles = impl_->cpu_profiles.copy();
+  snap.cpu_samples_dropped = impl_->cpu_profiles.dropped();
   return snap;
 }
 

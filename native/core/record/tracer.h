@@ -13,6 +13,7 @@
 
 #include "record/async_caller.h"
 #include "record/counter_series.h"
+#include "record/cpu_profile.h"
 #include "record/frozen_records.h"
 #include "hotspan.h"
 #include "record/memory_limit.h"
@@ -109,6 +110,9 @@ struct BasicSnapshot {
   std::vector<std::string> names;  // index = name id
   std::vector<TimelineCopy> timelines;
   std::vector<CounterSeries> counters;  // counter tracks (Tracer::counter)
+  // CPU samples (Tracer::cpu_profile), shared with the store, in the order added.
+  std::vector<std::shared_ptr<const CpuProfile>> cpu_profiles;
+  uint64_t cpu_samples_dropped = 0;  // refused by the store's bound
 };
 
 using SnapshotTimeline = BasicSnapshotTimeline<SpanRecords>;
@@ -194,6 +198,13 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // kInvalid for a value that is not finite; kClosed once closed. A series
   // keeps CounterStore::kMaxSamples samples and counts the rest as dropped.
   Status counter(std::string_view name, int64_t now_ns, double value);
+
+  // ---- CPU samples (thread-safe) ----
+  // Keeps a batch of V8 samples of one thread (cpu_profile.h), bounded by
+  // a quarter of the memory budget; samples past it are counted in
+  // cpu_samples_dropped(). kInvalid for inconsistent tables; kClosed once closed.
+  Status cpu_profile(CpuProfile profile);
+  uint64_t cpu_samples_dropped() const;
 
   // ---- finalization ----
   // Drains the pending queue and commits every timeline's written records.

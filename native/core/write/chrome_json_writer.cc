@@ -21,6 +21,14 @@
 //   shortest text that reads back as the same double), after the batch's
 //   spans; samples a full series dropped are counted in
 //   metadata.hotspan_counters_dropped {name: count}.
+// - CPU samples: per sampled timeline one "Profile" event and "ProfileChunk"
+//   events (ph "P", id "0x<timeline id hex>", pid 1, tid = the timeline), the
+//   form DevTools reads: each chunk's cpuProfile.nodes (only nodes new to the
+//   timeline: the trees of every profile of a timeline are merged under one
+//   root, id 1) and samples (node ids), and timeDeltas in us on the same
+//   1/1024 us grid as ts, each from the previous sample (the first from the
+//   Profile event's ts). lineNumber and columnNumber are 0-based, as V8's.
+//   Samples the store refused: metadata.hotspan_cpu_samples_dropped.
 #include "write/chrome_json_writer.h"
 
 #include <algorithm>
@@ -229,6 +237,7 @@ class ChromeJsonWriter::Impl {
       for (const auto& a : tl.attrs) estimate += a.second.size();
     }
     for (const CounterSeries& c : snapshot.counters) estimate += (100 + c.name.size()) * c.samples.size();
+    for (const auto& prof : snapshot.cpu_profiles) estimate += 200 * prof->node_frame.size() + 32 * prof->sample_ns.size();
     // Streaming: one block plus the largest event that may overshoot it.
     reserve_ = sink_ != nullptr ? std::min(estimate, sink_->block_bytes() + (64 << 10)) : out_.size() + estimate;
     out_.reserve(reserve_);
@@ -240,6 +249,8 @@ class ChromeJsonWriter::Impl {
     }
     for (const auto& tl : snapshot.timelines) events(tl);
     counter_events(snapshot.counters);
+    for (const auto& prof : snapshot.cpu_profiles) profile_events(*prof);
+    cpu_dropped_ = std::max(cpu_dropped_, snapshot.cpu_samples_dropped);
     // A streamed batch reaches the sink whole; the last one goes with the end.
     if (sink_ != nullptr && !last) hand_over();
   }
@@ -264,6 +275,11 @@ class ChromeJsonWriter::Impl {
     if (!doc_.counts.empty()) counts_member("hotspan", doc_.counts.values);
     // Samples full counter series refused (counter_store.h), by series name.
     if (!counters_dropped_.empty()) counts_member("hotspan_counters_dropped", counters_dropped_);
+    if (cpu_dropped_ != 0) {
+      char* q = put_lit(buf, ",\"hotspan_cpu_samples_dropped\":");
+      q = put_u64(q, cpu_dropped_);
+      out_.append(buf, static_cast<size_t>(q - buf));
+    }
     out_.append("}}\n", 3);
     if (sink_ != nullptr) hand_over();
   }
@@ -295,6 +311,8 @@ class ChromeJsonWriter::Impl {
     first_ = true;
     described_.clear();
     counters_dropped_.clear();
+    profiles_.clear();
+    cpu_dropped_ = 0;
   }
 
  private:
@@ -472,6 +490,138 @@ class ChromeJsonWriter::Impl {
     }
   }
 
+  // What a sampled timeline's profile already has: the merged tree's nodes
+  // (by parent id and frame) and the last sample's time.
+  struct ProfileState {
+    std::map<std::pair<uint32_t, std::string>, uint32_t> nodes;
+    uint32_t next_id = 2;  // 1 is the root
+    GridTime last{0, false};
+  };
+
+  static std::string frame_key(const CpuFrame& f) {
+    std::string k = f.function;
+    k.push_back('\0');
+    k += f.url;
+    k.push_back('\0');
+    k += std::to_string(f.line);
+    k.push_back(':');
+    k += std::to_string(f.column);
+    return k;
+  }
+
+  // "id":"0x<timeline hex>","pid":1,"tid":<timeline>,"ts":<ts>
+  void profile_head(const char* name, uint32_t tl, GridTime ts) {
+    char buf[192];
+    sep();
+    char* p = put_lit(buf, "{\"name\":\"");
+    const size_t n = std::strlen(name);
+    std::memcpy(p, name, n);
+    p += n;
+    p = put_lit(p, "\",\"ph\":\"P\",\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"id\":\"0x");
+    p = std::to_chars(p, buf + sizeof buf, tl, 16).ptr;
+    p = put_lit(p, "\",\"pid\":1,\"tid\":");
+    p = put_u64(p, tl);
+    p = put_lit(p, ",\"ts\":");
+    p = put_grid(p, ts);
+    out_.append(buf, static_cast<size_t>(p - buf));
+  }
+
+  void node_json(bool first, uint32_t id, uint32_t parent, const CpuFrame& f) {
+    char buf[96];
+    char* p = buf;
+    if (!first) *p++ = ',';
+    p = put_lit(p, "{\"id\":");
+    p = put_u64(p, id);
+    if (parent != 0) {
+      p = put_lit(p, ",\"parent\":");
+      p = put_u64(p, parent);
+    }
+    p = put_lit(p, ",\"callFrame\":{\"functionName\":\"");
+    out_.append(buf, static_cast<size_t>(p - buf));
+    append_escaped(out_, f.function.data(), f.function.size());
+    out_.append("\",\"scriptId\":0,\"url\":\"");
+    append_escaped(out_, f.url.data(), f.url.size());
+    p = put_lit(buf, "\",\"lineNumber\":");
+    p = put_i64(p, f.line);
+    p = put_lit(p, ",\"columnNumber\":");
+    p = put_i64(p, f.column);
+    p = put_lit(p, "}}");
+    out_.append(buf, static_cast<size_t>(p - buf));
+  }
+
+  // One profile's samples as ProfileChunk events (a Profile event first on
+  // the timeline's first sight), each chunk at most kChunk samples.
+  void profile_events(const CpuProfile& prof) {
+    constexpr size_t kChunk = 4096;
+    if (prof.sample_ns.empty()) return;
+    const uint32_t tl = prof.timeline;
+    auto [it, fresh] = profiles_.try_emplace(tl);
+    ProfileState& st = it->second;
+    if (fresh) {
+      st.last = grid(prof.sample_ns[0] - doc_.origin_ns);
+      profile_head("Profile", tl, st.last);
+      out_.append(",\"args\":{\"data\":{\"startTime\":");
+      char buf[48];
+      char* p = put_grid(buf, st.last);
+      out_.append(buf, static_cast<size_t>(p - buf));
+      out_.append("}}}");
+    }
+    // The merged tree's id of every node, and the nodes new to it.
+    std::vector<uint32_t> out_id(prof.node_frame.size());
+    std::vector<std::pair<uint32_t, uint32_t>> fresh_nodes;  // node index, parent id (0: root)
+    if (fresh) fresh_nodes.emplace_back(UINT32_MAX, 0);
+    for (size_t i = 0; i < prof.node_frame.size(); ++i) {
+      const int32_t parent = prof.node_parent[i];
+      if (parent < 0) {
+        out_id[i] = 1;
+        continue;
+      }
+      const uint32_t parent_id = out_id[static_cast<size_t>(parent)];
+      auto [n, added] = st.nodes.try_emplace({parent_id, frame_key(prof.frames[prof.node_frame[i]])}, st.next_id);
+      if (added) {
+        ++st.next_id;
+        fresh_nodes.emplace_back(static_cast<uint32_t>(i), parent_id);
+      }
+      out_id[i] = n->second;
+    }
+    static const CpuFrame kRoot{"(root)", "", -1, -1};
+    char buf[64];
+    for (size_t begin = 0; begin < prof.sample_ns.size(); begin += kChunk) {
+      const size_t end = std::min(prof.sample_ns.size(), begin + kChunk);
+      profile_head("ProfileChunk", tl, grid(prof.sample_ns[begin] - doc_.origin_ns));
+      out_.append(",\"args\":{\"data\":{\"cpuProfile\":{\"nodes\":[");
+      if (begin == 0) {
+        bool first = true;
+        for (const auto& [index, parent_id] : fresh_nodes) {
+          if (index == UINT32_MAX) {
+            node_json(first, 1, 0, kRoot);
+          } else {
+            node_json(first, out_id[index], parent_id, prof.frames[prof.node_frame[index]]);
+          }
+          first = false;
+        }
+      }
+      out_.append("],\"samples\":[");
+      for (size_t k = begin; k < end; ++k) {
+        char* p = buf;
+        if (k != begin) *p++ = ',';
+        p = put_u64(p, out_id[prof.sample_node[k]]);
+        out_.append(buf, static_cast<size_t>(p - buf));
+      }
+      out_.append("]},\"timeDeltas\":[");
+      for (size_t k = begin; k < end; ++k) {
+        const GridTime t = grid(prof.sample_ns[k] - doc_.origin_ns);
+        char* p = buf;
+        if (k != begin) *p++ = ',';
+        p = put_grid(p, grid_diff(t, st.last));
+        st.last = t;
+        out_.append(buf, static_cast<size_t>(p - buf));
+      }
+      out_.append("]}}}");
+      boundary();
+    }
+  }
+
   DocumentInfo doc_;
   std::string block_;  // the scratch block, with a sink
   std::string& out_;
@@ -483,6 +633,8 @@ class ChromeJsonWriter::Impl {
   std::vector<std::string> names_;  // escaped, by name id
   std::string attr_scratch_;        // a repaired attribute text, reused
   std::map<std::string, uint64_t> counters_dropped_;  // per series, summed over batches
+  std::map<uint32_t, ProfileState> profiles_;          // per sampled timeline
+  uint64_t cpu_dropped_ = 0;                           // the store's count (cumulative)
   const std::string unknown_name_ = "?";
 };
 
