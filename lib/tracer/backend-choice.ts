@@ -23,8 +23,13 @@ function warnFallbackOnce(error: Error): void {
   });
 }
 
-/** The backend `new Tracer(options)` records on. */
-export function createBackend(o: ResolvedOptions): Backend {
+/**
+ * The backend `new Tracer(options)` records on. `originNs`: the native
+ * tracer's performance.now() origin on CLOCK_MONOTONIC, when not this
+ * process's (hotspan/auto in a process another traced process started:
+ * lib/auto/auto-out.ts); the js backend records on this process's.
+ */
+export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
   if (o.backend === 'noop') return new NoopBackend();
   const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull };
   if (o.backend === 'js') return new JsBackend({ threadName: o.threadName, ...budget });
@@ -36,7 +41,7 @@ export function createBackend(o: ResolvedOptions): Backend {
     return new JsBackend({ threadName: o.threadName, ...budget });
   }
   const cal = calibrate();
-  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
+  const nt = addon.create({ originNs: originNs ?? cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
   return new NativeBackend(nt, cal.boundMs, true);
 }
 
