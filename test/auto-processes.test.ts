@@ -1,5 +1,5 @@
 // Every process in one trace: `hotspan run` traces the Node children its
-// program starts (fork, execFile: they inherit NODE_OPTIONS's preload) and
+// program starts (fork, execFile, a cluster worker: they inherit NODE_OPTIONS's preload) and
 // joins their files into its output, a process per pid, on one time axis.
 // The order of the spans of two processes is known from a handshake (the
 // parent's "before" ends before it starts a child, its "after" begins after
@@ -55,7 +55,7 @@ function one<T extends { name: string }>(spans: T[], name: string): T {
 
 /** The handshake's order: before < each child (in turn) < after. */
 function expectOrdered(spans: Array<{ name: string; start: number; end: number }>): void {
-  const seq = ['before', 'child forked', 'child exec', 'after'].map((n) => one(spans, n));
+  const seq = ['before', 'child forked', 'child exec', 'child cluster', 'after'].map((n) => one(spans, n));
   for (let i = 1; i < seq.length; i++) {
     expect(seq[i].start, `${seq[i].name} starts after ${seq[i - 1].name} ends`).toBeGreaterThanOrEqual(seq[i - 1].end);
   }
@@ -74,7 +74,7 @@ describe('hotspan run: every process in one trace', () => {
   it('Perfetto: a process per pid, each on its own sequence, on one time axis', () => {
     const out = path.join(tmp, 'procs.pftrace');
     const { pids } = hotspanRun(out);
-    expect(pids.children).toHaveLength(2);
+    expect(pids.children).toHaveLength(3);
     const all = [pids.parent, ...pids.children];
 
     // hotspan's own reader (report, view, convert).
@@ -144,6 +144,7 @@ describe('hotspan run: every process in one trace', () => {
     expect(one(spans, 'after').pid).toBe(pids.parent);
     expect(one(spans, 'child forked').pid).toBe(pids.children[0]);
     expect(one(spans, 'child exec').pid).toBe(pids.children[1]);
+    expect(one(spans, 'child cluster').pid).toBe(pids.children[2]);
     // The counts: each process's, and their sum.
     const per = doc.metadata.hotspan_processes ?? {};
     expect(Object.keys(per).map(Number).sort()).toEqual([...all].sort());
@@ -156,12 +157,13 @@ describe('hotspan run: every process in one trace', () => {
     expect(engine.get(pids.parent)).toEqual(expect.arrayContaining(['before', 'after']));
     expect(engine.get(pids.children[0])).toContain('child forked');
     expect(engine.get(pids.children[1])).toContain('child exec');
+    expect(engine.get(pids.children[2])).toContain('child cluster');
   });
 
   it('a child killed before it wrote is counted as missing', () => {
     const out = path.join(tmp, 'killed.json');
     const { pids, stderr } = hotspanRun(out, { CHILD_KILL: '1' });
-    const killed = pids.children[2];
+    const killed = pids.children[3];
     expect(stderr).toContain(`1 traced process(es) wrote no trace (killed, or still running): pid ${String(killed)}`);
     const doc = JSON.parse(readFileSync(out, 'utf8')) as { metadata: { hotspan_missing_processes?: number[] } };
     expect(doc.metadata.hotspan_missing_processes).toEqual([killed]);
@@ -187,6 +189,7 @@ describe('hotspan/auto without hotspan run', () => {
     expect(names('trace.json')).toEqual(expect.arrayContaining(['before', 'after']));
     expect(names(`trace-${String(pids.children[0])}.json`)).toEqual(['child forked']);
     expect(names(`trace-${String(pids.children[1])}.json`)).toEqual(['child exec']);
+    expect(names(`trace-${String(pids.children[2])}.json`)).toEqual(['child cluster']);
   });
 });
 
