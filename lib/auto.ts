@@ -6,7 +6,10 @@
 // the trace when the process ends (lib/common/exit-write.ts).
 // Configured by environment:
 //   HOTSPAN_OUT         the file written at exit (default hotspan-<pid>.pftrace);
-//                       its extension picks the format (.pftrace, .json)
+//                       its extension picks the format (.pftrace, .json). The
+//                       Node processes the program starts inherit it and are
+//                       traced too, each into a file of its own on the same
+//                       time axis (lib/auto/auto-out.ts; `hotspan run` joins them)
 //   HOTSPAN_INSTRUMENT  a comma list of http, fetch, dns, net, gc, eventloop,
 //                       pg, mysql, redis, ioredis, express, fastify (default:
 //                       all; the last six only act when their library runs:
@@ -31,12 +34,16 @@ import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
 import { writeAutoFile } from './auto/auto-file';
+import { autoOutPath, sharedOrigin } from './auto/auto-out';
 import { AutoRecorder, type Instrument } from './auto/auto-record';
 import { parseInstrumentList } from './auto/instrument-list';
+import { calibrate } from './common/clock';
 import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
+import { createBackend } from './tracer/backend-choice';
 import { internals } from './tracer/internal';
-import { Tracer } from './tracer/tracer';
+import { resolveOptions } from './tracer/options';
+import { Tracer, tracerOver } from './tracer/tracer';
 
 /** hotspan's instruments HOTSPAN_INSTRUMENT selects, after starting the OpenTelemetry instrumentations it names on `tracer`. */
 function instruments(tracer: Tracer): Set<Instrument> {
@@ -58,15 +65,18 @@ function instruments(tracer: Tracer): Set<Instrument> {
 
 function start(): { tracer: Tracer; out: string } | undefined {
   if (!isMainThread) return undefined;
-  const out = process.env.HOTSPAN_OUT ?? `hotspan-${String(process.pid)}.pftrace`;
+  const asked = process.env.HOTSPAN_OUT ?? `hotspan-${String(process.pid)}.pftrace`;
   let format;
   try {
-    format = outputFormat(out);
+    format = outputFormat(asked);
   } catch (e) {
     process.emitWarning(`hotspan/auto: HOTSPAN_OUT: ${(e as Error).message}; not tracing`);
     return undefined;
   }
-  const tracer = new Tracer({ threadName: 'main' });
+  // A file of its own, on the time axis of the traced process that started this one (lib/auto/auto-out.ts).
+  const out = autoOutPath(process.env, asked, format, process.pid);
+  const origin = sharedOrigin(process.env, () => calibrate().originNs);
+  const tracer = tracerOver(createBackend(resolveOptions({ threadName: 'main' }), origin));
   atExit(`the trace to ${out}`, () => {
     rec.stop();
     tracer.flush();

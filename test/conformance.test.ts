@@ -434,7 +434,8 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
       const doc = JSON.parse(text) as { traceEvents: ChromeEvent[]; displayTimeUnit: string };
       expect(doc.displayTimeUnit).toBe('ms');
       const events = doc.traceEvents;
-      for (const e of events) expect(e.pid).toBe(1);
+      // The writing process's pid (the js backend's WebAssembly writer: 1).
+      for (const e of events) expect(e.pid).toBe(kind === 'native' ? process.pid : 1);
       expect(events.filter((e) => e.ph === 'M' && e.name === 'process_name')).toHaveLength(1);
 
       const timelines = t.timelines();

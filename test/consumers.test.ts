@@ -55,6 +55,8 @@ interface Written {
   concurrent: Set<number>;
   json: string;
   pftrace: Uint8Array;
+  /** The pid the files say: this process's, 1 from the js backend (no pid in WebAssembly). */
+  pid: number;
 }
 
 async function writeBoth(t: Tracer, name: string, concurrent: Set<number>): Promise<Written> {
@@ -63,7 +65,8 @@ async function writeBoth(t: Tracer, name: string, concurrent: Set<number>): Prom
   const pfFile = path.join(tmp, `${name}.pftrace`);
   await t.write(jsonFile);
   await t.write(pfFile);
-  return { recs: t.snapshot(), concurrent, json: readFileSync(jsonFile, 'utf8'), pftrace: readFileSync(pfFile) };
+  const pid = t.backend === 'native' ? process.pid : 1;
+  return { recs: t.snapshot(), concurrent, json: readFileSync(jsonFile, 'utf8'), pftrace: readFileSync(pfFile), pid };
 }
 
 /** DevTools' trace engine: every complete (X) span in its thread trees, under its real parent. */
@@ -93,11 +96,14 @@ async function checkSpeedscope(w: Written): Promise<void> {
   // speedscope names a frame "<name> <args JSON>": the span_id in it identifies the span.
   const idIn = (frame: string | undefined): string => (frame === undefined ? '' : (/"span_id":(\d+)/.exec(frame)?.[1] ?? frame));
   const key = (c: SpeedscopeCall): string => `${idIn(c.name)}|${c.start}|${c.end}|${idIn(c.parent)}`;
-  const events = (JSON.parse(w.json) as { traceEvents: Array<{ ph: string; tid: number; ts?: number }> }).traceEvents;
+  const events = (JSON.parse(w.json) as { traceEvents: Array<{ ph: string; name: string; pid: number; tid: number; ts?: number }> }).traceEvents;
+  // The writing process's pid (the js backend's WebAssembly writer: 1).
+  const pid = events.find((e) => e.ph === 'M' && e.name === 'process_name')?.pid;
+  expect(pid).toBe(w.pid);
   for (const [tl, tlName] of names) {
     if (w.concurrent.has(tl)) continue;
     const recs = w.recs.filter((r) => r.timeline === tl);
-    const calls = profiles.get(`hotspan (pid 1), ${tlName} (tid ${String(tl)})`);
+    const calls = profiles.get(`hotspan (pid ${String(pid)}), ${tlName} (tid ${String(tl)})`);
     expect(calls, `speedscope profile of ${tlName}`).toBeDefined();
     if (!calls) continue;
     // speedscope's times are us from the profile's first event: back to the
@@ -173,7 +179,8 @@ function checkPerfetto(w: Written): Map<number, { start: bigint; end: bigint }> 
     const s = slices.get(r.id);
     expect(s?.start).toBe(BigInt(ns(r.start)) + PERFETTO_OFFSET_NS);
     expect(s?.end).toBe(BigInt(ns(r.end)) + PERFETTO_OFFSET_NS);
-    expect(Number(BigInt(Number(uuidOf(packets, r.id))) % BigInt(TWO32))).toBe(r.timeline);
+    // The low 32 bits are the timeline; the high ones are salted with the pid (perfetto_writer.h).
+    expect(Number(BigInt(uuidOf(packets, r.id)) % BigInt(TWO32))).toBe(r.timeline);
   }
   return slices;
 }

@@ -72,7 +72,9 @@ for (const backend of ['native', 'js'] as const) {
         ['queue', { value: -2 }],
         ['heap MiB', { value: 120.25 }],
       ]);
-      for (const e of counters) expect([e.pid, e.tid]).toEqual([1, 0]);
+      // The writing process's pid (the js backend's WebAssembly writer: 1).
+      const pid = backend === 'native' ? process.pid : 1;
+      for (const e of counters) expect([e.pid, e.tid]).toEqual([pid, 0]);
       // On the spans' time axis: each sample lies where it was taken.
       const a = spans.find((e) => e.name === 'a') as ChromeEvent;
       const b = spans.find((e) => e.name === 'b') as ChromeEvent;

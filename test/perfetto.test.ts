@@ -99,7 +99,9 @@ function replay(bytes: Uint8Array): Decoded {
   const annNames = new Map<bigint, string>();
   const tracks = new Map<bigint, TrackDescriptorObj>();
   for (const p of packets) {
-    expect(p.trustedPacketSequenceId).toBe(1);
+    // One sequence: the writing process's pid (the js backend's WebAssembly writer: 1).
+    expect(p.trustedPacketSequenceId).toBe(packets[0].trustedPacketSequenceId);
+    expect([1, process.pid]).toContain(p.trustedPacketSequenceId);
     for (const n of p.internedData?.eventNames ?? []) names.set(BigInt(n.iid ?? 0), n.name ?? '');
     for (const n of p.internedData?.debugAnnotationNames ?? []) annNames.set(BigInt(n.iid ?? 0), n.name ?? '');
     if (p.trackDescriptor) tracks.set(BigInt(p.trackDescriptor.uuid ?? 0), p.trackDescriptor);
@@ -173,7 +175,8 @@ function checkAgainstSnapshot(d: Decoded, recs: readonly SpanRecord[]): void {
     expect(s.end).toBe(perfettoTs(r.end));
     // The span's own track, or (tracks) one of its lanes: lane * 2^32 + id.
     expect(Number(s.uuid % BigInt(TWO32))).toBe(r.timeline);
-    if (r.timelineKind !== 'track') expect(s.uuid).toBe(BigInt(r.timeline));
+    // The high 32 bits: a lane, salted with the pid (perfetto_writer.h).
+    if (r.timelineKind !== 'track') expect(s.uuid % BigInt(TWO32)).toBe(BigInt(r.timeline));
     // parent_id is written only when the enclosing slice is not the parent.
     const parent = s.args.get('parent_id');
     if (r.parent === 0) expect(parent).toBeUndefined();
@@ -242,21 +245,29 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       checkAgainstSnapshot(d, recs);
 
       // Descriptors: the process, a thread track per thread timeline, named tracks for the rest.
-      const proc = d.tracks.get(PERFETTO_PROCESS_UUID);
-      expect(proc?.process?.processName).toBe('hotspan');
+      // The writing process's pid (the js backend's WebAssembly writer: 1) salts the uuids' high 32 bits.
+      const pid = kind === 'native' ? process.pid : 1;
+      const procs = [...d.tracks].filter(([, td]) => td.process !== undefined && td.process !== null);
+      expect(procs).toHaveLength(1);
+      const [procUuid, proc] = procs[0];
+      expect(proc.process?.processName).toBe('hotspan');
+      expect(proc.process?.pid).toBe(pid);
+      const salt = procUuid ^ PERFETTO_PROCESS_UUID;
+      expect(salt % 2n ** 32n).toBe(0n);
+      expect(salt === 0n).toBe(pid === 1);
       for (const tl of t.timelines()) {
-        const td = d.tracks.get(BigInt(tl.id));
+        const td = d.tracks.get(BigInt(tl.id) ^ salt);
         expect(td, `descriptor of ${tl.name}`).toBeDefined();
         if (tl.kind === 'js' || tl.kind === 'native') {
           expect(td?.thread?.threadName).toBe(tl.name);
           expect(Number(td?.thread?.tid)).toBe(tl.id);
-          expect(td?.thread?.pid).toBe(1);
+          expect(td?.thread?.pid).toBe(pid);
         } else {
           expect(td?.name).toBe(tl.name);
-          expect(BigInt(td?.parentUuid ?? 0)).toBe(PERFETTO_PROCESS_UUID);
+          expect(BigInt(td?.parentUuid ?? 0)).toBe(procUuid);
         }
       }
-      expect(d.tracks.get(BigInt(recs.find((r) => r.name === 'outer')?.timeline ?? -1))?.thread?.threadName).toBe(
+      expect(d.tracks.get(BigInt(recs.find((r) => r.name === 'outer')?.timeline ?? -1) ^ salt)?.thread?.threadName).toBe(
         'main thread',
       );
 
@@ -265,13 +276,13 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       const [fa] = sliceOf('fetchA');
       const [fb] = sliceOf('fetchB');
       expect(fa.start < fb.start && fb.start < fa.end && fa.end < fb.end).toBe(true);
-      expect(fa.uuid).toBe(BigInt(net));
-      expect(fb.uuid).toBe(BigInt(TWO32) + BigInt(net));
+      expect(fa.uuid).toBe(BigInt(net) ^ salt);
+      expect(fb.uuid).toBe((BigInt(TWO32) + BigInt(net)) ^ salt);
       const lane = d.tracks.get(fb.uuid);
-      expect(BigInt(lane?.parentUuid ?? 0)).toBe(BigInt(net));
+      expect(BigInt(lane?.parentUuid ?? 0)).toBe(BigInt(net) ^ salt);
       expect(lane?.name).toMatch(/ #2$/);
       // The serial track needs one lane only; nested spans share their thread's track.
-      expect(new Set(sliceOf('kernel').map((s) => s.uuid))).toEqual(new Set([BigInt(gpu)]));
+      expect(new Set(sliceOf('kernel').map((s) => s.uuid))).toEqual(new Set([BigInt(gpu) ^ salt]));
       const outer = sliceOf('outer')[0];
       for (const n of ['inner', 'fails']) {
         const s = sliceOf(n)[0];

@@ -7,7 +7,7 @@
 // lanes as child tracks, counters) and TrackEvent slices matched per track.
 
 import { ProtoReader, WIRE_FIXED64, WIRE_LEN } from './proto';
-import { recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
+import { recordingCounts, sumCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
 
 // TracePacket
 const P_CLOCK_SNAPSHOT = 6;
@@ -40,13 +40,13 @@ const SLICE_BEGIN = 1;
 const SLICE_END = 2;
 const COUNTER = 4;
 /**
- * hotspan's recording counts: a track descriptor of this name and uuid
- * (under the process track, no events) whose description is a JSON object
+ * hotspan's recording counts: a track descriptor of this name (under the
+ * process track, no events) whose description is a JSON object
  * {"produced": n, "kept": n, ...}, written when a file is finished (a file
- * cut off or killed has none).
+ * cut off or killed has none). A trace joined from several processes' files
+ * has one per process, each its own uuid (perfetto_writer.h): their sum.
  */
 const COUNTS_TRACK_NAME = 'hotspan.counts';
-const COUNTS_TRACK_UUID = 0xfffffffd00000000n;
 
 interface Open {
   name: string;
@@ -140,8 +140,8 @@ export class PerfettoDecoder {
    * does: a file that begins mid-stream.
    */
   skipped = 0;
-  /** The last recording counts the trace carried (COUNTS_TRACK_NAME). */
-  counts: RecordingCounts | undefined;
+  /** The last recording counts each COUNTS_TRACK_NAME track carried, by its uuid. */
+  private readonly countsByTrack = new Map<bigint, RecordingCounts>();
 
   constructor(private readonly sink: TraceSink) {}
 
@@ -300,6 +300,9 @@ export class PerfettoDecoder {
     this.sink.clocks?.({ originNs, monotonicNs: mono, realtimeNs: real, boottimeNs: first?.get(CLOCK_BOOTTIME) ?? -1n });
   }
 
+  /** The snapshot the reference clock was chosen by: kept past SNAPSHOTS_KEPT for the other sequences of a joined trace. */
+  private refSnapshot: Snapshot | undefined;
+
   private newestSnapshot(ok: (s: Snapshot) => boolean): Snapshot | undefined {
     for (let k = this.snapshots.length - 1; k >= 0; k--) if (ok(this.snapshots[k])) return this.snapshots[k];
     return undefined;
@@ -316,6 +319,7 @@ export class PerfettoDecoder {
     const key = clockKey(seq, id);
     if (this.refClock === undefined) {
       const withIt = this.newestSnapshot((s) => s.has(key));
+      this.refSnapshot = withIt;
       if (isHotspanClock(id, def) && withIt?.has(String(CLOCK_MONOTONIC)) === true) {
         this.refClock = key;
         this.refOffset = Number(HOTSPAN_CLOCK_OFFSET_NS);
@@ -327,8 +331,17 @@ export class PerfettoDecoder {
     if (key === this.refClock) return ns - this.refOffset;
     const ref = this.refClock;
     const snap = this.newestSnapshot((s) => s.has(key) && s.has(ref));
-    if (snap === undefined) return ns;
-    return ns - (snap.get(key) as number) + (snap.get(ref) as number) - this.refOffset;
+    if (snap !== undefined) return ns - (snap.get(key) as number) + (snap.get(ref) as number) - this.refOffset;
+    // Another sequence's own clock (a trace joined from several processes' files): through a builtin clock
+    // both sequences were snapshotted with, MONOTONIC first (its ns are exact as doubles).
+    for (const b of [String(CLOCK_MONOTONIC), String(CLOCK_BOOTTIME), String(CLOCK_REALTIME)]) {
+      const sk = this.newestSnapshot((s) => s.has(key) && s.has(b));
+      const sr = this.newestSnapshot((s) => s.has(ref) && s.has(b)) ?? (this.refSnapshot?.has(b) === true ? this.refSnapshot : undefined);
+      if (sk === undefined || sr === undefined) continue;
+      const onB = ns - (sk.get(key) as number) + (sk.get(b) as number);
+      return onB - (sr.get(b) as number) + (sr.get(ref) as number) - this.refOffset;
+    }
+    return ns;
   }
 
   private descriptor(r: ProtoReader): void {
@@ -383,7 +396,7 @@ export class PerfettoDecoder {
           r.skip();
       }
     }
-    if (uuid === COUNTS_TRACK_UUID && name === COUNTS_TRACK_NAME && description !== undefined) this.readCounts(description);
+    if (name === COUNTS_TRACK_NAME && description !== undefined) this.readCounts(uuid, description);
     const known = this.tracks.get(uuid);
     if (known !== undefined) return; // a repeated descriptor (for example after an incremental-state reset)
     const parentTrack = parent === undefined ? undefined : this.tracks.get(parent);
@@ -399,14 +412,20 @@ export class PerfettoDecoder {
     this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, emitted: false, open: [] });
   }
 
-  private readCounts(description: string): void {
+  /** The recording counts the trace carried: the sum over its processes' (COUNTS_TRACK_NAME). */
+  get counts(): RecordingCounts | undefined {
+    return sumCounts([...this.countsByTrack.values()]);
+  }
+
+  private readCounts(uuid: bigint, description: string): void {
     let members: unknown;
     try {
       members = JSON.parse(description);
     } catch {
       return; // not hotspan's: no counts
     }
-    if (typeof members === 'object' && members !== null) this.counts = recordingCounts(members as Record<string, unknown>) ?? this.counts;
+    const c = typeof members === 'object' && members !== null ? recordingCounts(members as Record<string, unknown>) : undefined;
+    if (c !== undefined) this.countsByTrack.set(uuid, c);
   }
 
   private track(uuid: bigint): Track {

@@ -4,16 +4,24 @@
 // by a signal makes hotspan die of the same signal. SIGTERM and SIGHUP sent
 // to hotspan run are passed on to the program; so is SIGINT, unless hotspan
 // run is on a terminal, whose Ctrl-C reaches the program directly.
+//
+// Every Node process the program starts inherits the preload and is traced
+// too: each writes a part of its own into a directory hotspan run owns
+// (lib/auto/auto-out.ts), and when the program ends the parts are joined
+// into the one output file, a process per pid (lib/cli/join-parts.ts).
 
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 
+import { PARTS_DIR_ENV } from '../auto/auto-out';
 import { INSTRUMENTS } from '../auto/auto-record';
 import { outputFormat } from '../common/output';
 import type { Command } from './command';
 import { UsageError } from './command';
+import { joinParts } from './join-parts';
 import { buildReport, formatReport } from './report';
 
 const AUTO = path.join(__dirname, '..', 'auto.js');
@@ -23,9 +31,10 @@ export const runCommand: Command = {
 
 Runs a node program with zero-code tracing (hotspan/auto, preloaded through
 NODE_OPTIONS): HTTP server and client requests, fetch, DNS lookups, TCP/TLS
-connections, GC pauses, and the event-loop delay as counters. When it ends,
-the trace is written and its report printed to stderr. Exit code and signal
-are the program's.
+connections, GC pauses, and the event-loop delay as counters. The Node
+processes it starts (spawn, fork, exec, cluster workers) are traced too, into
+the same trace, a process per pid. When it ends, the trace is written and its
+report printed to stderr. Exit code and signal are the program's.
 
 Options:
   -o, --output FILE        the trace (default hotspan-trace.pftrace; .json for Chrome JSON)
@@ -49,14 +58,17 @@ Options:
     });
     if (command.length === 0) throw new UsageError('run needs a command after --, for example: hotspan run -- node app.js');
     const out = path.resolve(values.output as string);
+    let format;
     try {
-      outputFormat(out);
+      format = outputFormat(out);
     } catch (e) {
       throw new UsageError((e as Error).message.replace(/^hotspan: /, ''));
     }
+    const parts = mkdtempSync(path.join(tmpdir(), 'hotspan-run-'));
     const env: NodeJS.ProcessEnv = {
       ...process.env,
       HOTSPAN_OUT: out,
+      [PARTS_DIR_ENV]: parts,
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(AUTO)}`.trim(),
     };
     if (values.instrument !== undefined) env.HOTSPAN_INSTRUMENT = values.instrument;
@@ -73,10 +85,23 @@ Options:
       for (const s of signals) process.on(s, forward);
       child.on('error', (e) => {
         for (const s of signals) process.removeListener(s, forward);
+        rmSync(parts, { recursive: true, force: true });
         reject(new UsageError(`cannot run ${command[0]}: ${e.message}`));
       });
       child.on('exit', (code, signal) => {
         for (const s of signals) process.removeListener(s, forward);
+        try {
+          const joined = joinParts(parts, out, format, child.pid);
+          for (const why of joined.skipped) process.stderr.write(`hotspan run: left out ${why}\n`);
+          if (joined.missing.length > 0) {
+            process.stderr.write(
+              `hotspan run: ${String(joined.missing.length)} traced process(es) wrote no trace (killed, or still running): pid ${joined.missing.join(', ')}\n`,
+            );
+          }
+          if (joined.pids.length === 0) rmSync(out, { force: true });
+        } finally {
+          rmSync(parts, { recursive: true, force: true });
+        }
         if (values['no-report'] !== true) {
           if (existsSync(out)) process.stderr.write('\n' + formatReport(buildReport(out, 15, 'total')));
           else process.stderr.write(`hotspan run: no trace was written to ${out}\n`);

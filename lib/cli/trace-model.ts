@@ -81,6 +81,19 @@ export function recordingCounts(members: Record<string, unknown>): RecordingCoun
   return any ? out : undefined;
 }
 
+/** The member-wise sum of several files' or processes' counts (a key any of them has); undefined for none. */
+export function sumCounts(all: readonly RecordingCounts[]): RecordingCounts | undefined {
+  if (all.length === 0) return undefined;
+  const out: RecordingCounts = {};
+  for (const c of all) {
+    for (const k of COUNT_KEYS) {
+      const v = c[k];
+      if (v !== undefined) out[k] = (out[k] ?? 0) + v;
+    }
+  }
+  return out;
+}
+
 export interface ReadSummary {
   readonly format: 'perfetto' | 'json';
   readonly bytes: number;

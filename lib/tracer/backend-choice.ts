@@ -37,8 +37,13 @@ function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: Re
   return new WasmBackend(b);
 }
 
-/** The backend `new Tracer(options)` records on. */
-export function createBackend(o: ResolvedOptions): Backend {
+/**
+ * The backend `new Tracer(options)` records on. `originNs`: the native
+ * tracer's performance.now() origin on CLOCK_MONOTONIC, when not this
+ * process's (hotspan/auto in a process another traced process started:
+ * lib/auto/auto-out.ts); the js backend records on this process's.
+ */
+export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
   const sampler = samplerWord(o.sample === undefined ? sampleFromEnv() : checkSample(o.sample));
   if (o.backend === 'noop') return new NoopBackend();
   const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler };
@@ -51,7 +56,7 @@ export function createBackend(o: ResolvedOptions): Backend {
     return jsBackend(o.threadName, budget);
   }
   const cal = calibrate();
-  const nt = addon.create({ originNs: cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
+  const nt = addon.create({ originNs: originNs ?? cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
   return new NativeBackend(nt, cal.boundMs, true);
 }
 

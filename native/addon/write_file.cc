@@ -77,7 +77,8 @@ int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns,
   hotspan::RecordCounts counts = hotspan::total_counts(snapshot);
   counts.produced += dropped_elsewhere;
   counts.dropped += dropped_elsewhere;
-  const hotspan::DocumentInfo doc{origin_ns, clocks, hotspan::document_counts(counts)};
+  const hotspan::DocumentInfo doc =
+      hotspan::DocumentInfo{origin_ns, clocks, hotspan::document_counts(counts)}.with_pid(hotspan::current_pid());
   if (format == Format::kChromeJson) {
     hotspan::write_chrome_json(snapshot, doc, out);
   } else {

@@ -150,7 +150,7 @@ struct Doc {
   std::vector<Event> events;
 };
 
-Doc parse(const std::string& bytes) {
+Doc parse(const std::string& bytes, uint64_t sequence = kPerfettoSequenceId) {
   Doc d;
   for (const Field& p : decode(bytes)) {
     CHECK_EQ(p.num, 1u);
@@ -159,7 +159,7 @@ Doc parse(const std::string& bytes) {
   }
   for (const auto& pk : d.packets) {
     const Field* seq = first(pk, 10);
-    CHECK(seq && seq->v == kPerfettoSequenceId);
+    CHECK(seq && seq->v == sequence);
     if (const Field* in = first(pk, 12)) {
       const std::vector<Field> interned = decode(in->bytes);  // outlives the pointers into it
       for (const Field* en : all(interned, 2)) {
@@ -473,6 +473,44 @@ void test_clock() {
   }
 }
 
+// Documents of two processes (DocumentInfo::pid) concatenate into one
+// trace: each on the sequence of its pid, its process descriptor naming the
+// pid, its thread descriptors under it, and no track uuid in both.
+void test_processes() {
+  const int64_t origin = 5000000000;
+  Snapshot s;
+  s.names = {"work", "io"};
+  SnapshotTimeline main = timeline(1, "main", TimelineKind::kJs);
+  main.records.push_back(rec(1, 0, 0, origin + 10, origin + 20, 0));
+  s.timelines.push_back(main);
+  SnapshotTimeline track = timeline(2, "track: io", TimelineKind::kTrack);
+  track.records.push_back(rec(1, 0, 1, origin + 10, origin + 30, 0, kFlagAsync));
+  track.records.push_back(rec(2, 0, 1, origin + 20, origin + 40, 0, kFlagAsync));  // a second lane
+  s.timelines.push_back(track);
+  s.counters.push_back(CounterSeries{"delay", {{origin + 5, 1.5}}, 0});
+
+  std::map<uint64_t, uint32_t> owner;  // track uuid -> pid
+  for (const uint32_t pid : {1u, 4242u, 4243u}) {
+    std::string out;
+    write_perfetto(s, DocumentInfo{origin, hotspan_test::kTestClocks, document_counts(total_counts(s)), pid}, out);
+    const Doc d = parse(out, perfetto_sequence_id(pid));
+    const uint64_t salt = perfetto_uuid_salt(pid);
+    CHECK(pid == 1 ? salt == 0 : salt != 0);
+    const auto proc = d.tracks.find(kPerfettoProcessUuid ^ salt);
+    CHECK(proc != d.tracks.end());
+    CHECK_EQ(first(decode(first(proc->second, 3)->bytes), 1)->v, uint64_t{pid});
+    const auto th = d.tracks.find(perfetto_track_uuid(1, 0) ^ salt);
+    CHECK(th != d.tracks.end());
+    CHECK_EQ(first(decode(first(th->second, 4)->bytes), 1)->v, uint64_t{pid});
+    CHECK_EQ(d.tracks.size(), 6u);  // process, counts, thread, track, its lane, counter
+    for (const auto& [uuid, fields] : d.tracks) {
+      CHECK(owner.count(uuid) == 0);
+      owner[uuid] = pid;
+    }
+    for (const Event& e : d.events) CHECK(d.tracks.count(e.uuid) == 1);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -482,5 +520,6 @@ int main() {
   test_parent_ordered_after_child();
   test_edge_cases();
   test_clock();
+  test_processes();
   return check::result("perfetto_test");
 }

@@ -45,6 +45,13 @@ interface EngineModule {
 
 /** Per tid, every span in the engine's thread tree with the parent the tree gives it. */
 export async function traceEngineTrees(events: unknown[]): Promise<Map<number, EngineNode[]>> {
+  const out = new Map<number, EngineNode[]>();
+  for (const threads of (await traceEngineProcesses(events)).values()) for (const [tid, nodes] of threads) out.set(tid, nodes);
+  return out;
+}
+
+/** Per pid and tid, every span in the engine's thread trees with the parent the tree gives it. */
+export async function traceEngineProcesses(events: unknown[]): Promise<Map<number, Map<number, EngineNode[]>>> {
   // The engine measures with DOMRect, which Node lacks (its README says to polyfill it).
   const g = globalThis as { DOMRect?: unknown };
   g.DOMRect ??= class DOMRect {
@@ -59,8 +66,10 @@ export async function traceEngineTrees(events: unknown[]): Promise<Map<number, E
   const engine = (await import(spec)) as EngineModule;
   const model = engine.TraceModel.Model.createWithAllHandlers();
   await model.parse(events);
-  const out = new Map<number, EngineNode[]>();
-  for (const proc of model.parsedTrace().data.Renderer.processes.values()) {
+  const out = new Map<number, Map<number, EngineNode[]>>();
+  for (const [pid, proc] of model.parsedTrace().data.Renderer.processes) {
+    const threads = new Map<number, EngineNode[]>();
+    out.set(pid, threads);
     for (const [tid, thread] of proc.threads) {
       const nodes: EngineNode[] = [];
       const walk = (n: TreeNode, parent: number): void => {
@@ -69,7 +78,7 @@ export async function traceEngineTrees(events: unknown[]): Promise<Map<number, E
         for (const c of n.children) walk(c, spanId);
       };
       for (const r of thread.tree?.roots ?? []) walk(r, 0);
-      out.set(tid, nodes);
+      threads.set(tid, nodes);
     }
   }
   return out;

@@ -17,7 +17,9 @@
 // - Threads, groups and serial tracks: "X"; concurrent tracks: a "b"/"e" pair
 //   per span with id = the span id as a string. Events of one timeline are in
 //   the snapshot's (end) order; viewers sort by ts.
-// - Counters: a "C" event per sample (pid 1, tid 0, args {"value": v}, v the
+// - pid: the document's (DocumentInfo::pid: the recording process's, 1 from
+//   WebAssembly), on every event, so several processes' events join.
+// - Counters: a "C" event per sample (tid 0, args {"value": v}, v the
 //   shortest text that reads back as the same double), after the batch's
 //   spans; samples a full series dropped are counted in
 //   metadata.hotspan_counters_dropped {name: count}.
@@ -335,22 +337,28 @@ class ChromeJsonWriter::Impl {
     started_ = true;
     out_.append("{\"traceEvents\":[\n");
     sep();
-    out_.append(
-        "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"tid\":0,"
-        "\"args\":{\"name\":\"hotspan\"}}");
+    char buf[96];
+    char* p = put_lit(buf, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
+    p = put_u64(p, doc_.pid);
+    p = put_lit(p, ",\"tid\":0,\"args\":{\"name\":\"hotspan\"}}");
+    out_.append(buf, static_cast<size_t>(p - buf));
   }
 
   void timeline_metadata(uint32_t id, const std::string& name) {
     char buf[160];
     sep();
-    char* p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+    char* p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
+    p = put_u64(p, doc_.pid);
+    p = put_lit(p, ",\"tid\":");
     p = put_u64(p, id);
     p = put_lit(p, ",\"args\":{\"name\":\"");
     out_.append(buf, static_cast<size_t>(p - buf));
     append_escaped(out_, name.data(), name.size());
     out_.append("\"}}", 3);
     sep();
-    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":");
+    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
+    p = put_u64(p, doc_.pid);
+    p = put_lit(p, ",\"tid\":");
     p = put_u64(p, id);
     p = put_lit(p, ",\"args\":{\"sort_index\":");
     p = put_u64(p, id);
@@ -367,9 +375,11 @@ class ChromeJsonWriter::Impl {
     const char* cat = tl.kind == TimelineKind::kGroups ? "group" : track ? "async" : "span";
     const size_t cat_len = std::strlen(cat);
 
-    // ",\"pid\":1,\"tid\":<id>" is the same for every event of the timeline.
-    char tid_part[32];
-    char* tp = put_lit(tid_part, ",\"pid\":1,\"tid\":");
+    // ",\"pid\":<pid>,\"tid\":<id>" is the same for every event of the timeline.
+    char tid_part[48];
+    char* tp = put_lit(tid_part, ",\"pid\":");
+    tp = put_u64(tp, doc_.pid);
+    tp = put_lit(tp, ",\"tid\":");
     tp = put_u64(tp, tl.id);
     const size_t tid_len = static_cast<size_t>(tp - tid_part);
 
@@ -480,7 +490,9 @@ class ChromeJsonWriter::Impl {
         out_.append(name);
         char* p = put_lit(buf, "\",\"ph\":\"C\",\"ts\":");
         p = put_grid(p, grid(sample.ns - doc_.origin_ns));
-        p = put_lit(p, ",\"pid\":1,\"tid\":0,\"args\":{\"value\":");
+        p = put_lit(p, ",\"pid\":");
+        p = put_u64(p, doc_.pid);
+        p = put_lit(p, ",\"tid\":0,\"args\":{\"value\":");
         // Finite (CounterStore refuses the rest): shortest round-trip text, valid JSON.
         p = std::to_chars(p, buf + sizeof buf, sample.value).ptr;
         p = put_lit(p, "}}");

@@ -6,6 +6,9 @@
 
 #include <cstdint>
 #include <string>
+#if !defined(__wasm__)
+#include <unistd.h>
+#endif
 #include <utility>
 #include <vector>
 
@@ -41,6 +44,16 @@ RecordCounts total_counts(const SnapshotT& snapshot) {
   return sum;
 }
 
+// The process this one is: its pid (getpid()); 1 in WebAssembly, which
+// has no process id.
+inline uint32_t current_pid() {
+#if defined(__wasm__)
+  return 1;
+#else
+  return static_cast<uint32_t>(getpid());
+#endif
+}
+
 struct DocumentInfo {
   // The performance.now() origin on CLOCK_MONOTONIC: records' times are
   // MONOTONIC ns, written relative to it (see the writers' headers).
@@ -50,6 +63,20 @@ struct DocumentInfo {
   // The recording's counts (writers' set_counts() replaces them before
   // finish(), e.g. a stream's at its end).
   DocumentCounts counts;
+  // The process the spans were recorded in: Chrome JSON's pid, Perfetto's
+  // process descriptor, packet sequence and track uuids (perfetto_writer.h),
+  // so the documents of several processes joined into one trace stay apart.
+  // 1 unless the writer's caller says: a tracer's own writes say their
+  // process's (with_pid below: the addon, TraceStream); the js backend's
+  // (WebAssembly) say 1.
+  uint32_t pid = 1;
+
+  // This document as the process `pid` wrote it.
+  DocumentInfo with_pid(uint32_t p) const {
+    DocumentInfo d = *this;
+    d.pid = p;
+    return d;
+  }
 };
 
 // A document of a tracer's snapshot: its counts are the snapshot's.

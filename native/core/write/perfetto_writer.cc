@@ -6,9 +6,9 @@
 //    parent_id, error, abandoned), trace_packet_defaults naming the
 //    timestamp clock (kPerfettoClockId) and the ClockSnapshot relating it
 //    to MONOTONIC, BOOTTIME and REALTIME (perfetto_writer.h); then a packet
-//    with the process track (pid 1, "hotspan").
+//    with the process track (the document's pid, "hotspan").
 // 2. One TrackDescriptor packet per timeline, in snapshot order: thread
-//    timelines as thread tracks (pid 1, tid = timeline id, thread_name),
+//    timelines as thread tracks (pid, tid = timeline id, thread_name),
 //    tracks and the groups timeline as named tracks under the process.
 // 3. Per timeline, a TYPE_SLICE_BEGIN / TYPE_SLICE_END pair per span, in an
 //    order that nests per track: thread and group timelines are stacks, so
@@ -27,7 +27,8 @@
 //    Samples a full series dropped are counted in the descriptor's
 //    description (the descriptor is written again when the count grows).
 //
-// Every packet has trusted_packet_sequence_id 1; begins carry
+// Every packet has trusted_packet_sequence_id = the pid, and every track
+// uuid is xored with the pid's salt (perfetto_writer.h); begins carry
 // SEQ_NEEDS_INCREMENTAL_STATE (they use interned names). Begins carry debug
 // annotations: span_id, parent_id (only when the span has a parent that is
 // not the slice enclosing it on its track: a parent on another timeline, a
@@ -221,6 +222,9 @@ class PerfettoWriter::Impl {
   Impl(const DocumentInfo& doc, std::string* out, BlockSink* sink)
       : origin_(doc.origin_ns),
         clocks_(doc.clocks),
+        pid_(doc.pid),
+        seq_(perfetto_sequence_id(doc.pid)),
+        salt_(perfetto_uuid_salt(doc.pid)),
         counts_(doc.counts),
         out_(out != nullptr ? *out : block_),
         sink_(sink) {}
@@ -399,7 +403,7 @@ class PerfettoWriter::Impl {
     Pb defaults;
     defaults.uint(58, kPerfettoClockId);  // timestamp_clock_id
     Pb body;
-    body.uint(10, kPerfettoSequenceId);
+    body.uint(10, seq_);
     body.uint(13, kSeqCleared);
     body.msg(kInternedDataField, interned);
     body.msg(59, defaults);             // trace_packet_defaults
@@ -409,10 +413,10 @@ class PerfettoWriter::Impl {
     names_sent_ = names.size();
 
     Pb proc;
-    proc.uint(1, 1);            // pid
+    proc.uint(1, pid_);         // pid
     proc.str(6, "hotspan");     // process_name
     Pb td;
-    td.uint(1, kPerfettoProcessUuid);
+    td.uint(1, kPerfettoProcessUuid ^ salt_);
     td.msg(3, proc);  // process
     descriptor_packet(td);
   }
@@ -428,7 +432,7 @@ class PerfettoWriter::Impl {
       interned.msg(2, en);  // event_names
     }
     Pb body;
-    body.uint(10, kPerfettoSequenceId);
+    body.uint(10, seq_);
     body.uint(13, kSeqNeedsState);
     body.msg(kInternedDataField, interned);
     packet(body);
@@ -465,8 +469,8 @@ class PerfettoWriter::Impl {
     }
     json.push_back('}');
     Pb td;
-    td.uint(1, kPerfettoCountsUuid);
-    td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+    td.uint(1, kPerfettoCountsUuid ^ salt_);
+    td.uint(5, kPerfettoProcessUuid ^ salt_);  // parent_uuid
     td.str(2, "hotspan.counts");       // name
     td.str(14, json);                  // description
     descriptor_packet(td);
@@ -474,22 +478,22 @@ class PerfettoWriter::Impl {
 
   void descriptor_packet(const Pb& td) {
     Pb body;
-    body.uint(10, kPerfettoSequenceId);
+    body.uint(10, seq_);
     body.msg(kTrackDescriptorField, td);
     packet(body);
   }
 
   void descriptor(const TimelineState& tl) {
     Pb td;
-    td.uint(1, perfetto_track_uuid(tl.id, 0));
+    td.uint(1, perfetto_track_uuid(tl.id, 0) ^ salt_);
     if (tl.kind == TimelineKind::kJs || tl.kind == TimelineKind::kNative) {
       Pb th;
-      th.uint(1, 1);      // pid
+      th.uint(1, pid_);   // pid
       th.uint(2, tl.id);  // tid
       th.str(5, sanitized(tl.name));
       td.msg(4, th);  // thread
     } else {
-      td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+      td.uint(5, kPerfettoProcessUuid ^ salt_);  // parent_uuid
       td.str(2, sanitized(tl.name));     // name
     }
     descriptor_packet(td);
@@ -500,12 +504,12 @@ class PerfettoWriter::Impl {
   void counter_series(const CounterSeries& c) {
     auto [it, fresh] = counters_.try_emplace(c.name);
     CounterState& st = it->second;
-    if (fresh) st.uuid = perfetto_counter_uuid(counters_.size() - 1);
+    if (fresh) st.uuid = perfetto_counter_uuid(counters_.size() - 1) ^ salt_;
     st.dropped += c.dropped;
     if (fresh || c.dropped != 0) {
       Pb td;
       td.uint(1, st.uuid);
-      td.uint(5, kPerfettoProcessUuid);  // parent_uuid
+      td.uint(5, kPerfettoProcessUuid ^ salt_);  // parent_uuid
       td.str(2, sanitized(c.name));      // name
       td.msg(8, Pb{});                   // counter: a CounterDescriptor (defaults)
       if (st.dropped != 0) {
@@ -523,7 +527,7 @@ class PerfettoWriter::Impl {
       for (int b = 0; b < 8; ++b) ev.s.push_back(static_cast<char>(bits >> (8 * b)));
       Pb body;
       body.uint(8, ts(sample.ns));  // timestamp
-      body.uint(10, kPerfettoSequenceId);
+      body.uint(10, seq_);
       body.msg(11, ev);  // track_event
       packet(body);
       boundary();
@@ -532,8 +536,8 @@ class PerfettoWriter::Impl {
 
   void lane_descriptor(const TimelineState& tl, uint32_t lane) {
     Pb td;
-    td.uint(1, perfetto_track_uuid(tl.id, lane));
-    td.uint(5, perfetto_track_uuid(tl.id, 0));
+    td.uint(1, perfetto_track_uuid(tl.id, lane) ^ salt_);
+    td.uint(5, perfetto_track_uuid(tl.id, 0) ^ salt_);
     td.str(2, sanitized(tl.name) + " #" + std::to_string(lane + 1));
     descriptor_packet(td);
   }
@@ -566,7 +570,7 @@ class PerfettoWriter::Impl {
     *p++ = kTimestamp;
     p = put_varint(p, ts(r.start_ns));
     *p++ = kSequenceId;
-    *p++ = kPerfettoSequenceId;
+    p = put_varint(p, seq_);
     *p++ = kSequenceFlags;
     *p++ = kSeqNeedsState;
     *p++ = kTrackEvent;
@@ -626,14 +630,14 @@ class PerfettoWriter::Impl {
     ensure(40);
     const uint64_t t = ts(end_ns);
     const size_t event_len = 3 + varint_size(uuid);
-    const size_t packet_len = 1 + varint_size(t) + 2 + 2 + event_len;  // < 128
+    const size_t packet_len = 1 + varint_size(t) + 1 + varint_size(seq_) + 2 + event_len;  // < 128
     uint8_t* p = at();
     *p++ = kTracePacket;
     *p++ = static_cast<uint8_t>(packet_len);
     *p++ = kTimestamp;
     p = put_varint(p, t);
     *p++ = kSequenceId;
-    *p++ = kPerfettoSequenceId;
+    p = put_varint(p, seq_);
     *p++ = kTrackEvent;
     *p++ = static_cast<uint8_t>(event_len);
     *p++ = kEventType;
@@ -729,7 +733,7 @@ class PerfettoWriter::Impl {
     const std::vector<uint32_t> order = begin_order(recs, n);
     LocalIndex<std::string> attrs(attr_list, n);
     LocalIndex<uint64_t> foreign(foreign_list, n);
-    const uint64_t uuid = perfetto_track_uuid(st.id, 0);
+    const uint64_t uuid = perfetto_track_uuid(st.id, 0) ^ salt_;
     // What the open slices' ends need, so each record is read once.
     std::vector<Open>& open = open_;
     open.clear();
@@ -851,7 +855,7 @@ class PerfettoWriter::Impl {
     LocalIndex<uint64_t> foreign(foreign_list, recs.size());
     for (const Step& s : steps) {
       const SpanRecord& r = recs[s.rec];
-      const uint64_t uuid = perfetto_track_uuid(st.id, s.lane);
+      const uint64_t uuid = perfetto_track_uuid(st.id, s.lane) ^ salt_;
       if (s.end) {
         end_event(r.end_ns, uuid);
       } else {
@@ -862,6 +866,9 @@ class PerfettoWriter::Impl {
 
   const int64_t origin_;
   const ClockReadings clocks_;
+  const uint32_t pid_;
+  const uint32_t seq_;     // trusted_packet_sequence_id (perfetto_writer.h)
+  const uint64_t salt_;    // xored into every track uuid
   DocumentCounts counts_;
   std::string block_;  // the scratch block, with a sink
   std::string& out_;

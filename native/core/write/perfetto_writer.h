@@ -46,9 +46,24 @@ constexpr uint64_t kPerfettoCountsUuid = 0xFFFFFFFD00000000ull;
 constexpr uint64_t kPerfettoCounterUuidBase = 0xFFFFFFFE00000000ull;
 inline uint64_t perfetto_counter_uuid(size_t series) { return kPerfettoCounterUuidBase + series + 1; }
 
-// The trusted_packet_sequence_id of every packet (one sequence: the
-// interned event names are scoped to it).
+// The documents of several processes (DocumentInfo::pid) concatenate into
+// one valid trace: each writes all its packets on one sequence,
+// trusted_packet_sequence_id = its pid (the interned names and the clock
+// kPerfettoClockId are scoped to it), names its process descriptor with its
+// pid, and xors every track uuid above with perfetto_uuid_salt(pid): the
+// high 32 bits only (a uuid's low 32 bits stay its timeline id), 0 for pid 1
+// (a WebAssembly writer's).
+inline uint32_t perfetto_sequence_id(uint32_t pid) { return pid == 0 ? 1 : pid; }
+// The sequence of a document of pid 1.
 constexpr uint32_t kPerfettoSequenceId = 1;
+inline uint64_t perfetto_uuid_salt(uint32_t pid) {
+  if (pid <= 1) return 0;
+  uint64_t z = pid + 0x9E3779B97F4A7C15ull;  // splitmix64
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  const uint64_t high = (z ^ (z >> 31)) & 0xFFFFFFFF00000000ull;
+  return high != 0 ? high : 1ull << 32;
+}
 
 // An incremental writer of one Trace (repeated TracePacket, field 1): given
 // the document's inputs once, then fed batches of spans, then finished. Every

@@ -1,0 +1,201 @@
+// Every process in one trace: `hotspan run` traces the Node children its
+// program starts (fork, execFile, a cluster worker: they inherit NODE_OPTIONS's preload) and
+// joins their files into its output, a process per pid, on one time axis.
+// The order of the spans of two processes is known from a handshake (the
+// parent's "before" ends before it starts a child, its "after" begins after
+// the child exited), not from timing. Read back by real consumers: protoc and
+// protobufjs with the vendored perfetto_trace.proto, DevTools' trace engine.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+
+import { protobufjsPackets, protocDecode, traceEngineProcesses } from './support/consumers';
+import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-procs-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+const PARENT = path.join(__dirname, 'fixtures', 'processes', 'parent.js');
+const AUTO = path.join(repoRoot, 'dist', 'auto.js');
+// The parent holds its first span open this long (performance.now() ms), so
+// a child's times on an axis of its own would fall before that span's end.
+const HOLD_MS = '400';
+
+interface Pids {
+  parent: number;
+  children: number[];
+}
+
+function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  const e: NodeJS.ProcessEnv = { ...process.env, HOTSPAN_AUTO_MODULE: AUTO, HOLD_MS, ...extra };
+  for (const k of ['HOTSPAN_OUT', 'HOTSPAN_OUT_PID', 'HOTSPAN_PARTS_DIR', 'HOTSPAN_TRACE_ORIGIN_NS', 'NODE_OPTIONS']) {
+    if (!(k in extra)) delete e[k];
+  }
+  return e;
+}
+
+function hotspanRun(out: string, extra: NodeJS.ProcessEnv = {}): { pids: Pids; stderr: string } {
+  const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'http', '--no-report', '--', process.execPath, PARENT], {
+    encoding: 'utf8',
+    env: env(extra),
+    timeout: 120_000,
+  });
+  expect(r.status, r.stderr).toBe(0);
+  return { pids: JSON.parse(r.stdout) as Pids, stderr: r.stderr };
+}
+
+/** The one span named `name`. */
+function one<T extends { name: string }>(spans: T[], name: string): T {
+  const found = spans.filter((s) => s.name === name);
+  expect(found, `${name} in ${JSON.stringify(spans.map((s) => s.name))}`).toHaveLength(1);
+  return found[0];
+}
+
+/** The handshake's order: before < each child (in turn) < after. */
+function expectOrdered(spans: Array<{ name: string; start: number; end: number }>): void {
+  const seq = ['before', 'child forked', 'child exec', 'child cluster', 'after'].map((n) => one(spans, n));
+  for (let i = 1; i < seq.length; i++) {
+    expect(seq[i].start, `${seq[i].name} starts after ${seq[i - 1].name} ends`).toBeGreaterThanOrEqual(seq[i - 1].end);
+  }
+}
+
+interface Packet {
+  trustedPacketSequenceId?: number;
+  timestamp?: string;
+  clockSnapshot?: { clocks?: Array<{ clockId?: number; timestamp?: string }> };
+  trackDescriptor?: { uuid?: string; name?: string; process?: { pid?: number }; thread?: { pid?: number; tid?: number } };
+  trackEvent?: { type?: string; trackUuid?: string; nameIid?: string };
+  internedData?: { eventNames?: Array<{ iid?: string; name?: string }> };
+}
+
+describe('hotspan run: every process in one trace', () => {
+  it('Perfetto: a process per pid, each on its own sequence, on one time axis', () => {
+    const out = path.join(tmp, 'procs.pftrace');
+    const { pids } = hotspanRun(out);
+    expect(pids.children).toHaveLength(3);
+    const all = [pids.parent, ...pids.children];
+
+    // hotspan's own reader (report, view, convert).
+    const { spans, summary } = readSpans(out);
+    const mine = spans.filter((s: PlainSpan) => s.name === 'before' || s.name === 'after' || s.name.startsWith('child '));
+    expectOrdered(mine);
+    // The counts are the sum of the three processes' (each kept its spans).
+    expect(summary.counts?.kept).toBeGreaterThanOrEqual(4);
+
+    // protoc: the joined file is one valid Trace with one process descriptor per pid.
+    const text = protocDecode(readFileSync(out));
+    const described = [...text.matchAll(/process \{\s*pid: (\d+)/g)].map((m) => Number(m[1]));
+    expect(described.sort()).toEqual([...all].sort());
+
+    // protobufjs: each process's packets on a sequence of its own (its pid), track uuids
+    // distinct across processes, and the slices' times put on MONOTONIC through each
+    // sequence's own clock snapshot (as trace processor does) in the handshake's order.
+    const packets = protobufjsPackets<Packet>(readFileSync(out));
+    const seqs = new Set(packets.map((p) => p.trustedPacketSequenceId));
+    expect([...seqs].sort()).toEqual([...all].sort());
+    const uuidOwner = new Map<string, number>();
+    const toMono = new Map<number, bigint>();
+    const names = new Map<string, string>();
+    const slices: Array<{ name: string; start: number; end: number }> = [];
+    const open = new Map<string, Array<{ name: string; start: number }>>();
+    for (const p of packets) {
+      const seq = p.trustedPacketSequenceId ?? 0;
+      const td = p.trackDescriptor;
+      if (td?.uuid !== undefined) {
+        const owner = uuidOwner.get(td.uuid);
+        expect(owner === undefined || owner === seq, `track uuid ${td.uuid} of two processes`).toBe(true);
+        uuidOwner.set(td.uuid, seq);
+      }
+      const clocks = p.clockSnapshot?.clocks;
+      if (clocks !== undefined) {
+        const ours = clocks.find((c) => c.clockId === 64);
+        const mono = clocks.find((c) => c.clockId === 3);
+        toMono.set(seq, BigInt(mono?.timestamp ?? 0) - BigInt(ours?.timestamp ?? 0));
+      }
+      for (const n of p.internedData?.eventNames ?? []) names.set(`${String(seq)}/${n.iid ?? ''}`, n.name ?? '');
+      const ev = p.trackEvent;
+      if (ev === undefined || ev.trackUuid === undefined) continue;
+      const t = Number(BigInt(p.timestamp ?? 0) + (toMono.get(seq) ?? 0n));
+      const stack = open.get(ev.trackUuid) ?? [];
+      open.set(ev.trackUuid, stack);
+      if (ev.type === 'TYPE_SLICE_BEGIN') stack.push({ name: names.get(`${String(seq)}/${ev.nameIid ?? ''}`) ?? '?', start: t });
+      if (ev.type === 'TYPE_SLICE_END') {
+        const b = stack.pop();
+        if (b !== undefined) slices.push({ ...b, end: t });
+      }
+    }
+    expectOrdered(slices);
+    expect(existsSync(path.join(tmp, 'procs'))).toBe(false);
+  });
+
+  it('Chrome JSON: a process per pid (DevTools trace engine), ts on one axis', async () => {
+    const out = path.join(tmp, 'procs.json');
+    const { pids } = hotspanRun(out);
+    const all = [pids.parent, ...pids.children];
+    const doc = JSON.parse(readFileSync(out, 'utf8')) as {
+      traceEvents: Array<{ name: string; ph: string; pid: number; ts: number; dur?: number }>;
+      metadata: { hotspan?: { kept?: number }; hotspan_processes?: Record<string, { kept?: number }> };
+    };
+    const spans = doc.traceEvents.filter((e) => e.ph === 'X').map((e) => ({ name: e.name, pid: e.pid, start: e.ts, end: e.ts + (e.dur ?? 0) }));
+    expectOrdered(spans);
+    expect(one(spans, 'before').pid).toBe(pids.parent);
+    expect(one(spans, 'after').pid).toBe(pids.parent);
+    expect(one(spans, 'child forked').pid).toBe(pids.children[0]);
+    expect(one(spans, 'child exec').pid).toBe(pids.children[1]);
+    expect(one(spans, 'child cluster').pid).toBe(pids.children[2]);
+    // The counts: each process's, and their sum.
+    const per = doc.metadata.hotspan_processes ?? {};
+    expect(Object.keys(per).map(Number).sort()).toEqual([...all].sort());
+    const sum = Object.values(per).reduce((a, c) => a + (c.kept ?? 0), 0);
+    expect(doc.metadata.hotspan?.kept).toBe(sum);
+
+    // DevTools' trace engine: one process per pid, each with its spans on its thread tree.
+    const engine = await traceEngineNames(doc.traceEvents);
+    for (const pid of all) expect(engine.has(pid), `pid ${String(pid)} in ${JSON.stringify([...engine.keys()])}`).toBe(true);
+    expect(engine.get(pids.parent)).toEqual(expect.arrayContaining(['before', 'after']));
+    expect(engine.get(pids.children[0])).toContain('child forked');
+    expect(engine.get(pids.children[1])).toContain('child exec');
+    expect(engine.get(pids.children[2])).toContain('child cluster');
+  });
+
+  it('a child killed before it wrote is counted as missing', () => {
+    const out = path.join(tmp, 'killed.json');
+    const { pids, stderr } = hotspanRun(out, { CHILD_KILL: '1' });
+    const killed = pids.children[3];
+    expect(stderr).toContain(`1 traced process(es) wrote no trace (killed, or still running): pid ${String(killed)}`);
+    const doc = JSON.parse(readFileSync(out, 'utf8')) as { metadata: { hotspan_missing_processes?: number[] } };
+    expect(doc.metadata.hotspan_missing_processes).toEqual([killed]);
+  });
+});
+
+describe('hotspan/auto without hotspan run', () => {
+  it('a child that inherited HOTSPAN_OUT writes a file of its own beside it', () => {
+    const dir = mkdtempSync(path.join(tmp, 'plain-'));
+    const out = path.join(dir, 'trace.json');
+    const r = spawnSync(process.execPath, ['--require', AUTO, PARENT], {
+      encoding: 'utf8',
+      env: env({ HOTSPAN_OUT: out, HOTSPAN_INSTRUMENT: 'http' }),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const pids = JSON.parse(r.stdout) as Pids;
+    expect(readdirSync(dir).sort()).toEqual(['trace.json', ...pids.children.map((p) => `trace-${String(p)}.json`)].sort());
+    const names = (file: string): string[] =>
+      (JSON.parse(readFileSync(path.join(dir, file), 'utf8')) as { traceEvents: Array<{ ph: string; name: string }> }).traceEvents
+        .filter((e) => e.ph === 'X')
+        .map((e) => e.name);
+    expect(names('trace.json')).toEqual(expect.arrayContaining(['before', 'after']));
+    expect(names(`trace-${String(pids.children[0])}.json`)).toEqual(['child forked']);
+    expect(names(`trace-${String(pids.children[1])}.json`)).toEqual(['child exec']);
+    expect(names(`trace-${String(pids.children[2])}.json`)).toEqual(['child cluster']);
+  });
+});
+
+/** Per pid, the names of the spans on the DevTools trace engine's thread trees. */
+async function traceEngineNames(events: unknown[]): Promise<Map<number, string[]>> {
+  const out = new Map<number, string[]>();
+  for (const [pid, threads] of await traceEngineProcesses(events)) out.set(pid, [...threads.values()].flat().map((n) => n.name));
+  return out;
+}
