@@ -24,7 +24,7 @@
 //   spans; samples a full series dropped are counted in
 //   metadata.hotspan_counters_dropped {name: count}.
 // - CPU samples: per sampled timeline one "Profile" event and "ProfileChunk"
-//   events (ph "P", id "0x<timeline id hex>", pid 1, tid = the timeline), the
+//   events (ph "P", id "0x<timeline id hex>", the document's pid, tid = the timeline), the
 //   form DevTools reads: each chunk's cpuProfile.nodes (only nodes new to the
 //   timeline: the trees of every profile of a timeline are merged under one
 //   root, id 1) and samples (node ids), and timeDeltas in us on the same
@@ -521,7 +521,7 @@ class ChromeJsonWriter::Impl {
     return k;
   }
 
-  // "id":"0x<timeline hex>","pid":1,"tid":<timeline>,"ts":<ts>
+  // "id":"0x<timeline hex>","pid":<pid>,"tid":<timeline>,"ts":<ts>
   void profile_head(const char* name, uint32_t tl, GridTime ts) {
     char buf[192];
     sep();
@@ -531,7 +531,9 @@ class ChromeJsonWriter::Impl {
     p += n;
     p = put_lit(p, "\",\"ph\":\"P\",\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"id\":\"0x");
     p = std::to_chars(p, buf + sizeof buf, tl, 16).ptr;
-    p = put_lit(p, "\",\"pid\":1,\"tid\":");
+    p = put_lit(p, "\",\"pid\":");
+    p = put_u64(p, doc_.pid);
+    p = put_lit(p, ",\"tid\":");
     p = put_u64(p, tl);
     p = put_lit(p, ",\"ts\":");
     p = put_grid(p, ts);
