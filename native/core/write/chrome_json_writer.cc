@@ -333,33 +333,37 @@ class ChromeJsonWriter::Impl {
     first_ = false;
   }
 
+  // "pid":<the document's pid>,"tid":<tid>: every event's process and thread.
+  char* put_pid_tid(char* p, uint64_t tid) const {
+    p = put_lit(p, "\"pid\":");
+    p = put_u64(p, doc_.pid);
+    p = put_lit(p, ",\"tid\":");
+    return put_u64(p, tid);
+  }
+
   void opening() {
     started_ = true;
     out_.append("{\"traceEvents\":[\n");
     sep();
     char buf[96];
-    char* p = put_lit(buf, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":");
-    p = put_u64(p, doc_.pid);
-    p = put_lit(p, ",\"tid\":0,\"args\":{\"name\":\"hotspan\"}}");
+    char* p = put_lit(buf, "{\"name\":\"process_name\",\"ph\":\"M\",");
+    p = put_pid_tid(p, 0);
+    p = put_lit(p, ",\"args\":{\"name\":\"hotspan\"}}");
     out_.append(buf, static_cast<size_t>(p - buf));
   }
 
   void timeline_metadata(uint32_t id, const std::string& name) {
     char buf[160];
     sep();
-    char* p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":");
-    p = put_u64(p, doc_.pid);
-    p = put_lit(p, ",\"tid\":");
-    p = put_u64(p, id);
+    char* p = put_lit(buf, "{\"name\":\"thread_name\",\"ph\":\"M\",");
+    p = put_pid_tid(p, id);
     p = put_lit(p, ",\"args\":{\"name\":\"");
     out_.append(buf, static_cast<size_t>(p - buf));
     append_escaped(out_, name.data(), name.size());
     out_.append("\"}}", 3);
     sep();
-    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":");
-    p = put_u64(p, doc_.pid);
-    p = put_lit(p, ",\"tid\":");
-    p = put_u64(p, id);
+    p = put_lit(buf, "{\"name\":\"thread_sort_index\",\"ph\":\"M\",");
+    p = put_pid_tid(p, id);
     p = put_lit(p, ",\"args\":{\"sort_index\":");
     p = put_u64(p, id);
     p = put_lit(p, "}}");
@@ -377,10 +381,7 @@ class ChromeJsonWriter::Impl {
 
     // ",\"pid\":<pid>,\"tid\":<id>" is the same for every event of the timeline.
     char tid_part[48];
-    char* tp = put_lit(tid_part, ",\"pid\":");
-    tp = put_u64(tp, doc_.pid);
-    tp = put_lit(tp, ",\"tid\":");
-    tp = put_u64(tp, tl.id);
+    char* tp = put_pid_tid(put_lit(tid_part, ","), tl.id);
     const size_t tid_len = static_cast<size_t>(tp - tid_part);
 
     LocalIndex<std::string> attrs(tl.attrs, tl.records.size());
@@ -490,9 +491,8 @@ class ChromeJsonWriter::Impl {
         out_.append(name);
         char* p = put_lit(buf, "\",\"ph\":\"C\",\"ts\":");
         p = put_grid(p, grid(sample.ns - doc_.origin_ns));
-        p = put_lit(p, ",\"pid\":");
-        p = put_u64(p, doc_.pid);
-        p = put_lit(p, ",\"tid\":0,\"args\":{\"value\":");
+        p = put_pid_tid(put_lit(p, ","), 0);
+        p = put_lit(p, ",\"args\":{\"value\":");
         // Finite (CounterStore refuses the rest): shortest round-trip text, valid JSON.
         p = std::to_chars(p, buf + sizeof buf, sample.value).ptr;
         p = put_lit(p, "}}");
@@ -531,10 +531,7 @@ class ChromeJsonWriter::Impl {
     p += n;
     p = put_lit(p, "\",\"ph\":\"P\",\"cat\":\"disabled-by-default-v8.cpu_profiler\",\"id\":\"0x");
     p = std::to_chars(p, buf + sizeof buf, tl, 16).ptr;
-    p = put_lit(p, "\",\"pid\":");
-    p = put_u64(p, doc_.pid);
-    p = put_lit(p, ",\"tid\":");
-    p = put_u64(p, tl);
+    p = put_pid_tid(put_lit(p, "\","), tl);
     p = put_lit(p, ",\"ts\":");
     p = put_grid(p, ts);
     out_.append(buf, static_cast<size_t>(p - buf));
