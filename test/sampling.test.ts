@@ -62,7 +62,6 @@ describe('sample option', () => {
       [{ ratio: Number.NaN }, /sample\.ratio .* got number NaN/, RangeError],
       [{ parentBased: 'yes' }, /sample\.parentBased must be a boolean, got string "yes"/, TypeError],
       [{ rate: 0.5 }, /unknown sample option "rate"/, RangeError],
-      [{ keep: { errors: true } }, /sample\.keep .* not supported yet/, RangeError],
     ];
     for (const [sample, message, type] of bad) {
       for (const backend of [...backends, 'noop'] as const) {

@@ -157,6 +157,8 @@ export interface JsBackendOptions {
   onFull?: OnFull;
   /** The head sampler word (native/core/record/sampler.h); default 0n, parentbased_always_on. */
   sampler?: bigint;
+  /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
+  keep?: bigint;
   /** Test hook: the clock, ms on the performance.now() axis. */
   clock?: () => number;
   /** Internal (JsBackend.join): record for the tracer that shared this token. */
@@ -205,6 +207,8 @@ export class JsBackend implements Backend {
   private readonly salt: bigint;
   /** The head sampler word (native/core/record/sampler.h); a joined thread's is its owner's. */
   private readonly sampler: bigint;
+  /** The tail keep word of its OTLP export (tail_keep.h); a joined thread exports nothing. */
+  private readonly keep: bigint;
   /**
    * Once shared: the tracer-wide counters async span local ids and
    * timeline ids come from, and the track ids by name (every thread's, so a
@@ -259,6 +263,7 @@ export class JsBackend implements Backend {
     this.mainId = this.mainTl.id;
     this.salt = options.join === undefined ? randomSalt() : options.join.state.salt;
     this.sampler = options.join === undefined ? (options.sampler ?? 0n) : options.join.state.sampler;
+    this.keep = options.keep ?? 0n;
     if (options.join !== undefined) {
       this.cap = JOIN_INITIAL;
       this.times = f64(2 * JOIN_INITIAL, true);
@@ -731,7 +736,7 @@ export class JsBackend implements Backend {
   exportInfo(): JsExportInfo {
     if (this.link !== undefined) throw joinedReadError('exportOtlp()', 'export');
     const clocks = readClocks();
-    return { salt: this.salt, sampler: this.sampler, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
+    return { salt: this.salt, sampler: this.sampler, keep: this.keep, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
   }
 
   /**

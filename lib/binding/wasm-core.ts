@@ -50,9 +50,9 @@ export interface WasmExports {
   hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint, sampler: bigint): number;
   /** [wire id, trace hi, trace lo, trace flags] of a span id as a root under a head sampler. */
   hs_root_ids(span: bigint, salt: bigint, sampler: bigint): number;
-  /** An OTLP encoder under a head sampler: takes the resource buffer over; returns a handle (0: malformed). */
-  hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint, sampler: bigint): number;
-  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, the request. */
+  /** An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed). */
+  hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint, sampler: bigint, keep: bigint): number;
+  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request. */
   hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number): number;
   /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full). */
   hs_rec_open(memoryLimit: number, onFull: number, originNs: bigint, idSalt: bigint): number;
@@ -520,6 +520,8 @@ export interface WasmOtlpRead {
   held: number;
   /** Records of traces the head sampler left out: not encoded. */
   sampledOut: number;
+  /** Records released without their root past the tail keep's wait: decided by the head sampler alone. */
+  keepTimedOut: number;
 }
 
 /**
@@ -533,8 +535,8 @@ export class WasmOtlpEncoder {
   private readonly c = newInstance();
   private readonly handle: number;
 
-  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt; `sampler`: its head sampler word (native/core/record/sampler.h). */
-  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint, sampler = 0n) {
+  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt; `sampler`: its head sampler word (native/core/record/sampler.h); `keep`: its tail keep word (tail_keep.h). */
+  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint, sampler = 0n, keep = 0n) {
     const strings = resource.flatMap(([k, v]) => [encoder.encode(k), encoder.encode(v)]);
     strings.push(encoder.encode(scopeVersion));
     const size = 4 + strings.reduce((n, s) => n + 4 + s.length, 0);
@@ -547,7 +549,7 @@ export class WasmOtlpEncoder {
       new Uint8Array(this.c.memory.buffer, at + p + 4, s.length).set(s);
       p += 4 + s.length;
     }
-    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler));
+    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler), BigInt.asIntN(64, keep));
     if (this.handle === 0) throw new Error('hotspan: the WebAssembly core rejected the OTLP resource');
   }
 
@@ -578,8 +580,9 @@ export class WasmOtlpEncoder {
     const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0);
     if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
     const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
-    const head = new DataView(result.buffer, result.byteOffset, 12);
+    const head = new DataView(result.buffer, result.byteOffset, 16);
     const spans = head.getUint32(0, true);
-    return { spans, held: head.getUint32(4, true), sampledOut: head.getUint32(8, true), body: spans > 0 ? result.slice(12) : undefined };
+    const keepTimedOut = head.getUint32(12, true);
+    return { spans, held: head.getUint32(4, true), sampledOut: head.getUint32(8, true), keepTimedOut, body: spans > 0 ? result.slice(16) : undefined };
   }
 }

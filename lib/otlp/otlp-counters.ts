@@ -12,6 +12,8 @@ export interface OtlpCounts {
   readonly rejected: number;
   /** Spans of traces the tracer's head sampler left out (`sample`, OTEL_TRACES_SAMPLER): read, never sent, not lost. */
   readonly sampledOut: number;
+  /** Spans the tail keep (`sample.keep`) read before their root ended and released after maxWaitMs (or at shutdown) without it: decided by the head sampler alone. Also counted in sent or sampledOut. */
+  readonly keepTimedOut: number;
   /** Spans read and not yet settled (in the request being sent or retried). */
   readonly inFlight: number;
   /** HTTP requests made, retries included. */
@@ -27,7 +29,7 @@ export interface OtlpCounts {
   readonly faultyResponses: number;
 }
 
-const FIELDS = ['sent', 'dropped', 'rejected', 'sampledOut', 'inFlight', 'requests', 'retries', 'faultyResponses'] as const;
+const FIELDS = ['sent', 'dropped', 'rejected', 'sampledOut', 'keepTimedOut', 'inFlight', 'requests', 'retries', 'faultyResponses'] as const;
 type Field = (typeof FIELDS)[number];
 
 /** Int32 slot 0: the worker's state (0 running, 1 finished); then one float64 per field. */

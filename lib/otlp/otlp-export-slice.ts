@@ -16,6 +16,8 @@ export interface JsExportInfo {
   salt: bigint;
   /** The tracer's head sampler word (native/core/record/sampler.h). */
   sampler: bigint;
+  /** Its tail keep word (native/core/record/tail_keep.h). */
+  keep: bigint;
   /** ns since the Unix epoch at the tracer's performance.now() origin. */
   unixOffsetNs: bigint;
 }

@@ -21,6 +21,8 @@ export interface OtlpRead {
   waiting: number;
   /** Records of traces the head sampler left out: neither encoded nor sent. */
   sampledOut: number;
+  /** Records released without their root past the tail keep's wait: decided by the head sampler alone. */
+  keepTimedOut: number;
 }
 
 export class JsOtlpSource {
@@ -32,7 +34,7 @@ export class JsOtlpSource {
   private left = 0;
 
   constructor(private readonly port: MessagePort, config: OtlpConfig, scopeVersion: string, info: JsExportInfo) {
-    this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt, info.sampler);
+    this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt, info.sampler, info.keep);
     port.on('message', (m: { slice?: ExportSlice; stop?: number }) => {
       if (m.slice !== undefined) this.slices.push(m.slice);
       if (m.slice !== undefined || m.stop !== undefined) this.arrived?.();
@@ -66,7 +68,7 @@ export class JsOtlpSource {
     const unread = this.left;
     const r = this.encoder.next(snap, maxSpans, final, unread > 0);
     this.held = r.held;
-    return { body: r.body, spans: r.spans, lost, waiting: r.held + unread, sampledOut: r.sampledOut };
+    return { body: r.body, spans: r.spans, lost, waiting: r.held + unread, sampledOut: r.sampledOut, keepTimedOut: r.keepTimedOut };
   }
 
   /**
@@ -78,6 +80,7 @@ export class JsOtlpSource {
     let spans = 0;
     let lost = 0;
     let sampledOut = 0;
+    let keepTimedOut = 0;
     for (const slice of this.slices.splice(0)) {
       spans += slice.snap.count;
       lost += slice.lost;
@@ -89,8 +92,9 @@ export class JsOtlpSource {
       if (r.spans === 0 && r.sampledOut === 0) break;
       spans += r.spans;
       sampledOut += r.sampledOut;
+      keepTimedOut += r.keepTimedOut;
     }
-    return { spans, lost, waiting: this.held + this.left, sampledOut };
+    return { spans, lost, waiting: this.held + this.left, sampledOut, keepTimedOut };
   }
 }
 

@@ -223,6 +223,7 @@ async function run(): Promise<void> {
       const rest = source.discard();
       counters.add('dropped', rest.lost + rest.spans);
       counters.add('sampledOut', rest.sampledOut);
+      counters.add('keepTimedOut', rest.keepTimedOut);
       if (rest.waiting === 0) return;
       await pause(1);  // records a thread commits still: the next turn counts them
       continue;
@@ -230,6 +231,7 @@ async function run(): Promise<void> {
     const next = await source.next(config.maxBatchSize, final);
     counters.add('dropped', next.lost);
     counters.add('sampledOut', next.sampledOut);
+    counters.add('keepTimedOut', next.keepTimedOut);
     // A full read (spans sent and sampled out): more may wait.
     const full = next.spans + next.sampledOut >= config.maxBatchSize;
     if (next.body !== undefined) {

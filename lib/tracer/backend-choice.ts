@@ -11,7 +11,7 @@ import { notYet, WasmBackend } from '../backends/wasm-backend';
 import { loadNativeAddon } from '../binding/native-loader';
 import { calibrate } from '../common/clock';
 import type { ResolvedOptions } from './options';
-import { checkSample, sampleFromEnv, samplerWord } from './sampling';
+import { checkSample, keepFromEnv, keepWord, sampleFromEnv, samplerWord } from './sampling';
 
 const WARNED = Symbol.for('hotspan.nativeFallbackWarned');
 
@@ -29,11 +29,12 @@ function warnFallbackOnce(error: Error): void {
  * The js backend's recording engine: the TypeScript one, or with
  * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (main thread only).
  */
-function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull']; sampler: bigint }): Backend {
+function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull']; sampler: bigint; keep: bigint }): Backend {
   const b = { threadName, ...budget };
   if (process.env.HOTSPAN_JS_ENGINE !== 'wasm') return new JsBackend(b);
   // The wasm engine's ids do not take a head sampler yet: refused, not ignored.
   if (budget.sampler !== 0n) throw notYet('a head sampler (the sample option, OTEL_TRACES_SAMPLER)');
+  if (budget.keep !== 0n) throw notYet('a tail keep (sample.keep, HOTSPAN_KEEP_*)');
   return new WasmBackend(b);
 }
 
@@ -44,9 +45,11 @@ function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: Re
  * lib/auto/auto-out.ts); the js backend records on this process's.
  */
 export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
-  const sampler = samplerWord(o.sample === undefined ? sampleFromEnv() : checkSample(o.sample));
+  const sample = o.sample === undefined ? sampleFromEnv() : checkSample(o.sample);
+  const sampler = samplerWord(sample);
+  const keep = keepWord(sample.keep ?? keepFromEnv());
   if (o.backend === 'noop') return new NoopBackend();
-  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler };
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep };
   if (o.backend === 'js') return jsBackend(o.threadName, budget);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {

@@ -28,6 +28,23 @@ export interface SampleOptions {
    * parent context) instead of deciding again. Default true.
    */
   parentBased?: boolean;
+  /**
+   * Tail keep, acted on by the OTLP export: a trace the head decision drops
+   * is still exported whole when its local root lasted longer than
+   * `slowerThanMs` or a span of it is flagged error (docs/sampling.md).
+   * Default: HOTSPAN_KEEP_SLOWER_THAN_MS and HOTSPAN_KEEP_ERRORS.
+   */
+  keep?: KeepOptions;
+}
+
+/** `sample.keep`: which traces the head decision drops are exported anyway. */
+export interface KeepOptions {
+  /** Keep a trace whose local root lasted longer than this many ms (0 to 1e9). Default: not by duration. */
+  slowerThanMs?: number;
+  /** Keep a trace with a span flagged error. Default false. */
+  errors?: boolean;
+  /** How long a span read before its root ended waits for it (1 to 4194303 ms); then the head decision alone. Default 30000. */
+  maxWaitMs?: number;
 }
 
 /** Options of `new Tracer(options)`; an unknown key or a bad value throws, naming it. */

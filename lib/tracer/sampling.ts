@@ -5,13 +5,26 @@
 // OTLP export acts on (docs/sampling.md).
 
 import { describe } from '../common/errors';
-import { checkCallOptions, fromEnv, type SampleOptions } from './options';
+import { checkCallOptions, fromEnv, type KeepOptions, type SampleOptions } from './options';
+
+/** A tail keep as the tracer holds it (undefined slowerThanMs: not by duration). */
+export interface ResolvedKeep {
+  slowerThanMs: number | undefined;
+  errors: boolean;
+  maxWaitMs: number;
+}
 
 /** A sampler as the tracer holds it. */
 export interface ResolvedSample {
   ratio: number;
   parentBased: boolean;
+  /** Undefined: from HOTSPAN_KEEP_SLOWER_THAN_MS and HOTSPAN_KEEP_ERRORS. */
+  keep?: ResolvedKeep;
 }
+
+export const DEFAULT_MAX_WAIT_MS = 30_000;
+const MAX_SLOWER_THAN_MS = 1e9;  // 40 bits of microseconds
+const MAX_WAIT_MS = 2 ** 22 - 1;  // 22 bits of ms
 
 /** parentbased_always_on: OpenTelemetry's default, and hotspan's before sampling existed. */
 export const DEFAULT_SAMPLE: ResolvedSample = Object.freeze({ ratio: 1, parentBased: true });
@@ -28,14 +41,81 @@ export function checkSample(value: unknown): ResolvedSample {
     throw new TypeError(`hotspan: sample must be an object such as { ratio: 0.1 }, got ${describe(value)}`);
   }
   const o = value as Record<string, unknown>;
-  if (Object.hasOwn(o, 'keep')) {
-    throw new RangeError('hotspan: sample.keep (tail keep of slow and failed traces) is not supported yet');
-  }
-  const { ratio, parentBased } = checkCallOptions(o as SampleOptions, 'sample', ['ratio', 'parentBased']) ?? {};
+  const { ratio, parentBased, keep } = checkCallOptions(o as SampleOptions, 'sample', ['ratio', 'parentBased', 'keep']) ?? {};
   if (parentBased !== undefined && typeof parentBased !== 'boolean') {
     throw new TypeError(`hotspan: sample.parentBased must be a boolean, got ${describe(parentBased)}`);
   }
-  return { ratio: ratio === undefined ? 1 : checkRatio(ratio, 'sample.ratio'), parentBased: parentBased ?? true };
+  const r = ratio === undefined ? 1 : checkRatio(ratio, 'sample.ratio');
+  return { ratio: r, parentBased: parentBased ?? true, keep: keep === undefined ? undefined : checkKeep(keep) };
+}
+
+function checkMs(v: unknown, what: string, min: number, max: number): number {
+  if (typeof v !== 'number') throw new TypeError(`hotspan: ${what} must be a number of ms from ${min} to ${max}, got ${describe(v)}`);
+  if (!(v >= min && v <= max)) throw new RangeError(`hotspan: ${what} must be a number of ms from ${min} to ${max}, got ${describe(v)}`);
+  return v;
+}
+
+/** `sample.keep` as given: a TypeError or RangeError naming the bad value. */
+function checkKeep(value: unknown): ResolvedKeep {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new TypeError(`hotspan: sample.keep must be an object such as { slowerThanMs: 500, errors: true }, got ${describe(value)}`);
+  }
+  const { slowerThanMs, errors, maxWaitMs } =
+    checkCallOptions(value as KeepOptions, 'sample.keep', ['slowerThanMs', 'errors', 'maxWaitMs']) ?? {};
+  if (errors !== undefined && typeof errors !== 'boolean') {
+    throw new TypeError(`hotspan: sample.keep.errors must be a boolean, got ${describe(errors)}`);
+  }
+  return {
+    slowerThanMs: slowerThanMs === undefined ? undefined : checkMs(slowerThanMs, 'sample.keep.slowerThanMs', 0, MAX_SLOWER_THAN_MS),
+    errors: errors ?? false,
+    maxWaitMs: maxWaitMs === undefined ? DEFAULT_MAX_WAIT_MS : checkMs(maxWaitMs, 'sample.keep.maxWaitMs', 1, MAX_WAIT_MS),
+  };
+}
+
+/**
+ * The tail keep the environment asks for: HOTSPAN_KEEP_SLOWER_THAN_MS (ms,
+ * 0 to 1e9) and HOTSPAN_KEEP_ERRORS (true or false); a bad value gives one
+ * warning naming it and keeps the default (no keep by that rule).
+ */
+export function keepFromEnv(): ResolvedKeep {
+  const slowerThanMs = fromEnv(
+    'HOTSPAN_KEEP_SLOWER_THAN_MS',
+    (v) => {
+      const t = v.trim();
+      const n = /^[+]?(\d+\.?\d*|\.\d+)$/.test(t) ? Number(t) : NaN;
+      if (!(n >= 0 && n <= MAX_SLOWER_THAN_MS)) {
+        throw new RangeError(`hotspan: HOTSPAN_KEEP_SLOWER_THAN_MS must be a number of ms from 0 to ${MAX_SLOWER_THAN_MS}, got ${describe(v)}`);
+      }
+      return n as number | undefined;
+    },
+    undefined,
+    'no keep of slow traces',
+  );
+  const errors = fromEnv(
+    'HOTSPAN_KEEP_ERRORS',
+    (v) => {
+      const t = v.trim().toLowerCase();
+      if (t === 'true' || t === '1') return true;
+      if (t === 'false' || t === '0') return false;
+      throw new RangeError(`hotspan: HOTSPAN_KEEP_ERRORS must be true or false, got ${describe(v)}`);
+    },
+    false,
+    'false',
+  );
+  return { slowerThanMs, errors, maxWaitMs: DEFAULT_MAX_WAIT_MS };
+}
+
+/**
+ * The core's tail keep word (native/core/record/tail_keep.h): bits 0-39
+ * slowerThan in microseconds, bit 40 keep slow, bit 41 keep errors, bits
+ * 42-63 maxWait in ms. 0n: no tail keep.
+ */
+export function keepWord(k: ResolvedKeep): bigint {
+  let word = 0n;
+  if (k.slowerThanMs !== undefined) word |= (1n << 40n) | BigInt(Math.round(k.slowerThanMs * 1000));
+  if (k.errors) word |= 1n << 41n;
+  if (word === 0n) return 0n;
+  return word | (BigInt(Math.ceil(k.maxWaitMs)) << 42n);
 }
 
 /** The OTEL_TRACES_SAMPLER values hotspan implements: [root ratio (undefined: from the argument), parent-based]. */

@@ -99,6 +99,13 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
       throw Napi::RangeError::New(env, "hotspan: options.sampler is not a sampler word");
     }
   }
+  Napi::Value keep = options.Get("keep");
+  if (!keep.IsUndefined()) {
+    if (!keep.IsBigInt()) ThrowArgTypeCxx(env, "options.keep", "a bigint", keep);
+    bool exact = false;
+    opts.keep = keep.As<Napi::BigInt>().Uint64Value(&exact);
+    if (!exact) throw Napi::RangeError::New(env, "hotspan: options.keep is not a tail keep word");
+  }
   std::string thread_name = ThreadNameOption(env, options, "main");
 
   std::shared_ptr<EnvData> env_data = RequireEnvData(env);

@@ -386,10 +386,11 @@ int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler) {
 // strings as u32 byte length + UTF-8: the resource attributes' keys and
 // values in turn, then the scope version. `unix_offset_ns` is added to the
 // batches' times (ns from the performance.now() origin); `salt` is the
-// tracer's id salt, `sampler` its head sampler (sampler.h).
+// tracer's id salt, `sampler` its head sampler (sampler.h), `keep` its tail
+// keep (tail_keep.h).
 uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
                                                                      int64_t unix_offset_ns, uint64_t salt,
-                                                                     uint64_t sampler) {
+                                                                     uint64_t sampler, uint64_t keep) {
   hotspan::OtlpResource r;
   size_t at = 0;
   bool ok = size >= 4;
@@ -411,7 +412,7 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
   for (uint64_t k = 0; k < pairs; ++k) r.attributes.emplace_back(strings[2 * k], strings[2 * k + 1]);
   r.scope_version = strings.back();
   otlp_batchers().push_back(new hotspan::OtlpBatcher(
-      r, encoding == 1 ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf, unix_offset_ns, salt, sampler));
+      r, encoding == 1 ? hotspan::OtlpEncoding::kJson : hotspan::OtlpEncoding::kProtobuf, unix_offset_ns, salt, sampler, keep));
   return static_cast<uint32_t>(otlp_batchers().size());
 }
 
@@ -421,7 +422,9 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
 // hs_span_ids', then count u32 tracestate byte lengths and their UTF-8).
 // `unread`: records left for a later read; `final`: as OtlpBatcher::encode.
 // The result: u32 spans, u32 records held back, u32 records of unsampled
-// traces (not encoded), then the request (when spans > 0).
+// traces (not encoded), u32 records decided by the head sampler alone past
+// the tail keep's wait (Result::keep_timed_out), then the request (when
+// spans > 0).
 int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
                                                                     uint8_t* contexts, uint32_t contexts_size,
                                                                     uint32_t count, uint32_t max_spans, uint32_t final,
@@ -465,9 +468,9 @@ int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
   std::string body;
   const hotspan::OtlpBatcher::Result r = b->encode(in, unread != 0, max_spans, final != 0, body);
   std::string& out = result();
-  out.assign(12, '\0');
-  const uint32_t head[3] = {static_cast<uint32_t>(r.spans), static_cast<uint32_t>(r.waiting),
-                            static_cast<uint32_t>(r.sampled_out)};
+  out.assign(16, '\0');
+  const uint32_t head[4] = {static_cast<uint32_t>(r.spans), static_cast<uint32_t>(r.waiting),
+                            static_cast<uint32_t>(r.sampled_out), static_cast<uint32_t>(r.keep_timed_out)};
   std::memcpy(&out[0], head, sizeof head);
   out += body;
   return kOk;

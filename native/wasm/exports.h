@@ -49,9 +49,9 @@ __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, 
 __attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames, uint32_t depth, uint32_t timeline, uint64_t salt, uint64_t sampler);
 // [wire id, trace hi, trace lo, trace flags] of a span id as a root under a head sampler.
 __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler);
-// An OTLP encoder under a head sampler: takes the resource buffer over; returns a handle (0: malformed).
-__attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt, uint64_t sampler);
-// One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, the request.
+// An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed).
+__attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt, uint64_t sampler, uint64_t keep);
+// One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request.
 __attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size, uint8_t* contexts, uint32_t contexts_size, uint32_t count, uint32_t max_spans, uint32_t final, uint32_t unread);
 // The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full).
 __attribute__((export_name("hs_rec_open"))) uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt);

@@ -4,7 +4,9 @@
 
 #include "record/json_text.h"
 #include "record/local_index.h"
+#include "record/clock.h"
 #include "record/sampler.h"
+#include "record/tail_keep.h"
 
 namespace hotspan {
 namespace {
@@ -19,8 +21,49 @@ void put_be64(uint8_t* p, uint64_t v) {
 }  // namespace
 
 OtlpBatcher::OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt,
-                         uint64_t sampler)
-    : writer_(resource, encoding, unix_offset_ns), salt_(salt), sampler_(sampler) {}
+                         uint64_t sampler, uint64_t keep)
+    : writer_(resource, encoding, unix_offset_ns), salt_(salt), sampler_(sampler), keep_(keep) {}
+
+void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids) {
+  // Per head-unsampled trace not decided yet: its root's duration, any error.
+  struct Tail {
+    int64_t root_ns = -1;
+    bool error = false;
+  };
+  std::unordered_map<TraceId, Tail, TraceHash> tails;
+  for (size_t t = 0; t < in.timelines.size(); ++t) {
+    const SnapshotTimeline& bt = in.timelines[t];
+    for (uint32_t i = 0; i < bt.records.size(); ++i) {
+      const SpanIds& id = ids[t][i];
+      if (!id.resolved || (id.flags & kTraceFlagSampled) != 0 || decided_.count(id.trace) != 0) continue;
+      const SpanRecord& r = bt.records[i];
+      Tail& tail = tails[id.trace];
+      tail.error |= (r.flags & kFlagError) != 0;
+      // The local root: no parent, or a span (not async) under a stored context such as extract()'s.
+      // An async span under an async continuation's context is not one: its trace waits for its root.
+      const bool root = r.parent_local == 0 && ((r.flags & kFlagParentElsewhere) == 0 ||
+                                                ((r.flags & kFlagContext) != 0 && (r.flags & kFlagAsync) == 0));
+      if (root) tail.root_ns = std::max(tail.root_ns, r.end_ns - r.start_ns);
+    }
+  }
+  for (const auto& [trace, tail] : tails) {
+    // Neither its root nor a kept error yet: its spans wait (encode()).
+    const bool keep = tail_keep::keeps(keep_, tail.root_ns, tail.error);
+    if (tail.root_ns < 0 && !keep) continue;
+    decide(trace, keep);
+  }
+}
+
+void OtlpBatcher::decide(const TraceId& trace, bool keep) {
+  if (decided_order_.size() < kSentCacheSpans) {
+    decided_order_.push_back(trace);
+  } else {
+    decided_.erase(decided_order_[decided_next_]);
+    decided_order_[decided_next_] = trace;
+    decided_next_ = (decided_next_ + 1) % kSentCacheSpans;
+  }
+  decided_[trace] = keep;
+}
 
 size_t OtlpBatcher::held() const {
   size_t n = 0;
@@ -46,6 +89,7 @@ void OtlpBatcher::add_held(SnapshotTimeline& bt, std::vector<Held>& held) {
     bt.records.push_back(h.record);
     if ((h.record.flags & kFlagAttrs) != 0) bt.attrs.emplace_back(h.record.local_id, std::move(h.attrs));
     if ((h.record.flags & kFlagParentElsewhere) != 0) bt.foreign_parents.emplace_back(h.record.local_id, h.foreign);
+    if (h.has_context) bt.contexts.emplace_back(h.record.local_id, std::move(h.context));
   }
 }
 
@@ -77,6 +121,8 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
 
   std::vector<std::vector<SpanIds>> ids;
   resolve_span_ids(in, salt_, ids, sampler_);
+  const bool keeping = tail_keep::enabled(keep_);
+  const int64_t now = keeping ? clock::now_ns() : 0;
 
   // Unresolved: the chain leaves the batch at some ancestor. Its trace, when
   // it was sent already, resolves the whole chain.
@@ -132,6 +178,8 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
     }
   }
 
+  if (keeping) decide_tails(in, ids);
+
   // One shared copy per stored context a sent span's trace came from (the cache outlives the batch).
   std::unordered_map<const StoredContext*, std::shared_ptr<const std::string>> shared_states;
   const auto tracestate_of = [&](size_t t, uint32_t i, const SpanIds& id) -> std::shared_ptr<const std::string> {
@@ -149,14 +197,19 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
   for (size_t t = 0; t < in.timelines.size(); ++t) {
     const SnapshotTimeline& bt = in.timelines[t];
     const LocalIndex<std::string> attrs(bt.attrs, bt.records.size());
+    const LocalIndex<StoredContext> contexts(bt.contexts, bt.records.size());
     const uint32_t tid = bt.id;
     const auto held_it = held_.find(bt.id);
     std::vector<Held> old = held_it != held_.end() ? std::move(held_it->second) : std::vector<Held>{};
     if (held_it != held_.end()) held_.erase(held_it);
     std::vector<Held> still;
-    const auto hold = [&](const SpanRecord& r, uint32_t reads) {
-      Held h{r, reads, {}, 0};
+    const auto hold = [&](const SpanRecord& r, uint32_t reads, int64_t since) {
+      Held h{r, reads, since, {}, 0, false, {}};
       if (const std::string* a = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr) h.attrs = *a;
+      if (const StoredContext* c = (r.flags & kFlagContext) != 0 ? contexts.find(r.local_id) : nullptr) {
+        h.has_context = true;
+        h.context = *c;
+      }
       if ((r.flags & kFlagParentElsewhere) != 0) {
         if (const uint64_t* f = foreign[t].find(r.local_id)) h.foreign = *f;
       }
@@ -166,18 +219,36 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
       const SpanRecord& r = bt.records[i];
       SpanIds& id = ids[t][i];
       const uint32_t reads = i < old.size() ? old[i].reads + 1 : 1;
+      const int64_t since = i < old.size() ? old[i].since_ns : now;
       if (batch.spans == max_spans) {  // the request is full: the next one takes it
-        hold(r, reads - 1);
+        hold(r, reads - 1, since);
         continue;
       }
+      // With a tail keep a record waits for its root maxWait, else kMaxHoldReads reads.
+      const bool may_wait = (!final || more) && waiting + still.size() < kMaxHeld &&
+                            (keeping ? now - since <= tail_keep::max_wait_ns(keep_) : reads <= kMaxHoldReads);
       if (!id.resolved) {
-        if ((!final || more) && reads <= kMaxHoldReads && waiting + still.size() < kMaxHeld) {
-          hold(r, reads);
+        if (may_wait) {
+          hold(r, reads, since);
           continue;
         }
         // Its ancestor never came (lost, or open too long): a trace of its own.
         id.trace = trace_id::derived_trace_id(salt_, make_span_id(bt.id, r.local_id));
         id.flags = sampler::trace_flags(sampler_, id.trace, false, 0);
+        if (keeping) ++batch.keep_timed_out;
+      } else if (keeping && (id.flags & kTraceFlagSampled) == 0) {
+        auto d = decided_.find(id.trace);
+        if (d == decided_.end()) {
+          // Resolved (from a stored context) before its root ended: waits for it too.
+          if (may_wait) {
+            hold(r, reads, since);
+            continue;
+          }
+          ++batch.keep_timed_out;  // the head decision alone, for the whole trace from now on
+          decide(id.trace, false);
+        } else if (d->second) {
+          id.flags |= kTraceFlagSampled;  // kept whole by the tail keep: exported as sampled
+        }
       }
       if ((id.flags & kTraceFlagSampled) == 0) {
         // Not sampled: counted, never encoded; its descendants follow it.

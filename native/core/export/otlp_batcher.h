@@ -17,6 +17,17 @@
 // word) leaves unsampled is not encoded: it is counted in Result::sampled_out,
 // and its trace is remembered as for a sent span, so a descendant that comes
 // in a later batch is decided the same way.
+//
+// With a tail keep (tail_keep.h, the batcher's `keep` word) a trace the head
+// sampler leaves out is still encoded, whole, when its local root lasted
+// longer than slowerThan or a span of it is flagged error. Records end before
+// their parents, so a trace's spans reach the batcher before its root: they
+// are held back (copied, as above) until the root comes, for at most maxWait
+// from their first read instead of kMaxHoldReads reads; the trace is decided
+// in the batch where its root comes, once, and later spans of it (async spans
+// that outlive their root) follow that decision. A record released without
+// its root (maxWait past, kMaxHeld full, or a final read) is decided by the
+// head sampler alone and counted in Result::keep_timed_out.
 #pragma once
 
 #include <cstdint>
@@ -36,8 +47,9 @@ class OtlpBatcher {
   // `salt`: the tracer's id salt (Tracer::id_salt), so ids are those
   // inject() and the OTel adapter show; `sampler`: its head sampler
   // (Tracer::sampler, sampler.h), so the flags are those inject() writes.
+  // `keep`: its tail keep (tail_keep.h); 0: none.
   OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt,
-              uint64_t sampler = 0);
+              uint64_t sampler = 0, uint64_t keep = 0);
 
   static constexpr uint32_t kMaxHoldReads = 64;
   static constexpr size_t kMaxHeld = size_t{1} << 16;
@@ -57,6 +69,9 @@ class OtlpBatcher {
     size_t spans = 0;        // spans in the request written to `out`
     uint64_t waiting = 0;    // records held back after it
     uint64_t sampled_out = 0;  // records of unsampled traces, not encoded
+    // Records released without their root while a tail keep is on (maxWait
+    // past, the hold full, a final read): decided by the head sampler alone.
+    uint64_t keep_timed_out = 0;
   };
   // At most max_spans spans of `in` into one request in `out` (spans == 0:
   // `out` untouched). `unread`: the source has records left for a later
@@ -68,8 +83,11 @@ class OtlpBatcher {
   struct Held {
     SpanRecord record;
     uint32_t reads = 0;
+    int64_t since_ns = 0;  // clock::now_ns() at its first read
     std::string attrs;     // its attribute JSON (kFlagAttrs)
     uint64_t foreign = 0;  // its parent's span id (kFlagParentElsewhere)
+    bool has_context = false;  // its stored context (kFlagContext), when the batch held one
+    StoredContext context;
   };
   struct SentTrace {
     TraceId trace;
@@ -80,10 +98,21 @@ class OtlpBatcher {
 
   static void add_held(SnapshotTimeline& bt, std::vector<Held>& held);
   void remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate);
+  // The tail keep's decision on the head-unsampled traces resolved in a batch.
+  void decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids);
+  void decide(const TraceId& trace, bool keep);
 
   OtlpRequestWriter writer_;
   uint64_t salt_;
   uint64_t sampler_;
+  uint64_t keep_;
+  struct TraceHash {
+    size_t operator()(const TraceId& t) const { return static_cast<size_t>(t.hi * 0x9e3779b97f4a7c15ULL ^ t.lo); }
+  };
+  // The tail keep's decisions by trace (kept or not), FIFO-bounded (kSentCacheSpans).
+  std::unordered_map<TraceId, bool, TraceHash> decided_;
+  std::vector<TraceId> decided_order_;
+  size_t decided_next_ = 0;
   std::unordered_map<uint32_t, std::vector<Held>> held_;  // by timeline id, in end order
   std::unordered_map<uint64_t, SentTrace> sent_;          // tracer span id -> its trace
   std::vector<uint64_t> sent_order_;                      // FIFO of sent_'s keys (ring)

@@ -16,7 +16,7 @@ OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<Rec
                        const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
     : tracer_(std::move(tracer)),
       cursor_(std::move(cursor)),
-      batcher_(resource, encoding, unix_offset_ns, tracer_->id_salt(), tracer_->sampler()) {}
+      batcher_(resource, encoding, unix_offset_ns, tracer_->id_salt(), tracer_->sampler(), tracer_->keep()) {}
 
 uint64_t OtlpSource::count_lost(uint64_t& lost) {
   const std::vector<TimelineCounts> counts = tracer_->counts();
@@ -50,11 +50,13 @@ OtlpSource::Batch OtlpSource::discard() {
     if (r.spans == 0 && r.sampled_out == 0) break;
     batch.spans += r.spans;
     batch.sampled_out += r.sampled_out;
+    batch.keep_timed_out += r.keep_timed_out;
   }
   waiting_ = count_lost(batch.lost);
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;
+  keep_timed_out_ += batch.keep_timed_out;
   return batch;
 }
 
@@ -78,16 +80,18 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
     for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
     for (auto& a : tl.attrs) bt.attrs.push_back(std::move(a));
     for (const auto& f : tl.foreign_parents) bt.foreign_parents.push_back(f);
-    bt.contexts = std::move(tl.contexts);
+    for (auto& c : tl.contexts) bt.contexts.push_back(std::move(c));
   }
   snap.timelines.clear();  // the chunks read go back to the pool
   const OtlpBatcher::Result r = batcher_.encode(in, unread != 0, max_spans, final, out);
   batch.spans = r.spans;
   batch.sampled_out = r.sampled_out;
+  batch.keep_timed_out = r.keep_timed_out;
   waiting_ = r.waiting + unread;
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;
+  keep_timed_out_ += batch.keep_timed_out;
   return batch;
 }
 

@@ -38,6 +38,7 @@ class OtlpSource {
     size_t spans = 0;   // spans in the request written to `out`
     uint64_t lost = 0;  // newly counted records lost before they were taken
     uint64_t sampled_out = 0;  // records of unsampled traces (sampler.h), not sent
+    uint64_t keep_timed_out = 0;  // decided by the head sampler alone (OtlpBatcher::Result)
   };
   // At most max_spans spans into one request in `out` (spans == 0: nothing
   // new, `out` untouched). `final`: take the spans still waiting for their
@@ -54,6 +55,7 @@ class OtlpSource {
 
   uint64_t taken() const { return taken_; }
   uint64_t sampled_out() const { return sampled_out_; }
+  uint64_t keep_timed_out() const { return keep_timed_out_; }
   uint64_t lost() const { return lost_; }
   // Records committed and not yet sent nor lost (at the last next()),
   // those held back for their ancestor included.
@@ -73,7 +75,7 @@ class OtlpSource {
   std::unordered_map<uint32_t, uint64_t> dropped_seen_;  // by timeline id
   uint64_t missed_seen_ = 0;
   bool skipped_seen_ = false;
-  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, sampled_out_ = 0;
+  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, sampled_out_ = 0, keep_timed_out_ = 0;
 };
 
 }  // namespace hotspan

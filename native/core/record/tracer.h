@@ -76,6 +76,8 @@ struct TracerOptions {
   uint64_t id_salt = 0;
   // The head sampler of its traces (sampler.h); 0: parentbased_always_on.
   uint64_t sampler = 0;
+  // The tail keep of its OTLP export (tail_keep.h); 0: none.
+  uint64_t keep = 0;
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -144,6 +146,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   uint64_t id() const;  // unique in the process, never reused
   uint64_t id_salt() const;  // salt of the W3C ids of its spans (trace_id.h)
   uint64_t sampler() const;  // head sampler of its traces (sampler.h)
+  uint64_t keep() const;     // tail keep of its OTLP export (tail_keep.h)
   int64_t origin_ns() const;
   TimeUnit time_unit() const;  // as requested in the options
   // "Now" in the tracer's unit: what begin/end/... expect as `now`.
