@@ -18,10 +18,10 @@
 // database name for PostgreSQL and `server.address:server.port` for Redis
 // (whose numeric namespace the conventions keep out of the name).
 //
-// A library that publishes a TracingChannel (ioredis and node-redis: the
-// versions tested are 6; older ones without the channels give no spans) is
-// only subscribed to. pg publishes none: it is wrapped as it loads,
-// through require-in-the-middle. That hook also tells when any of these
+// A library that publishes a TracingChannel (node-redis and mysql2: older
+// versions without the channels give no spans) is only subscribed to. pg
+// publishes none, and ioredis's channel makes every command slower once
+// subscribed: they are wrapped as they load, through require-in-the-middle. That hook also tells when any of these
 // libraries loads, which is when the recorder starts keeping the request
 // context (an AsyncLocalStorage): a program that loads none of them pays
 // nothing per request for it.

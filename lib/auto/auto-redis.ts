@@ -1,24 +1,32 @@
 // hotspan/auto's ioredis and redis (node-redis) instruments: a span per Redis
 // command, by OpenTelemetry's database conventions (lib/auto/auto-db.ts lists
-// them). Both libraries publish a TracingChannel per command
-// (`ioredis:command` when it is written, `node-redis:command` when it is
-// called), which is all these instruments subscribe to: a command sent alone
-// or in a pipeline is one span, from then to its reply, as in OpenTelemetry's instrumentation-ioredis; so is
+// them): a command sent alone or in a pipeline is one span, from when it is
+// sent to its reply, as in OpenTelemetry's instrumentation-ioredis; so is
 // each command of an ioredis MULTI transaction, MULTI and EXEC included.
-// node-redis publishes no command of a MULTI transaction (only the
-// transaction, on `node-redis:batch`, without its commands): such a
-// transaction is one span named MULTI, with `db.operation.batch.size`. A
-// pipeline as a whole is no span of its own.
+//
+// ioredis is wrapped as it loads: its client's `sendCommand`, which every
+// command passes (a cluster's go through its nodes' clients). Its
+// `ioredis:command` TracingChannel would tell the same, but subscribing to it
+// makes ioredis take its traced path for every command (a promise wrapped by
+// `tracePromise`, its context object with every argument turned to a
+// string), which cost more than the whole span (bench/cases/redis-command.mjs).
+// A command queued while its client connects is sent again once the client is
+// ready; its span starts when it was first sent, under that caller's request.
+//
+// node-redis publishes a TracingChannel per command (`node-redis:command`,
+// when it is called), which is all its instrument subscribes to. It publishes
+// no command of a MULTI transaction (only the transaction, on
+// `node-redis:batch`, without its commands): such a transaction is one span
+// named MULTI, with `db.operation.batch.size`. A pipeline as a whole is no
+// span of its own.
 //
 // db.query.text is the command and its key (its first argument), never the
 // values: the key as the library's own redaction of its arguments gives it
 // (the rules of OpenTelemetry's redis-common), so a command whose arguments
 // are all secret (AUTH, HELLO, an unknown one) shows `?`.
 //
-// The span's parent is the request being served when the command is
-// published. ioredis publishes a command queued while its client connects
-// when it writes it, once the client is ready: then under the context the
-// client was created in.
+// The span's parent is the request being served when the command is sent
+// (ioredis) or published (node-redis).
 
 import * as dc from 'node:diagnostics_channel';
 
@@ -96,13 +104,114 @@ function follow(rec: DbRecorder, channel: string, spanOf: (ctx: CommandContext) 
 
 const asList = (a: unknown): readonly unknown[] => (Array.isArray(a) ? a : []);
 
+/** What the ioredis instrument reads of a command (ioredis's built/Command.js). */
+interface IoCommand {
+  name?: unknown;
+  args?: unknown;
+  resolve?: (value: unknown) => unknown;
+  reject?: (error: unknown) => unknown;
+  [SPAN]?: DbSpan;
+}
+/** What it reads of a client (ioredis's built/Redis.js). */
+interface IoClient {
+  options?: { host?: unknown; port?: unknown; path?: unknown; db?: unknown };
+  condition?: { select?: unknown } | null;
+}
+type SendCommand = (this: IoClient, command: IoCommand, ...rest: unknown[]) => unknown;
+
+/** Marks a command already given its span (it passes `sendCommand` again when it leaves the offline queue). */
+const SPAN = Symbol('hotspan.redis.span');
+
+/**
+ * Whether a command's first argument may be shown, by ioredis's own redaction
+ * (`sanitizeArgs` of its built/tracing.js; without it, never), asked once per
+ * command name.
+ */
+class KeyRule {
+  private sanitize: ((name: string, args: unknown[]) => unknown[]) | undefined;
+  private readonly shown = new Map<string, boolean>();
+  use(tracing: unknown): void {
+    const f = (tracing as { sanitizeArgs?: unknown } | null)?.sanitizeArgs;
+    if (typeof f === 'function') this.sanitize = f as (name: string, args: unknown[]) => unknown[];
+  }
+  showsKey(name: string): boolean {
+    let shown = this.shown.get(name);
+    if (shown === undefined) {
+      shown = this.sanitize !== undefined && this.sanitize(name, ['k'])[0] === 'k';
+      if (this.shown.size < 1024) this.shown.set(name, shown);
+    }
+    return shown;
+  }
+}
+
+/** A command's span name and attributes, from the client that sends it. */
+function ioredisCommand(client: IoClient, command: IoCommand, keys: KeyRule): { name: string; attrs: Attrs } {
+  const name = String(command.name);
+  const args = asList(command.args);
+  const o = client.options ?? {};
+  const path = typeof o.path === 'string' && o.path !== '' ? o.path : undefined;
+  return redisCommand(
+    {
+      command: name,
+      database: client.condition?.select ?? o.db ?? 0,
+      serverAddress: path ?? (typeof o.host === 'string' && o.host !== '' ? o.host : 'localhost'),
+      serverPort: path === undefined ? (o.port ?? 6379) : undefined,
+    },
+    args.length === 0 ? args : [keys.showsKey(name) ? args[0] : '?'],
+  );
+}
+
+/** Wraps a client class's `sendCommand`: a span from a command's first send to its reply. */
+function wrapSendCommand(rec: DbRecorder, proto: { sendCommand?: unknown }, keys: KeyRule): void {
+  const send = proto.sendCommand;
+  if (typeof send !== 'function' || (send as { [SPAN]?: true })[SPAN] === true) return;
+  const original = send as SendCommand;
+  const wrapped: SendCommand = function (this: IoClient, command: IoCommand, ...rest: unknown[]) {
+    if (command === null || typeof command !== 'object' || command[SPAN] !== undefined || typeof command.resolve !== 'function' || typeof command.reject !== 'function') {
+      return original.call(this, command, ...rest);
+    }
+    const { name, attrs } = ioredisCommand(this, command, keys);
+    const span = rec.open('redis', name, attrs);
+    command[SPAN] = span;
+    const resolve = command.resolve;
+    const reject = command.reject;
+    let open = true;
+    command.resolve = (value: unknown): unknown => {
+      if (open) {
+        open = false;
+        rec.close(span);
+      }
+      return resolve(value);
+    };
+    command.reject = (error: unknown): unknown => {
+      if (open) {
+        open = false;
+        setDbFailure(span, error, errorPrefix(error));
+        rec.close(span);
+      }
+      return reject(error);
+    };
+    return original.call(this, command, ...rest);
+  };
+  (wrapped as { [SPAN]?: true })[SPAN] = true;
+  proto.sendCommand = wrapped;
+  rec.onStop(() => {
+    if (proto.sendCommand === wrapped) proto.sendCommand = original;
+  });
+}
+
 /** The ioredis instrument. */
 export function instrumentIoredis(rec: DbRecorder): void {
-  rec.onLoad(['ioredis'], (_name, exports) => {
-    rec.useContext();
+  const keys = new KeyRule();
+  rec.onLoad(['ioredis'], (name, exports) => {
+    if (name === 'ioredis') rec.useContext();
+    else if (name === 'ioredis/built/tracing.js') keys.use(exports);
+    else if (name === 'ioredis/built/Redis.js') {
+      const Redis = (exports as { default?: { prototype?: { sendCommand?: unknown } } } | null)?.default;
+      if (Redis?.prototype !== undefined) wrapSendCommand(rec, Redis.prototype, keys);
+    }
     return exports;
   });
-  follow(rec, 'ioredis:command', (ctx) => redisCommand(ctx, asList(ctx.args)));
 }
 
 /** The redis (node-redis) instrument. */
