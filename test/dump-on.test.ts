@@ -156,6 +156,25 @@ describe.each(backends)('dumpOn on the %s backend', (backend) => {
     t.close();
   });
 
+  it('with the async context on, a span under a local current span is no root; one under a remote parent is', async () => {
+    const t = new Tracer({ backend, dumpOn: { slowerThanMs: 200, path: path.join(dir, 'c.json') } });
+    t.enableAsyncContext();
+    await t.traceAsync('request', async () => {
+      await new Promise((r) => setImmediate(r));
+      t.trace('after-await', () => spin(t, 400)); // slow, but its parent is 'request' (quick: not slow)
+    });
+    await afterDumps();
+    expect(files()).toEqual(['c-1.json']); // 'request' itself lasted over 400 ms
+    expect(stderr[0]).toMatch(/span "request" took/);
+    const remote = t.extract({ traceparent: '00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01' });
+    t.withContext(remote as NonNullable<typeof remote>, () => t.trace('incoming', () => spin(t, 400)));
+    await afterDumps();
+    expect(files()).toEqual(['c-1.json', 'c-2.json']);
+    expect(stderr[1]).toMatch(/span "incoming" took/);
+    expect(stderr).toHaveLength(2);
+    t.close();
+  });
+
   it('a dump that cannot be written is counted and warned about, and tracing goes on', async () => {
     const warnings: string[] = [];
     const onWarning = (w: Error): void => void warnings.push(w.message);
