@@ -2,7 +2,7 @@
 
 export { Tracer } from './tracer/tracer';
 export type { TraceAsyncOptions, TrackOptions, SettleOptions, JoinOptions } from './tracer/tracer';
-export type { SampleOptions, TracerOptions } from './tracer/options';
+export type { DumpOnOptions, SampleOptions, TracerOptions } from './tracer/options';
 export type { DumpSummary } from './tracer/dump';
 export type { StreamOptions, StreamStatus } from './tracer/stream';
 export type { ProfileOptions, CpuProfileHandle } from './tracer/cpu-profile';
@@ -11,7 +11,7 @@ export type { BackendKind } from './backends/backend';
 export type { SpanRecord, TimelineInfo, TimelineKind } from './read/records';
 export type { StatsRow } from './read/stats';
 export type { SnapshotOptions, SnapshotBatchOptions, SnapshotColumns } from './read/bounded-read';
-export type { Counts, TimelineCounts } from './common/counts';
+export type { Counts, DumpOnCounts, TimelineCounts } from './common/counts';
 export type { OtlpExportOptions } from './otlp/otlp-config';
 export type { OtlpCounts } from './otlp/otlp-counters';
 export type { Attributes, AttrValue } from './attrs/attrs';

@@ -45,6 +45,18 @@ export interface Counts {
   readonly timelines: readonly TimelineCounts[];
   /** Present once tracer.exportOtlp() started. */
   readonly otlp?: OtlpCounts;
+  /** Present when the tracer has the dumpOn option (docs/sampling.md). */
+  readonly dumpOn?: DumpOnCounts;
+}
+
+/** The triggered dumps of the dumpOn option: triggers = written + suppressed + failed + not written yet. */
+export interface DumpOnCounts {
+  /** Dump files written. */
+  readonly written: number;
+  /** Triggers with no file because maxPerMinute files were already written in the last minute. */
+  readonly suppressed: number;
+  /** Dumps that could not be written (a warning said why). */
+  readonly failed: number;
 }
 
 /** What a backend reports: per-timeline counts and whether anything was lost. */

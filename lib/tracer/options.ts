@@ -15,6 +15,20 @@ export function checkThreadName(threadName: unknown): string {
   return wellFormed(threadName);
 }
 
+/** `new Tracer({ dumpOn })`: see docs/sampling.md. */
+export interface DumpOnOptions {
+  /** Dump when the outermost span lasted longer than this (ms, 0 to 1e9). */
+  slowerThanMs?: number;
+  /** Dump when a span flagged error ended inside the outermost span (default false). */
+  errors?: boolean;
+  /** The file path the dumps are numbered from (`trace.json` -> `trace-1.json`); its extension picks the format. */
+  path: string;
+  /** How much of the past each dump holds, ending at the trigger (ms, 1 to 3,600,000; default 10,000). */
+  windowMs?: number;
+  /** At most this many dumps in any 60 seconds (1 to 1000, default 6); the others are counted in counts().dumpOn.suppressed. */
+  maxPerMinute?: number;
+}
+
 /** `new Tracer({ sample })`: which traces are sampled at their head. */
 export interface SampleOptions {
   /**
@@ -103,6 +117,12 @@ export interface TracerOptions {
    * trace that starts here sampled and an incoming parent's flag followed.
    */
   sample?: SampleOptions;
+  /**
+   * Triggered dumps (docs/sampling.md): `{ slowerThanMs, errors, path,
+   * windowMs, maxPerMinute }` writes the last windowMs of every timeline to
+   * a numbered file when an outermost trace() span is slow or fails.
+   */
+  dumpOn?: DumpOnOptions;
 }
 
 export interface ResolvedOptions {
@@ -118,6 +138,8 @@ export interface ResolvedOptions {
   onFull: OnFull;
   /** `sample` as given (checked by lib/tracer/sampling.ts when the backend is made); undefined: from the environment. */
   sample: unknown;
+  /** `dumpOn` as given (checked by lib/tracer/dump-on.ts when the tracer is made). */
+  dumpOn: unknown;
 }
 
 export type OnFull = 'overwrite' | 'drop';
@@ -192,6 +214,7 @@ const KEYS = new Set([
   'memoryLimit',
   'onFull',
   'sample',
+  'dumpOn',
 ]);
 
 /** Signals a dump cannot take: why, by name. */
@@ -274,7 +297,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull, sample } = o;
+  const { backend, requireNative, wakeHighWater, threadName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull, sample, dumpOn } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -309,5 +332,6 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     dumpOnSignal: dumpOnSignal === undefined ? undefined : checkDumpOnSignal(dumpOnSignal),
     dumpOnCrash: dumpOnCrash as string | undefined,
     sample,
+    dumpOn,
   };
 }

@@ -11,6 +11,7 @@ import { createBackend, joinBackend } from './backend-choice';
 import { ClosedBackend } from '../backends/closed-backend';
 import { checkProfileOptions, CpuProfileRun, type CpuProfileHandle, type ProfileOptions } from './cpu-profile';
 import type { DumpSummary } from './dump';
+import { checkDumpOn, DumpTrigger } from './dump-on';
 import { closedError, describe, nameTypeError } from '../common/errors';
 import { FLAG_ERROR } from '../common/flags';
 import { GcHook } from '../common/gc-hook';
@@ -70,6 +71,8 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
   private readonly loss = new LossWarning();
   /** The async context, once turned on (enableAsyncContext, withContext). */
   private cx: AsyncContext | undefined;
+  /** The dumpOn option's trigger (docs/sampling.md), if given. */
+  private readonly dumps: DumpTrigger | undefined;
 
   constructor(options?: TracerOptions) {
     const injected = typeof options === 'object' && options !== null && joined in options ? (options as Joined)[joined] : undefined;
@@ -81,6 +84,8 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     this.asyncs = new AsyncSpans(owner);
     this.outputs = new Outputs(owner, this.jsBase);
     if (resolved !== undefined) this.outputs.onTriggers(resolved);
+    const dumpOn = resolved?.dumpOn === undefined ? undefined : checkDumpOn(resolved.dumpOn);
+    this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush());
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
     // Only the native backend has a pending queue for a GC to drain.
@@ -205,6 +210,8 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
       this.beginId(id, attrs);
       depth = b.openDepth();
     }
+    const dumps = this.dumps;
+    const began = dumps !== undefined && depth === 1 && this.localRoot() ? dumps.syncRootBegin(b) : -1;
     let value: T;
     try {
       value = this.cx === undefined ? fn() : this.cx.runInOpen(b, fn);
@@ -214,10 +221,19 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
       } catch {
         // The caller's exception matters more than a failed end.
       }
+      dumps?.error(name);
+      if (began >= 0) dumps?.syncRootEnd(b, name, began);
       throw e;
     }
     this.b.endAt(depth, 0, name);
+    if (began >= 0) dumps?.syncRootEnd(b, name, began);
     return value;
+  }
+
+  /** No span open under the async context, or only a remote one (extract()'s): a span begun now with no open span is a local root. */
+  private localRoot(): boolean {
+    const under = this.cx?.storage.getStore();
+    return under === undefined || under.given.ids[3] === 0n;
   }
 
   /** Opens a span and returns a handle whose end() closes it. A handle collected while open is ended as abandoned. */
@@ -256,7 +272,9 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     let token = attrs !== undefined && id < this.names.limit ? this.b.asyncBeginValues(track, id, attrs) : 0;
     if (token === 0) token = this.b.asyncBegin(track, id, this.attrsText(attrs));
     this.names.known(id);
-    return this.asyncs.run(this.b, token, work, this.cx);
+    const dumps = this.dumps;
+    if (dumps === undefined || this.b.openDepth() !== 0 || !this.localRoot()) return this.asyncs.run(this.b, token, work, this.cx);
+    return dumps.asyncRoot(this.b, name, dumps.rootBegin(this.b), this.asyncs.run(this.b, token, work, this.cx));
   }
 
   /**
@@ -406,7 +424,9 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     const c = totalCounts(this.b.counts());
     this.loss.of(c);
     const otlp = this.outputs.otlp;
-    return otlp === undefined ? c : Object.freeze({ ...c, otlp: otlp.counts() });
+    const dumpOn = this.dumps?.counts();
+    if (otlp === undefined && dumpOn === undefined) return c;
+    return Object.freeze({ ...c, ...(otlp && { otlp: otlp.counts() }), ...(dumpOn && { dumpOn }) });
   }
 
   /**
