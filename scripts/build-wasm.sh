@@ -55,6 +55,8 @@ sources=(
   native/core/read/snapshot_query.cc
   native/core/read/query_call.cc
   native/core/read/log_linear_histogram.cc
+  native/core/read/record_cursor.cc
+  native/core/read/handover_batch.cc
   native/core/record/async_track.cc
   native/core/record/attr_area.cc
   native/core/record/attr_dict.cc
@@ -70,6 +72,7 @@ sources=(
   native/core/record/group_track.cc
   native/core/record/holder_check.cc
   native/core/record/huge_pages.cc
+  native/core/record/imported_thread.cc
   native/core/record/json_text.cc
   native/core/record/name_table.cc
   native/core/record/native_thread_cache.cc

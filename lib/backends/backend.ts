@@ -163,6 +163,10 @@ export interface Backend {
   idsOf(span: number): BigUint64Array;
 
   share(): string;
+  /** Owner of joined js threads: waits (until `deadline`, performance.now() ms) for them to ship; the names of those that did not. */
+  settleJoined?(deadline: number): Promise<string[]>;
+  /** Owner of joined js threads, at process exit: they ship what they hold. */
+  collectJoined?(): void;
   nativeApi(): unknown;
   /** The NativeTracer behind a native backend (test hooks, demo); undefined otherwise. */
   native(): NativeTracer | undefined;

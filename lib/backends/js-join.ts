@@ -254,6 +254,10 @@ export interface Batch {
   readonly attrs: Array<[number, string]>;
   /** [index in this batch, stored context], ascending. */
   readonly contexts: Array<[number, StoredContext]>;
+  /** The wasm engine: the batch as the core encodes it (native/core/read/handover_batch.h); the fields above are empty. */
+  readonly core?: Uint8Array;
+  /** Back-pressure refused the batch's `count` records (the core counts them dropped). */
+  readonly refused?: boolean;
 }
 
 interface BatchMessage extends Batch {
@@ -286,6 +290,8 @@ interface ClosedMessage {
 interface ShareData {
   readonly v: 2;
   readonly state: SharedArrayBuffer;
+  /** The owner's recording engine: a joined thread records on the same (absent: TypeScript). */
+  readonly engine?: 'wasm';
 }
 
 // BroadcastChannel has ref()/unref() and receiveMessageOnPort accepts one
@@ -328,6 +334,8 @@ export interface ShareTarget {
   addJoinedTimeline(name: string, id: number): number;
   merge(thread: JoinedThread, batch: Batch): void;
   markExited(timeline: number): void;
+  /** Spans the thread ended that will never arrive (it was terminated): the wasm engine's core counts them. */
+  lostOn?(timeline: number, n: number): void;
 }
 
 const hubs = new Set<ShareHub>();
@@ -358,10 +366,11 @@ export class ShareHub {
     private readonly target: ShareTarget,
     salt: bigint,
     sampler = 0n,
+    engine: 'ts' | 'wasm' = 'ts',
   ) {
     this.token = `${JS_TOKEN_PREFIX}${String(process.pid)}:${randomBytes(12).toString('hex')}`;
     this.state = SharedState.create(salt, sampler);
-    const data: ShareData = { v: 2, state: this.state.buffer };
+    const data: ShareData = engine === 'wasm' ? { v: 2, state: this.state.buffer, engine } : { v: 2, state: this.state.buffer };
     setEnvironmentData(this.token, data);
     this.channel = openChannel(this.token, (d) => {
       // Queued here, merged a few batches per event-loop turn (mergeSome):
@@ -464,6 +473,7 @@ export class ShareHub {
         // posted one was merged by the drain above), whose room is given back.
         const reserved = thread.unshipped[1] ?? 0;
         this.state.addLost(thread.unshipped[0] + reserved);
+        this.target.lostOn?.(thread.timeline, thread.unshipped[0] + reserved);
         this.state.merged(reserved);
         this.exited(thread);
       }
@@ -579,6 +589,12 @@ export function openShared(token: string): SharedState {
   return state;
 }
 
+/** The recording engine of the tracer that shared js token `token` (openShared checks the token). */
+export function sharedEngine(token: string): 'ts' | 'wasm' {
+  const data = getEnvironmentData(token) as Partial<ShareData> | undefined;
+  return data !== undefined && data !== null && data.engine === 'wasm' ? 'wasm' : 'ts';
+}
+
 /** What a joined backend provides to its link. */
 export interface JoinSource {
   /** Records, names and timelines since the previous batch; starts a new batch (its unshipped word stays: the link clears it). */
@@ -658,9 +674,11 @@ export class JoinLink {
     }
     if (room === 'full') {
       // The owner is behind: the records were dropped (counted), the rest ships.
-      batch = { ...batch, count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [] };
+      const refused = batch.core === undefined ? {} : { refused: true };
+      batch = { ...batch, count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], ...refused };
     }
-    if (batch.count === 0 && batch.names.length === 0 && batch.tls.length === 0 && ack === 0 && !exit) return;
+    // A core batch always goes: it may carry names and losses with no record.
+    if (batch.count === 0 && batch.names.length === 0 && batch.tls.length === 0 && ack === 0 && !exit && batch.core === undefined) return;
     const msg: BatchMessage = {
       t: 'batch',
       k: this.key,

@@ -2,9 +2,10 @@
 // (../binding/wasm-recorder): the addon's rules (stack, ids, budget, tracks,
 // groups, counters, trace contexts) run in the core; this file only passes
 // the clock's readings in and turns statuses into the facade's errors.
-// Chosen with HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice); one thread:
-// workers and the OTLP export stay on the TypeScript engine (./js-backend)
-// for now, and say so when asked for here.
+// Chosen with HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice). Workers
+// joined with share() record in instances of their own and hand their records
+// to this one's core (./wasm-join); the OTLP export stays on the TypeScript
+// engine (./js-backend) for now, and says so when asked for here.
 
 import { randomBytes } from 'node:crypto';
 
@@ -19,6 +20,7 @@ import type { BackendCounts } from '../common/counts';
 import { statsFromNative, type StatsRow } from '../read/stats';
 import { rootIds, statsOfColumns } from '../binding/wasm-core';
 import { WasmRecorder, type FullPolicy as OnFull } from '../binding/wasm-recorder';
+import { WasmShare } from './wasm-join';
 
 // Read once: globalThis.performance is an accessor in Node.
 const perf = performance;
@@ -42,6 +44,8 @@ export interface WasmBackendOptions {
   threadName: string;
   memoryLimit?: number;
   onFull?: OnFull;
+  /** The salt of the W3C ids (a joined thread's is its owner's); default: random. */
+  idSalt?: bigint;
 }
 
 export class WasmBackend implements Backend {
@@ -49,16 +53,19 @@ export class WasmBackend implements Backend {
   /** Times cross as ms and are stored as ns: a reading comes back within half a ns. */
   readonly clockBoundMs = 1e-6;
 
-  private readonly rec: WasmRecorder;
-  private readonly thread: number;
-  private readonly salt = randomSalt();
+  protected readonly rec: WasmRecorder;
+  protected readonly thread: number;
+  private readonly salt: bigint;
   private readonly limit: number;
   private readonly onFull: OnFull;
   /** Interned names by id (the core's ids), for openAsync's answer. */
   private readonly names: string[] = [];
-  private closedFlag = false;
+  protected closedFlag = false;
+  /** Owner side, once share() was called. */
+  private shared: WasmShare | undefined;
 
   constructor(options: WasmBackendOptions) {
+    this.salt = options.idSalt ?? randomSalt();
     this.limit = options.memoryLimit ?? NO_LIMIT;
     this.onFull = options.onFull ?? 'overwrite';
     this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt });
@@ -186,14 +193,16 @@ export class WasmBackend implements Backend {
 
   // ---- finalization and reading: the core flushes before each read ----
 
-  flush(): void {}
+  flush(): void {
+    this.shared?.hub.drain();
+  }
 
   pending(): number {
     return 0;
   }
 
   lost(): number {
-    return 0;
+    return this.shared?.hub.state.lost() ?? 0;
   }
 
   snapshot(): NativeSnapshot {
@@ -265,11 +274,20 @@ export class WasmBackend implements Backend {
     return rootIds(span, this.salt, 0n); // no head sampler on this engine (backend-choice refuses one)
   }
 
-  // ---- workers: not on this engine yet ----
+  // ---- workers (./wasm-join) ----
 
   share(): string {
     if (this.closedFlag) throw closedError();
-    throw notYet('share() (recording from workers)');
+    this.shared ??= new WasmShare(this.rec, this.salt);
+    return this.shared.hub.token;
+  }
+
+  settleJoined(deadline: number): Promise<string[]> {
+    return this.shared === undefined ? Promise.resolve([]) : this.shared.hub.settle(deadline);
+  }
+
+  collectJoined(): void {
+    this.shared?.hub.collectAtExit();
   }
 
   nativeApi(): unknown {
@@ -281,6 +299,7 @@ export class WasmBackend implements Backend {
   }
 
   close(): void {
+    this.shared?.hub.close();
     this.closedFlag = true;
     this.rec.close();
   }

@@ -104,6 +104,20 @@ export interface WasmExports {
   hs_rec_counts(tracer: number, out: number): number;
   /** Flushes; result: u32 timeline count T, u32 0, f64[6T] (id, produced, kept, released, overwritten, dropped), u32[T] end offsets of the names, then the names (UTF-8); a core status. */
   hs_rec_timelines(tracer: number): number;
+  /** A joined thread's hand-over source over the tracer it records in (read/handover_batch.h): a handle, 0 for an unknown tracer or no consumer slot left. */
+  hs_rec_handover_open(tracer: number): number;
+  /** Result: a hand-over batch of the records committed since the last take (at most max_records; a joined thread holds, so its records commit as they end), the names interned and the spans lost since; returns the records in it. */
+  hs_rec_handover_take(source: number, maxRecords: number): number;
+  /** Frees the source's handle: its records no longer wait for it. */
+  hs_rec_handover_free(source: number): void;
+  /** A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h): a handle, 0 for an unknown or closed tracer. */
+  hs_rec_import_thread(tracer: number, name: number, size: number): number;
+  /** Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it): its names only, its records counted dropped; a core status (Invalid: not a whole batch). */
+  hs_rec_import(imported: number, batch: number, size: number, refused: number): number;
+  /** Counts `count` spans the thread ended that never arrived (a terminated thread's) as dropped on its timeline; a core status. */
+  hs_rec_import_lost(imported: number, count: number): number;
+  /** Marks the imported thread's timeline exited and frees its handle; a core status. */
+  hs_rec_import_exited(imported: number): number;
   /** Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status. */
   hs_rec_snapshot(tracer: number): number;
   /** Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's. */

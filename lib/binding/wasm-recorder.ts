@@ -205,6 +205,46 @@ export class WasmRecorder {
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
   }
 
+  // ---- joined threads (native/core/read/handover_batch.h): a worker records
+  // in a recorder of its own and hands its finished records to the tracer's ----
+
+  /** A hand-over source over this recorder's records (0: no consumer slot left). */
+  handoverOpen(): number {
+    return this.c.hs_rec_handover_open(this.tracer);
+  }
+
+  /** The records committed since the last take, the names and the losses since, as one batch of bytes (a copy). */
+  handoverTake(source: number, maxRecords = 0xffffffff): Uint8Array {
+    this.c.hs_rec_handover_take(source, maxRecords);
+    return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
+  }
+
+  handoverFree(source: number): void {
+    this.c.hs_rec_handover_free(source);
+  }
+
+  /** A timeline for a joined thread's handed-over records: its handle (0: closed). */
+  importThread(displayName: string): number {
+    return this.c.hs_rec_import_thread(this.tracer, ...this.text(displayName));
+  }
+
+  /** Stores a batch from handoverTake (refused: its names only, its records counted dropped); a core status. */
+  importBatch(imported: number, batch: Uint8Array, refused: boolean): number {
+    const at = batch.length === 0 ? 0 : this.c.hs_alloc(batch.length);
+    if (at !== 0) new Uint8Array(this.c.memory.buffer, at, batch.length).set(batch);
+    return this.c.hs_rec_import(imported, at, batch.length, refused ? 1 : 0);
+  }
+
+  /** Counts `count` spans of the joined thread that never arrived as dropped on its timeline; a core status. */
+  importLost(imported: number, count: number): number {
+    return this.c.hs_rec_import_lost(imported, count);
+  }
+
+  /** Marks the joined thread's timeline exited and frees its handle; a core status. */
+  importExited(imported: number): number {
+    return this.c.hs_rec_import_exited(imported);
+  }
+
   /** The instance's memory in bytes (native/wasm/sbrk.cc grows it by doubling, up to 64 MiB steps). */
   memoryBytes(): number {
     return this.c.memory.buffer.byteLength;

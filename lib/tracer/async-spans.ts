@@ -5,7 +5,6 @@
 import type { Attributes } from '../attrs/attrs';
 import type { Backend } from '../backends/backend';
 import type { AsyncContext } from './async-context';
-import { JsBackend } from '../backends/js-backend';
 import { ChangeSignal } from '../common/change-signal';
 import { describe, trackKindError } from '../common/errors';
 import { FLAG_ERROR } from '../common/flags';
@@ -206,7 +205,7 @@ export class AsyncSpans {
   /** js backend: waits for the threads joined to this tracer to ship what they recorded. */
   private async settleJoined(deadline: number, timeoutMs: number): Promise<void> {
     const b = this.owner.backend();
-    if (!(b instanceof JsBackend)) return;
+    if (b.settleJoined === undefined) return;
     const late = await b.settleJoined(deadline);
     if (late.length === 0) return;
     const list = late.map((n) => JSON.stringify(n)).join(', ');

@@ -4,10 +4,11 @@
 
 import type { Backend } from '../backends/backend';
 import { JsBackend } from '../backends/js-backend';
-import { isJsToken } from '../backends/js-join';
+import { isJsToken, sharedEngine } from '../backends/js-join';
 import { NativeBackend } from '../backends/native-backend';
 import { NoopBackend } from '../backends/noop-backend';
 import { notYet, WasmBackend } from '../backends/wasm-backend';
+import { WasmJoinedBackend } from '../backends/wasm-joined';
 import { loadNativeAddon } from '../binding/native-loader';
 import { calibrate } from '../common/clock';
 import type { ResolvedOptions } from './options';
@@ -27,7 +28,7 @@ function warnFallbackOnce(error: Error): void {
 
 /**
  * The js backend's recording engine: the TypeScript one, or with
- * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (main thread only).
+ * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (its workers join on it too).
  */
 function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull']; sampler: bigint; keep: bigint }): Backend {
   const b = { threadName, ...budget };
@@ -68,7 +69,8 @@ export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
  * backend's for a js token, else the native tracer the token names.
  */
 export function joinBackend(token: string, threadName: string): Backend {
-  if (isJsToken(token)) return JsBackend.join(token, threadName);
+  // The owner's engine decides the worker's: a wasm owner imports what its core encodes.
+  if (isJsToken(token)) return sharedEngine(token) === 'wasm' ? WasmJoinedBackend.join(token, threadName) : JsBackend.join(token, threadName);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
     throw new Error(

@@ -45,7 +45,7 @@ export class Outputs {
       const path = o.writeOnExit;
       const format = outputFormat(path);
       atExit(`the trace to ${path}`, () => {
-        if (!this.owner.closed()) this.jsBase?.collectJoined(); // joined js workers ship what they hold
+        if (!this.owner.closed()) this.owner.backend().collectJoined?.(); // joined js workers ship what they hold
         if (!this.owner.closed()) endOpenAtExit(this.owner.backend()); // open spans go in the file, flagged abandoned
         this.writeNow(path, format);
         const lost = this.owner.backend().lost();

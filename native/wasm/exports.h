@@ -103,6 +103,20 @@ __attribute__((export_name("hs_rec_counter"))) int32_t hs_rec_counter(uint32_t t
 __attribute__((export_name("hs_rec_counts"))) int32_t hs_rec_counts(uint32_t tracer, double* out);
 // Flushes; result: u32 timeline count T, u32 0, f64[6T] (id, produced, kept, released, overwritten, dropped), u32[T] end offsets of the names, then the names (UTF-8); a core status.
 __attribute__((export_name("hs_rec_timelines"))) int32_t hs_rec_timelines(uint32_t tracer);
+// A joined thread's hand-over source over the tracer it records in (read/handover_batch.h): a handle, 0 for an unknown tracer or no consumer slot left.
+__attribute__((export_name("hs_rec_handover_open"))) uint32_t hs_rec_handover_open(uint32_t tracer);
+// Result: a hand-over batch of the records committed since the last take (at most max_records; a joined thread holds, so its records commit as they end), the names interned and the spans lost since; returns the records in it.
+__attribute__((export_name("hs_rec_handover_take"))) uint32_t hs_rec_handover_take(uint32_t source, uint32_t max_records);
+// Frees the source's handle: its records no longer wait for it.
+__attribute__((export_name("hs_rec_handover_free"))) void hs_rec_handover_free(uint32_t source);
+// A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h): a handle, 0 for an unknown or closed tracer.
+__attribute__((export_name("hs_rec_import_thread"))) uint32_t hs_rec_import_thread(uint32_t tracer, uint8_t* name, uint32_t size);
+// Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it): its names only, its records counted dropped; a core status (Invalid: not a whole batch).
+__attribute__((export_name("hs_rec_import"))) int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size, uint32_t refused);
+// Counts `count` spans the thread ended that never arrived (a terminated thread's) as dropped on its timeline; a core status.
+__attribute__((export_name("hs_rec_import_lost"))) int32_t hs_rec_import_lost(uint32_t imported, double count);
+// Marks the imported thread's timeline exited and frees its handle; a core status.
+__attribute__((export_name("hs_rec_import_exited"))) int32_t hs_rec_import_exited(uint32_t imported);
 // Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status.
 __attribute__((export_name("hs_rec_snapshot"))) int32_t hs_rec_snapshot(uint32_t tracer);
 // Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's.

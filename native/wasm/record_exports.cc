@@ -20,6 +20,8 @@
 #include "exports.h"
 #include "result.h"
 #include "snapshot_columns.h"
+#include "read/handover_batch.h"
+#include "record/imported_thread.h"
 #include "record/memory_limit.h"
 #include "record/span_ids.h"
 #include "record/stored_context.h"
@@ -321,6 +323,58 @@ int32_t hs_rec_timelines(uint32_t tracer) {
     out.append(reinterpret_cast<const char*>(&end), sizeof end);
   }
   for (const hotspan::TimelineCounts& tl : all) out += tl.name;
+  return status(hotspan::Status::kOk);
+}
+
+// ---- joined threads: each records in an instance of its own and hands its
+// finished records over to the tracer's instance (read/handover_batch.h) ----
+
+uint32_t hs_rec_handover_open(uint32_t tracer) {
+  auto& tracers = table<hotspan::Tracer>();
+  if (tracer < 1 || tracer > tracers.size() || !tracers[tracer - 1]) return 0;
+  std::shared_ptr<hotspan::HandoverSource> source = hotspan::HandoverSource::open(tracers[tracer - 1]);
+  return source ? add(std::move(source)) : 0;
+}
+
+uint32_t hs_rec_handover_take(uint32_t source, uint32_t max_records) {
+  std::string& out = hotspan::wasm::result();
+  out.clear();
+  hotspan::HandoverSource* s = at<hotspan::HandoverSource>(source);
+  return s == nullptr ? 0 : static_cast<uint32_t>(s->take(out, max_records));
+}
+
+void hs_rec_handover_free(uint32_t source) {
+  if (at<hotspan::HandoverSource>(source) != nullptr) table<hotspan::HandoverSource>()[source - 1].reset();
+}
+
+uint32_t hs_rec_import_thread(uint32_t tracer, uint8_t* name, uint32_t size) {
+  const std::string display = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return 0;
+  std::shared_ptr<hotspan::ImportedThread> imported = t->import_thread(display);
+  return imported ? add(std::move(imported)) : 0;
+}
+
+int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size, uint32_t refused) {
+  const std::string bytes = take_string(batch, size);
+  hotspan::ImportedThread* into = at<hotspan::ImportedThread>(imported);
+  if (into == nullptr) return status(hotspan::Status::kInvalid);
+  uint64_t stored = 0;
+  return status(hotspan::import_batch(*into, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), refused != 0, &stored));
+}
+
+int32_t hs_rec_import_lost(uint32_t imported, double count) {
+  hotspan::ImportedThread* into = at<hotspan::ImportedThread>(imported);
+  if (into == nullptr || !(count >= 0)) return status(hotspan::Status::kInvalid);
+  into->count_lost(static_cast<uint64_t>(count));
+  return status(hotspan::Status::kOk);
+}
+
+int32_t hs_rec_import_exited(uint32_t imported) {
+  hotspan::ImportedThread* into = at<hotspan::ImportedThread>(imported);
+  if (into == nullptr) return status(hotspan::Status::kInvalid);
+  into->mark_exited();
+  table<hotspan::ImportedThread>()[imported - 1].reset();
   return status(hotspan::Status::kOk);
 }
 

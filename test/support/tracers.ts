@@ -37,7 +37,8 @@ export function tracerFactory(backend: 'native' | 'js' | 'noop' | 'wasm'): (opti
   };
 }
 
-function wasmTracer(options: TracerOptions): Tracer {
+/** A js-backend tracer on the wasm engine, made as users make one (HOTSPAN_JS_ENGINE=wasm while it is made). */
+export function wasmTracer(options: TracerOptions): Tracer {
   const before = process.env.HOTSPAN_JS_ENGINE;
   process.env.HOTSPAN_JS_ENGINE = 'wasm';
   try {

@@ -80,8 +80,9 @@ class Timeline {
   // drops its record and calls count_dropped). On a ticks timeline it also
   // appends an anchor; *anchor_due (if given) gets the new due tick.
   StoredSpan* append_chunk(uint64_t first, int64_t* anchor_due = nullptr);
-  void count_dropped() {
-    dropped_.fetch_add(1, std::memory_order_relaxed);
+  // `n`: records lost before they reached this timeline (imported_thread.h).
+  void count_dropped(uint64_t n = 1) {
+    dropped_.fetch_add(n, std::memory_order_relaxed);
     pool_->note_loss();
   }
   // Writer-side anchor upkeep: the tick past which the writer should call

@@ -15,6 +15,7 @@
 #include "record/clock.h"
 #include "record/group_track.h"
 #include "record/holder_check.h"
+#include "record/imported_thread.h"
 #include "record/native_thread_cache.h"
 #include "record/registry.h"
 #include "record/thread_state.h"
@@ -129,6 +130,12 @@ void Tracer::detach_thread(ThreadState& state, int64_t now) {
     state.timeline->sweep();
   }
   state.timeline->mark_exited();
+}
+
+std::shared_ptr<ImportedThread> Tracer::import_thread(std::string_view display_name) {
+  auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name));
+  if (state->status.load(std::memory_order_relaxed) != ThreadState::kLive) return nullptr;
+  return std::make_shared<ImportedThread>(shared_from_this(), std::move(state));
 }
 
 std::shared_ptr<ThreadState> Tracer::native_thread() {

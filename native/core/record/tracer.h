@@ -86,6 +86,7 @@ class ThreadState;
 class Timeline;
 class AttrDict;
 class ChunkPool;
+class ImportedThread;
 
 // One timeline's committed records with what describes them. Records is
 // FrozenRecords (a FrozenSnapshot, what Tracer::freeze returns: read in
@@ -170,6 +171,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // Returns nullptr once the tracer is closed.
   std::shared_ptr<ThreadState> native_thread();
   void set_thread_name(ThreadState& state, std::string_view name);
+  // A JS thread's timeline whose spans another instance of the core records
+  // and hands over finished (record/imported_thread.h); nullptr once closed.
+  std::shared_ptr<ImportedThread> import_thread(std::string_view display_name);
 
   // ---- async spans on tracks (begin on one thread, end on any) ----
   // Idempotent by name; returns the timeline id. 0 when closed, or when the

@@ -1,0 +1,44 @@
+// The owner's side of workers joined to a tracer on the wasm engine
+// (HOTSPAN_JS_ENGINE=wasm): share() opens the js backend's hub (./js-join:
+// the token, the channel, settle(), back-pressure), and each joined thread's
+// batches, encoded by the core in the worker's own instance
+// (native/core/read/handover_batch.h), are imported by this instance's core
+// as that thread's timeline (native/core/record/imported_thread.h). Every
+// recording rule stays in the core: the owner's budget and policy apply to
+// the imported records, and the timeline counts what the worker's instance
+// lost, what back-pressure refused and what a terminated worker never sent,
+// so produced = kept + released + overwritten + dropped holds per timeline.
+
+import type { WasmRecorder } from '../binding/wasm-recorder';
+import { STATUS_CLOSED, STATUS_OK } from '../common/flags';
+import { ShareHub, type Batch, type JoinedThread, type ShareTarget } from './js-join';
+
+export class WasmShare implements ShareTarget {
+  readonly hub: ShareHub;
+
+  constructor(
+    private readonly rec: WasmRecorder,
+    salt: bigint,
+  ) {
+    this.hub = new ShareHub(this, salt, 0n, 'wasm');
+  }
+
+  /** The imported thread's handle in the core (0: the tracer closed; its batches are then refused and counted). */
+  addJoinedTimeline(name: string): number {
+    return this.rec.importThread(name);
+  }
+
+  merge(thread: JoinedThread, batch: Batch): void {
+    if (batch.core === undefined) throw new Error('hotspan: a batch without the core encoding reached a tracer on the wasm engine');
+    const s = this.rec.importBatch(thread.timeline, batch.core, batch.refused === true);
+    if (s !== STATUS_OK && s !== STATUS_CLOSED) throw new Error(`hotspan: the core refused a batch from joined thread '${thread.name}' (status ${String(s)})`);
+  }
+
+  markExited(timeline: number): void {
+    this.rec.importExited(timeline);
+  }
+
+  lostOn(timeline: number, n: number): void {
+    if (n > 0) this.rec.importLost(timeline, n);
+  }
+}

@@ -1,0 +1,186 @@
+// A worker's thread joined (Tracer.join) to a tracer on the wasm engine: it
+// records in a core instance of its own, through the same hot path as the
+// owner's thread (./wasm-backend), and its link (./js-join's JoinLink) ships
+// the finished records as the core encodes them (native/core/read/
+// handover_batch.h) to the owner, whose core imports them (./wasm-join).
+// This instance's budget only holds what waits for the next batch (a full
+// batch ships at once, a partial one soon after its first record): what it
+// cannot hold is dropped and counted by its core, and the count travels with
+// the next batch to the owner's timeline of this thread.
+// Async spans, groups and counters on a joined worker are not carried yet;
+// records are read at the owner.
+
+import { closedError } from '../common/errors';
+import type { BackendCounts } from '../common/counts';
+import type { OutputFormat, WrittenFile } from '../common/output';
+import type { NativeSnapshot } from '../binding/native-binding';
+import type { FrozenView } from '../read/frozen-view';
+import type { StatsRow } from '../read/stats';
+import type { Given } from './backend';
+import { JoinLink, openShared, type Batch, type JoinSource, type SharedState } from './js-join';
+import { notYet, WasmBackend } from './wasm-backend';
+
+/** Records per batch: a full batch ships at once (it fits this instance's budget several times over). */
+const JOIN_BATCH = 8192;
+/** The budget of a joined thread's own instance: what waits for the next batch. */
+const JOINED_BUDGET = 4 << 20;
+const NO_FLOATS = new Float64Array(0);
+const NO_FIELDS = new Uint32Array(0);
+/** This thread's joined backends by token: a second join reuses the timeline (as the addon does). */
+const joinedByToken = new Map<string, WasmJoinedBackend>();
+
+function joinedReadError(what: string, verb = 'read'): Error {
+  return new Error(
+    `hotspan: ${what} is not available on a tracer joined with the js backend: its records are shipped to ` +
+      `the tracer that shared the token; ${verb} them there`,
+  );
+}
+
+export class WasmJoinedBackend extends WasmBackend implements JoinSource {
+  private readonly link: JoinLink;
+  private readonly source: number;
+  /** JoinLink's two words: records not shipped yet, records reserved in flight. */
+  private readonly unshipped = new Int32Array(new SharedArrayBuffer(8));
+  private count = 0;
+
+  /** The backend of this thread joined to the wasm-engine tracer that shared `token` (the caller checked the token's kind). */
+  static join(token: string, threadName: string): WasmJoinedBackend {
+    const state = openShared(token);
+    const known = joinedByToken.get(token);
+    if (known !== undefined) return known;
+    const b = new WasmJoinedBackend(token, state, threadName);
+    joinedByToken.set(token, b);
+    return b;
+  }
+
+  private constructor(token: string, state: SharedState, threadName: string) {
+    super({ threadName, memoryLimit: JOINED_BUDGET, onFull: 'drop', idSalt: state.salt });
+    this.source = this.rec.handoverOpen();
+    // Last: the link ships the hello (this thread's timeline) at once.
+    this.link = new JoinLink(token, state, threadName, state.nextTimeline(), this, this.unshipped);
+  }
+
+  // ---- the hot path: the owner's, then one count ----
+
+  override end(): void {
+    super.end();
+    this.ended();
+  }
+
+  override endFlags(flags: number): void {
+    super.endFlags(flags);
+    this.ended();
+  }
+
+  override endAt(depth: number, flags: number, name: number | string): void {
+    super.endAt(depth, flags, name);
+    this.ended();
+  }
+
+  private ended(): void {
+    const n = ++this.count;
+    this.unshipped[0] = n;
+    if (n === 1) this.link.schedule();
+    else if (n >= JOIN_BATCH) this.link.ship();
+  }
+
+  // ---- JoinSource ----
+
+  /** @internal The records ended since the last batch, as the core encodes them. */
+  takeBatch(): Batch {
+    const core = this.rec.handoverTake(this.source);
+    const count = new DataView(core.buffer, core.byteOffset, core.byteLength).getUint32(12, true);
+    this.count = 0;
+    return { names: [], nameBase: 0, tls: [], count, times: NO_FLOATS, fields: NO_FIELDS, attrs: [], contexts: [], core };
+  }
+
+  /** @internal The thread exits: its open spans end, flagged abandoned, its timeline exited. */
+  abandonOpen(): void {
+    if (!this.closedFlag) this.rec.detach(this.thread, performance.now());
+  }
+
+  /** @internal The owner closed: recording calls throw from now on. */
+  ownerClosed(): void {
+    this.closedFlag = true;
+    this.rec.close();
+  }
+
+  // ---- not on a joined thread ----
+
+  override track(_name: string, _serial: boolean): number {
+    throw notYet('async spans on a joined worker');
+  }
+
+  override asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
+    throw notYet('async spans on a joined worker');
+  }
+
+  override groupBegin(_nameId: number, _attrsJson: string): void {
+    throw notYet('groups on a joined worker');
+  }
+
+  override counter(_name: string, _value: number): void {
+    throw joinedReadError('counter()', 'record');
+  }
+
+  override flush(): void {
+    this.link.ship();
+  }
+
+  override pending(): number {
+    return this.count;
+  }
+
+  override lost(): number {
+    return 0;
+  }
+
+  override snapshot(): NativeSnapshot {
+    throw joinedReadError('reading records (snapshot, stats, query, write)');
+  }
+
+  override freeze(): FrozenView {
+    return this.snapshot() as never;
+  }
+
+  override stats(): readonly StatsRow[] {
+    return this.snapshot() as never;
+  }
+
+  /** A joined thread's records are counted where they are shipped: the owner. */
+  override counts(): BackendCounts {
+    return { lost: false, limit: JOINED_BUDGET, onFull: 'drop', timelines: [] };
+  }
+
+  override chromeJson(): Uint8Array {
+    return this.snapshot() as never;
+  }
+
+  override perfetto(): Uint8Array {
+    return this.snapshot() as never;
+  }
+
+  override writeFile(_path: string, _format: OutputFormat): Promise<WrittenFile> {
+    return Promise.reject(joinedReadError('reading records (snapshot, stats, query, write)'));
+  }
+
+  override writeFileNow(_path: string, _format: OutputFormat): WrittenFile {
+    return this.snapshot() as never;
+  }
+
+  override share(): string {
+    if (this.closedFlag) throw closedError();
+    return this.link.token; // passed on to workers this thread creates, as the addon does
+  }
+
+  override settleJoined(): Promise<string[]> {
+    return Promise.resolve([]);
+  }
+
+  override collectJoined(): void {}
+
+  /** A joined thread ships and keeps its link: a later join reuses the timeline; its exit still ships. */
+  override close(): void {
+    this.link.ship();
+  }
+}

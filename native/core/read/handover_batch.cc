@@ -1,0 +1,158 @@
+#include "read/handover_batch.h"
+
+#include <cstring>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "record/span_record.h"
+
+namespace hotspan {
+namespace {
+
+template <typename T>
+void put(std::string& out, T v) {
+  out.append(reinterpret_cast<const char*>(&v), sizeof v);
+}
+
+void put_text(std::string& out, std::string_view s) {
+  put(out, static_cast<uint32_t>(s.size()));
+  out.append(s);
+}
+
+// Reads a batch front to back; every read fails once past the end.
+struct Reader {
+  const uint8_t* p;
+  size_t left;
+  template <typename T>
+  bool get(T& v) {
+    if (left < sizeof v) return false;
+    std::memcpy(&v, p, sizeof v);
+    p += sizeof v;
+    left -= sizeof v;
+    return true;
+  }
+  bool text(std::string_view& s) {
+    uint32_t n = 0;
+    if (!get(n) || left < n) return false;
+    s = std::string_view(reinterpret_cast<const char*>(p), n);
+    p += n;
+    left -= n;
+    return true;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<HandoverSource> HandoverSource::open(std::shared_ptr<const Tracer> tracer) {
+  auto cursor = RecordCursor::open(tracer);
+  if (!cursor) return nullptr;
+  return std::unique_ptr<HandoverSource>(new HandoverSource(std::move(tracer), std::move(cursor)));
+}
+
+HandoverSource::HandoverSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor)
+    : tracer_(std::move(tracer)), cursor_(std::move(cursor)) {}
+
+uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
+  out.clear();
+  FrozenSnapshot batch;
+  cursor_->next(batch, max_records);
+  // Lost so far: every timeline's overwritten and dropped records (what the
+  // cursor missed is among the overwritten; what it read is released).
+  uint64_t lost = 0;
+  for (const TimelineCounts& tl : tracer_->counts()) lost += tl.counts.overwritten + tl.counts.dropped;
+  const std::vector<std::string> names = tracer_->names();
+  const uint32_t first_name = names_sent_;
+  uint64_t n = 0;
+  for (const FrozenTimeline& tl : batch.timelines) {
+    if (tl.kind == TimelineKind::kJs || tl.kind == TimelineKind::kNative) n += tl.records.size();
+  }
+  put(out, kHandoverVersion);
+  put(out, first_name);
+  put(out, static_cast<uint32_t>(names.size() - first_name));
+  put(out, static_cast<uint32_t>(n));
+  put(out, lost - lost_sent_);
+  for (size_t i = first_name; i < names.size(); ++i) put_text(out, names[i]);
+  for (const FrozenTimeline& tl : batch.timelines) {
+    if (tl.kind != TimelineKind::kJs && tl.kind != TimelineKind::kNative) continue;
+    std::unordered_map<uint32_t, std::string_view> attrs;
+    for (const auto& [local, json] : tl.attrs) attrs[local] = json;
+    std::unordered_map<uint32_t, uint64_t> foreign(tl.foreign_parents.begin(), tl.foreign_parents.end());
+    std::unordered_map<uint32_t, const StoredContext*> contexts;
+    for (const auto& [local, c] : tl.contexts) contexts[local] = &c;
+    for (const SpanRecord r : tl.records) {
+      auto a = attrs.find(r.local_id);
+      auto f = foreign.find(r.local_id);
+      auto c = contexts.find(r.local_id);
+      uint16_t flags = r.flags & (kFlagAbandoned | kFlagError);
+      if (f != foreign.end()) flags |= kFlagParentElsewhere;
+      if (c != contexts.end()) flags |= kFlagContext;
+      put(out, r.start_ns);
+      put(out, r.end_ns);
+      put(out, r.local_id);
+      put(out, r.parent_local);
+      put(out, r.name);
+      put(out, r.depth);
+      put(out, flags);
+      put_text(out, a == attrs.end() ? std::string_view() : a->second);
+      if (f != foreign.end()) put(out, f->second);
+      if (c != contexts.end()) {
+        const StoredContext& ctx = *c->second;
+        put(out, ctx.trace.hi);
+        put(out, ctx.trace.lo);
+        put(out, ctx.parent_wire);
+        put(out, static_cast<uint32_t>(ctx.flags));
+        put_text(out, ctx.tracestate);
+      }
+    }
+  }
+  names_sent_ = static_cast<uint32_t>(names.size());
+  lost_sent_ = lost;
+  return n;
+}
+
+Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored) {
+  *stored = 0;
+  Reader in{data, size};
+  uint32_t version = 0, first_name = 0, names = 0, records = 0;
+  uint64_t lost = 0;
+  if (!in.get(version) || version != kHandoverVersion || !in.get(first_name) || !in.get(names) ||
+      !in.get(records) || !in.get(lost)) {
+    return Status::kInvalid;
+  }
+  for (uint32_t i = 0; i < names; ++i) {
+    std::string_view name;
+    if (!in.text(name) || !into.add_name(first_name + i, name)) return Status::kInvalid;
+  }
+  for (uint32_t i = 0; i < records; ++i) {
+    ImportedSpan s;
+    std::string_view attrs;
+    if (!in.get(s.start_ns) || !in.get(s.end_ns) || !in.get(s.local) || !in.get(s.parent_local) ||
+        !in.get(s.name) || !in.get(s.depth) || !in.get(s.flags) || !in.text(attrs)) {
+      return Status::kInvalid;
+    }
+    uint64_t foreign = 0;
+    if ((s.flags & kFlagParentElsewhere) != 0 && !in.get(foreign)) return Status::kInvalid;
+    StoredContext ctx;
+    const bool has_ctx = (s.flags & kFlagContext) != 0;
+    if (has_ctx) {
+      uint32_t flags = 0;
+      std::string_view tracestate;
+      if (!in.get(ctx.trace.hi) || !in.get(ctx.trace.lo) || !in.get(ctx.parent_wire) || !in.get(flags) ||
+          !in.text(tracestate)) {
+        return Status::kInvalid;
+      }
+      ctx.flags = static_cast<uint8_t>(flags);
+      ctx.tracestate = std::string(tracestate);
+    }
+    if (refused) continue;
+    const Status st = into.add(s, attrs, has_ctx ? &ctx : nullptr, foreign);
+    if (st != Status::kOk) return st;
+    ++*stored;
+  }
+  // Counted once the batch's records are in: a lost span is never counted twice.
+  into.count_lost(refused ? lost + records : lost);
+  return in.left == 0 ? Status::kOk : Status::kInvalid;
+}
+
+}  // namespace hotspan

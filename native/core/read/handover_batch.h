@@ -1,0 +1,65 @@
+// A thread's finished records handed from the core instance that recorded
+// them to the one that keeps them: the js backend's workers on the
+// WebAssembly engine record in an instance of their own (the same hot path as
+// the main thread's) and hand what they ended to the instance of the tracer
+// they joined, which stores it as that thread's timeline under its own
+// budget (record/imported_thread.h). The batch is bytes, so it crosses
+// between instances (and threads) as a copy; nothing in it points anywhere.
+//
+// The sending side reads its tracer with a RecordCursor, so the chunks it
+// handed over go back to its own budget as released (read), never as lost.
+// What its budget lost before a batch was taken (a thread that outran its
+// hand-overs) travels in the next batch as a count and is counted dropped on
+// the receiving timeline: produced there = every span the thread ended.
+//
+// Layout (little endian): u32 kHandoverVersion, u32 first new name id,
+// u32 new names, u32 records, u64 lost since the last batch; each new name
+// (u32 size, bytes); each record: i64 start ns, i64 end ns, u32 local,
+// u32 parent local, u32 name, u16 depth, u16 flags, u32 attribute bytes and
+// the attributes' JSON; with kFlagParentElsewhere u64 the given parent span;
+// with kFlagContext u64 trace hi, u64 trace lo, u64 parent wire id, u32 W3C
+// flags, u32 tracestate bytes and the tracestate.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "read/record_cursor.h"
+#include "record/imported_thread.h"
+#include "record/tracer.h"
+
+namespace hotspan {
+
+constexpr uint32_t kHandoverVersion = 0x31425348;  // "HSB1"
+
+class HandoverSource {
+ public:
+  // nullptr when the tracer has no consumer slot left.
+  static std::unique_ptr<HandoverSource> open(std::shared_ptr<const Tracer> tracer);
+
+  // Replaces `out` with a batch of the records of thread timelines committed
+  // since the last take (at most max_records), the names interned since, and
+  // the spans the budget lost since. Returns the records in it.
+  uint64_t take(std::string& out, uint64_t max_records = UINT64_MAX);
+
+ private:
+  HandoverSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor);
+
+  const std::shared_ptr<const Tracer> tracer_;
+  const std::unique_ptr<RecordCursor> cursor_;
+  uint32_t names_sent_ = 0;
+  uint64_t lost_sent_ = 0;
+};
+
+// Stores a batch from HandoverSource::take into `into`; `refused` (the
+// receiver could not take it in time: back-pressure): its names only, its
+// records counted dropped. kOk, kClosed (the
+// receiving tracer closed: nothing more is stored), or kInvalid for bytes
+// that are not a whole batch (what came before the fault is kept).
+// *stored: the records the batch held that reached the budget (kept, or
+// dropped and counted there).
+Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored);
+
+}  // namespace hotspan

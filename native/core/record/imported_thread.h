@@ -1,0 +1,66 @@
+// A thread's timeline whose spans another instance of the core recorded and
+// handed over finished: the js backend's workers on the WebAssembly engine
+// each record in an instance of their own and hand their records to the
+// instance of the tracer they joined (read/handover_batch.h). Here those
+// records meet this tracer's rules as a thread's own do: each takes a slot
+// from a chunk of the tracer's budget, and under a full budget the pool's
+// policy applies (overwrite the oldest chunk, or drop the record and count
+// it); a span whose attributes do not fit is dropped whole. Spans the thread
+// ended that never arrived (lost in its own instance, or with a terminated
+// thread) are counted dropped here, so the timeline's produced = kept +
+// released + overwritten + dropped covers every span the thread ended.
+//
+// One writer: the caller, on a holder thread of the tracer (the records are
+// committed as they are stored).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "record/stored_context.h"
+#include "record/tracer.h"
+
+namespace hotspan {
+
+// A finished span as the other instance read it (times in CLOCK_MONOTONIC ns).
+struct ImportedSpan {
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  uint32_t local = 0;
+  uint32_t parent_local = 0;
+  uint32_t name = 0;  // the other instance's name id (add_name)
+  uint16_t depth = 0;
+  uint16_t flags = 0;  // kFlagAbandoned and kFlagError are kept; the rest follow what is given
+};
+
+class ImportedThread {
+ public:
+  ImportedThread(std::shared_ptr<Tracer> tracer, std::shared_ptr<ThreadState> state);
+  ImportedThread(const ImportedThread&) = delete;
+  ImportedThread& operator=(const ImportedThread&) = delete;
+
+  uint32_t timeline_id() const;
+  // The other instance's name `id` (ids given in order from 0) is `name`.
+  // False for an id out of order.
+  bool add_name(uint32_t id, std::string_view name);
+  // Stores one finished span: kOk (stored, or dropped under the budget and
+  // counted), kClosed once the tracer closed (nothing stored, nothing
+  // counted: the trace is final), kInvalid for a name id not added.
+  // `attrs`: JSON object text ("": none); `context` and `foreign_parent`
+  // (0: none) as begin_in_context stores them.
+  Status add(const ImportedSpan& span, std::string_view attrs, const StoredContext* context,
+             uint64_t foreign_parent);
+  // `n` spans the thread ended that never arrived: counted dropped.
+  void count_lost(uint64_t n);
+  // The thread exited (or was stopped): its timeline says so.
+  void mark_exited();
+
+ private:
+  const std::shared_ptr<Tracer> tracer_;
+  const std::shared_ptr<ThreadState> state_;  // its timeline and cursor; never begun on
+  std::vector<uint32_t> names_;               // the other instance's name id -> this tracer's
+};
+
+}  // namespace hotspan
