@@ -37,7 +37,7 @@ export function tracerFactory(backend: 'native' | 'js' | 'noop' | 'wasm'): (opti
   };
 }
 
-function wasmTracer(options: TracerOptions): Tracer {
+export function wasmTracer(options: TracerOptions): Tracer {
   const before = process.env.HOTSPAN_JS_ENGINE;
   process.env.HOTSPAN_JS_ENGINE = 'wasm';
   try {
