@@ -38,8 +38,9 @@ fi
 
 # The Node-free core sources the entry points reach: writers (their DocumentWriter
 # interface also takes frozen records), stats, histogram, query engine, the OTLP
-# encoder (the js backend's export, lib/otlp/otlp-worker.ts), and the recording
-# core (record/, one thread: platform_lock.h) but for the C ABI, which is for
+# encoder (the js backend's export, lib/otlp/otlp-worker.ts), the export read
+# that feeds it on the wasm engine (export/export_cursor.cc over
+# read/record_cursor.cc), and the recording core (record/, one thread: platform_lock.h) but for the C ABI, which is for
 # other addons' threads.
 sources=(
   native/wasm/bulk_memory.cc
@@ -85,6 +86,7 @@ sources=(
   native/core/record/trace_id.cc
   native/core/record/tracer.cc
   native/core/record/wake_signal.cc
+  native/core/export/export_cursor.cc
   native/core/export/otlp_batcher.cc
   native/core/export/otlp_request.cc
   native/core/export/otlp_request_json.cc

@@ -13,6 +13,7 @@ import { Tracer } from '../lib';
 import { otlpConfig } from '../lib/otlp/otlp-config';
 import { freePort, Receiver, type Answer, type ReceivedSpan } from './support/otlp-receiver';
 import { cleanEnv } from './support/packed';
+import { tracerFactory } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
 
@@ -69,6 +70,8 @@ interface ChildOut {
   records: RecordOut[];
   rssGrowth: number;
   timeOrigin: number;
+  /** The class of the backend the tracer records on (WasmBackend under HOTSPAN_JS_ENGINE=wasm). */
+  engine?: string;
   /** name/i/j -> [trace id, span id, parent span id] (hex; '' for no parent). */
   ids?: Record<string, [string, string, string]>;
 }
@@ -79,6 +82,7 @@ const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist'
 const cfg = ${JSON.stringify(cfg)};
 (async () => {
   const t = new Tracer(cfg.tracer);
+  const engine = t[internals]().backend.constructor.name;  // before shutdown() closes it
   t.exportOtlp(cfg.export);
   // The growth counts what is retained, not the loop's garbage (200k Errors with stacks) that a
   // collector has not reached yet: when that is reached depends on the V8 version's heap sizing.
@@ -150,7 +154,7 @@ const cfg = ${JSON.stringify(cfg)};
   globalThis.gc?.();
   const rssGrowth = process.memoryUsage().rss - rss;
   const records = cfg.trees <= 10000 ? t.snapshot().map((r) => ({ name: r.name, start: r.start, end: r.end, id: r.id, parent: r.parent, error: r.error, attrs: r.attrs })) : [];
-  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records, rssGrowth, timeOrigin: performance.timeOrigin, ids }));
+  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), records, rssGrowth, timeOrigin: performance.timeOrigin, ids, engine }));
 })();
 `;
 
@@ -213,14 +217,26 @@ function checkAccounting(out: ChildOut, spans: ReceivedSpan[]): void {
   expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
 }
 
+const factories = { native: tracerFactory('native'), js: tracerFactory('js'), wasm: tracerFactory('wasm') };
+const makeTracer = (row: 'native' | 'js' | 'wasm'): Tracer => factories[row]();
+
 const fast = { retryInitialDelayMs: 10, maxRetryDelayMs: 50, scheduledDelayMs: 20 };
 
 // Both recording backends export through the same worker and the same core
-// encoder (the js backend's through the WebAssembly build).
-for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backend} backend)`, () => {
+// encoder (the js backend's through the WebAssembly build). The 'wasm' row is
+// the js backend on the recording core in WebAssembly, chosen as a user
+// does: HOTSPAN_JS_ENGINE=wasm in the child's environment; it reads through
+// the core's export cursor.
+for (const row of ['native', 'js', 'wasm'] as const) describe(`OTLP export (${row} backend)`, () => {
+  const backend = row === 'wasm' ? 'js' : row;
+  const engineEnv: Record<string, string> = row === 'wasm' ? { HOTSPAN_JS_ENGINE: 'wasm' } : {};
   const withBackend = (cfg: ChildConfig): ChildConfig => ({ ...cfg, tracer: { ...cfg.tracer, backend } });
-  const run = (cfg: ChildConfig, ...rest: [Record<string, string>?, (() => void)?, NodeJS.ProcessEnv?]): Promise<ChildOut> =>
-    runChild(withBackend(cfg), ...rest);
+  const run = async (cfg: ChildConfig, env: Record<string, string> = {}, onMark?: () => void, base?: NodeJS.ProcessEnv): Promise<ChildOut> => {
+    const { HOTSPAN_JS_ENGINE: _, ...rest } = base ?? process.env;
+    const out = await runChild(withBackend(cfg), { ...env, ...engineEnv }, onMark, rest);
+    if (!cfg.exitOnly) expect(out.engine).toBe(row === 'wasm' ? 'WasmBackend' : row === 'js' ? 'JsBackend' : 'NativeBackend');
+    return out;
+  };
 
   it('every span arrives exactly once with its ids, parents, times, attributes and status', async () => {
     const [r, url] = await receiver();
@@ -421,6 +437,7 @@ for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backen
       const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
       const c = spawn(process.execPath, ['-e', script(withBackend({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitSignal: sig }))], {
         stdio: ['ignore', 'ignore', 'pipe'],
+        env: { ...process.env, ...engineEnv },
       });
       let err = '';
       c.stderr.on('data', (d: Buffer) => (err += d.toString()));
@@ -449,13 +466,20 @@ for (const backend of ['native', 'js'] as const) describe(`OTLP export (${backen
     expect(otlpConfig({ scheduledDelayMs: 40 }, { OTEL_BSP_SCHEDULE_DELAY: '250' }, '0').scheduledDelayMs).toBe(40);
   });
 
-  it('bad options throw naming the value; the noop backend says it cannot export', () => {
-    const t = new Tracer({ backend });
+  it('bad options throw naming the value; the noop backend says it cannot export', async () => {
+    const t = makeTracer(row);
     try {
       expect(() => t.exportOtlp({ protocol: 'grpc' as 'http/json' })).toThrow(/protocol must be 'http\/protobuf' or 'http\/json', got string "grpc"/);
       expect(() => t.exportOtlp({ timeoutMs: -1 })).toThrow(RangeError);
       expect(() => t.exportOtlp({ endpoint: 'ftp://x' })).toThrow(/endpoint must be an http\(s\) URL/);
       expect(() => t.exportOtlp({ bogus: 1 } as never)).toThrow(TypeError);
+      // A refused call leaves no export read open: a good one after it starts.
+      const [, url] = await receiver();
+      t.exportOtlp({ endpoint: url, shutdownTimeoutMs: 1000 });
+      expect(() => t.exportOtlp()).toThrow(/already called/);
+      t.trace('after', () => 0);
+      await t.shutdown();
+      expect(t.counts().otlp?.sent).toBe(1);
     } finally {
       t.close();
     }

@@ -9,11 +9,16 @@ import { Worker } from 'node:worker_threads';
 
 import { afterEach, describe, expect, it } from 'vitest';
 
-import { Tracer } from '../lib';
+import { Tracer, type TracerOptions } from '../lib';
 import { Receiver, type ReceivedSpan } from './support/otlp-receiver';
+import { wasmTracer } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
 const backends = ['native', 'js'] as const;
+/** The rows: 'wasm' is the js backend on the core in WebAssembly, chosen as a user does (HOTSPAN_JS_ENGINE=wasm). */
+const rows = ['native', 'js', 'wasm'] as const;
+type Row = (typeof rows)[number];
+const makeTracer = (row: Row | 'noop', options: TracerOptions): Tracer => (row === 'wasm' ? wasmTracer(options) : new Tracer({ backend: row, ...options }));
 
 /** The rule, written out again from the specification: sampled iff R >= T, R the low 56 bits of the trace id. */
 function expectedSampled(traceId: string, ratio: number): boolean {
@@ -64,10 +69,10 @@ describe('sample option', () => {
       [{ rate: 0.5 }, /unknown sample option "rate"/, RangeError],
     ];
     for (const [sample, message, type] of bad) {
-      for (const backend of [...backends, 'noop'] as const) {
+      for (const backend of [...rows, 'noop'] as const) {
         let err: unknown;
         try {
-          new Tracer({ backend, sample: sample as never }).close();
+          makeTracer(backend, { sample: sample as never }).close();
         } catch (e) {
           err = e;
         }
@@ -78,14 +83,14 @@ describe('sample option', () => {
   });
 });
 
-for (const backend of backends) {
+for (const backend of rows) {
   describe(`head decision (${backend} backend)`, () => {
     const live: Tracer[] = [];
     afterEach(() => {
       for (const t of live.splice(0)) t.close();
     });
     const flagsOf = (sample: object, n: number): Array<[string, number]> => {
-      const t = new Tracer({ backend, sample });
+      const t = makeTracer(backend, { sample });
       live.push(t);
       const out: Array<[string, number]> = [];
       for (let i = 0; i < n; i++) {
@@ -111,8 +116,8 @@ for (const backend of backends) {
     });
 
     it('parent-based follows the flag of a context from extract(); not parent-based decides again', () => {
-      const t = new Tracer({ backend, sample: { ratio: 0 } });
-      const u = new Tracer({ backend, sample: { ratio: 0, parentBased: false } });
+      const t = makeTracer(backend, { sample: { ratio: 0 } });
+      const u = makeTracer(backend, { sample: { ratio: 0, parentBased: false } });
       live.push(t, u);
       const id = 'ab'.repeat(16);
       for (const flag of ['00', '01']) {
@@ -224,6 +229,8 @@ describe('OTEL_TRACES_SAMPLER', () => {
 interface ExportOut {
   counts: { produced: number; otlp: { sent: number; dropped: number; rejected: number; sampledOut: number; inFlight: number } };
   traces: Array<[string, number]>;
+  /** The class of the backend the tracer recorded on. */
+  engine: string;
 }
 
 /**
@@ -232,11 +239,14 @@ interface ExportOut {
  * under the root and ended after it), then one tree under each remote
  * traceparent; prints each tree's traceparent as inject() wrote it.
  */
-function exportChild(backend: string, sample: object, endpoint: string, trees: number, remote: string[]): Promise<ExportOut> {
+function exportChild(row: Row, sample: object, endpoint: string, trees: number, remote: string[]): Promise<ExportOut> {
+  const backend = row === 'wasm' ? 'js' : row;
   const src = `
 const { Tracer } = require(${JSON.stringify(dist)});
+const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'tracer', 'internal.js'))});
 (async () => {
   const t = new Tracer(${JSON.stringify({ backend, sample })});
+  const engine = t[internals]().backend.constructor.name;  // before shutdown() closes it
   t.enableAsyncContext();  // 'io' begun under 'req', on another track
   t.exportOtlp({ endpoint: ${JSON.stringify(endpoint)}, scheduledDelayMs: 20, maxBatchSize: 64 });
   const traces = [];
@@ -263,10 +273,12 @@ const { Tracer } = require(${JSON.stringify(dist)});
     await io;
   }
   await t.shutdown();
-  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), traces: traces.map((tp) => [tp.slice(3, 35), Number.parseInt(tp.slice(53), 16)]) }));
+  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), traces: traces.map((tp) => [tp.slice(3, 35), Number.parseInt(tp.slice(53), 16)]), engine }));
 })();`;
   return new Promise((resolve, reject) => {
-    const c = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const { HOTSPAN_JS_ENGINE: _, ...base } = process.env;
+    const env = row === 'wasm' ? { ...base, HOTSPAN_JS_ENGINE: 'wasm' } : base;
+    const c = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'pipe'], env });
     let out = '';
     let err = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -279,7 +291,7 @@ const { Tracer } = require(${JSON.stringify(dist)});
   });
 }
 
-for (const backend of backends) {
+for (const backend of rows) {
   describe(`OTLP export under sampling (${backend} backend)`, () => {
     const receivers: Receiver[] = [];
     afterEach(async () => {
@@ -292,6 +304,7 @@ for (const backend of backends) {
       const port = await r.listen();
       const remote = [`00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, `00-${'3'.repeat(32)}-${'4'.repeat(16)}-00`];
       const out = await exportChild(backend, { ratio: 0.3 }, `http://127.0.0.1:${String(port)}/v1/traces`, 400, remote);
+      expect(out.engine).toBe({ native: 'NativeBackend', js: 'JsBackend', wasm: 'WasmBackend' }[backend]);
       const o = out.counts.otlp;
       expect(o.dropped + o.rejected + o.inFlight).toBe(0);
       expect(o.sent + o.sampledOut).toBe(out.counts.produced);

@@ -12,9 +12,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib';
 import { Receiver, type ReceivedSpan } from './support/otlp-receiver';
+import { wasmTracer } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
-const backends = ['native', 'js'] as const;
+/** The rows: 'wasm' is the js backend on the core in WebAssembly, chosen as a user does (HOTSPAN_JS_ENGINE=wasm). */
+const rows = ['native', 'js', 'wasm'] as const;
+const ENGINES = { native: 'NativeBackend', js: 'JsBackend', wasm: 'WasmBackend' } as const;
 
 interface KeepOut {
   counts: { produced: number; otlp: { sent: number; dropped: number; rejected: number; sampledOut: number; keepTimedOut: number; inFlight: number } };
@@ -24,6 +27,8 @@ interface KeepOut {
    */
   trees: Array<[string, string, number, number]>;
   stuck: string;
+  /** The class of the backend the tracer recorded on. */
+  engine: string;
 }
 
 /**
@@ -34,11 +39,14 @@ interface KeepOut {
  * 'error': as 'fast' with a throwing 'fail' too. Last a root 'stuck' that
  * never ends, with a child 'under' (when `stuck`): the child waits until keepTimedOut counts it.
  */
-function keepChild(backend: string, keep: object | undefined, endpoint: string, n: number, slowMs: number, env: Record<string, string> = {}, stuck = true): Promise<KeepOut> {
+function keepChild(row: (typeof rows)[number], keep: object | undefined, endpoint: string, n: number, slowMs: number, env: Record<string, string> = {}, stuck = true): Promise<KeepOut> {
+  const backend = row === 'wasm' ? 'js' : row;
   const src = `
 const { Tracer } = require(${JSON.stringify(dist)});
+const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'tracer', 'internal.js'))});
 (async () => {
   const t = new Tracer(${JSON.stringify({ backend, sample: { ratio: 0, keep } })});
+  const engine = t[internals]().backend.constructor.name;  // before shutdown() closes it
   t.enableAsyncContext();
   t.exportOtlp({ endpoint: ${JSON.stringify(endpoint)}, scheduledDelayMs: 10, maxBatchSize: 64 });
   const trees = [];
@@ -81,11 +89,12 @@ const { Tracer } = require(${JSON.stringify(dist)});
     while (t.counts().otlp.keepTimedOut === 0) await new Promise((r) => setTimeout(r, 20));
   }
   await t.shutdown();
-  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), trees, stuck }));
+  console.log('RESULT:' + JSON.stringify({ counts: t.counts(), trees, stuck, engine }));
   process.exit(0);
 })();`;
   const base = { ...process.env };
-  for (const k of ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'HOTSPAN_KEEP_SLOWER_THAN_MS', 'HOTSPAN_KEEP_ERRORS']) delete base[k];
+  for (const k of ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'HOTSPAN_KEEP_SLOWER_THAN_MS', 'HOTSPAN_KEEP_ERRORS', 'HOTSPAN_JS_ENGINE']) delete base[k];
+  if (row === 'wasm') base.HOTSPAN_JS_ENGINE = 'wasm';
   return new Promise((resolve, reject) => {
     const c = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...base, ...env } });
     let out = '';
@@ -95,7 +104,11 @@ const { Tracer } = require(${JSON.stringify(dist)});
     c.on('close', (code) => {
       const line = out.split('\n').find((l) => l.startsWith('RESULT:'));
       if (code !== 0 || line === undefined) reject(new Error(`child exited ${String(code)}\n${out}\n${err}`));
-      else resolve(JSON.parse(line.slice(7)) as KeepOut);
+      else {
+        const got = JSON.parse(line.slice(7)) as KeepOut;
+        if (got.engine !== ENGINES[row]) reject(new Error(`the ${row} row recorded on ${got.engine}`));
+        else resolve(got);
+      }
     });
   });
 }
@@ -145,7 +158,7 @@ function checkKept(out: KeepOut, spans: ReceivedSpan[], keep: { slowerThanMs?: n
   return counted;
 }
 
-for (const backend of backends) {
+for (const backend of rows) {
   describe(`tail keep on the OTLP export (${backend} backend)`, () => {
     const receivers: Receiver[] = [];
     afterEach(async () => {
@@ -227,10 +240,11 @@ describe('sample.keep and HOTSPAN_KEEP_*', () => {
       [{ names: ['x'] }, /unknown sample\.keep option "names"/, RangeError],
     ];
     for (const [keep, message, type] of bad) {
-      for (const backend of [...backends, 'noop'] as const) {
+      for (const backend of [...rows, 'noop'] as const) {
         let err: unknown;
         try {
-          new Tracer({ backend, sample: { keep: keep as never } }).close();
+          const options = { sample: { keep: keep as never } };
+          (backend === 'wasm' ? wasmTracer(options) : new Tracer({ backend, ...options })).close();
         } catch (e) {
           err = e;
         }

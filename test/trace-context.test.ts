@@ -13,6 +13,7 @@ import { describe, expect, it } from 'vitest';
 import { Tracer, type SpanRecord } from '../lib/index';
 import { internals } from '../lib/tracer/internal';
 import { loadNativeAddon } from '../lib/binding/native-loader';
+import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
 
 // Without the addon the native half is skipped, except in CI where it must run.
@@ -369,14 +370,62 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
       expect(byName(t.snapshot(), 'db').parent).toBe(0);
     });
 
-    // Workers, the OTLP export and head sampling stay on the TypeScript engine: the wasm engine says so.
-    (kind === 'wasm' ? it : it.skip)('the wasm engine names the calls it does not carry yet', () => {
-      const t = make();
-      expect(() => t.share()).toThrow(/share\(\) \(recording from workers\) is not supported by the wasm recording engine yet \(HOTSPAN_JS_ENGINE=wasm\)/);
-      expect(() => t.exportOtlp({ endpoint: 'http://127.0.0.1:9/v1/traces' })).toThrow(/exportOtlp\(\) \(the OTLP export\) is not supported by the wasm recording engine yet/);
-      t.close();
-      // Its ids take no head sampler yet: a sampler is refused, not ignored.
-      expect(() => make({ sample: { ratio: 0.5 } })).toThrow(/a head sampler \(the sample option, OTEL_TRACES_SAMPLER\) is not supported by the wasm recording engine yet/);
+    it('a head sampler decides the flags inject() writes; the OTLP export sends the sampled traces and counts the rest', async () => {
+      const r = new Receiver();
+      const port = await r.listen();
+      try {
+        const t = make({ sample: { ratio: 0.5 } });
+        t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, scheduledDelayMs: 10 });
+        const seen: Array<[string, string]> = [];
+        for (let i = 0; i < 64; i++) {
+          t.trace('root', () => {
+            const m = /^00-([0-9a-f]{32})-[0-9a-f]{16}-(0[01])$/.exec(t.inject<Record<string, string>>({}).traceparent);
+            expect(m).not.toBeNull();
+            if (m !== null) seen.push([m[1], m[2]]);
+            t.trace('child', () => 0);
+          });
+        }
+        await t.shutdown();
+        const sampled = seen.filter(([, f]) => f === '01').map(([id]) => id);
+        // 64 roots at ratio 0.5 under a random salt: all in or all out has probability 2^-63.
+        expect(sampled.length).toBeGreaterThan(0);
+        expect(sampled.length).toBeLessThan(64);
+        const o = t.counts().otlp!;
+        expect(o.sent).toBe(2 * sampled.length);
+        expect(o.sampledOut).toBe(2 * (64 - sampled.length));
+        expect(new Set(r.spans().map((s) => s.traceId))).toEqual(new Set(sampled));
+      } finally {
+        await r.close();
+      }
+    });
+
+    it('a tail keep sends a failed trace whole at ratio 0', async () => {
+      const r = new Receiver();
+      const port = await r.listen();
+      try {
+        const t = make({ sample: { ratio: 0, keep: { errors: true } } });
+        t.exportOtlp({ endpoint: `http://127.0.0.1:${String(port)}/v1/traces`, scheduledDelayMs: 10 });
+        let failed = '';
+        t.trace('ok', () => t.trace('db', () => 0));
+        t.trace('bad', () => {
+          failed = t.inject<Record<string, string>>({}).traceparent.slice(3, 35);
+          try {
+            t.trace('fail', () => {
+              throw new Error('x');
+            });
+          } catch {
+            // recorded as an error
+          }
+        });
+        await t.shutdown();
+        const o = t.counts().otlp!;
+        expect(o.sent).toBe(2);
+        expect(o.sampledOut).toBe(2);
+        expect(o.keepTimedOut).toBe(0);
+        expect(r.spans().map((s) => [s.name, s.traceId]).sort()).toEqual([['bad', failed], ['fail', failed]]);
+      } finally {
+        await r.close();
+      }
     });
 
     // Workers stay on the TypeScript engine: the wasm engine's share() says so.

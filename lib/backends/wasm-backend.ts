@@ -4,8 +4,9 @@
 // the clock's readings in and turns statuses into the facade's errors.
 // Chosen with HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice). Workers
 // joined with share() record in instances of their own and hand their records
-// to this one's core (./wasm-join); the OTLP export stays on the TypeScript
-// engine (./js-backend) for now, and says so when asked for here.
+// to this one's core (./wasm-join). The head sampler and the tail keep are the
+// core's (its words given at open); the OTLP export reads through the core's
+// export cursor and its worker encodes with the core's batcher.
 
 import { randomBytes } from 'node:crypto';
 
@@ -17,6 +18,7 @@ import { STATUS_INVALID, STATUS_OK } from '../common/flags';
 import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
 import { writeDocument, writeDocumentNow, type OutputFormat, type WrittenFile } from '../common/output';
 import type { BackendCounts } from '../common/counts';
+import type { ExportSlice, JsExportInfo } from '../otlp/otlp-export-slice';
 import { statsFromNative, type StatsRow } from '../read/stats';
 import { rootIds, statsOfColumns } from '../binding/wasm-core';
 import { WasmRecorder, type FullPolicy as OnFull } from '../binding/wasm-recorder';
@@ -46,6 +48,10 @@ export interface WasmBackendOptions {
   onFull?: OnFull;
   /** The salt of the W3C ids (a joined thread's is its owner's); default: random. */
   idSalt?: bigint;
+  /** The head sampler word (native/core/record/sampler.h); default 0n, parentbased_always_on. */
+  sampler?: bigint;
+  /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
+  keep?: bigint;
 }
 
 export class WasmBackend implements Backend {
@@ -58,6 +64,10 @@ export class WasmBackend implements Backend {
   private readonly salt: bigint;
   private readonly limit: number;
   private readonly onFull: OnFull;
+  private readonly sampler: bigint;
+  private readonly keep: bigint;
+  /** Names already handed to the OTLP export (its encoder takes new ones only). */
+  private exportNames = 0;
   /** Interned names by id (the core's ids), for openAsync's answer. */
   private readonly names: string[] = [];
   protected closedFlag = false;
@@ -68,7 +78,9 @@ export class WasmBackend implements Backend {
     this.salt = options.idSalt ?? randomSalt();
     this.limit = options.memoryLimit ?? NO_LIMIT;
     this.onFull = options.onFull ?? 'overwrite';
-    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt });
+    this.sampler = options.sampler ?? 0n;
+    this.keep = options.keep ?? 0n;
+    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep });
     this.thread = this.rec.thread(options.threadName);
   }
 
@@ -210,7 +222,7 @@ export class WasmBackend implements Backend {
   }
 
   freeze(): FrozenView {
-    return columnsView(this.snapshot(), this.salt);
+    return columnsView(this.snapshot(), this.salt, this.sampler);
   }
 
   stats(): readonly StatsRow[] {
@@ -271,7 +283,30 @@ export class WasmBackend implements Backend {
     if (!(span >= 1 && span <= Number.MAX_SAFE_INTEGER) || Math.floor(span) !== span) {
       throw new RangeError(`hotspan: span must be a span id, got ${String(span)}`);
     }
-    return rootIds(span, this.salt, 0n); // no head sampler on this engine (backend-choice refuses one)
+    return rootIds(span, this.salt, this.sampler);
+  }
+
+  // ---- the OTLP export (lib/otlp/otlp-exporter.ts): the core's export cursor ----
+
+  /** @internal What the exporter's worker needs: the id salt, the sampler and keep words, the time axis on the Unix epoch; opens the core's export read. */
+  exportInfo(): JsExportInfo {
+    if (this.closedFlag) throw closedError();
+    this.rec.exportOpen();
+    const clocks = readClocks();
+    return { salt: this.salt, sampler: this.sampler, keep: this.keep, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
+  }
+
+  /** @internal Up to `max` records not handed over yet, those lost before, those left (names: only the new ones). */
+  takeForExport(max: number): ExportSlice {
+    const { snap, lost, left } = this.rec.exportTake(max);
+    const names = snap.names.slice(this.exportNames);
+    this.exportNames = Math.max(this.exportNames, snap.names.length);
+    return { snap: { ...snap, names }, lost, left };
+  }
+
+  /** @internal The exporter stopped: the budget no longer keeps records for it. */
+  endExport(): void {
+    this.rec.exportClose();
   }
 
   // ---- workers (./wasm-join) ----

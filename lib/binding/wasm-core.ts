@@ -54,8 +54,8 @@ export interface WasmExports {
   hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint, sampler: bigint, keep: bigint): number;
   /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request. */
   hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number): number;
-  /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop); its handle (0: bad on_full). */
-  hs_rec_open(memoryLimit: number, onFull: number, originNs: bigint, idSalt: bigint): number;
+  /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop; its id salt, head sampler word (record/sampler.h) and tail keep word (record/tail_keep.h)); its handle (0: bad on_full). */
+  hs_rec_open(memoryLimit: number, onFull: number, originNs: bigint, idSalt: bigint, sampler: bigint, keep: bigint): number;
   /** Closes a tracer: later calls record nothing and return CLOSED; its records stay readable. */
   hs_rec_close(tracer: number): void;
   /** Closes a tracer and frees its handle and records. */
@@ -120,6 +120,12 @@ export interface WasmExports {
   hs_rec_import_exited(imported: number): number;
   /** Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status. */
   hs_rec_snapshot(tracer: number): number;
+  /** Opens the tracer's OTLP export read (export/export_cursor.h) at what it holds now; INVALID when one is open or every consumer slot is taken. A core status. */
+  hs_rec_export_open(tracer: number): number;
+  /** Flushes; result: up to max_records records committed since the last take, in the columns layout of hs_rec_snapshot (names: the whole table); at `out` 2 doubles: records lost before they were taken (since the last take), records committed and not taken. A core status. */
+  hs_rec_export_take(tracer: number, maxRecords: number, out: number): number;
+  /** Closes the tracer's export read: its chunks no longer wait for it. */
+  hs_rec_export_close(tracer: number): void;
   /** Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's. */
   hs_rec_write(tracer: number, format: number, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
 }

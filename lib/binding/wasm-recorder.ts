@@ -29,6 +29,17 @@ export interface WasmRecorderOptions {
   originNs: bigint;
   /** The salt of the W3C ids; 0n (the default): random. */
   idSalt?: bigint;
+  /** The head sampler word (native/core/record/sampler.h); 0n (the default): parentbased_always_on. */
+  sampler?: bigint;
+  /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); 0n (the default): none. */
+  keep?: bigint;
+}
+
+/** One take of the OTLP export's read: the records, those lost before it, those left. */
+export interface ExportTake {
+  snap: NativeSnapshot;
+  lost: number;
+  left: number;
 }
 
 const POLICY_CODES: Record<FullPolicy, number> = { overwrite: 0, drop: 1 };
@@ -41,7 +52,14 @@ export class WasmRecorder {
 
   constructor(options: WasmRecorderOptions) {
     const policy = Object.hasOwn(POLICY_CODES, options.onFull) ? POLICY_CODES[options.onFull] : -1;
-    this.tracer = policy < 0 ? 0 : this.c.hs_rec_open(options.memoryLimit, policy, options.originNs, options.idSalt ?? 0n);
+    this.tracer = policy < 0 ? 0 : this.c.hs_rec_open(
+      options.memoryLimit,
+      policy,
+      options.originNs,
+      BigInt.asIntN(64, options.idSalt ?? 0n),
+      BigInt.asIntN(64, options.sampler ?? 0n),
+      BigInt.asIntN(64, options.keep ?? 0n),
+    );
     if (this.tracer === 0) throw new RangeError(`unknown onFull policy ${JSON.stringify(options.onFull)}`);
   }
 
@@ -195,6 +213,35 @@ export class WasmRecorder {
   snapshot(): NativeSnapshot {
     this.c.hs_rec_snapshot(this.tracer);
     return decodeColumns(new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()));
+  }
+
+  /** Opens the OTLP export's read (native/core/export/export_cursor.h) at what the tracer holds now. */
+  exportOpen(): void {
+    const status = this.c.hs_rec_export_open(this.tracer);
+    if (status !== 0) throw new Error(`hotspan: the core could not open an export read (one is open, or every reader slot is taken): ${STATUS_TEXT[status] ?? String(status)}`);
+  }
+
+  /**
+   * Up to `max` records committed since the last take (flushed first),
+   * which the budget then takes back first (counted released); the records
+   * lost before they were taken; those left. Names: the whole table.
+   */
+  exportTake(max: number): ExportTake {
+    const at = this.c.hs_alloc(2 * 8);
+    try {
+      const status = this.c.hs_rec_export_take(this.tracer, max, at);
+      if (status !== 0) throw new Error(`hotspan: the core could not take records for export: ${STATUS_TEXT[status] ?? String(status)}`);
+      const [lost, left] = new Float64Array(this.c.memory.buffer, at, 2);
+      const snap = decodeColumns(new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()));
+      return { snap, lost, left };
+    } finally {
+      this.c.hs_free(at);
+    }
+  }
+
+  /** Closes the export's read: the budget no longer keeps records for it. */
+  exportClose(): void {
+    this.c.hs_rec_export_close(this.tracer);
   }
 
   /** The whole trace as one document, with its counts. */

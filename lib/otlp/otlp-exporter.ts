@@ -20,6 +20,8 @@ export type OtlpFrom =
       js: JsExportInfo;
       /** Up to `max` records committed and not handed over yet (JsBackend.takeForExport). */
       take: (max: number) => ExportSlice;
+      /** After the last take: the source stops keeping records for the export. */
+      end?: () => void;
     };
 
 // dist/ holds the compiled worker next to this file; the TypeScript sources
@@ -101,6 +103,7 @@ export class OtlpExporter {
     if (!('take' in from)) return;
     const rest = from.take(Number.MAX_SAFE_INTEGER);
     this.counters.add('dropped', rest.lost + rest.snap.count);
+    from.end?.();
   }
 
   /** The deadline from now, on the epoch axis both threads share (their performance.now() origins differ). */

@@ -7,7 +7,7 @@ import { JsBackend } from '../backends/js-backend';
 import { isJsToken, sharedEngine } from '../backends/js-join';
 import { NativeBackend } from '../backends/native-backend';
 import { NoopBackend } from '../backends/noop-backend';
-import { notYet, WasmBackend } from '../backends/wasm-backend';
+import { WasmBackend } from '../backends/wasm-backend';
 import { WasmJoinedBackend } from '../backends/wasm-joined';
 import { loadNativeAddon } from '../binding/native-loader';
 import { calibrate } from '../common/clock';
@@ -32,11 +32,7 @@ function warnFallbackOnce(error: Error): void {
  */
 function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull']; sampler: bigint; keep: bigint }): Backend {
   const b = { threadName, ...budget };
-  if (process.env.HOTSPAN_JS_ENGINE !== 'wasm') return new JsBackend(b);
-  // The wasm engine's ids do not take a head sampler yet: refused, not ignored.
-  if (budget.sampler !== 0n) throw notYet('a head sampler (the sample option, OTEL_TRACES_SAMPLER)');
-  if (budget.keep !== 0n) throw notYet('a tail keep (sample.keep, HOTSPAN_KEEP_*)');
-  return new WasmBackend(b);
+  return process.env.HOTSPAN_JS_ENGINE === 'wasm' ? new WasmBackend(b) : new JsBackend(b);
 }
 
 /**

@@ -3,7 +3,7 @@
 
 import type { Backend } from '../backends/backend';
 import type { JsBackend } from '../backends/js-backend';
-import { notYet } from '../backends/wasm-backend';
+import { WasmBackend } from '../backends/wasm-backend';
 import { closedError, describe } from '../common/errors';
 import { atExit } from '../common/exit-write';
 import { outputFormat, type OutputFormat } from '../common/output';
@@ -32,6 +32,8 @@ export class Outputs {
   constructor(
     private readonly owner: OutputsOwner,
     private readonly jsBase: JsBackend | undefined,
+    /** The js backend on the core in WebAssembly (HOTSPAN_JS_ENGINE=wasm) this tracer records in, under any wrapper, if it does. */
+    private readonly wasmBase: WasmBackend | undefined = undefined,
   ) {}
 
   /** The exporter exportOtlp() started, if any. */
@@ -68,16 +70,24 @@ export class Outputs {
     if (this.owner.closed()) throw closedError();
     if (this.exporter !== undefined) throw new Error('hotspan: exportOtlp() was already called on this tracer');
     const b = this.owner.backend();
-    const js = this.jsBase;
+    // The js backend's engines hand their records to the exporter's worker: the TypeScript one, or the core in WebAssembly.
+    const js = this.jsBase ?? this.wasmBase;
     if (b.kind !== 'native' && js === undefined) {
-      // A js-kind backend that is not the TypeScript engine is the wasm one.
-      if (b.kind === 'js') throw notYet('exportOtlp() (the OTLP export)');
       throw new Error(`hotspan: exportOtlp() needs the native or js backend; this tracer runs the '${b.kind}' backend`);
     }
     // First: a joined js worker's refusal says more than an option's error would.
-    const info = js?.exportInfo();
-    const config = otlpConfig(options, process.env, packageVersion());
-    const from: OtlpFrom = js !== undefined && info !== undefined ? { js: info, take: (max) => js.takeForExport(max) } : { token: b.share() };
+    const info = js?.exportInfo(); // the wasm engine's opens the core's export read
+    const end = (): void => {
+      if (js instanceof WasmBackend) js.endExport();
+    };
+    let config;
+    try {
+      config = otlpConfig(options, process.env, packageVersion());
+    } catch (err) {
+      end();
+      throw err;
+    }
+    const from: OtlpFrom = js !== undefined && info !== undefined ? { js: info, take: (max) => js.takeForExport(max), end } : { token: b.share() };
     this.exporter = new OtlpExporter(from, config, () => {
       if (!this.owner.closed()) this.owner.flush();
     });

@@ -19,6 +19,7 @@ import { inGroup } from './groups';
 import { HandleTracker, type SpanHandle } from './handles';
 import { internals, recording, type AsyncContextHook, type TracerInternals } from './internal';
 import { JsBackend } from '../backends/js-backend';
+import { WasmBackend } from '../backends/wasm-backend';
 import { checkName, checkNonEmptyName, NameCache, wellFormed } from '../common/names';
 import type { OtlpExportOptions } from '../otlp/otlp-config';
 import { Outputs } from './outputs';
@@ -82,7 +83,7 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     this.jsBase = backend instanceof JsBackend ? backend : undefined;
     const owner = { backend: () => this.b, closed: () => this.isClosed, flush: () => this.flush() };
     this.asyncs = new AsyncSpans(owner);
-    this.outputs = new Outputs(owner, this.jsBase);
+    this.outputs = new Outputs(owner, this.jsBase, backend instanceof WasmBackend ? backend : undefined);
     if (resolved !== undefined) this.outputs.onTriggers(resolved);
     const dumpOn = resolved?.dumpOn === undefined ? undefined : checkDumpOn(resolved.dumpOn);
     this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush());

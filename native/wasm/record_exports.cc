@@ -20,6 +20,7 @@
 #include "exports.h"
 #include "result.h"
 #include "snapshot_columns.h"
+#include "export/export_cursor.h"
 #include "read/handover_batch.h"
 #include "record/imported_thread.h"
 #include "record/memory_limit.h"
@@ -38,7 +39,8 @@ namespace {
 struct Thread {
   std::shared_ptr<hotspan::ThreadState> state;
   int64_t origin_ns = 0;
-  uint64_t salt = 0;  // its tracer's id salt (open_ids)
+  uint64_t salt = 0;     // its tracer's id salt (open_ids)
+  uint64_t sampler = 0;  // its tracer's head sampler (open_ids' flags)
 };
 
 template <typename T>
@@ -64,6 +66,22 @@ uint32_t add(std::shared_ptr<T> p) {
   }
   t.push_back(std::move(p));
   return static_cast<uint32_t>(t.size());
+}
+
+// A tracer's OTLP export read (hs_rec_export_*), by tracer handle - 1.
+std::vector<std::unique_ptr<hotspan::ExportCursor>>& export_cursors() {
+  static auto* c = new std::vector<std::unique_ptr<hotspan::ExportCursor>>();
+  return *c;
+}
+
+hotspan::ExportCursor* export_cursor(uint32_t tracer) {
+  auto& c = export_cursors();
+  return tracer >= 1 && tracer <= c.size() ? c[tracer - 1].get() : nullptr;
+}
+
+void close_export(uint32_t tracer) {
+  auto& c = export_cursors();
+  if (tracer >= 1 && tracer <= c.size()) c[tracer - 1].reset();  // gives the consumer slot up
 }
 
 int64_t ns_of(int64_t origin_ns, double ms) {
@@ -101,7 +119,8 @@ hotspan::StoredContext context_of(uint64_t trace_hi, uint64_t trace_lo, uint64_t
 
 extern "C" {
 
-uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt) {
+uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt, uint64_t sampler,
+                     uint64_t keep) {
   if (on_full > static_cast<uint32_t>(hotspan::FullPolicy::kDrop)) return 0;
   hotspan::TracerOptions o;
   o.time_unit = hotspan::TimeUnit::kNs;
@@ -112,6 +131,8 @@ uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, u
                                                                   : static_cast<size_t>(memory_limit);
   o.on_full = static_cast<hotspan::FullPolicy>(on_full);
   o.id_salt = id_salt;
+  o.sampler = sampler;
+  o.keep = keep;
   return add(hotspan::Tracer::create(o));
 }
 
@@ -122,6 +143,7 @@ void hs_rec_close(uint32_t tracer) {
 void hs_rec_free(uint32_t tracer) {
   auto& t = table<hotspan::Tracer>();
   if (tracer >= 1 && tracer <= t.size() && t[tracer - 1]) {
+    close_export(tracer);
     t[tracer - 1]->close();
     t[tracer - 1].reset();
   }
@@ -131,7 +153,7 @@ uint32_t hs_rec_thread(uint32_t tracer, uint8_t* name, uint32_t size) {
   const std::string display = take_string(name, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr || t->closed()) return 0;
-  return add(std::make_shared<Thread>(Thread{t->attach_js_thread(display), t->origin_ns(), t->id_salt()}));
+  return add(std::make_shared<Thread>(Thread{t->attach_js_thread(display), t->origin_ns(), t->id_salt(), t->sampler()}));
 }
 
 int32_t hs_rec_detach(uint32_t tracer, uint32_t thread, double now_ms) {
@@ -177,7 +199,7 @@ int32_t hs_rec_begin_context(uint32_t thread, uint32_t name, double now_ms, uint
 int32_t hs_rec_open_ids(uint32_t thread, uint64_t* out) {
   Thread* th = at<Thread>(thread);
   if (th == nullptr) return status(hotspan::Status::kInvalid);
-  const hotspan::SpanIds ids = hotspan::open_span_ids(*th->state, th->salt);
+  const hotspan::SpanIds ids = hotspan::open_span_ids(*th->state, th->salt, th->sampler);
   const uint32_t local = hotspan::innermost_local(*th->state);
   out[0] = ids.trace.hi;
   out[1] = ids.trace.lo;
@@ -405,5 +427,35 @@ int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int
   }
   return kOk;
 }
+
+int32_t hs_rec_export_open(uint32_t tracer) {
+  auto& t = table<hotspan::Tracer>();
+  if (tracer < 1 || tracer > t.size() || !t[tracer - 1]) return status(hotspan::Status::kInvalid);
+  auto& c = export_cursors();
+  if (c.size() < tracer) c.resize(tracer);
+  if (c[tracer - 1] != nullptr) return status(hotspan::Status::kInvalid);
+  c[tracer - 1] = hotspan::ExportCursor::open(t[tracer - 1]);
+  return status(c[tracer - 1] == nullptr ? hotspan::Status::kInvalid : hotspan::Status::kOk);
+}
+
+int32_t hs_rec_export_take(uint32_t tracer, double max_records, double* out) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  hotspan::ExportCursor* c = export_cursor(tracer);
+  std::string& result = hotspan::wasm::result();
+  result.clear();
+  if (t == nullptr || c == nullptr) return status(hotspan::Status::kInvalid);
+  t->flush();
+  hotspan::FrozenSnapshot batch;
+  const uint64_t max = !(max_records > 0) ? 0 : max_records >= 1.8e19 ? UINT64_MAX : static_cast<uint64_t>(max_records);
+  if (max > 0) c->records().next(batch, max);
+  uint64_t lost = 0;
+  const uint64_t left = c->count_lost(lost);
+  hotspan::wasm::encode_columns(batch, t->origin_ns(), result);
+  out[0] = static_cast<double>(lost);
+  out[1] = static_cast<double>(left);
+  return status(hotspan::Status::kOk);
+}
+
+void hs_rec_export_close(uint32_t tracer) { close_export(tracer); }
 
 }  // extern "C"

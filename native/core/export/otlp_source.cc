@@ -6,41 +6,20 @@ namespace hotspan {
 
 std::unique_ptr<OtlpSource> OtlpSource::open(std::shared_ptr<const Tracer> tracer, const OtlpResource& resource,
                                              OtlpEncoding encoding, int64_t unix_offset_ns) {
-  auto cursor = RecordCursor::open(tracer);
+  auto cursor = ExportCursor::open(std::move(tracer));
   if (cursor == nullptr) return nullptr;
-  return std::unique_ptr<OtlpSource>(
-      new OtlpSource(std::move(tracer), std::move(cursor), resource, encoding, unix_offset_ns));
+  return std::unique_ptr<OtlpSource>(new OtlpSource(std::move(cursor), resource, encoding, unix_offset_ns));
 }
 
-OtlpSource::OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
-                       const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns)
-    : tracer_(std::move(tracer)),
-      cursor_(std::move(cursor)),
-      batcher_(resource, encoding, unix_offset_ns, tracer_->id_salt(), tracer_->sampler(), tracer_->keep()) {}
-
-uint64_t OtlpSource::count_lost(uint64_t& lost) {
-  const std::vector<TimelineCounts> counts = tracer_->counts();
-  // Lost before read: recycled before the cursor opened, or since it read
-  // last, and dropped by the budget.
-  if (!skipped_seen_) {
-    lost += cursor_->skipped();
-    skipped_seen_ = true;
-  }
-  lost += cursor_->missed() - missed_seen_;
-  missed_seen_ = cursor_->missed();
-  uint64_t committed = 0;
-  for (const TimelineCounts& tc : counts) {
-    uint64_t& seen = dropped_seen_[tc.id];
-    lost += tc.counts.dropped - seen;
-    seen = tc.counts.dropped;
-    committed += tc.counts.produced - tc.counts.dropped;
-  }
-  return committed - cursor_->skipped() - cursor_->delivered() - cursor_->missed() - cursor_->passed();
-}
+OtlpSource::OtlpSource(std::unique_ptr<ExportCursor> cursor, const OtlpResource& resource, OtlpEncoding encoding,
+                       int64_t unix_offset_ns)
+    : cursor_(std::move(cursor)),
+      batcher_(resource, encoding, unix_offset_ns, cursor_->tracer().id_salt(), cursor_->tracer().sampler(),
+               cursor_->tracer().keep()) {}
 
 OtlpSource::Batch OtlpSource::discard() {
   Batch batch;
-  batch.spans += cursor_->pass();  // the chunks passed go back to the pool
+  batch.spans += cursor_->records().pass();  // the chunks passed go back to the pool
   // The held-back records: a final request nobody sends.
   std::string scratch;
   while (batcher_.held() != 0) {
@@ -52,7 +31,7 @@ OtlpSource::Batch OtlpSource::discard() {
     batch.sampled_out += r.sampled_out;
     batch.keep_timed_out += r.keep_timed_out;
   }
-  waiting_ = count_lost(batch.lost);
+  waiting_ = cursor_->count_lost(batch.lost);
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;
@@ -68,9 +47,9 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
   const size_t held = batcher_.held();
   // Room for new records beside the held ones (some of those go now), and
   // always some: held records alone may all still wait.
-  cursor_->next(snap, max_spans - std::min(held, max_spans / 2));
+  cursor_->records().next(snap, max_spans - std::min(held, max_spans / 2));
   for (size_t i = batcher_.names(); i < snap.names.size(); ++i) batcher_.add_name(snap.names[i]);
-  const uint64_t unread = count_lost(batch.lost);
+  const uint64_t unread = cursor_->count_lost(batch.lost);
 
   // The batch: per timeline, the records held back, then the new ones.
   Snapshot in;

@@ -14,10 +14,9 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 
+#include "export/export_cursor.h"
 #include "export/otlp_batcher.h"
-#include "read/record_cursor.h"
 #include "record/tracer.h"
 
 namespace hotspan {
@@ -62,19 +61,11 @@ class OtlpSource {
   uint64_t waiting() const { return waiting_; }
 
  private:
-  OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
-             const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns);
+  OtlpSource(std::unique_ptr<ExportCursor> cursor, const OtlpResource& resource, OtlpEncoding encoding,
+             int64_t unix_offset_ns);
 
-  // Counts the records lost since the last call into `lost`; returns the
-  // records committed and not read by the cursor yet.
-  uint64_t count_lost(uint64_t& lost);
-
-  std::shared_ptr<const Tracer> tracer_;
-  std::unique_ptr<RecordCursor> cursor_;
+  std::unique_ptr<ExportCursor> cursor_;
   OtlpBatcher batcher_;
-  std::unordered_map<uint32_t, uint64_t> dropped_seen_;  // by timeline id
-  uint64_t missed_seen_ = 0;
-  bool skipped_seen_ = false;
   uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, sampled_out_ = 0, keep_timed_out_ = 0;
 };
 
