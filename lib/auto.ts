@@ -18,6 +18,9 @@
 //                       instrumentations on hotspan/otel's provider
 //                       (lib/auto/instrument-list.ts, lib/auto/auto-otel.ts)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
+//   HOTSPAN_CPU_PROFILE V8's CPU samples of the main thread in the trace: 1 for
+//                       one every 1 ms, or the interval in us (10 to 1000000);
+//                       0 or unset: none (lib/auto/auto-profile.ts)
 // and, for OTLP/HTTP export of the automatic spans as they end (lib/auto/auto-export.ts:
 // with the file's parents, a trace id per request tree, traceparent in and out;
 // what is left is sent at exit, SIGINT and SIGTERM included), the OTEL_* variables
@@ -35,6 +38,7 @@ import { isMainThread } from 'node:worker_threads';
 import { otlpSink, otlpWanted } from './auto/auto-export';
 import { writeAutoFile } from './auto/auto-file';
 import { autoOutPath, sharedOrigin } from './auto/auto-out';
+import { startAutoProfile } from './auto/auto-profile';
 import { AutoRecorder, type Instrument } from './auto/auto-record';
 import { parseInstrumentList } from './auto/instrument-list';
 import { calibrate } from './common/clock';
@@ -77,7 +81,9 @@ function start(): { tracer: Tracer; out: string } | undefined {
   const out = autoOutPath(process.env, asked, format, process.pid);
   const origin = sharedOrigin(process.env, () => calibrate().originNs);
   const tracer = tracerOver(createBackend(resolveOptions({ threadName: 'main' }), origin));
+  const stopProfile = startAutoProfile(tracer, process.env, (m) => process.emitWarning(m));
   atExit(`the trace to ${out}`, () => {
+    stopProfile(); // its samples go into the trace before the write
     rec.stop();
     tracer.flush();
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);

@@ -1,4 +1,6 @@
-// The HTTP workload's server: node bench/cases/http-server.mjs <none|hotspan|otel>
+// The HTTP workload's server: node bench/cases/http-server.mjs <none|hotspan|hotspan-profile|otel>
+// (hotspan-profile: hotspan with tracer.profile({ intervalUs: 1000 }) running
+// from the start, for the profiling cost: bench/cases/http-profile.mjs)
 // Listens on 127.0.0.1 (ephemeral port, printed as a JSON line), and records
 // 20 spans per request as a traced service writes them, around a little
 // synchronous work: an async request span with { method, url } attributes
@@ -29,8 +31,9 @@ function makeRecorder() {
       stats: () => ({ spans: 0 }),
     };
   }
-  if (mode === 'hotspan') {
+  if (mode === 'hotspan' || mode === 'hotspan-profile') {
     const t = makeTracer('native');
+    if (mode === 'hotspan-profile') t.profile({ intervalUs: 1000 });
     const ids = NAMES.map((n) => t.name(n));
     const http = t.track('http');
     let n = 0;

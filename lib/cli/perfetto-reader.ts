@@ -4,8 +4,10 @@
 // incremental-state resets, trace_packet_defaults (clock id, default track),
 // ClockSnapshot conversion to one reference clock (with scaled and
 // incremental clocks), track descriptors (threads, named tracks, a track's
-// lanes as child tracks, counters) and TrackEvent slices matched per track.
+// lanes as child tracks, counters), TrackEvent slices matched per track and
+// CPU samples (perf_sample, perfetto-samples.ts) on their thread's track.
 
+import { P_PERF_SAMPLE, readPerfSample, SampleTables } from './perfetto-samples';
 import { ProtoReader, WIRE_FIXED64, WIRE_LEN } from './proto';
 import { recordingCounts, sumCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
 
@@ -81,6 +83,8 @@ class Sequence {
   eventNames = new Map<number, string>();
   annotationNames = new Map<number, string>();
   stringValues = new Map<number, string>();
+  /** Interned frames and callstacks of CPU samples. */
+  readonly samples = new SampleTables();
   clockId: number | undefined;
   defaultTrack: bigint | undefined;
   /** Definitions of this sequence's own clocks (ids from 64). */
@@ -94,6 +98,7 @@ class Sequence {
     this.eventNames.clear();
     this.annotationNames.clear();
     this.stringValues.clear();
+    this.samples.clear();
   }
 }
 
@@ -121,6 +126,8 @@ function readInterned(into: Map<number, string>, r: ProtoReader): void {
 export class PerfettoDecoder {
   private readonly sequences = new Map<number, Sequence>();
   private readonly tracks = new Map<bigint, Track>();
+  /** Thread tracks by "pid:tid" (their descriptors'), the timeline a CPU sample of that thread lands on. */
+  private readonly threadTracks = new Map<string, string>();
   private readonly snapshots: Snapshot[] = [];
   /**
    * The clock every emitted time is on: hotspan's own clock (its files' times
@@ -159,6 +166,7 @@ export class PerfettoDecoder {
     let defaults: ProtoReader | undefined;
     let descriptor: ProtoReader | undefined;
     let snapshot: ProtoReader | undefined;
+    let perfSample: ProtoReader | undefined;
     while (r.next()) {
       switch (r.field) {
         case P_TIMESTAMP:
@@ -191,6 +199,9 @@ export class PerfettoDecoder {
         case P_CLOCK_SNAPSHOT:
           snapshot = r.sub();
           break;
+        case P_PERF_SAMPLE:
+          perfSample = r.sub();
+          break;
         default:
           r.skip();
       }
@@ -212,6 +223,17 @@ export class PerfettoDecoder {
     if (snapshot !== undefined) this.clockSnapshot(seq, snapshot);
     if (descriptor !== undefined) this.descriptor(descriptor);
     if (event !== undefined) this.trackEvent(seq, event, ts === undefined ? 0 : this.toRef(seq, clockId ?? seq.clockId ?? CLOCK_BOOTTIME, ts));
+    if (perfSample !== undefined && ts !== undefined) this.perfSample(seq, perfSample, this.toRef(seq, clockId ?? seq.clockId ?? CLOCK_BOOTTIME, ts));
+  }
+
+  /** A CPU sample: its top frame, on the track of its thread (by pid and tid). */
+  private perfSample(seq: Sequence, r: ProtoReader, tsNs: number): void {
+    const s = readPerfSample(r);
+    if (s.callstack === 0) return;
+    const frame = seq.samples.topFrame(s.callstack);
+    if (frame === undefined) return;
+    const thread = `${String(s.pid)}:${String(s.tid)}`;
+    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, frame);
   }
 
   /** Spans still open at the end of the input. */
@@ -227,7 +249,7 @@ export class PerfettoDecoder {
       else if (r.field === 2) readInterned(seq.eventNames, r.sub());
       else if (r.field === 3) readInterned(seq.annotationNames, r.sub());
       else if (r.field === 29) readInterned(seq.stringValues, r.sub());
-      else r.skip();
+      else if (!seq.samples.interned(r.field, r)) r.skip();
     }
   }
 
@@ -350,6 +372,7 @@ export class PerfettoDecoder {
     let name: string | undefined;
     let threadName: string | undefined;
     let tid: number | undefined;
+    let pid: number | undefined;
     let kind: Track['kind'] = 'track';
     let processName: string | undefined;
     let description: string | undefined;
@@ -384,6 +407,7 @@ export class PerfettoDecoder {
           while (t.next()) {
             if (t.field === 5 && t.wire === WIRE_LEN) threadName = t.string();
             else if (t.field === 2) tid = t.int64();
+            else if (t.field === 1) pid = t.int64();
             else t.skip();
           }
           break;
@@ -397,6 +421,7 @@ export class PerfettoDecoder {
       }
     }
     if (name === COUNTS_TRACK_NAME && description !== undefined) this.readCounts(uuid, description);
+    if (kind === 'thread' && tid !== undefined) this.threadTracks.set(`${String(pid ?? 0)}:${String(tid)}`, uuid.toString());
     const known = this.tracks.get(uuid);
     if (known !== undefined) return; // a repeated descriptor (for example after an incremental-state reset)
     const parentTrack = parent === undefined ? undefined : this.tracks.get(parent);

@@ -17,6 +17,8 @@ import * as path from 'node:path';
 import { parseArgs } from 'node:util';
 
 import { PARTS_DIR_ENV } from '../auto/auto-out';
+import { CPU_PROFILE_ENV, cpuProfileInterval } from '../auto/auto-profile';
+import { DEFAULT_INTERVAL_US } from '../tracer/cpu-profile';
 import { INSTRUMENTS } from '../auto/auto-record';
 import { outputFormat } from '../common/output';
 import type { Command } from './command';
@@ -25,6 +27,16 @@ import { joinParts } from './join-parts';
 import { buildReport, formatReport } from './report';
 
 const AUTO = path.join(__dirname, '..', 'auto.js');
+
+/** Whether `us` is an interval tracer.profile() takes, written as digits only. */
+function validInterval(us: string): boolean {
+  if (!/^\d+$/.test(us)) return false;
+  try {
+    return cpuProfileInterval(us) === Number(us);
+  } catch {
+    return false;
+  }
+}
 
 export const runCommand: Command = {
   help: `Usage: hotspan run [options] -- <command> [args...]
@@ -41,6 +53,9 @@ Options:
   -i, --instrument LIST    comma list of ${INSTRUMENTS.join(', ')} (default all);
                            otel: every @opentelemetry/instrumentation-* installed,
                            otel:NAME,... those named (pg: instrumentation-pg)
+  --cpu-profile[=US]       V8's CPU samples of each traced process's main thread
+                           in the trace, one every US microseconds (10 to 1000000,
+                           default 1000); the report lists the hot functions per span name
   --no-report              do not print the report
   -h, --help               this text
 `,
@@ -48,8 +63,19 @@ Options:
     const dash = argv.indexOf('--');
     const own = dash < 0 ? argv : argv.slice(0, dash);
     const command = dash < 0 ? [] : argv.slice(dash + 1);
+    // --cpu-profile takes an optional value, which parseArgs cannot say.
+    let cpuProfile: string | undefined;
+    const rest = own.filter((a) => {
+      const m = /^--cpu-profile(?:=(.*))?$/.exec(a);
+      if (m === null) return true;
+      cpuProfile = m[1] ?? String(DEFAULT_INTERVAL_US);
+      return false;
+    });
+    if (cpuProfile !== undefined && !validInterval(cpuProfile)) {
+      throw new UsageError(`--cpu-profile takes a sampling interval in microseconds, an integer from 10 to 1000000, got ${JSON.stringify(cpuProfile)}`);
+    }
     const { values } = parseArgs({
-      args: own,
+      args: rest,
       options: {
         output: { type: 'string', short: 'o', default: 'hotspan-trace.pftrace' },
         instrument: { type: 'string', short: 'i' },
@@ -72,6 +98,7 @@ Options:
       NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --require ${JSON.stringify(AUTO)}`.trim(),
     };
     if (values.instrument !== undefined) env.HOTSPAN_INSTRUMENT = values.instrument;
+    if (cpuProfile !== undefined) env[CPU_PROFILE_ENV] = cpuProfile;
     return new Promise<number>((resolve, reject) => {
       const child = spawn(command[0], command.slice(1), { stdio: 'inherit', env });
       // A terminal's Ctrl-C reaches the child too (same process group): then

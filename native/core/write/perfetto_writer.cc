@@ -26,6 +26,18 @@
 //    sight, then a TYPE_COUNTER event per sample with double_counter_value.
 //    Samples a full series dropped are counted in the descriptor's
 //    description (the descriptor is written again when the count grows).
+// 5. Per CPU profile (after the counters; cpu_profile.h), the samples as
+//    PerfSample packets, which trace processors put in their perf_sample
+//    table and ui.perfetto.dev draws under the thread's slices: first a
+//    packet of the interned data new to the file (function_names,
+//    source_paths, mapping_paths; a Mapping per script URL, "(v8)" for
+//    none; a Frame per distinct function: its name, its mapping, rel_pc =
+//    its own iid, source_path_iid and the 1-based line_number when known;
+//    a Callstack per distinct stack, bottom frame first, without V8's
+//    "(root)"), then per sample a packet at its time with perf_sample
+//    {pid, tid = the timeline id (the thread track's), callstack_iid}.
+//    Samples the store refused are counted in the counts track's JSON as
+//    "cpu_samples_dropped".
 //
 // Every packet has trusted_packet_sequence_id = the pid, and every track
 // uuid is xored with the pid's salt (perfetto_writer.h); begins carry
@@ -80,6 +92,7 @@ constexpr uint8_t kTrackEvent = 0x5A;        // track_event = 11, LEN
 constexpr uint8_t kSequenceFlags = 0x68;     // sequence_flags = 13
 constexpr uint32_t kTrackDescriptorField = 60;
 constexpr uint32_t kInternedDataField = 12;
+constexpr uint32_t kPerfSampleField = 66;    // TracePacket.perf_sample
 constexpr uint8_t kEventType = 0x48;         // TrackEvent.type = 9
 constexpr uint8_t kEventNameIid = 0x50;      // TrackEvent.name_iid = 10
 constexpr uint8_t kEventTrackUuid = 0x58;    // TrackEvent.track_uuid = 11
@@ -238,6 +251,7 @@ class PerfettoWriter::Impl {
       for (const auto& a : tl.attrs) estimate += a.second.size() + 16;
     }
     for (const CounterSeries& c : batch.counters) estimate += 96 + c.name.size() + 32 * c.samples.size();
+    for (const auto& prof : batch.cpu_profiles) estimate += 96 * prof->node_frame.size() + 24 * prof->sample_ns.size();
     open_output(estimate);
     names_known_ = batch.names.size();
     if (!header_sent_) {
@@ -261,6 +275,8 @@ class PerfettoWriter::Impl {
       }
     }
     for (const CounterSeries& c : batch.counters) counter_series(c);
+    for (const auto& prof : batch.cpu_profiles) cpu_samples(*prof);
+    cpu_dropped_ = std::max(cpu_dropped_, batch.cpu_samples_dropped);
     close_output();
   }
 
@@ -269,7 +285,7 @@ class PerfettoWriter::Impl {
   void finish() {
     bool waiting = false;
     for (const auto& entry : timelines_) waiting |= !entry.second.pending.empty();
-    if (header_sent_ && !waiting && counts_.empty()) return;
+    if (header_sent_ && !waiting && counts_.empty() && cpu_dropped_ == 0) return;
     open_output(256);
     if (!header_sent_) header({});
     for (auto& entry : timelines_) {
@@ -278,7 +294,7 @@ class PerfettoWriter::Impl {
       stack_spans(st, st.pending, st.pending.size(), st.pending_attrs, st.pending_foreign);
       clear_pending(st);
     }
-    if (!counts_.empty()) counts_descriptor();
+    if (!counts_.empty() || cpu_dropped_ != 0) counts_descriptor();
     close_output();
   }
 
@@ -289,6 +305,7 @@ class PerfettoWriter::Impl {
     names_sent_ = 0;
     timelines_.clear();
     counters_.clear();
+    interned_ = CpuInterned{};
   }
 
  private:
@@ -467,6 +484,10 @@ class PerfettoWriter::Impl {
       if (json.size() > 1) json.push_back(',');
       json += "\"" + name + "\":" + std::to_string(value);
     }
+    if (cpu_dropped_ != 0) {
+      if (json.size() > 1) json.push_back(',');
+      json += "\"cpu_samples_dropped\":" + std::to_string(cpu_dropped_);
+    }
     json.push_back('}');
     Pb td;
     td.uint(1, kPerfettoCountsUuid ^ salt_);
@@ -529,6 +550,130 @@ class PerfettoWriter::Impl {
       body.uint(8, ts(sample.ns));  // timestamp
       body.uint(10, seq_);
       body.msg(11, ev);  // track_event
+      packet(body);
+      boundary();
+    }
+  }
+
+  // What the file has interned for CPU samples (iids from 1, per kind).
+  struct CpuInterned {
+    std::map<std::string, uint64_t> functions, sources, mappings;  // by text (mapping: its path)
+    std::map<std::string, uint64_t> frames;                         // by frame_key
+    std::map<std::pair<uint64_t, uint64_t>, uint64_t> stacks;       // by (caller stack, frame)
+  };
+
+  static std::string frame_key(const CpuFrame& f) {
+    std::string k = f.function;
+    k.push_back('\0');
+    k += f.url;
+    k.push_back('\0');
+    k += std::to_string(f.line);
+    k.push_back(':');
+    k += std::to_string(f.column);
+    return k;
+  }
+
+  // The iid of `text` in `table`, interning it into `pb` under `field` when new.
+  static uint64_t intern_string(std::map<std::string, uint64_t>& table, const std::string& text, Pb& pb,
+                                uint32_t field) {
+    auto [it, fresh] = table.try_emplace(text, table.size() + 1);
+    if (fresh) {
+      Pb s;
+      s.uint(1, it->second);
+      s.str(2, text);
+      pb.msg(field, s);
+    }
+    return it->second;
+  }
+
+  // One profile's samples (section 5 at the top of the file).
+  void cpu_samples(const CpuProfile& prof) {
+    if (prof.sample_ns.empty()) return;
+    CpuInterned& in = interned_;
+    // New entries of InternedData (repeated fields, in any order): function_names 5,
+    // frames 6, callstacks 7, mapping_paths 17, source_paths 18, mappings 19.
+    Pb interned;
+    std::vector<uint64_t> frame_iid(prof.frames.size(), 0);
+    auto frame_of = [&](uint32_t index) {
+      if (frame_iid[index] != 0) return frame_iid[index];
+      const CpuFrame& f = prof.frames[index];
+      auto [it, fresh] = in.frames.try_emplace(frame_key(f), in.frames.size() + 1);
+      if (fresh) {
+        const std::string url = sanitized(f.url);
+        const std::string path = url.empty() ? "(v8)" : url;
+        const size_t paths_before = in.mappings.size();
+        const uint64_t path_iid = intern_string(in.mappings, path, interned, 17);
+        if (in.mappings.size() != paths_before) {
+          Pb m;
+          m.uint(1, path_iid);  // iid: one mapping per path, the same iid
+          m.uint(7, path_iid);  // path_string_ids
+          interned.msg(19, m);
+        }
+        Pb fr;
+        fr.uint(1, it->second);  // iid
+        fr.uint(2, intern_string(in.functions, f.function.empty() ? "(anonymous)" : sanitized(f.function),
+                                 interned, 5));  // function_name_id
+        fr.uint(3, path_iid);    // mapping_id
+        fr.uint(4, it->second);  // rel_pc: the frame's own iid, unique in its mapping
+        if (!url.empty()) fr.uint(5, intern_string(in.sources, url, interned, 18));  // source_path_iid
+        if (f.line >= 0) fr.uint(6, static_cast<uint64_t>(f.line) + 1);           // line_number, 1-based
+        interned.msg(6, fr);
+      }
+      return frame_iid[index] = it->second;
+    };
+    // Per node: its stack's iid (0 for V8's root, which is no frame).
+    std::vector<uint64_t> stack_iid(prof.node_frame.size(), 0);
+    std::vector<uint64_t> path;
+    for (size_t i = 0; i < prof.node_frame.size(); ++i) {
+      const int32_t parent = prof.node_parent[i];
+      if (parent < 0) continue;
+      const uint64_t caller = stack_iid[static_cast<size_t>(parent)];
+      const uint64_t frame = frame_of(prof.node_frame[i]);
+      auto [it, fresh] = in.stacks.try_emplace({caller, frame}, in.stacks.size() + 1);
+      if (fresh) {
+        // Its frames, bottom first: the callers' nodes up to the root.
+        path.clear();
+        for (int32_t n = static_cast<int32_t>(i); n >= 0 && prof.node_parent[static_cast<size_t>(n)] >= 0;
+             n = prof.node_parent[static_cast<size_t>(n)]) {
+          path.push_back(frame_of(prof.node_frame[static_cast<size_t>(n)]));
+        }
+        Pb cs;
+        cs.uint(1, it->second);  // iid
+        for (auto f = path.rbegin(); f != path.rend(); ++f) cs.uint(2, *f);  // frame_ids
+        interned.msg(7, cs);
+      }
+      stack_iid[i] = it->second;
+    }
+    // A sample on the root itself (no JavaScript frame): the root's frame alone.
+    for (size_t i = 0; i < prof.node_frame.size(); ++i) {
+      if (prof.node_parent[i] >= 0) continue;
+      const uint64_t frame = frame_of(prof.node_frame[i]);
+      auto [it, fresh] = in.stacks.try_emplace({0, frame}, in.stacks.size() + 1);
+      if (fresh) {
+        Pb cs;
+        cs.uint(1, it->second);
+        cs.uint(2, frame);
+        interned.msg(7, cs);
+      }
+      stack_iid[i] = it->second;
+    }
+    if (!interned.s.empty()) {
+      Pb body;
+      body.uint(10, seq_);
+      body.uint(13, kSeqNeedsState);
+      body.msg(kInternedDataField, interned);
+      packet(body);
+    }
+    for (size_t k = 0; k < prof.sample_ns.size(); ++k) {
+      Pb sample;
+      sample.uint(2, pid_);                                  // pid
+      sample.uint(3, prof.timeline);                         // tid: the thread track's
+      sample.uint(4, stack_iid[prof.sample_node[k]]);        // callstack_iid
+      Pb body;
+      body.uint(8, ts(prof.sample_ns[k]));  // timestamp
+      body.uint(10, seq_);
+      body.uint(13, kSeqNeedsState);
+      body.msg(kPerfSampleField, sample);
       packet(body);
       boundary();
     }
@@ -885,6 +1030,8 @@ class PerfettoWriter::Impl {
     uint64_t dropped = 0;
   };
   std::map<std::string, CounterState> counters_;
+  CpuInterned interned_;    // what CPU samples have interned in this file
+  uint64_t cpu_dropped_ = 0;  // samples the store refused (cumulative)
   std::vector<Open> open_;
   std::string attr_buf_;
   AttrScratch scratch_;

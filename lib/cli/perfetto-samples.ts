@@ -1,0 +1,119 @@
+// CPU samples in a Perfetto trace: TracePacket.perf_sample (pid, tid and an
+// interned callstack) and the per-sequence interned tables its callstack is
+// read through (function_names, source_paths, frames, callstacks). hotspan
+// writes V8's samples so (native/core/write/perfetto_writer.cc); Linux perf
+// profiles have the same shape. Only the frame on top of the stack is kept,
+// which is what the report's hot functions need.
+
+import { ProtoReader, WIRE_LEN } from './proto';
+import type { TraceFrame } from './trace-model';
+
+/** TracePacket.perf_sample. */
+export const P_PERF_SAMPLE = 66;
+
+// InternedData fields.
+const I_FUNCTION_NAMES = 5;
+const I_FRAMES = 6;
+const I_CALLSTACKS = 7;
+const I_SOURCE_PATHS = 18;
+
+interface FrameRef {
+  functionIid: number;
+  sourceIid: number;
+  line: number;
+}
+
+/** One sequence's interned profiling tables, cleared with its incremental state. */
+export class SampleTables {
+  private readonly functionNames = new Map<number, string>();
+  private readonly sourcePaths = new Map<number, string>();
+  private readonly frames = new Map<number, FrameRef>();
+  /** Per callstack iid, the iid of its top frame (the last of frame_ids). */
+  private readonly tops = new Map<number, number>();
+
+  clear(): void {
+    this.functionNames.clear();
+    this.sourcePaths.clear();
+    this.frames.clear();
+    this.tops.clear();
+  }
+
+  /** Reads an InternedData field if it is one of these tables; false otherwise (nothing read). */
+  interned(field: number, r: ProtoReader): boolean {
+    switch (field) {
+      case I_FUNCTION_NAMES:
+        internedString(this.functionNames, r.sub());
+        return true;
+      case I_SOURCE_PATHS:
+        internedString(this.sourcePaths, r.sub());
+        return true;
+      case I_FRAMES:
+        this.frame(r.sub());
+        return true;
+      case I_CALLSTACKS:
+        this.callstack(r.sub());
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  private frame(r: ProtoReader): void {
+    let iid = 0;
+    const f: FrameRef = { functionIid: 0, sourceIid: 0, line: 0 };
+    while (r.next()) {
+      if (r.field === 1) iid = r.varint();
+      else if (r.field === 2) f.functionIid = r.varint();
+      else if (r.field === 5) f.sourceIid = r.varint();
+      else if (r.field === 6) f.line = r.varint();
+      else r.skip();
+    }
+    this.frames.set(iid, f);
+  }
+
+  private callstack(r: ProtoReader): void {
+    let iid = 0;
+    let top: number | undefined;
+    while (r.next()) {
+      if (r.field === 1) iid = r.varint();
+      else if (r.field === 2 && r.wire === WIRE_LEN) {
+        // packed frame_ids
+        const p = r.sub();
+        while (p.pos < p.end) top = p.varint();
+      } else if (r.field === 2) top = r.varint();
+      else r.skip();
+    }
+    if (top !== undefined) this.tops.set(iid, top);
+  }
+
+  /** The frame on top of a callstack, or undefined when the sequence did not intern it. */
+  topFrame(callstackIid: number): TraceFrame | undefined {
+    const top = this.tops.get(callstackIid);
+    const f = top === undefined ? undefined : this.frames.get(top);
+    if (f === undefined) return undefined;
+    return { function: this.functionNames.get(f.functionIid) ?? '', url: this.sourcePaths.get(f.sourceIid) ?? '', line: f.line };
+  }
+}
+
+function internedString(into: Map<number, string>, r: ProtoReader): void {
+  let iid = 0;
+  let text = '';
+  while (r.next()) {
+    if (r.field === 1) iid = r.varint();
+    else if (r.field === 2 && r.wire === WIRE_LEN) text = r.string();
+    else r.skip();
+  }
+  into.set(iid, text);
+}
+
+/** A PerfSample's thread and callstack; callstack 0 when it has none (a lost-records or skipped-sample note). */
+export function readPerfSample(r: ProtoReader): { pid: number; tid: number; callstack: number } {
+  const s = { pid: 0, tid: 0, callstack: 0 };
+  while (r.next()) {
+    if (r.field === 2) s.pid = r.varint();
+    else if (r.field === 3) s.tid = r.varint();
+    else if (r.field === 4) s.callstack = r.varint();
+    else r.skip();
+  }
+  return s;
+}
