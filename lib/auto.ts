@@ -18,6 +18,9 @@
 //                       instrumentations on hotspan/otel's provider
 //                       (lib/auto/instrument-list.ts, lib/auto/auto-otel.ts)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
+// Each child process gets TRACEPARENT (the current span's context) and a
+// flow id in its environment; a child under a TRACEPARENT runs its spans
+// under that parent (lib/auto/auto-spawn.ts).
 // and, for OTLP/HTTP export of the automatic spans as they end (lib/auto/auto-export.ts:
 // with the file's parents, a trace id per request tree, traceparent in and out;
 // what is left is sent at exit, SIGINT and SIGTERM included), the OTEL_* variables
@@ -34,13 +37,15 @@ import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
 import { writeAutoFile } from './auto/auto-file';
-import { autoOutPath, sharedOrigin } from './auto/auto-out';
+import { autoOutPath, PARTS_DIR_ENV, sharedOrigin } from './auto/auto-out';
+import { followChildren, linkToParent } from './auto/auto-spawn';
 import { AutoRecorder, type Instrument } from './auto/auto-record';
 import { parseInstrumentList } from './auto/instrument-list';
 import { calibrate } from './common/clock';
 import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
 import { createBackend } from './tracer/backend-choice';
+import { unwrapped } from './tracer/async-context';
 import { internals } from './tracer/internal';
 import { resolveOptions } from './tracer/options';
 import { Tracer, tracerOver } from './tracer/tracer';
@@ -75,14 +80,21 @@ function start(): { tracer: Tracer; out: string } | undefined {
   }
   // A file of its own, on the time axis of the traced process that started this one (lib/auto/auto-out.ts).
   const out = autoOutPath(process.env, asked, format, process.pid);
-  const origin = sharedOrigin(process.env, () => calibrate().originNs);
+  const own = calibrate().originNs;
+  const origin = sharedOrigin(process.env, () => own);
   const tracer = tracerOver(createBackend(resolveOptions({ threadName: 'main' }), origin));
+  // Linked to the span of the traced process that started this one, and each child to its span (lib/auto/auto-spawn.ts).
+  const parts = process.env[PARTS_DIR_ENV];
+  const axis = { own, shared: origin };
+  linkToParent(tracer, process.env, parts, axis, (m) => process.emitWarning(m));
+  followChildren(tracer, parts, axis);
   atExit(`the trace to ${out}`, () => {
     rec.stop();
     tracer.flush();
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
     // Streamed in bounded memory on the native backend (lib/auto/auto-file.ts).
-    writeAutoFile(tracer[internals]().backend, rec, out, format);
+    // The recording backend under the async context a parent's TRACEPARENT turned on (lib/auto/auto-spawn.ts).
+    writeAutoFile(unwrapped(tracer[internals]().backend), rec, out, format);
   });
   // After atExit above: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).

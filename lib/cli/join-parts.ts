@@ -11,12 +11,15 @@
 //   ("hotspan", "hotspan_counters_dropped") and each process's own under
 //   "hotspan_processes" ({pid: counts}), and the traced processes that wrote
 //   no part under "hotspan_missing_processes".
+// - Both: the flows from each spawn to the child it started, when both
+//   processes are in the trace (lib/cli/join-links.ts).
 // Parts are copied in blocks: the join never holds a whole part.
 
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 
 import type { OutputFormat } from '../common/output';
+import { linkEventsJson, linkPacketsPerfetto, readLinks } from './join-links';
 
 const BLOCK = 1 << 20;
 const JSON_HEAD = '{"traceEvents":[\n';
@@ -29,6 +32,8 @@ export interface JoinedParts {
   readonly pids: number[];
   /** The traced processes that started but wrote no part (killed, or still running). */
   readonly missing: number[];
+  /** Flows drawn from a spawn to the child it started. */
+  readonly links: number;
   /** Parts left out: not of the trace's format, or not a whole document (path: why). */
   readonly skipped: string[];
 }
@@ -126,6 +131,7 @@ export function joinParts(dir: string, out: string, format: OutputFormat, firstP
     if (m === null) continue;
     const pid = Number(m[1]);
     if (m[2] === '.started') started.add(pid);
+    else if (m[2] === '.links') continue;
     else if (m[2] === ext) pids.push(pid);
     else skipped.push(`${path.join(dir, name)}: not ${ext}`);
   }
@@ -165,6 +171,12 @@ export function joinParts(dir: string, out: string, format: OutputFormat, firstP
         closeSync(src);
       }
     }
+    // Each child linked to the span that started it (lib/cli/join-links.ts).
+    const links = readLinks(dir, joined);
+    if (links.length > 0) {
+      if (format === 'json') writeSync(dst, `${joined.length > 0 ? ',\n' : ''}${linkEventsJson(links)}`);
+      else writeSync(dst, linkPacketsPerfetto(links));
+    }
     const missing = [...started].filter((p) => !joined.includes(p) && !pids.includes(p)).sort((a, b) => a - b);
     if (format === 'json') {
       const meta: Record<string, unknown> = { ...(metadata ?? {}) };
@@ -174,7 +186,7 @@ export function joinParts(dir: string, out: string, format: OutputFormat, firstP
       if (missing.length > 0) meta.hotspan_missing_processes = missing;
       writeSync(dst, `${JSON_TAIL.slice(0, 3)}"displayTimeUnit":"ms","metadata":${JSON.stringify(meta)}}\n`);
     }
-    return { pids: joined, missing, skipped };
+    return { pids: joined, missing, skipped, links: links.length };
   } finally {
     closeSync(dst);
   }
