@@ -18,6 +18,9 @@
 //                       instrumentations on hotspan/otel's provider
 //                       (lib/auto/instrument-list.ts, lib/auto/auto-otel.ts)
 //   HOTSPAN_REPORT=1    also print a one-screen report to stderr at exit
+//   HOTSPAN_FLUSH_MS    ms between rewrites of the file with the trace so far
+//                       (0: none; default 1000 under hotspan run, else 0), so a killed process leaves
+//                       its spans up to the last one (lib/auto/auto-flush.ts)
 // Each child process gets TRACEPARENT (the current span's context) and a
 // flow id in its environment; a child under a TRACEPARENT runs its spans
 // under that parent (lib/auto/auto-spawn.ts).
@@ -36,7 +39,8 @@
 import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
-import { writeAutoFile } from './auto/auto-file';
+import { SpanAdder, writeAutoFile } from './auto/auto-file';
+import { flushInterval, markEnded, RUN_FLUSH_MS, startFlushing } from './auto/auto-flush';
 import { autoOutPath, PARTS_DIR_ENV, sharedOrigin } from './auto/auto-out';
 import { followChildren, linkToParent } from './auto/auto-spawn';
 import { AutoRecorder, type Instrument } from './auto/auto-record';
@@ -44,6 +48,7 @@ import { parseInstrumentList } from './auto/instrument-list';
 import { calibrate } from './common/clock';
 import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
+import { NativeBackend } from './backends/native-backend';
 import { createBackend } from './tracer/backend-choice';
 import { unwrapped } from './tracer/async-context';
 import { internals } from './tracer/internal';
@@ -88,18 +93,26 @@ function start(): { tracer: Tracer; out: string } | undefined {
   const axis = { own, shared: origin };
   linkToParent(tracer, process.env, parts, axis, (m) => process.emitWarning(m));
   followChildren(tracer, parts, axis);
+  // The recording backend under the async context a parent's TRACEPARENT turned on (lib/auto/auto-spawn.ts).
+  const backend = unwrapped(tracer[internals]().backend);
+  const adder = backend instanceof NativeBackend ? new SpanAdder(backend) : undefined;
+  let stopFlushing = (): void => {};
   atExit(`the trace to ${out}`, () => {
+    stopFlushing();
     rec.stop();
     tracer.flush();
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
     // Streamed in bounded memory on the native backend (lib/auto/auto-file.ts).
-    // The recording backend under the async context a parent's TRACEPARENT turned on (lib/auto/auto-spawn.ts).
-    writeAutoFile(unwrapped(tracer[internals]().backend), rec, out, format);
+    writeAutoFile(backend, rec, out, format, adder);
+    markEnded(parts, process.pid);
   });
   // After atExit above: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(tracer), (name, value) => tracer.counter(name, value), sink);
+  // The trace so far rewritten every HOTSPAN_FLUSH_MS, for a process killed before its exit write (lib/auto/auto-flush.ts).
+  const every = flushInterval(process.env, parts !== undefined && parts !== '' ? RUN_FLUSH_MS : 0, (m) => process.emitWarning(m));
+  if (backend instanceof NativeBackend && adder !== undefined) stopFlushing = startFlushing(backend, rec, adder, out, format, every);
   if (process.env.HOTSPAN_REPORT === '1') {
     // After the write above ('exit' listeners run in order).
     process.on('exit', () => {

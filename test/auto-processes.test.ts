@@ -32,7 +32,7 @@ interface Pids {
 
 function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env, HOTSPAN_AUTO_MODULE: AUTO, HOLD_MS, ...extra };
-  for (const k of ['HOTSPAN_OUT', 'HOTSPAN_OUT_PID', 'HOTSPAN_PARTS_DIR', 'HOTSPAN_TRACE_ORIGIN_NS', 'NODE_OPTIONS', 'TRACEPARENT', 'TRACESTATE', 'HOTSPAN_PARENT_LINK']) {
+  for (const k of ['HOTSPAN_FLUSH_MS', 'HOTSPAN_OUT', 'HOTSPAN_OUT_PID', 'HOTSPAN_PARTS_DIR', 'HOTSPAN_TRACE_ORIGIN_NS', 'NODE_OPTIONS', 'TRACEPARENT', 'TRACESTATE', 'HOTSPAN_PARENT_LINK']) {
     if (!(k in extra)) delete e[k];
   }
   return e;
@@ -167,7 +167,8 @@ describe('hotspan run: every process in one trace', () => {
 
   it('a child killed before it wrote is counted as missing', () => {
     const out = path.join(tmp, 'killed.json');
-    const { pids, stderr } = hotspanRun(out, { CHILD_KILL: '1' });
+    // No periodic flush: the child writes nothing before it is killed.
+    const { pids, stderr } = hotspanRun(out, { CHILD_KILL: '1', HOTSPAN_FLUSH_MS: '0' });
     const killed = pids.children[3];
     expect(stderr).toContain(`1 traced process(es) wrote no trace (killed, or still running): pid ${String(killed)}`);
     const doc = JSON.parse(readFileSync(out, 'utf8')) as { metadata: { hotspan_missing_processes?: number[] } };
@@ -307,5 +308,40 @@ describe('hotspan run: each child linked to the span that started it', () => {
     expect(r.status, r.stderr).toBe(0);
     expect(r.stderr).toContain('TRACEPARENT is not a W3C traceparent, got "00-nothex-01"');
     expect(r.stderr).toContain('HOTSPAN_PARENT_LINK must be 16 lowercase hex digits, got "xyz"');
+  });
+});
+
+describe('hotspan run: a killed child leaves its spans up to its last flush', () => {
+  for (const ext of ['json', 'pftrace']) {
+    it(`${ext}: the flushed part is joined and named as unfinished`, () => {
+      const out = path.join(tmp, `flushkill.${ext}`);
+      // The child waits until a flush wrote its part, then SIGKILLs itself (no timing: a marker).
+      const { pids, stderr } = hotspanRun(out, { CHILD_FLUSHKILL: '1', HOTSPAN_FLUSH_MS: '50' });
+      const killed = pids.children[3];
+      expect(stderr).toContain(`1 traced process(es) ended without writing their trace at exit (killed, or still running): their spans up to their last flush are in, later ones are lost: pid ${String(killed)}`);
+      expect(stderr).not.toContain('wrote no trace');
+      const { spans } = readSpans(out);
+      expect(spans.filter((s: PlainSpan) => s.name === 'child flushkill')).toHaveLength(1);
+      if (ext === 'json') {
+        const doc = JSON.parse(readFileSync(out, 'utf8')) as {
+          traceEvents: Array<{ name: string; pid: number }>;
+          metadata: { hotspan_unfinished_processes?: number[]; hotspan_missing_processes?: number[] };
+        };
+        expect(doc.metadata.hotspan_unfinished_processes).toEqual([killed]);
+        expect(doc.metadata.hotspan_missing_processes).toBeUndefined();
+        expect(one(doc.traceEvents, 'child flushkill').pid).toBe(killed);
+      }
+    });
+  }
+
+  it('a bad HOTSPAN_FLUSH_MS is named in a warning', () => {
+    const child = path.join(__dirname, 'fixtures', 'processes', 'child.js');
+    const r = spawnSync(process.execPath, ['--require', AUTO, child, 'plain'], {
+      encoding: 'utf8',
+      env: env({ HOTSPAN_OUT: path.join(tmp, 'badflush.json'), HOTSPAN_INSTRUMENT: 'http', HOTSPAN_FLUSH_MS: '1.5s' }),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('HOTSPAN_FLUSH_MS must be 0 (no flush) or a whole number of ms from 10 to 2147483647, got "1.5s"; not flushing');
   });
 });
