@@ -173,6 +173,8 @@ describe('hotspan run: every process in one trace', () => {
     expect(stderr).toContain(`1 traced process(es) wrote no trace (killed, or still running): pid ${String(killed)}`);
     const doc = JSON.parse(readFileSync(out, 'utf8')) as { metadata: { hotspan_missing_processes?: number[] } };
     expect(doc.metadata.hotspan_missing_processes).toEqual([killed]);
+    const text = spawnSync(process.execPath, [cliPath, 'report', out], { encoding: 'utf8', timeout: 120_000 });
+    expect(text.stdout + text.stderr).toContain(`1 traced process(es) wrote no trace (killed before their first flush): pid ${String(killed)}`);
   });
 });
 
@@ -330,6 +332,12 @@ describe('hotspan run: a killed child leaves its spans up to its last flush', ()
         expect(doc.metadata.hotspan_unfinished_processes).toEqual([killed]);
         expect(doc.metadata.hotspan_missing_processes).toBeUndefined();
         expect(one(doc.traceEvents, 'child flushkill').pid).toBe(killed);
+        // hotspan report says what is missing, in text and --json.
+        const text = spawnSync(process.execPath, [cliPath, 'report', out], { encoding: 'utf8', timeout: 120_000 });
+        expect(text.stdout + text.stderr).toContain(`1 traced process(es) did not finish their trace (killed): spans after their last flush are lost, not counted: pid ${String(killed)}`);
+        const json = spawnSync(process.execPath, [cliPath, 'report', '--json', out], { encoding: 'utf8', timeout: 120_000 });
+        const rep = JSON.parse(json.stdout) as { files: Array<{ processes: { missing: number[]; unfinished: number[] } | null }> };
+        expect(rep.files[0].processes).toEqual({ missing: [], unfinished: [killed] });
       }
     });
   }
