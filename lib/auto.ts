@@ -21,6 +21,12 @@
 //   HOTSPAN_CPU_PROFILE V8's CPU samples of the main thread in the trace: 1 for
 //                       one every 1 ms, or the interval in us (10 to 1000000);
 //                       0 or unset: none (lib/auto/auto-profile.ts)
+//   HOTSPAN_FLUSH_MS    ms between rewrites of the file with the trace so far
+//                       (0: none; default 1000 under hotspan run, else 0), so a killed process leaves
+//                       its spans up to the last one (lib/auto/auto-flush.ts)
+// Each child process gets TRACEPARENT (the current span's context) and a
+// flow id in its environment; a child under a TRACEPARENT runs its spans
+// under that parent (lib/auto/auto-spawn.ts).
 // and, for OTLP/HTTP export of the automatic spans as they end (lib/auto/auto-export.ts:
 // with the file's parents, a trace id per request tree, traceparent in and out;
 // what is left is sent at exit, SIGINT and SIGTERM included), the OTEL_* variables
@@ -36,15 +42,19 @@
 import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
-import { writeAutoFile } from './auto/auto-file';
-import { autoOutPath, sharedOrigin } from './auto/auto-out';
+import { SpanAdder, writeAutoFile } from './auto/auto-file';
+import { flushInterval, markEnded, RUN_FLUSH_MS, startFlushing } from './auto/auto-flush';
+import { autoOutPath, PARTS_DIR_ENV, sharedOrigin } from './auto/auto-out';
 import { startAutoProfile } from './auto/auto-profile';
+import { followChildren, linkToParent } from './auto/auto-spawn';
 import { AutoRecorder, type Instrument } from './auto/auto-record';
 import { parseInstrumentList } from './auto/instrument-list';
 import { calibrate } from './common/clock';
 import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
+import { NativeBackend } from './backends/native-backend';
 import { createBackend } from './tracer/backend-choice';
+import { unwrapped } from './tracer/async-context';
 import { internals } from './tracer/internal';
 import { resolveOptions } from './tracer/options';
 import { Tracer, tracerOver } from './tracer/tracer';
@@ -79,21 +89,36 @@ function start(): { tracer: Tracer; out: string } | undefined {
   }
   // A file of its own, on the time axis of the traced process that started this one (lib/auto/auto-out.ts).
   const out = autoOutPath(process.env, asked, format, process.pid);
-  const origin = sharedOrigin(process.env, () => calibrate().originNs);
+  const own = calibrate().originNs;
+  const origin = sharedOrigin(process.env, () => own);
   const tracer = tracerOver(createBackend(resolveOptions({ threadName: 'main' }), origin));
+  // Linked to the span of the traced process that started this one, and each child to its span (lib/auto/auto-spawn.ts).
+  const parts = process.env[PARTS_DIR_ENV];
+  const axis = { own, shared: origin };
+  linkToParent(tracer, process.env, parts, axis, (m) => process.emitWarning(m));
+  followChildren(tracer, parts, axis);
+  // The recording backend under the async context a parent's TRACEPARENT turned on (lib/auto/auto-spawn.ts).
+  const backend = unwrapped(tracer[internals]().backend);
+  const adder = backend instanceof NativeBackend ? new SpanAdder(backend) : undefined;
+  let stopFlushing = (): void => {};
   const stopProfile = startAutoProfile(tracer, process.env, (m) => process.emitWarning(m));
   atExit(`the trace to ${out}`, () => {
+    stopFlushing();
     stopProfile(); // its samples go into the trace before the write
     rec.stop();
     tracer.flush();
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
     // Streamed in bounded memory on the native backend (lib/auto/auto-file.ts).
-    writeAutoFile(tracer[internals]().backend, rec, out, format);
+    writeAutoFile(backend, rec, out, format, adder);
+    markEnded(parts, process.pid);
   });
   // After atExit above: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(tracer), (name, value) => tracer.counter(name, value), sink);
+  // The trace so far rewritten every HOTSPAN_FLUSH_MS, for a process killed before its exit write (lib/auto/auto-flush.ts).
+  const every = flushInterval(process.env, parts !== undefined && parts !== '' ? RUN_FLUSH_MS : 0, (m) => process.emitWarning(m));
+  if (backend instanceof NativeBackend && adder !== undefined) stopFlushing = startFlushing(backend, rec, adder, out, format, every);
   if (process.env.HOTSPAN_REPORT === '1') {
     // After the write above ('exit' listeners run in order).
     process.on('exit', () => {

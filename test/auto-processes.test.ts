@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { protobufjsPackets, protocDecode, traceEngineProcesses } from './support/consumers';
+import { protobufjsPackets, protocDecode, traceEngineFlows, traceEngineProcesses } from './support/consumers';
 import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-procs-'));
@@ -26,11 +26,13 @@ const HOLD_MS = '400';
 interface Pids {
   parent: number;
   children: number[];
+  /** The context of the span each child was started in ("start <how>"), by how. */
+  contexts: Record<string, { traceId: string; spanId: string }>;
 }
 
 function env(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   const e: NodeJS.ProcessEnv = { ...process.env, HOTSPAN_AUTO_MODULE: AUTO, HOLD_MS, ...extra };
-  for (const k of ['HOTSPAN_OUT', 'HOTSPAN_OUT_PID', 'HOTSPAN_PARTS_DIR', 'HOTSPAN_TRACE_ORIGIN_NS', 'NODE_OPTIONS']) {
+  for (const k of ['HOTSPAN_FLUSH_MS', 'HOTSPAN_OUT', 'HOTSPAN_OUT_PID', 'HOTSPAN_PARTS_DIR', 'HOTSPAN_TRACE_ORIGIN_NS', 'NODE_OPTIONS', 'TRACEPARENT', 'TRACESTATE', 'HOTSPAN_PARENT_LINK']) {
     if (!(k in extra)) delete e[k];
   }
   return e;
@@ -64,9 +66,10 @@ function expectOrdered(spans: Array<{ name: string; start: number; end: number }
 interface Packet {
   trustedPacketSequenceId?: number;
   timestamp?: string;
+  timestampClockId?: number;
   clockSnapshot?: { clocks?: Array<{ clockId?: number; timestamp?: string }> };
   trackDescriptor?: { uuid?: string; name?: string; process?: { pid?: number }; thread?: { pid?: number; tid?: number } };
-  trackEvent?: { type?: string; trackUuid?: string; nameIid?: string };
+  trackEvent?: { type?: string; trackUuid?: string; nameIid?: string; name?: string; flowIds?: string[]; terminatingFlowIds?: string[] };
   internedData?: { eventNames?: Array<{ iid?: string; name?: string }> };
 }
 
@@ -94,7 +97,9 @@ describe('hotspan run: every process in one trace', () => {
     // sequence's own clock snapshot (as trace processor does) in the handshake's order.
     const packets = protobufjsPackets<Packet>(readFileSync(out));
     const seqs = new Set(packets.map((p) => p.trustedPacketSequenceId));
-    expect([...seqs].sort()).toEqual([...all].sort());
+    // ... and one sequence more: the flows from each spawn to its child (lib/cli/join-links.ts).
+    const LINKS = 0x7ffffff0;
+    expect([...seqs].sort()).toEqual([...all, LINKS].sort());
     const uuidOwner = new Map<string, number>();
     const toMono = new Map<number, bigint>();
     const names = new Map<string, string>();
@@ -162,11 +167,14 @@ describe('hotspan run: every process in one trace', () => {
 
   it('a child killed before it wrote is counted as missing', () => {
     const out = path.join(tmp, 'killed.json');
-    const { pids, stderr } = hotspanRun(out, { CHILD_KILL: '1' });
+    // No periodic flush: the child writes nothing before it is killed.
+    const { pids, stderr } = hotspanRun(out, { CHILD_KILL: '1', HOTSPAN_FLUSH_MS: '0' });
     const killed = pids.children[3];
     expect(stderr).toContain(`1 traced process(es) wrote no trace (killed, or still running): pid ${String(killed)}`);
     const doc = JSON.parse(readFileSync(out, 'utf8')) as { metadata: { hotspan_missing_processes?: number[] } };
     expect(doc.metadata.hotspan_missing_processes).toEqual([killed]);
+    const text = spawnSync(process.execPath, [cliPath, 'report', out], { encoding: 'utf8', timeout: 120_000 });
+    expect(text.stdout + text.stderr).toContain(`1 traced process(es) wrote no trace (killed before their first flush): pid ${String(killed)}`);
   });
 });
 
@@ -199,3 +207,149 @@ async function traceEngineNames(events: unknown[]): Promise<Map<number, string[]
   for (const [pid, threads] of await traceEngineProcesses(events)) out.set(pid, [...threads.values()].flat().map((n) => n.name));
   return out;
 }
+
+const HOWS = ['forked', 'exec', 'cluster'] as const;
+
+/** hotspan run with each child writing the ids its span got (test/fixtures/processes/child.js). */
+function linkedRun(out: string): { pids: Pids; info: Record<string, { traceId: string; parentSpanId: string }> } {
+  const infoDir = mkdtempSync(path.join(tmp, 'info-'));
+  const { pids } = hotspanRun(out, { CHILD_INFO_DIR: infoDir });
+  const info: Record<string, { traceId: string; parentSpanId: string }> = {};
+  for (const how of HOWS) info[how] = JSON.parse(readFileSync(path.join(infoDir, `${how}.json`), 'utf8')) as { traceId: string; parentSpanId: string };
+  return { pids, info };
+}
+
+describe('hotspan run: each child linked to the span that started it', () => {
+  it("a child's spans are in its parent span's trace, that span their parent (the ids exportOtlp sends)", () => {
+    const { pids, info } = linkedRun(path.join(tmp, 'ids.json'));
+    for (const how of HOWS) {
+      expect(info[how].traceId, how).toBe(pids.contexts[how].traceId);
+      expect(info[how].parentSpanId, how).toBe(pids.contexts[how].spanId);
+    }
+    // Three spans, three traces: each child got the span open at its own spawn.
+    expect(new Set(HOWS.map((h) => pids.contexts[h].spanId)).size).toBe(3);
+  });
+
+  it('Chrome JSON: a flow from inside the start span to the child, as DevTools draws it', async () => {
+    const out = path.join(tmp, 'flows.json');
+    const { pids } = linkedRun(out);
+    const doc = JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: Array<{ name: string; ph: string; pid: number; tid: number; ts: number; dur?: number }> };
+    const flows = await traceEngineFlows(doc.traceEvents);
+    expect(flows).toHaveLength(3);
+    const spans = doc.traceEvents.filter((e) => e.ph === 'X');
+    for (const [i, how] of HOWS.entries()) {
+      const start = one(spans, `start ${how}`);
+      const flow = flows.find((f) => f[f.length - 1].pid === pids.children[i]);
+      expect(flow, `a flow into ${how}`).toBeDefined();
+      const [from, to] = [flow![0], flow![flow!.length - 1]];
+      expect(from.pid).toBe(pids.parent);
+      expect(from.tid).toBe(start.tid);
+      // Inside the span that was open at the spawn, before the child's own span.
+      expect(from.ts).toBeGreaterThanOrEqual(start.ts);
+      expect(from.ts).toBeLessThanOrEqual(start.ts + (start.dur ?? 0));
+      expect(to.ts).toBeLessThanOrEqual(one(spans, `child ${how}`).ts);
+      expect(to.tid).toBe(one(spans, `child ${how}`).tid);
+    }
+  });
+
+  it('Perfetto: flow ids from the start span to the child, on each process\'s thread track', () => {
+    const out = path.join(tmp, 'flows.pftrace');
+    const { pids } = linkedRun(out);
+    // protoc reads the whole file (the appended link packets included) as one Trace.
+    expect(protocDecode(readFileSync(out))).toContain('terminating_flow_ids');
+    const packets = protobufjsPackets<Packet>(readFileSync(out));
+    const threadOf = new Map<string, { pid?: number; tid?: number }>();
+    const toMono = new Map<number, bigint>();
+    const names = new Map<string, string>();
+    const open = new Map<string, Array<{ name: string; start: bigint }>>();
+    const slices: Array<{ name: string; pid: number; start: bigint; end: bigint }> = [];
+    const ends = new Map<string, { from?: { pid?: number; t: bigint }; to?: { pid?: number; t: bigint } }>();
+    for (const p of packets) {
+      const seq = p.trustedPacketSequenceId ?? 0;
+      const td = p.trackDescriptor;
+      if (td?.uuid !== undefined && td.thread !== undefined) threadOf.set(td.uuid, td.thread);
+      const clocks = p.clockSnapshot?.clocks;
+      if (clocks !== undefined) {
+        const ours = clocks.find((c) => c.clockId === 64);
+        const mono = clocks.find((c) => c.clockId === 3);
+        toMono.set(seq, BigInt(mono?.timestamp ?? 0) - BigInt(ours?.timestamp ?? 0));
+      }
+      for (const n of p.internedData?.eventNames ?? []) names.set(`${String(seq)}/${n.iid ?? ''}`, n.name ?? '');
+      const ev = p.trackEvent;
+      if (ev?.trackUuid === undefined) continue;
+      // The link packets carry their clock (MONOTONIC, id 3); the parts' spans are on their sequence's clock 64.
+      const t = BigInt(p.timestamp ?? 0) + (p.timestampClockId === 3 ? 0n : (toMono.get(seq) ?? 0n));
+      for (const id of ev.flowIds ?? []) ends.set(id, { ...ends.get(id), from: { pid: threadOf.get(ev.trackUuid)?.pid, t } });
+      for (const id of ev.terminatingFlowIds ?? []) ends.set(id, { ...ends.get(id), to: { pid: threadOf.get(ev.trackUuid)?.pid, t } });
+      const stack = open.get(ev.trackUuid) ?? [];
+      open.set(ev.trackUuid, stack);
+      if (ev.type === 'TYPE_SLICE_BEGIN') stack.push({ name: names.get(`${String(seq)}/${ev.nameIid ?? ''}`) ?? '?', start: t });
+      if (ev.type === 'TYPE_SLICE_END') {
+        const b = stack.pop();
+        if (b !== undefined) slices.push({ ...b, pid: threadOf.get(ev.trackUuid)?.pid ?? -1, end: t });
+      }
+    }
+    expect(ends.size).toBe(3);
+    for (const [i, how] of HOWS.entries()) {
+      const start = one(slices, `start ${how}`);
+      const child = one(slices, `child ${how}`);
+      const link = [...ends.values()].find((e) => e.to?.pid === pids.children[i]);
+      expect(link?.from?.pid, how).toBe(pids.parent);
+      expect(link!.from!.t >= start.start && link!.from!.t <= start.end, `${how}: the flow starts inside its start span`).toBe(true);
+      expect(link!.to!.t <= child.start, `${how}: the flow ends before the child's span`).toBe(true);
+    }
+  });
+
+  it('a bad TRACEPARENT or flow id is named in a warning and ignored', () => {
+    const child = path.join(__dirname, 'fixtures', 'processes', 'child.js');
+    const r = spawnSync(process.execPath, ['--require', AUTO, child, 'plain'], {
+      encoding: 'utf8',
+      env: env({ HOTSPAN_OUT: path.join(tmp, 'bad.json'), HOTSPAN_INSTRUMENT: 'http', TRACEPARENT: '00-nothex-01', HOTSPAN_PARENT_LINK: 'xyz' }),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('TRACEPARENT is not a W3C traceparent, got "00-nothex-01"');
+    expect(r.stderr).toContain('HOTSPAN_PARENT_LINK must be 16 lowercase hex digits, got "xyz"');
+  });
+});
+
+describe('hotspan run: a killed child leaves its spans up to its last flush', () => {
+  for (const ext of ['json', 'pftrace']) {
+    it(`${ext}: the flushed part is joined and named as unfinished`, () => {
+      const out = path.join(tmp, `flushkill.${ext}`);
+      // The child waits until a flush wrote its part, then SIGKILLs itself (no timing: a marker).
+      const { pids, stderr } = hotspanRun(out, { CHILD_FLUSHKILL: '1', HOTSPAN_FLUSH_MS: '50' });
+      const killed = pids.children[3];
+      expect(stderr).toContain(`1 traced process(es) ended without writing their trace at exit (killed, or still running): their spans up to their last flush are in, later ones are lost: pid ${String(killed)}`);
+      expect(stderr).not.toContain('wrote no trace');
+      const { spans } = readSpans(out);
+      expect(spans.filter((s: PlainSpan) => s.name === 'child flushkill')).toHaveLength(1);
+      if (ext === 'json') {
+        const doc = JSON.parse(readFileSync(out, 'utf8')) as {
+          traceEvents: Array<{ name: string; pid: number }>;
+          metadata: { hotspan_unfinished_processes?: number[]; hotspan_missing_processes?: number[] };
+        };
+        expect(doc.metadata.hotspan_unfinished_processes).toEqual([killed]);
+        expect(doc.metadata.hotspan_missing_processes).toBeUndefined();
+        expect(one(doc.traceEvents, 'child flushkill').pid).toBe(killed);
+        // hotspan report says what is missing, in text and --json.
+        const text = spawnSync(process.execPath, [cliPath, 'report', out], { encoding: 'utf8', timeout: 120_000 });
+        expect(text.stdout + text.stderr).toContain(`1 traced process(es) did not finish their trace (killed): spans after their last flush are lost, not counted: pid ${String(killed)}`);
+        const json = spawnSync(process.execPath, [cliPath, 'report', '--json', out], { encoding: 'utf8', timeout: 120_000 });
+        const rep = JSON.parse(json.stdout) as { files: Array<{ processes: { missing: number[]; unfinished: number[] } | null }> };
+        expect(rep.files[0].processes).toEqual({ missing: [], unfinished: [killed] });
+      }
+    });
+  }
+
+  it('a bad HOTSPAN_FLUSH_MS is named in a warning', () => {
+    const child = path.join(__dirname, 'fixtures', 'processes', 'child.js');
+    const r = spawnSync(process.execPath, ['--require', AUTO, child, 'plain'], {
+      encoding: 'utf8',
+      env: env({ HOTSPAN_OUT: path.join(tmp, 'badflush.json'), HOTSPAN_INSTRUMENT: 'http', HOTSPAN_FLUSH_MS: '1.5s' }),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toContain('HOTSPAN_FLUSH_MS must be 0 (no flush) or a whole number of ms from 10 to 2147483647, got "1.5s"; not flushing');
+  });
+});

@@ -28,42 +28,69 @@ import type { OutputFormat } from '../common/output';
 import { writeColumns } from '../binding/wasm-core';
 
 /**
- * Adds the recorder's spans to `b` as async spans, each parent before its
- * children, on tracks named as the recorder names them ("http server", not
- * "track: http server": the file reads as the js backend's does).
+ * Adds the recorder's spans to a native backend as async spans, each parent
+ * before its children, on tracks named as the recorder names them ("http
+ * server", not "track: http server": the file reads as the js backend's
+ * does). Incremental (a checkpoint adds what ended since the last one): a
+ * span waits while an ancestor is still open, so it is added under the
+ * parent it will have in the end.
  */
-function addSpans(b: NativeBackend, rec: AutoRecorder): void {
-  const inTrace = new Set(rec.spans);
-  const tracks = new Map<string, number>();
-  const begun = new Map<AutoSpan, number>();
-  const begin = (s: AutoSpan): number => {
-    const known = begun.get(s);
+export class SpanAdder {
+  private readonly inTrace = new Set<AutoSpan>();
+  private readonly tracks = new Map<string, number>();
+  private readonly begun = new Map<AutoSpan, number>();
+  private seen = 0;
+  private waiting: AutoSpan[] = [];
+
+  constructor(private readonly b: NativeBackend) {}
+
+  /** Adds the spans ended since the last call; `final`: also those under a span still open. */
+  add(rec: AutoRecorder, final: boolean): void {
+    const fresh = rec.spans.slice(this.seen);
+    this.seen = rec.spans.length;
+    for (const s of fresh) this.inTrace.add(s);
+    const candidates = [...this.waiting, ...fresh].sort((x, y) => x.start - y.start);
+    this.waiting = [];
+    for (const s of candidates) {
+      if (!final && this.underOpen(s)) this.waiting.push(s);
+      else this.begin(s);
+    }
+  }
+
+  /** An ancestor of `s` has not ended yet (it may still come into the trace). */
+  private underOpen(s: AutoSpan): boolean {
+    for (let up = s.parent; up !== undefined; up = up.parent) if (Number.isNaN(up.end)) return true;
+    return false;
+  }
+
+  private begin(s: AutoSpan): number {
+    const b = this.b;
+    const known = this.begun.get(s);
     if (known !== undefined) return known;
     // A parent that is not in the trace (a connection without the net instrument) gives way to its own parent.
     let up = s.parent;
-    while (up !== undefined && !inTrace.has(up)) up = up.parent;
-    const parent = up === undefined ? 0 : begin(up);
-    let track = tracks.get(s.track);
+    while (up !== undefined && !this.inTrace.has(up)) up = up.parent;
+    const parent = up === undefined ? 0 : this.begin(up);
+    let track = this.tracks.get(s.track);
     if (track === undefined) {
       track = b.namedTrack(s.track);
-      tracks.set(s.track, track);
+      this.tracks.set(s.track, track);
     }
     const name = b.intern(s.name);
     const attrs = Object.keys(s.attrs).length > 0 ? JSON.stringify(s.attrs) : '';
     // A parent span without a trace context (the ids' trace is 0): only the parent link is stored.
     const under: Given = { ids: new BigUint64Array([0n, 0n, 0n, BigInt(parent)]), flags: 0, tracestate: '' };
     const token = parent === 0 ? b.asyncBegin(track, name, attrs) : b.asyncBeginContext(track, name, attrs, under);
-    begun.set(s, token);
+    this.begun.set(s, token);
     if (token !== 0) b.asyncFinish(token, s.error ? FLAG_ERROR : 0, s.start, s.end, -1);
     return token;
-  };
-  for (const s of [...rec.spans].sort((x, y) => x.start - y.start)) begin(s);
+  }
 }
 
 /** Writes the automatic tracer's trace with the recorder's spans to `path`, on this thread. */
-export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, format: OutputFormat): void {
+export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, format: OutputFormat, adder?: SpanAdder): void {
   if (b instanceof NativeBackend) {
-    addSpans(b, rec);
+    (adder ?? new SpanAdder(b)).add(rec, true);
     b.flush();
     b.writeFileNowDropped(path, format, rec.dropped);
     return;

@@ -217,6 +217,15 @@ export class ChromeJsonDecoder {
     return n;
   }
 
+  /** The traced processes the metadata says are missing or unfinished (hotspan run's join); undefined when it says nothing. */
+  processes(): { missing: number[]; unfinished: number[] } | undefined {
+    const meta = this.trailer.metadata as Record<string, unknown> | undefined;
+    if (meta === undefined || typeof meta !== 'object' || meta === null) return undefined;
+    const pids = (v: unknown): number[] => (Array.isArray(v) ? v.filter((p): p is number => Number.isSafeInteger(p)) : []);
+    if (meta.hotspan_missing_processes === undefined && meta.hotspan_unfinished_processes === undefined) return undefined;
+    return { missing: pids(meta.hotspan_missing_processes), unfinished: pids(meta.hotspan_unfinished_processes) };
+  }
+
   /** The recording counts in the trace's metadata ("hotspan" in the top-level "metadata"). */
   counts(): RecordingCounts | undefined {
     const meta = this.trailer.metadata as Record<string, unknown> | undefined;

@@ -10,13 +10,18 @@
 //   differ); the metadata is the first part's, with the counts summed
 //   ("hotspan", "hotspan_counters_dropped") and each process's own under
 //   "hotspan_processes" ({pid: counts}), and the traced processes that wrote
-//   no part under "hotspan_missing_processes".
+//   no part under "hotspan_missing_processes", and those whose part is
+//   their last periodic flush (no `<pid>.ended`: killed before their write
+//   at exit) under "hotspan_unfinished_processes".
+// - Both: the flows from each spawn to the child it started, when both
+//   processes are in the trace (lib/cli/join-links.ts).
 // Parts are copied in blocks: the join never holds a whole part.
 
 import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 'node:fs';
 import * as path from 'node:path';
 
 import type { OutputFormat } from '../common/output';
+import { linkEventsJson, linkPacketsPerfetto, readLinks } from './join-links';
 
 const BLOCK = 1 << 20;
 const JSON_HEAD = '{"traceEvents":[\n';
@@ -29,6 +34,10 @@ export interface JoinedParts {
   readonly pids: number[];
   /** The traced processes that started but wrote no part (killed, or still running). */
   readonly missing: number[];
+  /** Traced processes whose part is their last periodic flush: they did not write at exit (killed). */
+  readonly unfinished: number[];
+  /** Flows drawn from a spawn to the child it started. */
+  readonly links: number;
   /** Parts left out: not of the trace's format, or not a whole document (path: why). */
   readonly skipped: string[];
 }
@@ -120,12 +129,15 @@ export function joinParts(dir: string, out: string, format: OutputFormat, firstP
   const ext = format === 'json' ? '.json' : '.pftrace';
   const pids: number[] = [];
   const started = new Set<number>();
+  const ended = new Set<number>();
   const skipped: string[] = [];
   for (const name of readdirSync(dir)) {
     const m = /^(\d+)(\.[a-z]+)$/.exec(name);
     if (m === null) continue;
     const pid = Number(m[1]);
     if (m[2] === '.started') started.add(pid);
+    else if (m[2] === '.ended') ended.add(pid);
+    else if (m[2] === '.links') continue;
     else if (m[2] === ext) pids.push(pid);
     else skipped.push(`${path.join(dir, name)}: not ${ext}`);
   }
@@ -165,16 +177,25 @@ export function joinParts(dir: string, out: string, format: OutputFormat, firstP
         closeSync(src);
       }
     }
+    // Each child linked to the span that started it (lib/cli/join-links.ts).
+    const links = readLinks(dir, joined);
+    if (links.length > 0) {
+      if (format === 'json') writeSync(dst, `${joined.length > 0 ? ',\n' : ''}${linkEventsJson(links)}`);
+      else writeSync(dst, linkPacketsPerfetto(links));
+    }
     const missing = [...started].filter((p) => !joined.includes(p) && !pids.includes(p)).sort((a, b) => a - b);
+    // A part whose process never wrote at exit: its last periodic flush (lib/auto/auto-flush.ts).
+    const unfinished = joined.filter((p) => started.has(p) && !ended.has(p)).sort((a, b) => a - b);
     if (format === 'json') {
       const meta: Record<string, unknown> = { ...(metadata ?? {}) };
       if (Object.keys(counts).length > 0) meta.hotspan = counts;
       if (Object.keys(dropped).length > 0) meta.hotspan_counters_dropped = dropped;
       meta.hotspan_processes = perProcess;
       if (missing.length > 0) meta.hotspan_missing_processes = missing;
+      if (unfinished.length > 0) meta.hotspan_unfinished_processes = unfinished;
       writeSync(dst, `${JSON_TAIL.slice(0, 3)}"displayTimeUnit":"ms","metadata":${JSON.stringify(meta)}}\n`);
     }
-    return { pids: joined, missing, skipped };
+    return { pids: joined, missing, unfinished, skipped, links: links.length };
   } finally {
     closeSync(dst);
   }

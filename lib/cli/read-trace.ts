@@ -345,5 +345,6 @@ function readJson(file: Chunks, sink: TraceSink, head: Uint8Array, chunk: number
     malformed: dec.malformed,
     firstMalformed: dec.firstMalformed,
     ...withCounts(dec.counts()),
+    processes: dec.processes(),
   };
 }

@@ -58,6 +58,8 @@ export interface FileRead {
   firstMalformed: string | null;
   /** The recording counts the file carries; null when it has none. */
   counts: RecordingCounts | null;
+  /** Traced processes the file lacks (hotspan run: `missing` wrote nothing, `unfinished` only up to their last flush); null when it says nothing. */
+  processes: { missing: readonly number[]; unfinished: readonly number[] } | null;
 }
 
 export interface Report {
@@ -92,7 +94,7 @@ export function buildReport(paths: string | readonly string[], top: number, sort
   const list = typeof paths === 'string' ? [paths] : paths;
   const files: FileRead[] = list.map((file) => {
     const r = readTrace(file, c, opts);
-    return { file, format: r.format, bytes: r.bytes, truncated: r.truncated, lastWhole: r.lastWhole ?? null, unclosed: r.unclosed, skipped: r.skipped, malformed: r.malformed, firstMalformed: r.firstMalformed ?? null, counts: r.counts ?? null };
+    return { file, format: r.format, bytes: r.bytes, truncated: r.truncated, lastWhole: r.lastWhole ?? null, unclosed: r.unclosed, skipped: r.skipped, malformed: r.malformed, firstMalformed: r.firstMalformed ?? null, counts: r.counts ?? null, processes: r.processes ?? null };
   });
   // The counts are totals when each file was finished: the newest have produced the most.
   let newest: FileRead | undefined;
@@ -279,6 +281,13 @@ export function formatReport(r: Report): string {
     }
     if (f.malformed > 0) {
       out.push(`${who}${String(f.malformed)} malformed event(s) skipped (not counted); the first: ${f.firstMalformed ?? '?'}`);
+    }
+    const p = f.processes;
+    if (p !== null && p.missing.length > 0) {
+      out.push(`${who}${String(p.missing.length)} traced process(es) wrote no trace (killed before their first flush): pid ${p.missing.join(', ')}`);
+    }
+    if (p !== null && p.unfinished.length > 0) {
+      out.push(`${who}${String(p.unfinished.length)} traced process(es) did not finish their trace (killed): spans after their last flush are lost, not counted: pid ${p.unfinished.join(', ')}`);
     }
   }
   out.push(...countsText(r));

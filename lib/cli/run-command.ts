@@ -58,6 +58,10 @@ Options:
                            default 1000); the report lists the hot functions per span name
   --no-report              do not print the report
   -h, --help               this text
+
+Environment: HOTSPAN_FLUSH_MS, ms between rewrites of each process's part
+with its trace so far (default 1000; 0: none), so a killed process leaves
+its spans up to its last one.
 `,
   run(argv) {
     const dash = argv.indexOf('--');
@@ -123,6 +127,11 @@ Options:
           if (joined.missing.length > 0) {
             process.stderr.write(
               `hotspan run: ${String(joined.missing.length)} traced process(es) wrote no trace (killed, or still running): pid ${joined.missing.join(', ')}\n`,
+            );
+          }
+          if (joined.unfinished.length > 0) {
+            process.stderr.write(
+              `hotspan run: ${String(joined.unfinished.length)} traced process(es) ended without writing their trace at exit (killed, or still running): their spans up to their last flush are in, later ones are lost: pid ${joined.unfinished.join(', ')}\n`,
             );
           }
           if (joined.pids.length === 0) rmSync(out, { force: true });

@@ -120,6 +120,13 @@ export interface ReadSummary {
   /** Loss the trace reports about itself, when it carries the counts. */
   readonly dropped: number | undefined;
   readonly overwritten: number | undefined;
+  /**
+   * Traced processes a `hotspan run` trace lacks whole or in part (Chrome
+   * JSON metadata, lib/cli/join-parts.ts): `missing` wrote nothing,
+   * `unfinished` only up to their last periodic flush. Undefined when the
+   * file says nothing (Perfetto).
+   */
+  readonly processes?: { readonly missing: readonly number[]; readonly unfinished: readonly number[] };
 }
 
 /** Where a cut-off file ends and how much of it was read ("the file ends at byte N inside a packet; ..."). */

@@ -36,6 +36,7 @@ interface EngineModule {
         parsedTrace(): {
           data: {
             Renderer: { processes: Map<number, { threads: Map<number, { tree?: { roots: Iterable<TreeNode> } }> }> };
+            Flows: { flows: Array<Array<{ name: string; pid: number; tid: number; ts: number }>> };
           };
         };
       };
@@ -50,8 +51,8 @@ export async function traceEngineTrees(events: unknown[]): Promise<Map<number, E
   return out;
 }
 
-/** Per pid and tid, every span in the engine's thread trees with the parent the tree gives it. */
-export async function traceEngineProcesses(events: unknown[]): Promise<Map<number, Map<number, EngineNode[]>>> {
+/** The engine's parsed data of `events`. */
+async function engineData(events: unknown[]): Promise<ReturnType<ReturnType<EngineModule['TraceModel']['Model']['createWithAllHandlers']>['parsedTrace']>['data']> {
   // The engine measures with DOMRect, which Node lacks (its README says to polyfill it).
   const g = globalThis as { DOMRect?: unknown };
   g.DOMRect ??= class DOMRect {
@@ -66,8 +67,18 @@ export async function traceEngineProcesses(events: unknown[]): Promise<Map<numbe
   const engine = (await import(spec)) as EngineModule;
   const model = engine.TraceModel.Model.createWithAllHandlers();
   await model.parse(events);
+  return model.parsedTrace().data;
+}
+
+/** The engine's flows (DevTools draws each as arrows between its events): each flow's events, in order. */
+export async function traceEngineFlows(events: unknown[]): Promise<Array<Array<{ name: string; pid: number; tid: number; ts: number }>>> {
+  return (await engineData(events)).Flows.flows;
+}
+
+/** Per pid and tid, every span in the engine's thread trees with the parent the tree gives it. */
+export async function traceEngineProcesses(events: unknown[]): Promise<Map<number, Map<number, EngineNode[]>>> {
   const out = new Map<number, Map<number, EngineNode[]>>();
-  for (const [pid, proc] of model.parsedTrace().data.Renderer.processes) {
+  for (const [pid, proc] of (await engineData(events)).Renderer.processes) {
     const threads = new Map<number, EngineNode[]>();
     out.set(pid, threads);
     for (const [tid, thread] of proc.threads) {
