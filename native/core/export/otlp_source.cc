@@ -53,6 +53,7 @@ OtlpSource::Batch OtlpSource::discard() {
     batch.keep_timed_out += r.keep_timed_out;
   }
   waiting_ = count_lost(batch.lost);
+  unread_ = waiting_;
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;
@@ -88,6 +89,7 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
   batch.sampled_out = r.sampled_out;
   batch.keep_timed_out = r.keep_timed_out;
   waiting_ = r.waiting + unread;
+  unread_ = unread;
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;

@@ -60,6 +60,9 @@ class OtlpSource {
   // Records committed and not yet sent nor lost (at the last next()),
   // those held back for their ancestor included.
   uint64_t waiting() const { return waiting_; }
+  // Of those, the records the cursor has not read yet (at the last next()):
+  // another read now would bring them, without waiting for more to end.
+  uint64_t unread() const { return unread_; }
 
  private:
   OtlpSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor,
@@ -75,7 +78,7 @@ class OtlpSource {
   std::unordered_map<uint32_t, uint64_t> dropped_seen_;  // by timeline id
   uint64_t missed_seen_ = 0;
   bool skipped_seen_ = false;
-  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, sampled_out_ = 0, keep_timed_out_ = 0;
+  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, unread_ = 0, sampled_out_ = 0, keep_timed_out_ = 0;
 };
 
 }  // namespace hotspan
