@@ -13,13 +13,14 @@ const require = createRequire(import.meta.url);
 
 /**
  * Starts bench/cases/<script> with `args`; resolves with { child, port } once it printed its port.
- * `how`: { command, args } to run instead (e.g. under valgrind), cwd, timeoutMs to start (20 s).
+ * `how`: { command, args } to run instead (e.g. under valgrind), cwd, env (over this process's), timeoutMs to start (20 s).
  */
 export function startServer(mode, script = 'http-server.mjs', args = [mode], how = {}) {
   return new Promise((resolve, reject) => {
     const child = spawn(how.command ?? process.execPath, how.args ?? [path.join(benchDir, 'cases', script), ...args], {
       stdio: ['ignore', 'pipe', 'pipe'],
       ...(how.cwd ? { cwd: how.cwd } : {}),
+      ...(how.env ? { env: { ...process.env, ...how.env } } : {}),
     });
     let err = '';
     child.stderr.on('data', (d) => {
@@ -93,7 +94,7 @@ const getStats = (port) => getJson(port, '/__stats');
 
 /**
  * One measurement: returns { rps, p99Ms, p50Ms, cpuUsPerReq, cpuUsPerReqFixed, errors, non2xx, stats, saturatedStats, fixedStats, finished }.
- * `server`: { script, args } of another server than http-server.mjs,
+ * `server`: { script, args, env } of another server than http-server.mjs,
  * drain(port), awaited after the warm-up and after each measured run, before
  * the stats that open and close it (an exporter's late work belongs to the
  * run that made it), and finish(port),
@@ -101,7 +102,7 @@ const getStats = (port) => getJson(port, '/__stats');
  * `finished`).
  */
 export async function measureMode(mode, { warmupSec, seconds, connections, fixedRate, fixedSeconds }, server = {}) {
-  const { child, port } = await startServer(mode, server.script, server.args);
+  const { child, port } = await startServer(mode, server.script, server.args, { env: server.env });
   try {
     const url = `http://127.0.0.1:${port}/`;
     await load(url, warmupSec, connections, false);

@@ -371,14 +371,14 @@ export interface NativeAddon {
    * before they were read; `waiting`: records committed and not yet read.
    * `final`: also the spans whose local root has not ended.
    */
-  otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number; sampledOut: number; keepTimedOut: number };
+  otlpNext(source: NativeOtlpSource, maxSpans: number, final: boolean): { body?: Uint8Array; spans: number; lost: number; waiting: number; unread: number; sampledOut: number; keepTimedOut: number };
   /**
    * What a stop past its deadline abandons: every record not read yet and
    * those held back, counted in `spans` without being encoded, in bounded
    * memory; `lost`, `waiting` and `sampledOut` (records of traces the head
    * sampler left out) as for otlpNext.
    */
-  otlpDiscard(source: NativeOtlpSource): { spans: number; lost: number; waiting: number; sampledOut: number; keepTimedOut: number };
+  otlpDiscard(source: NativeOtlpSource): { spans: number; lost: number; waiting: number; unread: number; sampledOut: number; keepTimedOut: number };
 }
 
 /** A type-tagged OTLP source (`NativeAddon.otlpSource()`). */

@@ -19,6 +19,8 @@ export interface OtlpRead {
   spans: number;
   lost: number;
   waiting: number;
+  /** Of `waiting`, those the source has not read yet: a read now would bring them. */
+  unread: number;
   /** Records of traces the head sampler left out: neither encoded nor sent. */
   sampledOut: number;
   /** Records released without their root past the tail keep's wait: decided by the head sampler alone. */
@@ -68,7 +70,7 @@ export class JsOtlpSource {
     const unread = this.left;
     const r = this.encoder.next(snap, maxSpans, final, unread > 0);
     this.held = r.held;
-    return { body: r.body, spans: r.spans, lost, waiting: r.held + unread, sampledOut: r.sampledOut, keepTimedOut: r.keepTimedOut };
+    return { body: r.body, spans: r.spans, lost, waiting: r.held + unread, unread, sampledOut: r.sampledOut, keepTimedOut: r.keepTimedOut };
   }
 
   /**
@@ -94,7 +96,7 @@ export class JsOtlpSource {
       sampledOut += r.sampledOut;
       keepTimedOut += r.keepTimedOut;
     }
-    return { spans, lost, waiting: this.held + this.left, sampledOut, keepTimedOut };
+    return { spans, lost, waiting: this.held + this.left, unread: this.left, sampledOut, keepTimedOut };
   }
 }
 

@@ -232,8 +232,10 @@ async function run(): Promise<void> {
     counters.add('dropped', next.lost);
     counters.add('sampledOut', next.sampledOut);
     counters.add('keepTimedOut', next.keepTimedOut);
-    // A full read (spans sent and sampled out): more may wait.
-    const full = next.spans + next.sampledOut >= config.maxBatchSize;
+    // A full read (spans sent and sampled out), or records the source has
+    // not read yet (a read whose records wait for their root sends fewer
+    // spans than it read): more may be read now, not a scheduled delay later.
+    const full = next.spans + next.sampledOut >= config.maxBatchSize || next.unread > 0;
     if (next.body !== undefined) {
       const started = deliver(next.body, next.spans);
       await settle();

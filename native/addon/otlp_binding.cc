@@ -80,7 +80,7 @@ hotspan::OtlpSource& ArgSource(const Napi::CallbackInfo& info) {
   return *static_cast<hotspan::OtlpSource*>(data);
 }
 
-// -> { body: Buffer | undefined, spans, lost, waiting, sampledOut, keepTimedOut }
+// -> { body: Buffer | undefined, spans, lost, waiting, unread, sampledOut, keepTimedOut }
 Napi::Value Next(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   hotspan::OtlpSource& source = ArgSource(info);
@@ -100,12 +100,13 @@ Napi::Value Next(const Napi::CallbackInfo& info) {
   out.Set("spans", Napi::Number::New(env, static_cast<double>(b.spans)));
   out.Set("lost", Napi::Number::New(env, static_cast<double>(b.lost)));
   out.Set("waiting", Napi::Number::New(env, static_cast<double>(source.waiting())));
+  out.Set("unread", Napi::Number::New(env, static_cast<double>(source.unread())));
   out.Set("sampledOut", Napi::Number::New(env, static_cast<double>(b.sampled_out)));
   out.Set("keepTimedOut", Napi::Number::New(env, static_cast<double>(b.keep_timed_out)));
   return out;
 }
 
-// -> { spans, lost, waiting, sampledOut, keepTimedOut }: what a stop past its deadline abandons, counted, not encoded.
+// -> { spans, lost, waiting, unread, sampledOut, keepTimedOut }: what a stop past its deadline abandons, counted, not encoded.
 Napi::Value Discard(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   hotspan::OtlpSource& source = ArgSource(info);
@@ -114,6 +115,7 @@ Napi::Value Discard(const Napi::CallbackInfo& info) {
   out.Set("spans", Napi::Number::New(env, static_cast<double>(b.spans)));
   out.Set("lost", Napi::Number::New(env, static_cast<double>(b.lost)));
   out.Set("waiting", Napi::Number::New(env, static_cast<double>(source.waiting())));
+  out.Set("unread", Napi::Number::New(env, static_cast<double>(source.unread())));
   out.Set("sampledOut", Napi::Number::New(env, static_cast<double>(b.sampled_out)));
   out.Set("keepTimedOut", Napi::Number::New(env, static_cast<double>(b.keep_timed_out)));
   return out;

@@ -39,10 +39,12 @@ void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector
       const SpanRecord& r = bt.records[i];
       Tail& tail = tails[id.trace];
       tail.error |= (r.flags & kFlagError) != 0;
-      // The local root: no parent, or a span (not async) under a stored context such as extract()'s.
-      // An async span under an async continuation's context is not one: its trace waits for its root.
-      const bool root = r.parent_local == 0 && ((r.flags & kFlagParentElsewhere) == 0 ||
-                                                ((r.flags & kFlagContext) != 0 && (r.flags & kFlagAsync) == 0));
+      // The local root: no parent in this process (none at all, or a remote
+      // one from a stored context such as extract()'s). A span begun in an
+      // async continuation under a span of this process (kFlagParentElsewhere:
+      // its parent's tracer-wide id) is not one, async or not: its trace
+      // waits for its root.
+      const bool root = r.parent_local == 0 && (r.flags & kFlagParentElsewhere) == 0;
       if (root) tail.root_ns = std::max(tail.root_ns, r.end_ns - r.start_ns);
     }
   }

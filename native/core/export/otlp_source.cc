@@ -32,6 +32,7 @@ OtlpSource::Batch OtlpSource::discard() {
     batch.keep_timed_out += r.keep_timed_out;
   }
   waiting_ = cursor_->count_lost(batch.lost);
+  unread_ = waiting_;
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;
@@ -67,6 +68,7 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
   batch.sampled_out = r.sampled_out;
   batch.keep_timed_out = r.keep_timed_out;
   waiting_ = r.waiting + unread;
+  unread_ = unread;
   taken_ += batch.spans;
   lost_ += batch.lost;
   sampled_out_ += batch.sampled_out;

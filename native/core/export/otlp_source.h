@@ -59,6 +59,9 @@ class OtlpSource {
   // Records committed and not yet sent nor lost (at the last next()),
   // those held back for their ancestor included.
   uint64_t waiting() const { return waiting_; }
+  // Of those, the records the cursor has not read yet (at the last next()):
+  // another read now would bring them, without waiting for more to end.
+  uint64_t unread() const { return unread_; }
 
  private:
   OtlpSource(std::unique_ptr<ExportCursor> cursor, const OtlpResource& resource, OtlpEncoding encoding,
@@ -66,7 +69,7 @@ class OtlpSource {
 
   std::unique_ptr<ExportCursor> cursor_;
   OtlpBatcher batcher_;
-  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, sampled_out_ = 0, keep_timed_out_ = 0;
+  uint64_t taken_ = 0, lost_ = 0, waiting_ = 0, unread_ = 0, sampled_out_ = 0, keep_timed_out_ = 0;
 };
 
 }  // namespace hotspan
