@@ -19,6 +19,19 @@ struct CpuFrame {
   int32_t column = -1;   // 0-based; -1 unknown
 };
 
+// One key per distinct frame (function, url, line, column), for the writers
+// that intern frames.
+inline std::string cpu_frame_key(const CpuFrame& f) {
+  std::string k = f.function;
+  k.push_back('\0');
+  k += f.url;
+  k.push_back('\0');
+  k += std::to_string(f.line);
+  k.push_back(':');
+  k += std::to_string(f.column);
+  return k;
+}
+
 struct CpuProfile {
   uint32_t timeline = 0;  // the id of the sampled thread's timeline
   std::vector<CpuFrame> frames;

@@ -510,17 +510,6 @@ class ChromeJsonWriter::Impl {
     GridTime last{0, false};
   };
 
-  static std::string frame_key(const CpuFrame& f) {
-    std::string k = f.function;
-    k.push_back('\0');
-    k += f.url;
-    k.push_back('\0');
-    k += std::to_string(f.line);
-    k.push_back(':');
-    k += std::to_string(f.column);
-    return k;
-  }
-
   // "id":"0x<timeline hex>","pid":<pid>,"tid":<timeline>,"ts":<ts>
   void profile_head(const char* name, uint32_t tl, GridTime ts) {
     char buf[192];
@@ -588,7 +577,7 @@ class ChromeJsonWriter::Impl {
         continue;
       }
       const uint32_t parent_id = out_id[static_cast<size_t>(parent)];
-      auto [n, added] = st.nodes.try_emplace({parent_id, frame_key(prof.frames[prof.node_frame[i]])}, st.next_id);
+      auto [n, added] = st.nodes.try_emplace({parent_id, cpu_frame_key(prof.frames[prof.node_frame[i]])}, st.next_id);
       if (added) {
         ++st.next_id;
         fresh_nodes.emplace_back(static_cast<uint32_t>(i), parent_id);

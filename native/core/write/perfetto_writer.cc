@@ -558,20 +558,9 @@ class PerfettoWriter::Impl {
   // What the file has interned for CPU samples (iids from 1, per kind).
   struct CpuInterned {
     std::map<std::string, uint64_t> functions, sources, mappings;  // by text (mapping: its path)
-    std::map<std::string, uint64_t> frames;                         // by frame_key
+    std::map<std::string, uint64_t> frames;                         // by cpu_frame_key
     std::map<std::pair<uint64_t, uint64_t>, uint64_t> stacks;       // by (caller stack, frame)
   };
-
-  static std::string frame_key(const CpuFrame& f) {
-    std::string k = f.function;
-    k.push_back('\0');
-    k += f.url;
-    k.push_back('\0');
-    k += std::to_string(f.line);
-    k.push_back(':');
-    k += std::to_string(f.column);
-    return k;
-  }
 
   // The iid of `text` in `table`, interning it into `pb` under `field` when new.
   static uint64_t intern_string(std::map<std::string, uint64_t>& table, const std::string& text, Pb& pb,
@@ -597,7 +586,7 @@ class PerfettoWriter::Impl {
     auto frame_of = [&](uint32_t index) {
       if (frame_iid[index] != 0) return frame_iid[index];
       const CpuFrame& f = prof.frames[index];
-      auto [it, fresh] = in.frames.try_emplace(frame_key(f), in.frames.size() + 1);
+      auto [it, fresh] = in.frames.try_emplace(cpu_frame_key(f), in.frames.size() + 1);
       if (fresh) {
         const std::string url = sanitized(f.url);
         const std::string path = url.empty() ? "(v8)" : url;
