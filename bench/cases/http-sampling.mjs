@@ -7,7 +7,8 @@
 // saturated run, a run at a fixed request rate):
 //   none     no tracing: the floor the CPU figures are taken against
 //   all      hotspan exporting every trace (OTEL_TRACES_SAMPLER=always_on)
-//   sampled  hotspan at `ratio` (traceidratio), keeping slow traces
+//   head     hotspan at `ratio` (traceidratio), the head decision alone
+//   sampled  hotspan at `ratio`, keeping slow traces
 //            (HOTSPAN_KEEP_SLOWER_THAN_MS) and failed ones
 //            (HOTSPAN_KEEP_ERRORS) whole
 // Both exporting modes send to a fresh loopback receiver
@@ -17,7 +18,8 @@
 //   - the slow and failed traces that arrived complete (all 20 spans), over
 //     the slow and failed requests served, every span counted (target 100%);
 //   - the server CPU per request that tracing adds at the fixed rate, paired
-//     with the untraced server of the same round (target: sampled below all).
+//     with the untraced server of the same round (target: sampled below all;
+//     head tells what the tail keep adds to the head decision's cost).
 // Every exporting run also checks produced = sent + sampledOut + dropped +
 // rejected. Prints one JSON line.
 import { runCase } from '../lib/case-main.mjs';
@@ -35,13 +37,15 @@ const opts = {
   keepSlowerThanMs: 30,
   ...JSON.parse(process.argv[2] ?? '{}'),
 };
-const MODES = ['none', 'all', 'sampled'];
+const MODES = ['none', 'all', 'head', 'sampled'];
 const SPANS_PER_REQUEST = 20;
 
-const envOf = (mode) =>
-  mode === 'sampled'
-    ? { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: String(opts.ratio), HOTSPAN_KEEP_SLOWER_THAN_MS: String(opts.keepSlowerThanMs), HOTSPAN_KEEP_ERRORS: 'true' }
-    : { OTEL_TRACES_SAMPLER: 'always_on', HOTSPAN_KEEP_SLOWER_THAN_MS: '', HOTSPAN_KEEP_ERRORS: '' };
+const envOf = (mode) => {
+  const ratio = { OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: String(opts.ratio) };
+  if (mode === 'sampled') return { ...ratio, HOTSPAN_KEEP_SLOWER_THAN_MS: String(opts.keepSlowerThanMs), HOTSPAN_KEEP_ERRORS: 'true' };
+  if (mode === 'head') return { ...ratio, HOTSPAN_KEEP_SLOWER_THAN_MS: '', HOTSPAN_KEEP_ERRORS: '' };
+  return { OTEL_TRACES_SAMPLER: 'always_on', HOTSPAN_KEEP_SLOWER_THAN_MS: '', HOTSPAN_KEEP_ERRORS: '' };
+};
 
 async function measure(mode, load) {
   if (mode === 'none') {
@@ -103,10 +107,10 @@ runCase(async () => {
   };
   const result = {
     options: opts,
-    bytesPerRequest: { all: summarize(field('all', 'bytesPerRequest')), sampled: summarize(field('sampled', 'bytesPerRequest')) },
+    bytesPerRequest: { all: summarize(field('all', 'bytesPerRequest')), head: summarize(field('head', 'bytesPerRequest')), sampled: summarize(field('sampled', 'bytesPerRequest')) },
     bytesRatio: summarize(paired(field('sampled', 'bytesPerRequest'), field('all', 'bytesPerRequest'), (s, a) => s / a)),
     keptWhole: { slow: share('slow'), fail: share('fail') },
-    addedCpuUsPerReqFixed: { all: summarize(added('all')), sampled: summarize(added('sampled')) },
+    addedCpuUsPerReqFixed: { all: summarize(added('all')), head: summarize(added('head')), sampled: summarize(added('sampled')) },
     cpuUsPerReqFixed: Object.fromEntries(MODES.map((m) => [m, summarize(field(m, 'cpuUsPerReqFixed'))])),
     rounds: per,
   };
