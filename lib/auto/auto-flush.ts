@@ -7,18 +7,23 @@
 // temporary file by the addon's worker thread (writeFile: never this one) and
 // renamed over the process's file, so the file is always a whole document:
 // the last flush's, or the one written at exit. On the native backend only
-// (the others build a document whole, in this thread).
+// (the others build a document whole, in this thread). A flush is skipped
+// when nothing was recorded since the last one, and the next waits at least
+// nine times as long as the last write took, so however large the trace
+// grows, flushing keeps the writer busy at most a tenth of the time.
 //
 // Under `hotspan run` the write at exit also leaves `<pid>.ended` in the
 // parts directory: a part without it is the last flush of a process that
 // did not end cleanly, and the join says so (lib/cli/join-parts.ts).
 
 import { renameSync, rmSync, writeFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
 import * as path from 'node:path';
 
 import type { AutoRecorder } from './auto-record';
 import type { SpanAdder } from './auto-file';
 import type { NativeBackend } from '../backends/native-backend';
+import { totalCounts } from '../common/counts';
 import type { OutputFormat } from '../common/output';
 
 export const FLUSH_ENV = 'HOTSPAN_FLUSH_MS';
@@ -57,15 +62,26 @@ export function startFlushing(b: NativeBackend, rec: AutoRecorder, adder: SpanAd
   const tmp = flushingPath(out);
   let busy = false;
   let stopped = false;
+  let written = -1;  // spans produced at the last flush
+  let notBefore = 0;  // performance.now() ms: 9 x the last write's time after it ended
   const tick = (): void => {
-    if (busy || stopped) return;
+    if (busy || stopped || performance.now() < notBefore) return;
     busy = true;
     try {
       adder.add(rec, false);
       b.flush();
+      const produced = totalCounts(b.counts()).produced;
+      if (produced === written) {
+        busy = false;
+        return;
+      }
+      written = produced;
+      const started = performance.now();
       b.writeFile(tmp, format).then(
         () => {
           busy = false;
+          const ended = performance.now();
+          notBefore = ended + 9 * (ended - started);
           try {
             if (!stopped) renameSync(tmp, out);
           } catch {
@@ -75,6 +91,7 @@ export function startFlushing(b: NativeBackend, rec: AutoRecorder, adder: SpanAd
         () => {
           // A failed flush (a full disk) leaves the last one; the write at exit says what fails.
           busy = false;
+          written = -1;
         },
       );
     } catch {
