@@ -2,7 +2,7 @@
 
 export { Tracer } from './tracer/tracer';
 export type { TraceAsyncOptions, TrackOptions, SettleOptions, JoinOptions } from './tracer/tracer';
-export type { DumpOnOptions, SampleOptions, TracerOptions } from './tracer/options';
+export type { DumpOnOptions, KeepOptions, SampleOptions, TracerOptions } from './tracer/options';
 export type { DumpSummary } from './tracer/dump';
 export type { StreamOptions, StreamStatus } from './tracer/stream';
 export type { ProfileOptions, CpuProfileHandle } from './tracer/cpu-profile';
