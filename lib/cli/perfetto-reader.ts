@@ -7,7 +7,7 @@
 // lanes as child tracks, counters), TrackEvent slices matched per track and
 // CPU samples (perf_sample, perfetto-samples.ts) on their thread's track.
 
-import { P_PERF_SAMPLE, readPerfSample, SampleTables } from './perfetto-samples';
+import { P_PERF_SAMPLE, readInternedString, readPerfSample, SampleTables } from './perfetto-samples';
 import { ProtoReader, WIRE_FIXED64, WIRE_LEN } from './proto';
 import { recordingCounts, sumCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
 
@@ -110,17 +110,6 @@ function isHotspanClock(id: number, def: ClockDef | undefined): boolean {
 /** Builtin clocks are global; ids from 64 belong to their sequence. */
 function clockKey(seq: Sequence, id: number): string {
   return id >= FIRST_SEQUENCE_CLOCK ? `${String(seq.id)}/${String(id)}` : String(id);
-}
-
-function readInterned(into: Map<number, string>, r: ProtoReader): void {
-  let iid = 0;
-  let name = '';
-  while (r.next()) {
-    if (r.field === 1) iid = r.varint();
-    else if (r.field === 2 && r.wire === WIRE_LEN) name = r.string();
-    else r.skip();
-  }
-  into.set(iid, name);
 }
 
 export class PerfettoDecoder {
@@ -246,9 +235,9 @@ export class PerfettoDecoder {
   private interned(seq: Sequence, r: ProtoReader): void {
     while (r.next()) {
       if (r.wire !== WIRE_LEN) r.skip();
-      else if (r.field === 2) readInterned(seq.eventNames, r.sub());
-      else if (r.field === 3) readInterned(seq.annotationNames, r.sub());
-      else if (r.field === 29) readInterned(seq.stringValues, r.sub());
+      else if (r.field === 2) readInternedString(seq.eventNames, r.sub());
+      else if (r.field === 3) readInternedString(seq.annotationNames, r.sub());
+      else if (r.field === 29) readInternedString(seq.stringValues, r.sub());
       else if (!seq.samples.interned(r.field, r)) r.skip();
     }
   }

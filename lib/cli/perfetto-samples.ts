@@ -42,10 +42,10 @@ export class SampleTables {
   interned(field: number, r: ProtoReader): boolean {
     switch (field) {
       case I_FUNCTION_NAMES:
-        internedString(this.functionNames, r.sub());
+        readInternedString(this.functionNames, r.sub());
         return true;
       case I_SOURCE_PATHS:
-        internedString(this.sourcePaths, r.sub());
+        readInternedString(this.sourcePaths, r.sub());
         return true;
       case I_FRAMES:
         this.frame(r.sub());
@@ -95,7 +95,8 @@ export class SampleTables {
   }
 }
 
-function internedString(into: Map<number, string>, r: ProtoReader): void {
+/** One interned string (Perfetto's `{ iid = 1; str/name = 2 }`) into `into`; the reader's event names and annotations use it too. */
+export function readInternedString(into: Map<number, string>, r: ProtoReader): void {
   let iid = 0;
   let text = '';
   while (r.next()) {
