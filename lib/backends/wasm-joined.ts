@@ -168,6 +168,11 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
     return this.snapshot() as never;
   }
 
+  /** A joined thread's records are exported by the tracer that shared the token. */
+  override exportInfo(): never {
+    throw joinedReadError('exportOtlp()', 'export');
+  }
+
   override share(): string {
     if (this.closedFlag) throw closedError();
     return this.link.token; // passed on to workers this thread creates, as the addon does
