@@ -12,6 +12,9 @@ import { describe, expect, it } from 'vitest';
 
 import { Tracer, type SpanRecord } from '../lib/index';
 import { internals } from '../lib/tracer/internal';
+import { jsBackend } from '../lib/tracer/backend-choice';
+import { resolveOptions } from '../lib/tracer/options';
+import { tracerOver } from '../lib/tracer/tracer';
 import { loadNativeAddon } from '../lib/binding/native-loader';
 import { Receiver } from './support/otlp-receiver';
 import { tracerFactory } from './support/tracers';
@@ -513,14 +516,18 @@ describe('trace context on the js backend', () => {
       return out;
     };
     const native = makeNative();
-    const js = make();
     const salt = native[internals]().backend.native()?.idSalt();
     expect(typeof salt).toBe('bigint');
-    // Test hook: the js tracer's private salt set to the native one's.
-    (js[internals]().backend as unknown as { salt: bigint }).salt = salt as bigint;
-    const want = await run(native);
-    expect(await run(js)).toEqual(want);
-    expect(want.some((l) => l.includes('0af7651916cd43dd8448eb211c80319c'))).toBe(true);
+    // Built over the js backend as new Tracer builds it (either engine), given the native one's salt.
+    const o = resolveOptions({ backend: 'js' });
+    const js = tracerOver(jsBackend(o.threadName, { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler: 0n, keep: 0n, idSalt: salt as bigint }));
+    try {
+      const want = await run(native);
+      expect(await run(js)).toEqual(want);
+      expect(want.some((l) => l.includes('0af7651916cd43dd8448eb211c80319c'))).toBe(true);
+    } finally {
+      js.close();
+    }
   });
 
   it('keeps a context with its record under the budget: overwritten together, the kept ones still in their trace', () => {

@@ -155,6 +155,8 @@ export interface JsBackendOptions {
   /** The budget in bytes (records at RECORD_BYTES each, attributes at attrCost) and its policy. */
   memoryLimit?: number;
   onFull?: OnFull;
+  /** The salt of the W3C ids (a joined thread's is its owner's); default: random. */
+  idSalt?: bigint;
   /** The head sampler word (native/core/record/sampler.h); default 0n, parentbased_always_on. */
   sampler?: bigint;
   /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
@@ -261,7 +263,7 @@ export class JsBackend implements Backend {
     this.sharedTracks = options.join?.state;
     this.mainTl = this.newTimeline(options.threadName, 'js', false);
     this.mainId = this.mainTl.id;
-    this.salt = options.join === undefined ? randomSalt() : options.join.state.salt;
+    this.salt = options.join === undefined ? (options.idSalt ?? randomSalt()) : options.join.state.salt;
     this.sampler = options.join === undefined ? (options.sampler ?? 0n) : options.join.state.sampler;
     this.keep = options.keep ?? 0n;
     if (options.join !== undefined) {

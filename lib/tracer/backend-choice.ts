@@ -26,11 +26,20 @@ function warnFallbackOnce(error: Error): void {
   });
 }
 
+/** What the js backend is made with; `idSalt` (internal: tests that compare ids across backends) defaults to a random one. */
+export interface JsBudget {
+  memoryLimit: number;
+  onFull: ResolvedOptions['onFull'];
+  sampler: bigint;
+  keep: bigint;
+  idSalt?: bigint;
+}
+
 /**
  * The js backend's recording engine: the TypeScript one, or with
  * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (its workers join on it too).
  */
-function jsBackend(threadName: string, budget: { memoryLimit: number; onFull: ResolvedOptions['onFull']; sampler: bigint; keep: bigint }): Backend {
+export function jsBackend(threadName: string, budget: JsBudget): Backend {
   const b = { threadName, ...budget };
   return process.env.HOTSPAN_JS_ENGINE === 'wasm' ? new WasmBackend(b) : new JsBackend(b);
 }
