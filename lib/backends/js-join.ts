@@ -334,8 +334,6 @@ export interface ShareTarget {
   addJoinedTimeline(name: string, id: number): number;
   merge(thread: JoinedThread, batch: Batch): void;
   markExited(timeline: number): void;
-  /** Spans the thread ended that will never arrive (it was terminated): the wasm engine's core counts them. */
-  lostOn?(timeline: number, n: number): void;
 }
 
 const hubs = new Set<ShareHub>();
@@ -473,7 +471,6 @@ export class ShareHub {
         // posted one was merged by the drain above), whose room is given back.
         const reserved = thread.unshipped[1] ?? 0;
         this.state.addLost(thread.unshipped[0] + reserved);
-        this.target.lostOn?.(thread.timeline, thread.unshipped[0] + reserved);
         this.state.merged(reserved);
         this.exited(thread);
       }

@@ -6,8 +6,9 @@
 // as that thread's timeline (native/core/record/imported_thread.h). Every
 // recording rule stays in the core: the owner's budget and policy apply to
 // the imported records, and the timeline counts what the worker's instance
-// lost, what back-pressure refused and what a terminated worker never sent,
-// so produced = kept + released + overwritten + dropped holds per timeline.
+// dropped under its own budget. What back-pressure refused, what a closed
+// owner never took and what a terminated worker never sent are counted once,
+// in the hub's lostSpans (as on the TypeScript engine), never also dropped.
 
 import type { WasmRecorder } from '../binding/wasm-recorder';
 import { STATUS_CLOSED, STATUS_OK } from '../common/flags';
@@ -36,9 +37,5 @@ export class WasmShare implements ShareTarget {
 
   markExited(timeline: number): void {
     this.rec.importExited(timeline);
-  }
-
-  lostOn(timeline: number, n: number): void {
-    if (n > 0) this.rec.importLost(timeline, n);
   }
 }

@@ -112,10 +112,8 @@ export interface WasmExports {
   hs_rec_handover_free(source: number): void;
   /** A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h): a handle, 0 for an unknown or closed tracer. */
   hs_rec_import_thread(tracer: number, name: number, size: number): number;
-  /** Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it): its names only, its records counted dropped; a core status (Invalid: not a whole batch). */
+  /** Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it, its records counted lost by the sender's hub): its names and its lost count only; a core status (Invalid: not a whole batch). */
   hs_rec_import(imported: number, batch: number, size: number, refused: number): number;
-  /** Counts `count` spans the thread ended that never arrived (a terminated thread's) as dropped on its timeline; a core status. */
-  hs_rec_import_lost(imported: number, count: number): number;
   /** Marks the imported thread's timeline exited and frees its handle; a core status. */
   hs_rec_import_exited(imported: number): number;
   /** Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status. */

@@ -282,11 +282,6 @@ export class WasmRecorder {
     return this.c.hs_rec_import(imported, at, batch.length, refused ? 1 : 0);
   }
 
-  /** Counts `count` spans of the joined thread that never arrived as dropped on its timeline; a core status. */
-  importLost(imported: number, count: number): number {
-    return this.c.hs_rec_import_lost(imported, count);
-  }
-
   /** Marks the joined thread's timeline exited and frees its handle; a core status. */
   importExited(imported: number): number {
     return this.c.hs_rec_import_exited(imported);

@@ -385,13 +385,6 @@ int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size, uint32_t
   return status(hotspan::import_batch(*into, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), refused != 0, &stored));
 }
 
-int32_t hs_rec_import_lost(uint32_t imported, double count) {
-  hotspan::ImportedThread* into = at<hotspan::ImportedThread>(imported);
-  if (into == nullptr || !(count >= 0)) return status(hotspan::Status::kInvalid);
-  into->count_lost(static_cast<uint64_t>(count));
-  return status(hotspan::Status::kOk);
-}
-
 int32_t hs_rec_import_exited(uint32_t imported) {
   hotspan::ImportedThread* into = at<hotspan::ImportedThread>(imported);
   if (into == nullptr) return status(hotspan::Status::kInvalid);

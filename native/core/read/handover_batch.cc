@@ -151,7 +151,9 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
     ++*stored;
   }
   // Counted once the batch's records are in: a lost span is never counted twice.
-  into.count_lost(refused ? lost + records : lost);
+  // A refused batch's records are not counted here: the sender's hub counted
+  // them lost (the tracer's lostSpans) when back-pressure refused them.
+  into.count_lost(lost);
   return in.left == 0 ? Status::kOk : Status::kInvalid;
 }
 

@@ -54,8 +54,9 @@ class HandoverSource {
 };
 
 // Stores a batch from HandoverSource::take into `into`; `refused` (the
-// receiver could not take it in time: back-pressure): its names only, its
-// records counted dropped. kOk, kClosed (the
+// receiver could not take it in time: back-pressure): its names and the
+// spans its sender's budget lost only; its records were counted where they
+// were refused (the js backend's lostSpans), not here. kOk, kClosed (the
 // receiving tracer closed: nothing more is stored), or kInvalid for bytes
 // that are not a whole batch (what came before the fault is kept).
 // *stored: the records the batch held that reached the budget (kept, or

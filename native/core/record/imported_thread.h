@@ -6,9 +6,9 @@
 // from a chunk of the tracer's budget, and under a full budget the pool's
 // policy applies (overwrite the oldest chunk, or drop the record and count
 // it); a span whose attributes do not fit is dropped whole. Spans the thread
-// ended that never arrived (lost in its own instance, or with a terminated
-// thread) are counted dropped here, so the timeline's produced = kept +
-// released + overwritten + dropped covers every span the thread ended.
+// dropped in its own instance are counted dropped here too; spans refused or
+// never sent (back-pressure, a closed receiver, a terminated thread) are
+// counted once by the sender's hub instead (the js backend's lostSpans).
 //
 // One writer: the caller, on a holder thread of the tracer (the records are
 // committed as they are stored).
@@ -52,7 +52,7 @@ class ImportedThread {
   // (0: none) as begin_in_context stores them.
   Status add(const ImportedSpan& span, std::string_view attrs, const StoredContext* context,
              uint64_t foreign_parent);
-  // `n` spans the thread ended that never arrived: counted dropped.
+  // `n` spans the thread dropped in its own instance: counted dropped.
   void count_lost(uint64_t n);
   // The thread exited (or was stopped): its timeline says so.
   void mark_exited();
