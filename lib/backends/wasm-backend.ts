@@ -313,7 +313,7 @@ export class WasmBackend implements Backend {
 
   share(): string {
     if (this.closedFlag) throw closedError();
-    this.shared ??= new WasmShare(this.rec, this.salt);
+    this.shared ??= new WasmShare(this.rec, this.salt, this.sampler);
     return this.shared.hub.token;
   }
 

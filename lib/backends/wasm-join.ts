@@ -20,8 +20,10 @@ export class WasmShare implements ShareTarget {
   constructor(
     private readonly rec: WasmRecorder,
     salt: bigint,
+    /** The head sampler word: a joined thread's roots are decided as the owner's are. */
+    sampler: bigint,
   ) {
-    this.hub = new ShareHub(this, salt, 0n, 'wasm');
+    this.hub = new ShareHub(this, salt, sampler, 'wasm');
   }
 
   /** The imported thread's handle in the core (0: the tracer closed; its batches are then refused and counted). */

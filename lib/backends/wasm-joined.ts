@@ -54,7 +54,7 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
   }
 
   private constructor(token: string, state: SharedState, threadName: string) {
-    super({ threadName, memoryLimit: JOINED_BUDGET, onFull: 'drop', idSalt: state.salt });
+    super({ threadName, memoryLimit: JOINED_BUDGET, onFull: 'drop', idSalt: state.salt, sampler: state.sampler });
     this.source = this.rec.handoverOpen();
     // Last: the link ships the hello (this thread's timeline) at once.
     this.link = new JoinLink(token, state, threadName, state.nextTimeline(), this, this.unshipped);
