@@ -52,6 +52,8 @@ export interface WasmBackendOptions {
   sampler?: bigint;
   /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
   keep?: bigint;
+  /** The clock, ms on the performance.now() axis; default performance.now (tests drive theirs). */
+  clock?: () => number;
 }
 
 export class WasmBackend implements Backend {
@@ -70,6 +72,7 @@ export class WasmBackend implements Backend {
   private exportNames = 0;
   /** Interned names by id (the core's ids), for openAsync's answer. */
   private readonly names: string[] = [];
+  private readonly clock: (() => number) | undefined;
   protected closedFlag = false;
   /** Owner side, once share() was called. */
   private shared: WasmShare | undefined;
@@ -80,18 +83,19 @@ export class WasmBackend implements Backend {
     this.onFull = options.onFull ?? 'overwrite';
     this.sampler = options.sampler ?? 0n;
     this.keep = options.keep ?? 0n;
+    this.clock = options.clock;
     this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep });
     this.thread = this.rec.thread(options.threadName);
   }
 
   now(): number {
-    return perf.now();
+    return this.clock === undefined ? perf.now() : this.clock();
   }
 
   // ---- hot path ----
 
   begin(nameId: number): void {
-    const s = this.rec.begin(this.thread, nameId, perf.now());
+    const s = this.rec.begin(this.thread, nameId, this.now());
     if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
 
@@ -103,7 +107,7 @@ export class WasmBackend implements Backend {
   }
 
   beginAttrs(nameId: number, attrsJson: string): void {
-    const t = perf.now();
+    const t = this.now();
     const s = attrsJson === '' ? this.rec.begin(this.thread, nameId, t) : this.rec.beginAttrs(this.thread, nameId, t, attrsJson);
     if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
@@ -118,18 +122,18 @@ export class WasmBackend implements Backend {
   }
 
   endAt(depth: number, flags: number, name: number | string): void {
-    const t = perf.now();
+    const t = this.now();
     const open = this.rec.depth(this.thread);
     if (open !== depth && !this.closedFlag) throw traceNestingError(name, open, depth);
     this.endWith(t, flags);
   }
 
   end(): void {
-    this.endWith(perf.now(), 0);
+    this.endWith(this.now(), 0);
   }
 
   endFlags(flags: number): void {
-    this.endWith(perf.now(), flags);
+    this.endWith(this.now(), flags);
   }
 
   private endWith(t: number, flags: number): void {
@@ -167,7 +171,7 @@ export class WasmBackend implements Backend {
 
   asyncBegin(track: number, nameId: number, attrsJson: string): number {
     if (this.closedFlag) throw closedError();
-    const token = this.rec.asyncBegin(track, nameId, perf.now(), attrsJson);
+    const token = this.rec.asyncBegin(track, nameId, this.now(), attrsJson);
     if (token === 0n) throw asyncRejectedError(track, nameId);
     return Number(token);
   }
@@ -177,7 +181,7 @@ export class WasmBackend implements Backend {
   }
 
   asyncEnd(token: number, flags: number): number {
-    return this.rec.asyncEnd(BigInt(token), perf.now(), flags & 0xffff);
+    return this.rec.asyncEnd(BigInt(token), this.now(), flags & 0xffff);
   }
 
   openAsync(): Array<[number, string]> {
@@ -185,12 +189,12 @@ export class WasmBackend implements Backend {
   }
 
   groupBegin(nameId: number, attrsJson: string): void {
-    const s = this.rec.groupBegin(nameId, perf.now(), attrsJson);
+    const s = this.rec.groupBegin(nameId, this.now(), attrsJson);
     if (s !== STATUS_OK) throw this.closedFlag ? closedError() : s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'groupBegin()', 'group');
   }
 
   groupEnd(): void {
-    const s = this.rec.groupEnd(perf.now());
+    const s = this.rec.groupEnd(this.now());
     if (s !== STATUS_OK) throw statusError(s, 'groupEnd()', 'group');
   }
 
@@ -199,7 +203,7 @@ export class WasmBackend implements Backend {
   }
 
   counter(name: string, value: number): void {
-    const s = this.rec.counter(name, perf.now(), value);
+    const s = this.rec.counter(name, this.now(), value);
     if (s !== STATUS_OK) throw statusError(s, 'counter()');
   }
 
@@ -260,19 +264,19 @@ export class WasmBackend implements Backend {
   // ---- trace context: the core stores the given context and derives the ids ----
 
   beginContext(nameId: number, attrsJson: string, given: Given): void {
-    const s = this.rec.beginContext(this.thread, nameId, perf.now(), attrsJson, given);
+    const s = this.rec.beginContext(this.thread, nameId, this.now(), attrsJson, given);
     if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
 
   asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
     if (this.closedFlag) throw closedError();
-    const token = this.rec.asyncBeginContext(track, nameId, perf.now(), attrsJson, given);
+    const token = this.rec.asyncBeginContext(track, nameId, this.now(), attrsJson, given);
     if (token === 0n) throw asyncRejectedError(track, nameId);
     return Number(token);
   }
 
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
-    return this.rec.asyncFinish(BigInt(token), perf.now(), flags & 0xffff, startMs, endMs, nameId, attrsJson);
+    return this.rec.asyncFinish(BigInt(token), this.now(), flags & 0xffff, startMs, endMs, nameId, attrsJson);
   }
 
   openIds(): OpenIds | undefined {
@@ -313,6 +317,12 @@ export class WasmBackend implements Backend {
 
   share(): string {
     if (this.closedFlag) throw closedError();
+    if (this.clock !== undefined) {
+      throw new Error(
+        'hotspan: share() is not supported on a js tracer with an injected clock: ' +
+          "a worker's spans are stamped with performance.now() and could not be placed on that clock",
+      );
+    }
     this.shared ??= new WasmShare(this.rec, this.salt, this.sampler);
     return this.shared.hub.token;
   }

@@ -33,6 +33,8 @@ export interface JsBudget {
   sampler: bigint;
   keep: bigint;
   idSalt?: bigint;
+  /** ms on the performance.now() axis instead of performance.now (internal: tests that drive time). */
+  clock?: () => number;
 }
 
 /**

@@ -3,7 +3,7 @@
 import { afterEach } from 'vitest';
 
 import { Tracer, type TracerOptions } from '../../lib/index';
-import { JsBackend } from '../../lib/backends/js-backend';
+import { jsBackend } from '../../lib/tracer/backend-choice';
 import { resolveOptions } from '../../lib/tracer/options';
 import { tracerOver } from '../../lib/tracer/tracer';
 
@@ -11,13 +11,13 @@ import { tracerOver } from '../../lib/tracer/tracer';
 export type TestTracerOptions = TracerOptions & { clock?: () => number };
 
 /**
- * A js-backend tracer that reads `clock` (ms on the performance.now() axis)
+ * A js-backend tracer (on the engine HOTSPAN_JS_ENGINE picks) that reads `clock` (ms on the performance.now() axis)
  * instead of performance.now(), its other options resolved as new Tracer
  * resolves them. Not an option users can spell: tests build it over the backend.
  */
 export function clockedTracer(clock: () => number, options: TracerOptions = {}): Tracer {
   const o = resolveOptions({ ...options, backend: 'js' });
-  return tracerOver(new JsBackend({ threadName: o.threadName, memoryLimit: o.memoryLimit, onFull: o.onFull, clock }));
+  return tracerOver(jsBackend(o.threadName, { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler: 0n, keep: 0n, clock }));
 }
 
 /**
