@@ -382,6 +382,34 @@ describe('hotspan run: each child linked to the span that started it', () => {
     }
   });
 
+  it('the sync spawns (spawnSync, execSync, execFileSync) carry the context and a flow as the async ones do', async () => {
+    const SYNC = ['spawnSync', 'execSync', 'execFileSync'] as const;
+    const infoDir = mkdtempSync(path.join(tmp, 'info-'));
+    const out = path.join(tmp, 'sync.json');
+    const { pids } = hotspanRun(out, { CHILD_INFO_DIR: infoDir, CHILD_SYNC: '1' });
+    const info = Object.fromEntries(
+      SYNC.map((how) => [how, JSON.parse(readFileSync(path.join(infoDir, `${how}.json`), 'utf8')) as { pid: number; traceId: string; parentSpanId: string }]),
+    );
+    for (const how of SYNC) {
+      expect(info[how].traceId, how).toBe(pids.contexts[how].traceId);
+      expect(info[how].parentSpanId, how).toBe(pids.contexts[how].spanId);
+    }
+    // One flow per child (a sync spawn is not also seen as an async one), from inside its start span.
+    const doc = JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: Array<{ name: string; ph: string; pid: number; tid: number; ts: number; dur?: number }> };
+    const flows = await traceEngineFlows(doc.traceEvents);
+    expect(flows).toHaveLength(HOWS.length + SYNC.length);
+    const spans = doc.traceEvents.filter((e) => e.ph === 'X');
+    for (const how of SYNC) {
+      const into = flows.filter((f) => f[f.length - 1].pid === info[how].pid);
+      expect(into, how).toHaveLength(1);
+      const start = one(spans, `start ${how}`);
+      expect(into[0][0].pid).toBe(pids.parent);
+      expect(into[0][0].ts).toBeGreaterThanOrEqual(start.ts);
+      expect(into[0][0].ts).toBeLessThanOrEqual(start.ts + (start.dur ?? 0));
+      expect(one(spans, `child ${how}`).pid).toBe(info[how].pid);
+    }
+  });
+
   it('a bad TRACEPARENT or flow id is named in a warning and ignored', () => {
     const child = path.join(__dirname, 'fixtures', 'processes', 'child.js');
     const r = spawnSync(process.execPath, ['--require', AUTO, child, 'plain'], {
