@@ -176,6 +176,88 @@ describe('hotspan run: every process in one trace', () => {
     const text = spawnSync(process.execPath, [cliPath, 'report', out], { encoding: 'utf8', timeout: 120_000 });
     expect(text.stdout + text.stderr).toContain(`1 traced process(es) wrote no trace (killed before their first flush): pid ${String(killed)}`);
   });
+
+  it('Perfetto: a child killed before it wrote is counted as missing by the report', () => {
+    const out = path.join(tmp, 'killed.pftrace');
+    const { pids } = hotspanRun(out, { CHILD_KILL: '1', HOTSPAN_FLUSH_MS: '0' });
+    const killed = pids.children[3];
+    const { text, json } = report(out);
+    expect(text).toContain(`1 traced process(es) wrote no trace (killed before their first flush): pid ${String(killed)}`);
+    expect(json.files[0].processes).toEqual({ missing: [killed], unfinished: [] });
+    expect(json.processes.map((p) => p.pid)).not.toContain(killed);
+    // protoc: still one valid Trace, the lists in a track descriptor of their own.
+    const decoded = protocDecode(readFileSync(out));
+    expect(decoded).toContain('name: "hotspan.processes"');
+    expect(decoded).toContain(`description: "{\\"missing\\":[${String(killed)}],\\"unfinished\\":[]}"`);
+  });
+});
+
+interface ReportJson {
+  spans: number;
+  names: Array<{ name: string; count: number }>;
+  timelines: Array<{ name: string; spans: number; pid?: number }>;
+  processes: Array<{ pid: number; name: string | null; spans: number; names: Array<{ name: string; count: number }>; timelines: Array<{ spans: number; pid?: number }> }>;
+  files: Array<{ processes: { missing: number[]; unfinished: number[] } | null }>;
+}
+
+function report(file: string): { text: string; json: ReportJson } {
+  const text = spawnSync(process.execPath, [cliPath, 'report', file], { encoding: 'utf8', timeout: 120_000 });
+  expect(text.status, text.stderr).toBe(0);
+  const json = spawnSync(process.execPath, [cliPath, 'report', '--json', file], { encoding: 'utf8', timeout: 120_000 });
+  expect(json.status, json.stderr).toBe(0);
+  return { text: text.stdout + text.stderr, json: JSON.parse(json.stdout) as ReportJson };
+}
+
+/** A group's span counts by name. */
+const countsOf = (names: Array<{ name: string; count: number }>): Record<string, number> => Object.fromEntries(names.map((n) => [n.name, n.count]));
+
+describe('hotspan report: a trace of several processes, grouped by process', () => {
+  for (const ext of ['pftrace', 'json']) {
+    it(`${ext}: each pid's spans in a group of its own, text and --json`, () => {
+      const out = path.join(tmp, `groups.${ext}`);
+      const { pids } = hotspanRun(out);
+      expect(pids.children).toHaveLength(3);
+      const { text, json } = report(out);
+      // Chrome JSON has each flow end as a zero-length event on its process's thread (join-links.ts); Perfetto as an instant, not a span.
+      const link = (name: string): Record<string, number> => (ext === 'json' ? { [name]: 1 } : {});
+      const spawnLinks: Record<string, number> = ext === 'json' ? { 'spawn node': 3 } : {};
+      const expected: Record<number, Record<string, number>> = {
+        [pids.parent]: { before: 1, after: 1, 'start forked': 1, 'start exec': 1, 'start cluster': 1, ...spawnLinks },
+        [pids.children[0]]: { 'child forked': 1, ...link(`started by pid ${String(pids.parent)}`) },
+        [pids.children[1]]: { 'child exec': 1, ...link(`started by pid ${String(pids.parent)}`) },
+        [pids.children[2]]: { 'child cluster': 1, ...link(`started by pid ${String(pids.parent)}`) },
+      };
+      const all = [pids.parent, ...pids.children].sort((a, b) => a - b);
+      expect(json.processes.map((p) => p.pid)).toEqual(all);
+      for (const p of json.processes) {
+        expect(countsOf(p.names), `pid ${String(p.pid)}`).toEqual(expected[p.pid]);
+        const n = Object.values(expected[p.pid]).reduce((a, b) => a + b, 0);
+        expect(p.spans).toBe(n);
+        expect(p.name).toBe('hotspan');
+        expect(p.timelines.every((t) => t.pid === p.pid)).toBe(true);
+        expect(text).toContain(`process ${String(p.pid)} (hotspan): ${String(n)} spans, per name (ms)`);
+      }
+      // The totals are unchanged: every span once, in one group.
+      expect(json.processes.reduce((a, p) => a + p.spans, 0)).toBe(json.spans);
+      expect(json.names.reduce((a, x) => a + x.count, 0)).toBe(json.spans);
+      expect(json.timelines.map((t) => t.pid).sort((a, b) => (a ?? 0) - (b ?? 0))).toEqual(all);
+    });
+  }
+
+  it('a trace of one process has no groups', () => {
+    const out = path.join(tmp, 'one.pftrace');
+    const child = path.join(__dirname, 'fixtures', 'processes', 'child.js');
+    const r = spawnSync(process.execPath, [cliPath, 'run', '-o', out, '-i', 'http', '--no-report', '--', process.execPath, child, 'plain'], {
+      encoding: 'utf8',
+      env: env(),
+      timeout: 120_000,
+    });
+    expect(r.status, r.stderr).toBe(0);
+    const { text, json } = report(out);
+    expect(json.processes).toEqual([]);
+    expect(countsOf(json.names)).toEqual({ 'child plain': 1 });
+    expect(text).not.toContain('process ');
+  });
 });
 
 describe('hotspan/auto without hotspan run', () => {
@@ -300,6 +382,34 @@ describe('hotspan run: each child linked to the span that started it', () => {
     }
   });
 
+  it('the sync spawns (spawnSync, execSync, execFileSync) carry the context and a flow as the async ones do', async () => {
+    const SYNC = ['spawnSync', 'execSync', 'execFileSync'] as const;
+    const infoDir = mkdtempSync(path.join(tmp, 'info-'));
+    const out = path.join(tmp, 'sync.json');
+    const { pids } = hotspanRun(out, { CHILD_INFO_DIR: infoDir, CHILD_SYNC: '1' });
+    const info = Object.fromEntries(
+      SYNC.map((how) => [how, JSON.parse(readFileSync(path.join(infoDir, `${how}.json`), 'utf8')) as { pid: number; traceId: string; parentSpanId: string }]),
+    );
+    for (const how of SYNC) {
+      expect(info[how].traceId, how).toBe(pids.contexts[how].traceId);
+      expect(info[how].parentSpanId, how).toBe(pids.contexts[how].spanId);
+    }
+    // One flow per child (a sync spawn is not also seen as an async one), from inside its start span.
+    const doc = JSON.parse(readFileSync(out, 'utf8')) as { traceEvents: Array<{ name: string; ph: string; pid: number; tid: number; ts: number; dur?: number }> };
+    const flows = await traceEngineFlows(doc.traceEvents);
+    expect(flows).toHaveLength(HOWS.length + SYNC.length);
+    const spans = doc.traceEvents.filter((e) => e.ph === 'X');
+    for (const how of SYNC) {
+      const into = flows.filter((f) => f[f.length - 1].pid === info[how].pid);
+      expect(into, how).toHaveLength(1);
+      const start = one(spans, `start ${how}`);
+      expect(into[0][0].pid).toBe(pids.parent);
+      expect(into[0][0].ts).toBeGreaterThanOrEqual(start.ts);
+      expect(into[0][0].ts).toBeLessThanOrEqual(start.ts + (start.dur ?? 0));
+      expect(one(spans, `child ${how}`).pid).toBe(info[how].pid);
+    }
+  });
+
   it('a bad TRACEPARENT or flow id is named in a warning and ignored', () => {
     const child = path.join(__dirname, 'fixtures', 'processes', 'child.js');
     const r = spawnSync(process.execPath, ['--require', AUTO, child, 'plain'], {
@@ -332,13 +442,15 @@ describe('hotspan run: a killed child leaves its spans up to its last flush', ()
         expect(doc.metadata.hotspan_unfinished_processes).toEqual([killed]);
         expect(doc.metadata.hotspan_missing_processes).toBeUndefined();
         expect(one(doc.traceEvents, 'child flushkill').pid).toBe(killed);
-        // hotspan report says what is missing, in text and --json.
-        const text = spawnSync(process.execPath, [cliPath, 'report', out], { encoding: 'utf8', timeout: 120_000 });
-        expect(text.stdout + text.stderr).toContain(`1 traced process(es) did not finish their trace (killed): spans after their last flush are lost, not counted: pid ${String(killed)}`);
-        const json = spawnSync(process.execPath, [cliPath, 'report', '--json', out], { encoding: 'utf8', timeout: 120_000 });
-        const rep = JSON.parse(json.stdout) as { files: Array<{ processes: { missing: number[]; unfinished: number[] } | null }> };
-        expect(rep.files[0].processes).toEqual({ missing: [], unfinished: [killed] });
       }
+      // hotspan report says what is missing, in text and --json, from either format (Perfetto: the join's "hotspan.processes" descriptor).
+      const { text, json } = report(out);
+      expect(text).toContain(`1 traced process(es) did not finish their trace (killed): spans after their last flush are lost, not counted: pid ${String(killed)}`);
+      expect(text).not.toContain('wrote no trace');
+      expect(json.files[0].processes).toEqual({ missing: [], unfinished: [killed] });
+      // The killed child's flushed span is in its own group.
+      const group = json.processes.find((p) => p.pid === killed);
+      expect(group?.names.find((n) => n.name === 'child flushkill')?.count).toBe(1);
     });
   }
 

@@ -1,9 +1,11 @@
 // The link from a traced process to the Node processes it starts (lib/auto.ts).
 //
-// Parent side (followChildren): every child process starts through
-// ChildProcess.prototype.spawn (spawn, fork, exec, execFile, and cluster
-// workers, which fork). hotspan/auto wraps it, and at the moment of the spawn
-// puts into the child's environment:
+// Parent side (followChildren): every asynchronous child process starts
+// through ChildProcess.prototype.spawn (spawn, fork, exec, execFile, and
+// cluster workers, which fork); the synchronous ones through spawnSync,
+// execSync and execFileSync (which call Node's internal spawnSync, not the
+// export). hotspan/auto wraps all four, and at the moment of the spawn puts
+// into the child's environment:
 // - TRACEPARENT (and TRACESTATE): the W3C context of the parent's current span
 //   (tracer.currentContext(): the innermost open span of the main thread, else
 //   the async context's), as OpenTelemetry's environment carriers spell it.
@@ -89,39 +91,85 @@ function withEnv(pairs: string[], keys: readonly string[], add: Record<string, s
   return out;
 }
 
+const KEYS = [TRACEPARENT_ENV, TRACESTATE_ENV, LINK_ENV];
+
+/** What a child started now gets in its environment; the flow's start appended to the links file. */
+function carried(tracer: Tracer, partsDir: string | undefined, axis: Axis, file: unknown): Record<string, string> {
+  const add: Record<string, string> = {};
+  const ctx = tracer.currentContext();
+  if (ctx !== undefined) {
+    add[TRACEPARENT_ENV] = formatTraceparent(ctx);
+    const state = ctx.traceState === undefined ? undefined : parseTracestate(ctx.traceState);
+    if (state !== undefined) add[TRACESTATE_ENV] = state;
+  }
+  const flow = randomBytes(8).toString('hex');
+  add[LINK_ENV] = flow;
+  const open = tracer[internals]().backend.openIds();
+  const tid = open === undefined ? MAIN_TID : Math.floor(open.spanId / 2 ** 32);
+  append(partsDir, process.pid, endAt(axis, flow, 'out', tid, `spawn ${path.basename(String(file ?? '?'))}`));
+  return add;
+}
+
+type SyncName = 'spawnSync' | 'execSync' | 'execFileSync';
+
 /**
- * Wraps ChildProcess.prototype.spawn so each child gets the current span's
- * context and a flow id in its environment; returns the undo.
+ * Where the options of a sync spawn are: execSync(command, options);
+ * spawnSync / execFileSync(file, args?, options?), the options second when
+ * the args are left out (as Node's normalizeSpawnArguments reads them).
+ */
+function optionsAt(name: SyncName, args: unknown[]): number {
+  if (name === 'execSync') return 1;
+  const second = args[1];
+  return Array.isArray(second) || second === undefined || second === null ? 2 : 1;
+}
+
+/**
+ * Wraps ChildProcess.prototype.spawn and the sync spawns so each child gets
+ * the current span's context and a flow id in its environment; returns the undo.
  */
 export function followChildren(tracer: Tracer, partsDir: string | undefined, axis: Axis): () => void {
   const proto = childProcess.ChildProcess.prototype as unknown as { spawn(this: unknown, options: unknown): unknown };
   const original = proto.spawn;
-  const keys = [TRACEPARENT_ENV, TRACESTATE_ENV, LINK_ENV];
   proto.spawn = function spawn(this: unknown, options: unknown): unknown {
     try {
       const o = options as { envPairs?: unknown; file?: unknown } | null;
       if (typeof o === 'object' && o !== null && (o.envPairs === undefined || Array.isArray(o.envPairs))) {
-        const add: Record<string, string> = {};
-        const ctx = tracer.currentContext();
-        if (ctx !== undefined) {
-          add[TRACEPARENT_ENV] = formatTraceparent(ctx);
-          const state = ctx.traceState === undefined ? undefined : parseTracestate(ctx.traceState);
-          if (state !== undefined) add[TRACESTATE_ENV] = state;
-        }
-        const flow = randomBytes(8).toString('hex');
-        add[LINK_ENV] = flow;
-        o.envPairs = withEnv((o.envPairs as string[] | undefined) ?? [], keys, add);
-        const open = tracer[internals]().backend.openIds();
-        const tid = open === undefined ? MAIN_TID : Math.floor(open.spanId / 2 ** 32);
-        append(partsDir, process.pid, endAt(axis, flow, 'out', tid, `spawn ${path.basename(String(o.file ?? '?'))}`));
+        const add = carried(tracer, partsDir, axis, o.file);
+        o.envPairs = withEnv((o.envPairs as string[] | undefined) ?? [], KEYS, add);
       }
     } catch {
       // The program's spawn goes on untouched.
     }
     return original.call(this, options);
   };
+  // The sync spawns: a copy of the options with the environment added (the caller's object is left alone).
+  const cp = childProcess as unknown as Record<SyncName, (...args: unknown[]) => unknown>;
+  const originals = new Map<SyncName, (...args: unknown[]) => unknown>();
+  for (const name of ['spawnSync', 'execSync', 'execFileSync'] as const) {
+    const sync = cp[name];
+    originals.set(name, sync);
+    cp[name] = {
+      [name](this: unknown, ...args: unknown[]): unknown {
+        try {
+          const at = optionsAt(name, args);
+          const o = args[at];
+          if (o === undefined || o === null || typeof o === 'object') {
+            const opts = (o ?? {}) as { env?: NodeJS.ProcessEnv };
+            const file = typeof args[0] === 'string' && name !== 'execSync' ? args[0] : 'sh';
+            const env: NodeJS.ProcessEnv = { ...(opts.env ?? process.env) };
+            for (const k of KEYS) delete env[k];
+            args[at] = { ...opts, env: { ...env, ...carried(tracer, partsDir, axis, file) } };
+          }
+        } catch {
+          // The program's spawn goes on untouched.
+        }
+        return sync.apply(this, args);
+      },
+    }[name];
+  }
   return () => {
     if (proto.spawn !== original) proto.spawn = original;
+    for (const [name, sync] of originals) cp[name] = sync;
   };
 }
 

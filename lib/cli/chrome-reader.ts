@@ -4,7 +4,7 @@
 // as written, in ns: for hotspan's files, ns on the performance.now() axis. Complete
 // (X), begin/end (B/E), async (b/e), counter (C) and metadata (M) events.
 
-import { recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceFrame, type TraceSink } from './trace-model';
+import { processLists, recordingCounts, type Args, type AttrValue, type RecordingCounts, type TraceFrame, type TraceSink } from './trace-model';
 
 interface ChromeEvent {
   name?: string;
@@ -79,6 +79,12 @@ function argsOf(args: Record<string, AttrValue> | undefined): Args | undefined {
   return args;
 }
 
+/** An event's pid as a number, when it is one (or a string of one). */
+function pidOf(e: ChromeEvent): number | undefined {
+  const pid = typeof e.pid === 'string' && /^\d+$/.test(e.pid) ? Number(e.pid) : e.pid;
+  return Number.isSafeInteger(pid) ? (pid as number) : undefined;
+}
+
 export class ChromeJsonDecoder {
   private readonly names = new Map<string, string>();
   private readonly emitted = new Set<string>();
@@ -102,7 +108,8 @@ export class ChromeJsonDecoder {
     if (!this.emitted.has(key)) {
       this.emitted.add(key);
       const name = suffix === '' ? this.names.get(base) ?? `thread ${String(e.tid ?? 0)}` : suffix;
-      this.sink.timeline({ key, name, kind, concurrent });
+      const pid = pidOf(e);
+      this.sink.timeline({ key, name, kind, concurrent, ...(pid === undefined ? {} : { pid }) });
     }
     return key;
   }
@@ -120,6 +127,10 @@ export class ChromeJsonDecoder {
       case 'M':
         if (e.name === 'thread_name' && typeof e.args?.name === 'string') {
           this.names.set(`${String(e.pid ?? 0)}:${String(e.tid ?? 0)}`, e.args.name);
+        }
+        if (e.name === 'process_name' && typeof e.args?.name === 'string') {
+          const pid = pidOf(e);
+          if (pid !== undefined) this.sink.process?.(pid, e.args.name);
         }
         return;
       case 'X': {
@@ -221,9 +232,8 @@ export class ChromeJsonDecoder {
   processes(): { missing: number[]; unfinished: number[] } | undefined {
     const meta = this.trailer.metadata as Record<string, unknown> | undefined;
     if (meta === undefined || typeof meta !== 'object' || meta === null) return undefined;
-    const pids = (v: unknown): number[] => (Array.isArray(v) ? v.filter((p): p is number => Number.isSafeInteger(p)) : []);
     if (meta.hotspan_missing_processes === undefined && meta.hotspan_unfinished_processes === undefined) return undefined;
-    return { missing: pids(meta.hotspan_missing_processes), unfinished: pids(meta.hotspan_unfinished_processes) };
+    return processLists(meta.hotspan_missing_processes, meta.hotspan_unfinished_processes);
   }
 
   /** The recording counts in the trace's metadata ("hotspan" in the top-level "metadata"). */

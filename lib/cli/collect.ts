@@ -31,6 +31,8 @@ export class Collected implements TraceSink {
   /** Attribute JSON text per span index (keepArgs 'all'). */
   readonly argsText = new Map<number, string>();
   readonly counters = new Map<number, Counter>();
+  /** Process names the trace gives, by pid. */
+  readonly processNames = new Map<number, string>();
   /** CPU samples (their top frames), by thread timeline key. */
   readonly samples = new SampleColumns();
   /** keepArgs as a number: the slowest spans, a min-heap on duration. */
@@ -46,6 +48,10 @@ export class Collected implements TraceSink {
     if (this.timelineIndex.has(t.key)) return;
     this.timelineIndex.set(t.key, this.timelines.length);
     this.timelines.push(t);
+  }
+
+  process(pid: number, name: string): void {
+    this.processNames.set(pid, name);
   }
 
   private nameId(name: string): number {

@@ -14,11 +14,15 @@
 //   CLOCK_MONOTONIC time, with flow_ids (the spawn) or terminating_flow_ids
 //   (the child's start).
 // A flow with one end only (its other process wrote no part) is left out.
+// The Perfetto join also says on that sequence which traced processes wrote
+// no part or did not finish theirs (processesPacketPerfetto; Chrome JSON has
+// them in its metadata, join-parts.ts).
 
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 
 import type { LinkEnd } from '../auto/auto-spawn';
+import { PROCESSES_TRACK_NAME } from './perfetto-reader';
 import { linksName } from '../auto/auto-spawn';
 
 /** A flow both of whose ends are in the trace. */
@@ -143,4 +147,21 @@ export function linkPacketsPerfetto(links: readonly Link[]): Buffer {
     }
   }
   return Buffer.from(out);
+}
+
+/** The uuid of the PROCESSES_TRACK_NAME descriptor: clear of every process's salted uuids (high 32 bits) and timeline ids (small). */
+const PROCESSES_TRACK_UUID = 0xfffffff0n;
+
+/**
+ * The packet (framed) of a track descriptor PROCESSES_TRACK_NAME whose
+ * description lists the traced processes the joined trace lacks; it has no
+ * events, so viewers show no track for it (perfetto-reader.ts reads it).
+ */
+export function processesPacketPerfetto(missing: readonly number[], unfinished: readonly number[]): Buffer {
+  const descriptor = [
+    ...uint(1, PROCESSES_TRACK_UUID),
+    ...text(2, PROCESSES_TRACK_NAME),
+    ...text(14, JSON.stringify({ missing, unfinished })),
+  ];
+  return Buffer.from(bytes(1, [...uint(10, LINK_SEQUENCE), ...bytes(60, descriptor)]));
 }

@@ -13,6 +13,8 @@
 //   no part under "hotspan_missing_processes", and those whose part is
 //   their last periodic flush (no `<pid>.ended`: killed before their write
 //   at exit) under "hotspan_unfinished_processes".
+// - Perfetto: those two lists in a "hotspan.processes" track descriptor
+//   (join-links.ts, processesPacketPerfetto).
 // - Both: the flows from each spawn to the child it started, when both
 //   processes are in the trace (lib/cli/join-links.ts).
 // Parts are copied in blocks: the join never holds a whole part.
@@ -21,7 +23,7 @@ import { closeSync, openSync, readdirSync, readSync, statSync, writeSync } from 
 import * as path from 'node:path';
 
 import type { OutputFormat } from '../common/output';
-import { linkEventsJson, linkPacketsPerfetto, readLinks } from './join-links';
+import { linkEventsJson, linkPacketsPerfetto, processesPacketPerfetto, readLinks } from './join-links';
 
 const BLOCK = 1 << 20;
 const JSON_HEAD = '{"traceEvents":[\n';
@@ -186,6 +188,7 @@ export function joinParts(dir: string, out: string, format: OutputFormat, firstP
     const missing = [...started].filter((p) => !joined.includes(p) && !pids.includes(p)).sort((a, b) => a - b);
     // A part whose process never wrote at exit: its last periodic flush (lib/auto/auto-flush.ts).
     const unfinished = joined.filter((p) => started.has(p) && !ended.has(p)).sort((a, b) => a - b);
+    if (format === 'perfetto' && (missing.length > 0 || unfinished.length > 0)) writeSync(dst, processesPacketPerfetto(missing, unfinished));
     if (format === 'json') {
       const meta: Record<string, unknown> = { ...(metadata ?? {}) };
       if (Object.keys(counts).length > 0) meta.hotspan = counts;

@@ -9,7 +9,7 @@
 
 import { P_PERF_SAMPLE, readInternedString, readPerfSample, SampleTables } from './perfetto-samples';
 import { ProtoReader, WIRE_FIXED64, WIRE_LEN } from './proto';
-import { recordingCounts, sumCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
+import { processLists, recordingCounts, sumCounts, type Args, type AttrValue, type RecordingCounts, type TraceSink } from './trace-model';
 
 // TracePacket
 const P_CLOCK_SNAPSHOT = 6;
@@ -49,6 +49,8 @@ const COUNTER = 4;
  * has one per process, each its own uuid (perfetto_writer.h): their sum.
  */
 const COUNTS_TRACK_NAME = 'hotspan.counts';
+/** `hotspan run`'s join: a descriptor whose description is {"missing": [pid...], "unfinished": [pid...]} (join-parts.ts). */
+export const PROCESSES_TRACK_NAME = 'hotspan.processes';
 
 interface Open {
   name: string;
@@ -63,6 +65,7 @@ interface Track {
   owner: Track | undefined;
   name: string;
   kind: 'thread' | 'track' | 'counter' | 'process';
+  pid: number | undefined; // its own (thread, process descriptor) or its parent track's
   emitted: boolean;
   open: Open[];
 }
@@ -386,6 +389,7 @@ export class PerfettoDecoder {
           const p = r.sub();
           while (p.next()) {
             if (p.field === 6 && p.wire === WIRE_LEN) processName = p.string();
+            else if (p.field === 1 && p.wire === 0) pid = p.int64();
             else p.skip();
           }
           break;
@@ -410,6 +414,8 @@ export class PerfettoDecoder {
       }
     }
     if (name === COUNTS_TRACK_NAME && description !== undefined) this.readCounts(uuid, description);
+    if (name === PROCESSES_TRACK_NAME && description !== undefined) this.readProcesses(description);
+    if (kind === 'process' && pid !== undefined && processName !== undefined) this.sink.process?.(pid, processName);
     if (kind === 'thread' && tid !== undefined) this.threadTracks.set(`${String(pid ?? 0)}:${String(tid)}`, uuid.toString());
     const known = this.tracks.get(uuid);
     if (known !== undefined) return; // a repeated descriptor (for example after an incremental-state reset)
@@ -423,7 +429,18 @@ export class PerfettoDecoder {
         : kind === 'process'
           ? processName ?? name ?? `process ${uuid.toString()}`
           : name ?? `track ${uuid.toString()}`;
-    this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, emitted: false, open: [] });
+    const owner = kind === 'thread' || kind === 'process' ? pid : parentTrack?.pid;
+    this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, pid: owner, emitted: false, open: [] });
+  }
+
+  /** The traced processes a joined trace lacks, whole or in part (PROCESSES_TRACK_NAME); undefined when it says nothing. */
+  processes: { missing: number[]; unfinished: number[] } | undefined;
+
+  private readProcesses(description: string): void {
+    try {
+      const m = JSON.parse(description) as { missing?: unknown; unfinished?: unknown } | null;
+      if (typeof m === 'object' && m !== null) this.processes = processLists(m.missing, m.unfinished);
+    } catch {} // not hotspan's: says nothing
   }
 
   /** The recording counts the trace carried: the sum over its processes' (COUNTS_TRACK_NAME). */
@@ -445,7 +462,7 @@ export class PerfettoDecoder {
   private track(uuid: bigint): Track {
     let t = this.tracks.get(uuid);
     if (t === undefined) {
-      t = { timeline: uuid.toString(), owner: undefined, name: `track ${uuid.toString()}`, kind: 'track', emitted: false, open: [] };
+      t = { timeline: uuid.toString(), owner: undefined, name: `track ${uuid.toString()}`, kind: 'track', pid: undefined, emitted: false, open: [] };
       this.tracks.set(uuid, t);
     }
     const tl = t.owner ?? t;
@@ -453,7 +470,7 @@ export class PerfettoDecoder {
       tl.emitted = true;
       if (!this.clocksTold) this.tellClocks();
       const kind = tl.kind === 'process' ? 'track' : tl.kind;
-      this.sink.timeline({ key: tl.timeline, name: tl.name, kind, concurrent: kind === 'track' });
+      this.sink.timeline({ key: tl.timeline, name: tl.name, kind, concurrent: kind === 'track', ...(tl.pid === undefined ? {} : { pid: tl.pid }) });
     }
     return t;
   }

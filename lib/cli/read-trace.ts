@@ -165,6 +165,7 @@ export function readTrace(path: string, sink: TraceSink, opts: ReadOptions = {})
       skipped: dec.skipped,
       malformed: 0,
       ...withCounts(dec.counts),
+      ...(dec.processes === undefined ? {} : { processes: dec.processes }),
     };
   } finally {
     file.close();

@@ -40,6 +40,8 @@ export interface TimelineRow {
   spans: number;
   /** Time covered by at least one span of the timeline. */
   busy: number;
+  /** The process it belongs to, when the trace says. */
+  pid?: number;
 }
 
 /** One file read. */
@@ -62,6 +64,16 @@ export interface FileRead {
   processes: { missing: readonly number[]; unfinished: readonly number[] } | null;
 }
 
+/** One process of a trace that holds several (hotspan run's): its own per-name figures and timelines. */
+export interface ProcessGroup {
+  pid: number;
+  /** Its name as the trace gives it (process_name, the process descriptor's); null when it gives none. */
+  name: string | null;
+  spans: number;
+  names: NameRow[];
+  timelines: TimelineRow[];
+}
+
 export interface Report {
   /** The file read, or the files joined by ", " (a rotated stream's, oldest first). */
   file: string;
@@ -82,6 +94,12 @@ export interface Report {
   timelines: TimelineRow[];
   slowest: Array<{ name: string; timeline: string; start: number; dur: number; args: Args }>;
   counters: Array<{ name: string; samples: number; min: number; max: number; mean: number }>;
+  /**
+   * Per process (by pid, ascending), when the trace holds the spans of
+   * several; empty for one process. Its spans are those of its timelines;
+   * spans on a timeline of no known process are in the totals only.
+   */
+  processes: ProcessGroup[];
 }
 
 /**
@@ -112,34 +130,7 @@ export function buildReport(paths: string | readonly string[], top: number, sort
   const childTotal = new Float64Array(n);
   for (let i = 0; i < n; i++) if (parent[i] >= 0) childTotal[parent[i]] += end[i] - start[i];
 
-  // Durations grouped by name (counting sort by name id), for exact percentiles.
-  const counts = new Int32Array(c.names.length + 1);
-  for (let i = 0; i < n; i++) counts[nameOf[i] + 1]++;
-  for (let k = 1; k < counts.length; k++) counts[k] += counts[k - 1];
-  const durs = new Float64Array(n);
-  const fill = counts.slice(0, c.names.length);
-  const self = new Float64Array(c.names.length);
-  for (let i = 0; i < n; i++) {
-    const d = end[i] - start[i];
-    durs[fill[nameOf[i]]++] = d;
-    self[nameOf[i]] += d - childTotal[i];
-  }
-  let names: NameRow[] = c.names.map((name, id) => {
-    const ds = durs.subarray(counts[id], counts[id + 1]).sort();
-    let total = 0;
-    for (const d of ds) total += d;
-    return {
-      name,
-      count: ds.length,
-      total,
-      self: self[id],
-      mean: total / ds.length,
-      p50: percentileOfSorted(ds, 50),
-      p90: percentileOfSorted(ds, 90),
-      p99: percentileOfSorted(ds, 99),
-      max: ds[ds.length - 1],
-    };
-  });
+  let names = nameRows(c, childTotal, null);
   if (c.samples.count > 0) {
     const hot = hotFunctions(
       c.samples,
@@ -148,13 +139,12 @@ export function buildReport(paths: string | readonly string[], top: number, sort
     );
     names.forEach((row, id) => (row.hotFunctions = hot.get(id) ?? []));
   }
-  names.sort((a, b) =>
-    sort === 'name' ? a.name.localeCompare(b.name) : b[sort] - a[sort] || a.name.localeCompare(b.name),
-  );
-  names = names.slice(0, top);
+  const order = (rows: NameRow[]): NameRow[] =>
+    rows.sort((a, b) => (sort === 'name' ? a.name.localeCompare(b.name) : b[sort] - a[sort] || a.name.localeCompare(b.name))).slice(0, top);
+  names = order(names);
 
   // Busy time: the union of each timeline's spans.
-  const timelines: TimelineRow[] = c.timelines.map((t) => ({ name: t.name, kind: t.kind, spans: 0, busy: 0 }));
+  const timelines: TimelineRow[] = c.timelines.map((t) => ({ name: t.name, kind: t.kind, spans: 0, busy: 0, ...(t.pid === undefined ? {} : { pid: t.pid }) }));
   const byTimeline = c.timelines.map(() => [] as number[]);
   for (let i = 0; i < n; i++) byTimeline[timelineOf[i]]?.push(i);
   byTimeline.forEach((ids, t) => {
@@ -175,6 +165,22 @@ export function buildReport(paths: string | readonly string[], top: number, sort
     timelines[t].spans = ids.length;
     timelines[t].busy = busy;
   });
+
+  // Per process, when there are several: the spans of its timelines.
+  const pidOfTimeline = c.timelines.map((t) => t.pid);
+  const pids = [...new Set(timelines.flatMap((t) => (t.spans > 0 && t.pid !== undefined ? [t.pid] : [])))];
+  const processes: ProcessGroup[] =
+    pids.length < 2
+      ? []
+      : pids
+          .sort((a, b) => a - b)
+          .map((pid) => {
+            const mine = new Uint8Array(c.timelines.length);
+            pidOfTimeline.forEach((p, k) => (mine[k] = p === pid ? 1 : 0));
+            const rows = nameRows(c, childTotal, (i) => mine[timelineOf[i]] === 1).filter((r) => r.count > 0);
+            const tls = timelines.filter((t, k) => mine[k] === 1 && t.spans > 0);
+            return { pid, name: c.processNames.get(pid) ?? null, spans: tls.reduce((sum, t) => sum + t.spans, 0), names: order(rows), timelines: tls };
+          });
 
   let first = Infinity;
   let last = -Infinity;
@@ -216,7 +222,45 @@ export function buildReport(paths: string | readonly string[], top: number, sort
       args: s.args ?? {},
     })),
     counters,
+    processes,
   };
+}
+
+/** Per-name figures over the spans `keep` picks (all when null); names with no span have count 0. */
+function nameRows(c: Collected, childTotal: Float64Array, keep: ((i: number) => boolean) | null): NameRow[] {
+  const n = c.count;
+  const start = c.startNs.view();
+  const end = c.endNs.view();
+  const nameOf = c.nameOf.view();
+  // Durations grouped by name (counting sort by name id), for exact percentiles.
+  const counts = new Int32Array(c.names.length + 1);
+  for (let i = 0; i < n; i++) if (keep === null || keep(i)) counts[nameOf[i] + 1]++;
+  for (let k = 1; k < counts.length; k++) counts[k] += counts[k - 1];
+  const durs = new Float64Array(counts[c.names.length]);
+  const fill = counts.slice(0, c.names.length);
+  const self = new Float64Array(c.names.length);
+  for (let i = 0; i < n; i++) {
+    if (keep !== null && !keep(i)) continue;
+    const d = end[i] - start[i];
+    durs[fill[nameOf[i]]++] = d;
+    self[nameOf[i]] += d - childTotal[i];
+  }
+  return c.names.map((name, id) => {
+    const ds = durs.subarray(counts[id], counts[id + 1]).sort();
+    let total = 0;
+    for (const d of ds) total += d;
+    return {
+      name,
+      count: ds.length,
+      total,
+      self: self[id],
+      mean: total / ds.length,
+      p50: percentileOfSorted(ds, 50),
+      p90: percentileOfSorted(ds, 90),
+      p99: percentileOfSorted(ds, 99),
+      max: ds[ds.length - 1],
+    };
+  });
 }
 
 /** ns as ms with three decimals (µs resolution). */
@@ -310,12 +354,21 @@ export function formatReport(r: Report): string {
     }
     out.push(table(['name', 'function', 'self', 'samples', 'location'], rows, 2, true));
   }
+  for (const p of r.processes) {
+    out.push('', `process ${String(p.pid)}${p.name === null ? '' : ` (${p.name})`}: ${String(p.spans)} spans, per name (ms)`);
+    out.push(
+      table(
+        ['name', 'count', 'total', 'self', 'mean', 'p50', 'p90', 'p99', 'max'],
+        p.names.map((x) => [x.name, String(x.count), ms(x.total), ms(x.self), ms(x.mean), ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max)]),
+      ),
+    );
+  }
   out.push('', 'busy time per thread and track (ms)');
   out.push(
     table(
       ['timeline', 'kind', 'spans', 'busy', 'busy %'],
       r.timelines.map((t) => [
-        t.name,
+        r.processes.length > 0 && t.pid !== undefined ? `${t.name} (pid ${String(t.pid)})` : t.name,
         t.kind,
         String(t.spans),
         ms(t.busy),

@@ -13,6 +13,8 @@ export interface TraceTimeline {
   readonly kind: 'thread' | 'track' | 'counter';
   /** Concurrent track: spans may overlap (written on lanes or as async pairs). */
   readonly concurrent: boolean;
+  /** The process it belongs to, when the trace says (Chrome JSON's pid, Perfetto's thread or process descriptor). */
+  readonly pid?: number;
 }
 
 export interface TraceSpan {
@@ -52,6 +54,8 @@ export interface TraceSink {
   /** Called once, before the first timeline, when the trace says which clock its times are on. */
   clocks?(c: TraceClocks): void;
   timeline(t: TraceTimeline): void;
+  /** A process's name, as the trace gives it (Chrome JSON's process_name, Perfetto's process descriptor). */
+  process?(pid: number, name: string): void;
   span(s: TraceSpan): void;
   counter?(timeline: string, tsNs: number, value: number): void;
   /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet). */
@@ -79,6 +83,12 @@ export function recordingCounts(members: Record<string, unknown>): RecordingCoun
     }
   }
   return any ? out : undefined;
+}
+
+/** Traced processes a trace lacks, whole (`missing`) or in part (`unfinished`), from the pid lists it carries. */
+export function processLists(missing: unknown, unfinished: unknown): { missing: number[]; unfinished: number[] } {
+  const pids = (v: unknown): number[] => (Array.isArray(v) ? v.filter((p): p is number => Number.isSafeInteger(p)) : []);
+  return { missing: pids(missing), unfinished: pids(unfinished) };
 }
 
 /** The member-wise sum of several files' or processes' counts (a key any of them has); undefined for none. */
@@ -124,7 +134,8 @@ export interface ReadSummary {
    * Traced processes a `hotspan run` trace lacks whole or in part (Chrome
    * JSON metadata, lib/cli/join-parts.ts): `missing` wrote nothing,
    * `unfinished` only up to their last periodic flush. Undefined when the
-   * file says nothing (Perfetto).
+   * file says nothing (Chrome JSON metadata, or Perfetto's "hotspan.processes"
+   * track descriptor).
    */
   readonly processes?: { readonly missing: readonly number[]; readonly unfinished: readonly number[] };
 }
