@@ -102,7 +102,7 @@ export class ChromeJsonDecoder {
     if (!this.emitted.has(key)) {
       this.emitted.add(key);
       const name = suffix === '' ? this.names.get(base) ?? `thread ${String(e.tid ?? 0)}` : suffix;
-      this.sink.timeline({ key, name, kind, concurrent });
+      this.sink.timeline({ key, name, kind, concurrent, process: String(e.pid ?? 0) });
     }
     return key;
   }
@@ -207,7 +207,7 @@ export class ChromeJsonDecoder {
       if (typeof d === 'number' && Number.isFinite(d)) p.lastUs += d;
       const id = samples[i];
       const frame = typeof id === 'number' ? p.frames.get(id) : undefined;
-      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame);
+      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame, String(e.pid ?? 0));
     }
   }
 

@@ -31,7 +31,7 @@ export class Collected implements TraceSink {
   /** Attribute JSON text per span index (keepArgs 'all'). */
   readonly argsText = new Map<number, string>();
   readonly counters = new Map<number, Counter>();
-  /** CPU samples (their top frames), by thread timeline key. */
+  /** CPU samples (their top frames), by thread timeline key, and the async tracks' processes. */
   readonly samples = new SampleColumns();
   /** keepArgs as a number: the slowest spans, a min-heap on duration. */
   private readonly slow: SlowSpan[] = [];
@@ -46,6 +46,7 @@ export class Collected implements TraceSink {
     if (this.timelineIndex.has(t.key)) return;
     this.timelineIndex.set(t.key, this.timelines.length);
     this.timelines.push(t);
+    this.samples.timeline(t);
   }
 
   private nameId(name: string): number {
@@ -79,8 +80,8 @@ export class Collected implements TraceSink {
     c.values.push(value);
   }
 
-  sample(timeline: string, tsNs: number, frame: TraceFrame): void {
-    this.samples.add(timeline, tsNs, frame);
+  sample(timeline: string, tsNs: number, frame: TraceFrame, process: string): void {
+    this.samples.add(timeline, tsNs, frame, process);
   }
 
   private keepSlow(s: SlowSpan): void {

@@ -63,6 +63,8 @@ interface Track {
   owner: Track | undefined;
   name: string;
   kind: 'thread' | 'track' | 'counter' | 'process';
+  /** Its process's pid (a thread's or process's own, a track's its parent process's), as text. */
+  process: string | undefined;
   emitted: boolean;
   open: Open[];
 }
@@ -222,7 +224,7 @@ export class PerfettoDecoder {
     const frame = seq.samples.topFrame(s.callstack);
     if (frame === undefined) return;
     const thread = `${String(s.pid)}:${String(s.tid)}`;
-    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, frame);
+    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, frame, String(s.pid));
   }
 
   /** Spans still open at the end of the input. */
@@ -386,6 +388,7 @@ export class PerfettoDecoder {
           const p = r.sub();
           while (p.next()) {
             if (p.field === 6 && p.wire === WIRE_LEN) processName = p.string();
+            else if (p.field === 1) pid = p.int64();
             else p.skip();
           }
           break;
@@ -423,7 +426,8 @@ export class PerfettoDecoder {
         : kind === 'process'
           ? processName ?? name ?? `process ${uuid.toString()}`
           : name ?? `track ${uuid.toString()}`;
-    this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, emitted: false, open: [] });
+    const process = pid !== undefined ? String(pid) : parentTrack?.process;
+    this.tracks.set(uuid, { timeline, owner: isLane ? parentTrack : undefined, name: display, kind, process, emitted: false, open: [] });
   }
 
   /** The recording counts the trace carried: the sum over its processes' (COUNTS_TRACK_NAME). */
@@ -445,7 +449,7 @@ export class PerfettoDecoder {
   private track(uuid: bigint): Track {
     let t = this.tracks.get(uuid);
     if (t === undefined) {
-      t = { timeline: uuid.toString(), owner: undefined, name: `track ${uuid.toString()}`, kind: 'track', emitted: false, open: [] };
+      t = { timeline: uuid.toString(), owner: undefined, name: `track ${uuid.toString()}`, kind: 'track', process: undefined, emitted: false, open: [] };
       this.tracks.set(uuid, t);
     }
     const tl = t.owner ?? t;
@@ -453,7 +457,7 @@ export class PerfettoDecoder {
       tl.emitted = true;
       if (!this.clocksTold) this.tellClocks();
       const kind = tl.kind === 'process' ? 'track' : tl.kind;
-      this.sink.timeline({ key: tl.timeline, name: tl.name, kind, concurrent: kind === 'track' });
+      this.sink.timeline({ key: tl.timeline, name: tl.name, kind, concurrent: kind === 'track', process: tl.process });
     }
     return t;
   }

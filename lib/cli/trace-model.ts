@@ -13,6 +13,8 @@ export interface TraceTimeline {
   readonly kind: 'thread' | 'track' | 'counter';
   /** Concurrent track: spans may overlap (written on lanes or as async pairs). */
   readonly concurrent: boolean;
+  /** The process the timeline belongs to (its pid, as text), when the trace says: a track's is the process that wrote it. */
+  readonly process?: string;
 }
 
 export interface TraceSpan {
@@ -54,8 +56,8 @@ export interface TraceSink {
   timeline(t: TraceTimeline): void;
   span(s: TraceSpan): void;
   counter?(timeline: string, tsNs: number, value: number): void;
-  /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet). */
-  sample?(timeline: string, tsNs: number, frame: TraceFrame): void;
+  /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet), of process `process` (its pid, as text). */
+  sample?(timeline: string, tsNs: number, frame: TraceFrame, process: string): void;
 }
 
 /**
