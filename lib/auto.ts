@@ -99,7 +99,8 @@ function start(): { tracer: Tracer; out: string } | undefined {
   followChildren(tracer, parts, axis);
   // The recording backend under the async context a parent's TRACEPARENT turned on (lib/auto/auto-spawn.ts).
   const backend = unwrapped(tracer[internals]().backend);
-  const adder = backend instanceof NativeBackend ? new SpanAdder(backend) : undefined;
+  // The recorder's times are on this process's own origin; the tracer's, on the run's (lib/auto/auto-file.ts).
+  const adder = backend instanceof NativeBackend ? new SpanAdder(backend, Number(own - origin) / 1e6) : undefined;
   let stopFlushing = (): void => {};
   const stopProfile = startAutoProfile(tracer, process.env, (m) => process.emitWarning(m));
   atExit(`the trace to ${out}`, () => {

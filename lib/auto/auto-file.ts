@@ -34,6 +34,11 @@ import { writeColumns } from '../binding/wasm-core';
  * does). Incremental (a checkpoint adds what ended since the last one): a
  * span waits while an ancestor is still open, so it is added under the
  * parent it will have in the end.
+ *
+ * The recorder's times are this process's performance.now() (ms from its own
+ * origin); the tracer's axis starts at the run's shared origin (the first
+ * traced process's: lib/auto/auto-out.ts). `shiftMs`, own origin minus the
+ * shared one, moves them onto it (0 in the first process).
  */
 export class SpanAdder {
   private readonly inTrace = new Set<AutoSpan>();
@@ -42,7 +47,10 @@ export class SpanAdder {
   private seen = 0;
   private waiting: AutoSpan[] = [];
 
-  constructor(private readonly b: NativeBackend) {}
+  constructor(
+    private readonly b: NativeBackend,
+    private readonly shiftMs = 0,
+  ) {}
 
   /** Adds the spans ended since the last call; `final`: also those under a span still open. */
   add(rec: AutoRecorder, final: boolean): void {
@@ -82,7 +90,7 @@ export class SpanAdder {
     const under: Given = { ids: new BigUint64Array([0n, 0n, 0n, BigInt(parent)]), flags: 0, tracestate: '' };
     const token = parent === 0 ? b.asyncBegin(track, name, attrs) : b.asyncBeginContext(track, name, attrs, under);
     this.begun.set(s, token);
-    if (token !== 0) b.asyncFinish(token, s.error ? FLAG_ERROR : 0, s.start, s.end, -1);
+    if (token !== 0) b.asyncFinish(token, s.error ? FLAG_ERROR : 0, s.start + this.shiftMs, s.end + this.shiftMs, -1);
     return token;
   }
 }

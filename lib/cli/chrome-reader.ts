@@ -218,7 +218,7 @@ export class ChromeJsonDecoder {
       if (typeof d === 'number' && Number.isFinite(d)) p.lastUs += d;
       const id = samples[i];
       const frame = typeof id === 'number' ? p.frames.get(id) : undefined;
-      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame);
+      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame, pidOf(e));
     }
   }
 

@@ -1,9 +1,17 @@
 // CPU samples as a trace reader hands them over (the function on top of each
 // sample's stack), and the report's hot functions per span name: the
 // functions whose samples fell inside spans of that name, by self time.
+//
+// Which spans a sample falls inside: the spans of its own thread that contain
+// its time, and the spans of its process's async tracks (hotspan/auto's
+// `http server`, `fetch`, ...) that contain its time. A trace says which
+// process wrote a track, not which thread began each of its spans, so a track
+// span takes the samples of every sampled thread of its process (only the
+// main thread is sampled today); spans that overlap in time (concurrent
+// requests) share the samples taken while both were open.
 
 import { Column } from './layout';
-import type { TraceFrame } from './trace-model';
+import type { TraceFrame, TraceTimeline } from './trace-model';
 
 /** One function of a span name's hot list. */
 export interface HotFunction {
@@ -17,12 +25,19 @@ export interface HotFunction {
   samples: number;
 }
 
-/** The samples of a trace: per sample its thread's timeline key, time (ns) and top frame. */
+/**
+ * The samples of a trace: per sample its thread's timeline key, time (ns) and
+ * top frame; per sampled thread its process; per async track its process.
+ */
 export class SampleColumns {
   readonly frames: TraceFrame[] = [];
   private readonly frameIndex = new Map<string, number>();
   readonly timelineKeys: string[] = [];
+  /** The process of each sampled thread (by index in timelineKeys). */
+  readonly processOf: string[] = [];
   private readonly timelineIndex = new Map<string, number>();
+  /** Per async (concurrent) track's timeline key, the process that wrote it. */
+  readonly trackProcess = new Map<string, string>();
   readonly timelineOf = new Column(new Int32Array(256));
   readonly tsNs = new Column(new Float64Array(256));
   readonly frameOf = new Column(new Int32Array(256));
@@ -31,7 +46,14 @@ export class SampleColumns {
     return this.tsNs.length;
   }
 
-  add(timeline: string, tsNs: number, frame: TraceFrame): void {
+  /** A timeline of the trace: an async track's process is kept (the first announcement of a key counts). */
+  timeline(t: TraceTimeline): void {
+    if (t.kind === 'track' && t.concurrent && t.pid !== undefined && !this.trackProcess.has(t.key)) {
+      this.trackProcess.set(t.key, String(t.pid));
+    }
+  }
+
+  add(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined): void {
     const key = `${frame.function}\0${frame.url}\0${String(frame.line)}`;
     let f = this.frameIndex.get(key);
     if (f === undefined) {
@@ -43,6 +65,7 @@ export class SampleColumns {
     if (t === undefined) {
       t = this.timelineKeys.length;
       this.timelineKeys.push(timeline);
+      this.processOf.push(pid === undefined ? '' : String(pid)); // '': no track's process
       this.timelineIndex.set(timeline, t);
     }
     this.timelineOf.push(t);
@@ -62,7 +85,8 @@ export interface SpanColumns {
 
 /**
  * Per span name id, its `top` hot functions. A sample belongs to every span
- * of its thread that contains its time (a name counted once per sample), and
+ * of its thread, and of its process's async tracks, that contains its time
+ * (a name counted once per sample; see the top of this file), and
  * weighs the time to its thread's next sample, at most twice the thread's
  * median interval (so the gap between two profiles counts nothing); the last
  * sample weighs the median interval.
@@ -73,14 +97,20 @@ export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: nu
   const sTl = samples.timelineOf.view();
   const sTs = samples.tsNs.view();
   const sFrame = samples.frameOf.view();
-  // Spans and samples grouped by timeline key.
+  // Spans grouped by timeline key (a thread's) or by process (an async track's), by start.
   const spansBy = new Map<string, number[]>();
+  const trackSpansBy = new Map<string, number[]>();
   for (let i = 0; i < spans.count; i++) {
     const key = spans.timelineKeyOf(i);
-    let list = spansBy.get(key);
-    if (list === undefined) spansBy.set(key, (list = []));
+    const proc = samples.trackProcess.get(key);
+    const by = proc === undefined ? spansBy : trackSpansBy;
+    let list = by.get(proc ?? key);
+    if (list === undefined) by.set(proc ?? key, (list = []));
     list.push(i);
   }
+  const byStart = (a: number, b: number): number => spans.startNs[a] - spans.startNs[b] || spans.endNs[b] - spans.endNs[a] || a - b;
+  for (const list of spansBy.values()) list.sort(byStart);
+  for (const list of trackSpansBy.values()) list.sort(byStart);
   const samplesBy = new Map<number, number[]>();
   for (let i = 0; i < samples.count; i++) {
     let list = samplesBy.get(sTl[i]);
@@ -95,12 +125,15 @@ export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: nu
     for (let k = 1; k < ids.length; k++) deltas.push(sTs[ids[k]] - sTs[ids[k - 1]]);
     deltas.sort((a, b) => a - b);
     const median = deltas.length === 0 ? 0 : deltas[deltas.length >> 1];
-    const list = (spansBy.get(samples.timelineKeys[tl]) ?? []).sort(
-      (a, b) => spans.startNs[a] - spans.startNs[b] || spans.endNs[b] - spans.endNs[a] || a - b,
-    );
-    // A sweep: `open` holds the spans (nested, innermost last) that contain the sample's time.
+    const list = spansBy.get(samples.timelineKeys[tl]) ?? [];
+    const tracks = trackSpansBy.get(samples.processOf[tl]) ?? [];
+    // A sweep: `open` holds the thread's spans (nested, innermost last) that
+    // contain the sample's time; `active`, the process's track spans that do
+    // (they may overlap in any way).
     const open: number[] = [];
+    const active: number[] = [];
     let next = 0;
+    let nextTrack = 0;
     for (let k = 0; k < ids.length; k++) {
       const s = ids[k];
       const ts = sTs[s];
@@ -110,10 +143,14 @@ export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: nu
         open.push(sp);
       }
       while (open.length > 0 && spans.endNs[open[open.length - 1]] < ts) open.pop();
-      if (open.length === 0) continue;
+      while (nextTrack < tracks.length && spans.startNs[tracks[nextTrack]] <= ts) active.push(tracks[nextTrack++]);
+      let kept = 0;
+      for (const sp of active) if (spans.endNs[sp] >= ts) active[kept++] = sp;
+      active.length = kept;
+      if (open.length === 0 && active.length === 0) continue;
       const weight = k + 1 < ids.length ? Math.min(sTs[ids[k + 1]] - ts, 2 * median) : median;
       const seen = new Set<number>();
-      for (const sp of open) {
+      for (const sp of open.length === 0 ? active : active.length === 0 ? open : [...open, ...active]) {
         // A span that ended before ts under one that did not: not containing.
         if (spans.endNs[sp] < ts) continue;
         const name = spans.nameOf[sp];

@@ -225,7 +225,7 @@ export class PerfettoDecoder {
     const frame = seq.samples.topFrame(s.callstack);
     if (frame === undefined) return;
     const thread = `${String(s.pid)}:${String(s.tid)}`;
-    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, frame);
+    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, frame, Number(s.pid));
   }
 
   /** Spans still open at the end of the input. */

@@ -58,8 +58,8 @@ export interface TraceSink {
   process?(pid: number, name: string): void;
   span(s: TraceSpan): void;
   counter?(timeline: string, tsNs: number, value: number): void;
-  /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet). */
-  sample?(timeline: string, tsNs: number, frame: TraceFrame): void;
+  /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet), of process `pid` when the trace says. */
+  sample?(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined): void;
 }
 
 /**
