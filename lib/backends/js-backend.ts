@@ -732,6 +732,8 @@ export class JsBackend implements Backend {
   /** The OTLP export's read: the first record not handed over, and the drops it has counted. */
   private exportFrom = 0;
   private exportDropped = 0;
+  /** The end (ms) of the last record handed to the exporter: its read watermark while records are left. */
+  private exportThroughMs = -Infinity;
   private exportNames = 0;
 
   /** @internal What the OTLP exporter's worker needs of this tracer: its id salt, and its time axis on the Unix epoch. */
@@ -771,7 +773,11 @@ export class JsBackend implements Backend {
     const names = this.names.slice(this.exportNames);
     this.exportNames = this.names.length;
     const timelines = this.timelineList.map((t) => ({ id: t.id, name: t.name, kind: t.kind, exited: t.exited }));
-    return { snap: { names, timelines, count: n, times, fields, attrs, contexts }, lost, left: this.seq - this.exportFrom };
+    const left = this.seq - this.exportFrom;
+    // One commit order for every timeline, in end order: the last end taken bounds what is left.
+    const readThroughMs = left === 0 ? Infinity : n > 0 ? times[2 * n - 1] : this.exportThroughMs;
+    this.exportThroughMs = readThroughMs === Infinity ? this.exportThroughMs : readThroughMs;
+    return { snap: { names, timelines, count: n, times, fields, attrs, contexts }, lost, left, readThroughMs };
   }
 
   counts(): BackendCounts {

@@ -302,10 +302,10 @@ export class WasmBackend implements Backend {
 
   /** @internal Up to `max` records not handed over yet, those lost before, those left (names: only the new ones). */
   takeForExport(max: number): ExportSlice {
-    const { snap, lost, left } = this.rec.exportTake(max);
+    const { snap, lost, left, readThroughMs } = this.rec.exportTake(max);
     const names = snap.names.slice(this.exportNames);
     this.exportNames = Math.max(this.exportNames, snap.names.length);
-    return { snap: { ...snap, names }, lost, left };
+    return { snap: { ...snap, names }, lost, left, readThroughMs };
   }
 
   /** @internal The exporter stopped: the budget no longer keeps records for it. */

@@ -52,8 +52,8 @@ export interface WasmExports {
   hs_root_ids(span: bigint, salt: bigint, sampler: bigint): number;
   /** An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed). */
   hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint, sampler: bigint, keep: bigint): number;
-  /** One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request. */
-  hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number): number;
+  /** One OTLP read: takes the columns and the contexts over; read_through_ms: the read watermark (ms on the columns' axis; Infinity: none); result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request. */
+  hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number, readThroughMs: number): number;
   /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop; its id salt, head sampler word (record/sampler.h) and tail keep word (record/tail_keep.h)); its handle (0: bad on_full). */
   hs_rec_open(memoryLimit: number, onFull: number, originNs: bigint, idSalt: bigint, sampler: bigint, keep: bigint): number;
   /** Closes a tracer: later calls record nothing and return CLOSED; its records stay readable. */
@@ -120,7 +120,7 @@ export interface WasmExports {
   hs_rec_snapshot(tracer: number): number;
   /** Opens the tracer's OTLP export read (export/export_cursor.h) at what it holds now; INVALID when one is open or every consumer slot is taken. A core status. */
   hs_rec_export_open(tracer: number): number;
-  /** Flushes; result: up to max_records records committed since the last take, in the columns layout of hs_rec_snapshot (names: the whole table); at `out` 2 doubles: records lost before they were taken (since the last take), records committed and not taken. A core status. */
+  /** Flushes; result: up to max_records records committed since the last take, in the columns layout of hs_rec_snapshot (names: the whole table); at `out` 3 doubles: records lost before they were taken (since the last take), records committed and not taken, the read watermark (ms on the columns' axis: every record that ended at or before it was taken; Infinity: none left). A core status. */
   hs_rec_export_take(tracer: number, maxRecords: number, out: number): number;
   /** Closes the tracer's export read: its chunks no longer wait for it. */
   hs_rec_export_close(tracer: number): void;
@@ -575,9 +575,10 @@ export class WasmOtlpEncoder {
    * One request of at most `maxSpans` spans from the records held back and
    * `batch` (records committed since the previous call, in commit order; in
    * `names` only the names new since then). `unread`: records are left for a
-   * later call; `final`: send the held-back ones too.
+   * later call; `final`: send the held-back ones too. `readThroughMs`: the
+   * read watermark (ExportTake.readThroughMs; Infinity: every record read).
    */
-  next(batch: NativeSnapshot, maxSpans: number, final: boolean, unread: boolean): WasmOtlpRead {
+  next(batch: NativeSnapshot, maxSpans: number, final: boolean, unread: boolean, readThroughMs = Infinity): WasmOtlpRead {
     const c = this.c;
     const [ptr, size] = encode(c, batch, new Set());
     const contexts = batch.contexts ?? [];
@@ -595,7 +596,7 @@ export class WasmOtlpEncoder {
         p += state.length;
       });
     }
-    const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0);
+    const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0, readThroughMs);
     if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
     const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
     const head = new DataView(result.buffer, result.byteOffset, 16);

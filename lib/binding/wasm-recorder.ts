@@ -35,11 +35,13 @@ export interface WasmRecorderOptions {
   keep?: bigint;
 }
 
-/** One take of the OTLP export's read: the records, those lost before it, those left. */
+/** One take of the OTLP export's read: the records, those lost before it, those left, its watermark. */
 export interface ExportTake {
   snap: NativeSnapshot;
   lost: number;
   left: number;
+  /** ms on the records' axis: every record that ended at or before it was taken (Infinity: none left). */
+  readThroughMs: number;
 }
 
 const POLICY_CODES: Record<FullPolicy, number> = { overwrite: 0, drop: 1 };
@@ -227,13 +229,13 @@ export class WasmRecorder {
    * lost before they were taken; those left. Names: the whole table.
    */
   exportTake(max: number): ExportTake {
-    const at = this.c.hs_alloc(2 * 8);
+    const at = this.c.hs_alloc(3 * 8);
     try {
       const status = this.c.hs_rec_export_take(this.tracer, max, at);
       if (status !== 0) throw new Error(`hotspan: the core could not take records for export: ${STATUS_TEXT[status] ?? String(status)}`);
-      const [lost, left] = new Float64Array(this.c.memory.buffer, at, 2);
+      const [lost, left, readThroughMs] = new Float64Array(this.c.memory.buffer, at, 3);
       const snap = decodeColumns(new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()));
-      return { snap, lost, left };
+      return { snap, lost, left, readThroughMs };
     } finally {
       this.c.hs_free(at);
     }

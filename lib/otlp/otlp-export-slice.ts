@@ -9,6 +9,8 @@ export interface ExportSlice {
   snap: NativeSnapshot;
   lost: number;
   left: number;
+  /** The read watermark, ms on the records' axis: every record that ended at or before it was handed over (Infinity: none left). */
+  readThroughMs: number;
 }
 
 /** What the worker needs of a js tracer (structured-clonable). */

@@ -34,6 +34,8 @@ export class JsOtlpSource {
   private held = 0;
   /** Records left on the tracer's thread at the latest hand-over. */
   private left = 0;
+  /** The read watermark of the latest hand-over (ExportSlice.readThroughMs). */
+  private readThroughMs = Infinity;
 
   constructor(private readonly port: MessagePort, config: OtlpConfig, scopeVersion: string, info: JsExportInfo) {
     this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt, info.sampler, info.keep);
@@ -64,11 +66,12 @@ export class JsOtlpSource {
     if (slice !== undefined) {
       lost = slice.lost;
       this.left = slice.left;
+      this.readThroughMs = slice.readThroughMs;
       snap = slice.snap;
     }
     // Slices still queued were taken after this one: its `left` counts them.
     const unread = this.left;
-    const r = this.encoder.next(snap, maxSpans, final, unread > 0);
+    const r = this.encoder.next(snap, maxSpans, final, unread > 0, this.readThroughMs);
     this.held = r.held;
     return { body: r.body, spans: r.spans, lost, waiting: r.held + unread, unread, sampledOut: r.sampledOut, keepTimedOut: r.keepTimedOut };
   }
@@ -89,7 +92,7 @@ export class JsOtlpSource {
       this.left = slice.left;
     }
     while (this.held > 0) {
-      const r = this.encoder.next(EMPTY, this.held, true, false);
+      const r = this.encoder.next(EMPTY, this.held, true, false, Infinity);
       this.held = r.held;
       if (r.spans === 0 && r.sampledOut === 0) break;
       spans += r.spans;

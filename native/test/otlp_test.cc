@@ -14,7 +14,9 @@
 #include "record/chunk_pool.h"
 #include "record/json_text.h"
 #include "export/otlp_source.h"
+#include "record/sampler.h"
 #include "record/span_ids.h"
+#include "record/tail_keep.h"
 #include "record/thread_state.h"
 #include "record/tracer.h"
 
@@ -485,6 +487,55 @@ void reserved_otel_keys_become_span_fields_and_scopes() {
   }
 }
 
+// The tail keep decides a trace only once every span that ended before its
+// root, on any timeline, has been read: here the root's timeline is read
+// first (the read is cut after it) and the failed span, on a track, ended
+// before the root but comes in a later read. The failed trace is exported
+// whole (3 spans), the trace without an error sampled out (1 span).
+void a_failed_span_on_another_timeline_keeps_its_trace_whole() {
+  TracerOptions o;
+  o.sampler = sampler::kRootOff;  // the head sampler keeps nothing
+  o.keep = tail_keep::kKeepErrors | (tail_keep::kMaxWaitMs << tail_keep::kWaitShift);
+  auto t = Tracer::create(o);
+  auto main = t->attach_js_thread("main");
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  const uint32_t req = t->intern("req"), child = t->intern("child"), fail = t->intern("fail"), other = t->intern("other");
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  CHECK_EQ(begin(*main, req, 10), Status::kOk);
+  const uint64_t io = t->async_begin(track, fail, 11, {}, make_span_id(tl, 1));
+  CHECK(t->async_end(io, 20, kFlagError) == Status::kOk);  // the failed span ends first, on the track
+  CHECK_EQ(begin(*main, child, 21), Status::kOk);
+  CHECK_EQ(end(*main, 25), Status::kOk);
+  CHECK_EQ(end(*main, 30), Status::kOk);  // the root
+  CHECK_EQ(begin(*main, other, 40), Status::kOk);
+  CHECK_EQ(end(*main, 50), Status::kOk);  // a trace without an error
+  t->flush();
+  // Reads of 2: the first takes the main timeline's child and root only.
+  size_t spans = 0;
+  uint64_t sampled_out = 0, timed_out = 0;
+  std::string text;
+  for (int k = 0; k < 8; ++k) {
+    std::string body;
+    const OtlpSource::Batch b = src.next(2, false, body);
+    spans += b.spans;
+    sampled_out += b.sampled_out;
+    timed_out += b.keep_timed_out;
+    if (b.spans != 0) text += protoc_decode(body);
+  }
+  CHECK_EQ(spans, size_t{3});
+  CHECK_EQ(sampled_out, uint64_t{1});
+  CHECK_EQ(timed_out, uint64_t{0});
+  CHECK_EQ(src.waiting(), uint64_t{0});
+  const auto ids = oracle(*t);
+  const TraceId failed = ids.at(make_span_id(tl, 1)).trace;
+  size_t in_failed = 0;
+  for (size_t at = 0; (at = text.find("trace_id: \"" + protoc_trace(failed) + "\"", at)) != std::string::npos; ++at) ++in_failed;
+  CHECK_EQ(in_failed, size_t{3});
+  CHECK(has(text, "code: STATUS_CODE_ERROR"));
+}
+
 }  // namespace
 
 int main() {
@@ -498,5 +549,6 @@ int main() {
   exported_chunks_are_released();
   held_records_are_bounded();
   reserved_otel_keys_become_span_fields_and_scopes();
+  a_failed_span_on_another_timeline_keeps_its_trace_whole();
   return check::result("otlp_test");
 }

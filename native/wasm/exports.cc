@@ -420,7 +420,9 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
 // over; their names are the ones new since the previous call) and their
 // stored contexts (taken over, may be null when count is 0: 6 u64 each as
 // hs_span_ids', then count u32 tracestate byte lengths and their UTF-8).
-// `unread`: records left for a later read; `final`: as OtlpBatcher::encode.
+// `unread`: records left for a later read; `final`: as OtlpBatcher::encode;
+// `read_through_ms`: the read watermark (hs_rec_export_take), ms on the
+// columns' axis (Infinity: every record read).
 // The result: u32 spans, u32 records held back, u32 records of unsampled
 // traces (not encoded), u32 records decided by the head sampler alone past
 // the tail keep's wait (Result::keep_timed_out), then the request (when
@@ -428,7 +430,7 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
 int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
                                                                     uint8_t* contexts, uint32_t contexts_size,
                                                                     uint32_t count, uint32_t max_spans, uint32_t final,
-                                                                    uint32_t unread) {
+                                                                    uint32_t unread, double read_through_ms) {
   hotspan::Snapshot fresh;
   bool ok = take_columns(input, size, fresh);
   std::vector<std::pair<uint64_t, hotspan::StoredContext>> given;  // by timeline id << 32 | local id
@@ -466,7 +468,11 @@ int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size,
     }
   }
   std::string body;
-  const hotspan::OtlpBatcher::Result r = b->encode(in, unread != 0, max_spans, final != 0, body);
+  // The watermark on the records' axis (as take_columns reads their times); NaN: none.
+  const int64_t through = !(read_through_ms > -1e15)  ? INT64_MIN
+                          : !(read_through_ms < 1e15) ? INT64_MAX
+                                                      : hotspan::wasm::ms_to_ns(read_through_ms);
+  const hotspan::OtlpBatcher::Result r = b->encode(in, unread != 0, max_spans, final != 0, body, through);
   std::string& out = result();
   out.assign(16, '\0');
   const uint32_t head[4] = {static_cast<uint32_t>(r.spans), static_cast<uint32_t>(r.waiting),

@@ -51,8 +51,8 @@ __attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames
 __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler);
 // An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed).
 __attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt, uint64_t sampler, uint64_t keep);
-// One OTLP read: takes the columns and the contexts over; result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request.
-__attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size, uint8_t* contexts, uint32_t contexts_size, uint32_t count, uint32_t max_spans, uint32_t final, uint32_t unread);
+// One OTLP read: takes the columns and the contexts over; read_through_ms: the read watermark (ms on the columns' axis; Infinity: none); result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request.
+__attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size, uint8_t* contexts, uint32_t contexts_size, uint32_t count, uint32_t max_spans, uint32_t final, uint32_t unread, double read_through_ms);
 // The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop; its id salt, head sampler word (record/sampler.h) and tail keep word (record/tail_keep.h)); its handle (0: bad on_full).
 __attribute__((export_name("hs_rec_open"))) uint32_t hs_rec_open(double memory_limit, uint32_t on_full, int64_t origin_ns, uint64_t id_salt, uint64_t sampler, uint64_t keep);
 // Closes a tracer: later calls record nothing and return CLOSED; its records stay readable.
@@ -119,7 +119,7 @@ __attribute__((export_name("hs_rec_import_exited"))) int32_t hs_rec_import_exite
 __attribute__((export_name("hs_rec_snapshot"))) int32_t hs_rec_snapshot(uint32_t tracer);
 // Opens the tracer's OTLP export read (export/export_cursor.h) at what it holds now; INVALID when one is open or every consumer slot is taken. A core status.
 __attribute__((export_name("hs_rec_export_open"))) int32_t hs_rec_export_open(uint32_t tracer);
-// Flushes; result: up to max_records records committed since the last take, in the columns layout of hs_rec_snapshot (names: the whole table); at `out` 2 doubles: records lost before they were taken (since the last take), records committed and not taken. A core status.
+// Flushes; result: up to max_records records committed since the last take, in the columns layout of hs_rec_snapshot (names: the whole table); at `out` 3 doubles: records lost before they were taken (since the last take), records committed and not taken, the read watermark (ms on the columns' axis: every record that ended at or before it was taken; Infinity: none left). A core status.
 __attribute__((export_name("hs_rec_export_take"))) int32_t hs_rec_export_take(uint32_t tracer, double max_records, double* out);
 // Closes the tracer's export read: its chunks no longer wait for it.
 __attribute__((export_name("hs_rec_export_close"))) void hs_rec_export_close(uint32_t tracer);

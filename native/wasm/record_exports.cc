@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -22,6 +23,7 @@
 #include "snapshot_columns.h"
 #include "export/export_cursor.h"
 #include "read/handover_batch.h"
+#include "record/clock.h"
 #include "record/imported_thread.h"
 #include "record/memory_limit.h"
 #include "record/span_ids.h"
@@ -446,6 +448,10 @@ int32_t hs_rec_export_take(uint32_t tracer, double max_records, double* out) {
   hotspan::wasm::encode_columns(batch, t->origin_ns(), result);
   out[0] = static_cast<double>(lost);
   out[1] = static_cast<double>(left);
+  const int64_t through = c->records().read_through_ns();
+  out[2] = through == INT64_MAX   ? std::numeric_limits<double>::infinity()
+           : through == INT64_MIN ? -std::numeric_limits<double>::infinity()
+                                  : hotspan::clock::to_ms(through, t->origin_ns());
   return status(hotspan::Status::kOk);
 }
 

@@ -10,7 +10,6 @@
 #include <vector>
 
 namespace hotspan::wasm {
-namespace {
 
 // JavaScript's Math.round (half up) of ms * 1e6: the ns the js backend means.
 int64_t ms_to_ns(double ms) {
@@ -19,6 +18,8 @@ int64_t ms_to_ns(double ms) {
   if (x - r >= 0.5) r += 1;
   return static_cast<int64_t>(r);
 }
+
+namespace {
 
 // Reads consecutive arrays out of the buffer, failing once it runs past the end.
 struct Reader {

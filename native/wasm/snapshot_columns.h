@@ -37,6 +37,9 @@ constexpr size_t kHeaderWords = 8;
 // this build does not know, or names a timeline it does not describe.
 bool decode_columns(const uint8_t* data, size_t size, Snapshot& out);
 
+// A time of the columns (ms on the performance.now() axis) as the ns decode_columns makes of it.
+int64_t ms_to_ns(double ms);
+
 // The other way: the core's frozen records in this layout (the wasm engine's
 // snapshot, lib/binding/wasm-recorder.ts decodes it), times as ms from
 // `origin_ns`; records grouped by timeline in id order, end order within

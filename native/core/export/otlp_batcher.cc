@@ -24,10 +24,12 @@ OtlpBatcher::OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, in
                          uint64_t sampler, uint64_t keep)
     : writer_(resource, encoding, unix_offset_ns), salt_(salt), sampler_(sampler), keep_(keep) {}
 
-void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids) {
-  // Per head-unsampled trace not decided yet: its root's duration, any error.
+void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids,
+                               int64_t read_through_ns) {
+  // Per head-unsampled trace not decided yet: its root's duration and end, any error.
   struct Tail {
     int64_t root_ns = -1;
+    int64_t root_end_ns = INT64_MIN;
     bool error = false;
   };
   std::unordered_map<TraceId, Tail, TraceHash> tails;
@@ -45,13 +47,17 @@ void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector
       // its parent's tracer-wide id) is not one, async or not: its trace
       // waits for its root.
       const bool root = r.parent_local == 0 && (r.flags & kFlagParentElsewhere) == 0;
-      if (root) tail.root_ns = std::max(tail.root_ns, r.end_ns - r.start_ns);
+      if (root) {
+        tail.root_ns = std::max(tail.root_ns, r.end_ns - r.start_ns);
+        tail.root_end_ns = std::max(tail.root_end_ns, r.end_ns);
+      }
     }
   }
   for (const auto& [trace, tail] : tails) {
-    // Neither its root nor a kept error yet: its spans wait (encode()).
+    // Neither a kept error nor its root with every span that ended before
+    // it read (the watermark past the root's end): its spans wait (encode()).
     const bool keep = tail_keep::keeps(keep_, tail.root_ns, tail.error);
-    if (tail.root_ns < 0 && !keep) continue;
+    if (!keep && (tail.root_ns < 0 || tail.root_end_ns > read_through_ns)) continue;
     decide(trace, keep);
   }
 }
@@ -104,7 +110,8 @@ SnapshotTimeline& OtlpBatcher::timeline(Snapshot& in, uint32_t id, TimelineKind 
   return bt;
 }
 
-OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_spans, bool final, std::string& out) {
+OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_spans, bool final, std::string& out,
+                                        int64_t read_through_ns) {
   Result batch;
   // Held records of timelines with nothing new.
   const size_t listed = in.timelines.size();
@@ -180,7 +187,7 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
     }
   }
 
-  if (keeping) decide_tails(in, ids);
+  if (keeping) decide_tails(in, ids, read_through_ns);
 
   // One shared copy per stored context a sent span's trace came from (the cache outlives the batch).
   std::unordered_map<const StoredContext*, std::shared_ptr<const std::string>> shared_states;

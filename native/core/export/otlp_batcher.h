@@ -24,8 +24,12 @@
 // their parents, so a trace's spans reach the batcher before its root: they
 // are held back (copied, as above) until the root comes, for at most maxWait
 // from their first read instead of kMaxHoldReads reads; the trace is decided
-// in the batch where its root comes, once, and later spans of it (async spans
-// that outlive their root) follow that decision. A record released without
+// once, in the first batch that has its root and whose read watermark (the
+// source's: every record of any timeline that ended at or before it has been
+// read) has passed the root's end, so every span that ended before its root,
+// on any thread, track or worker, is known; later spans of it (async spans
+// that outlive their root) follow that decision. A span flagged error decides
+// its trace kept as soon as it is read. A record released without
 // its root (maxWait past, kMaxHeld full, or a final read) is decided by the
 // head sampler alone and counted in Result::keep_timed_out.
 #pragma once
@@ -76,7 +80,10 @@ class OtlpBatcher {
   // At most max_spans spans of `in` into one request in `out` (spans == 0:
   // `out` untouched). `unread`: the source has records left for a later
   // read. `final`: take the spans still waiting for their root too.
-  Result encode(Snapshot& in, bool unread, size_t max_spans, bool final, std::string& out);
+  // `read_through_ns`: the source's read watermark (RecordCursor::
+  // read_through_ns): every record that ended at or before it has been read.
+  Result encode(Snapshot& in, bool unread, size_t max_spans, bool final, std::string& out,
+                int64_t read_through_ns = INT64_MAX);
 
  private:
   // A record waiting for its ancestor, with what the batch held for it.
@@ -99,7 +106,7 @@ class OtlpBatcher {
   static void add_held(SnapshotTimeline& bt, std::vector<Held>& held);
   void remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate);
   // The tail keep's decision on the head-unsampled traces resolved in a batch.
-  void decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids);
+  void decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids, int64_t read_through_ns);
   void decide(const TraceId& trace, bool keep);
 
   OtlpRequestWriter writer_;

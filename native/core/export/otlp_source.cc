@@ -63,7 +63,8 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
     for (auto& c : tl.contexts) bt.contexts.push_back(std::move(c));
   }
   snap.timelines.clear();  // the chunks read go back to the pool
-  const OtlpBatcher::Result r = batcher_.encode(in, unread != 0, max_spans, final, out);
+  const OtlpBatcher::Result r = batcher_.encode(in, unread != 0, max_spans, final, out,
+                                                   cursor_->records().read_through_ns());
   batch.spans = r.spans;
   batch.sampled_out = r.sampled_out;
   batch.keep_timed_out = r.keep_timed_out;

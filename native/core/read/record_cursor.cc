@@ -1,5 +1,6 @@
 #include "read/record_cursor.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "record/chunk_pool.h"
@@ -38,6 +39,7 @@ uint64_t RecordCursor::pass() {
     passed += end - first;
     next_[i] = end;
   }
+  read_through_ns_ = INT64_MAX;  // nothing is left unread to come before a later record
   passed_ += passed;
   return passed;
 }
@@ -48,9 +50,11 @@ bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
   batch.counters.clear();
   const auto timelines = tracer_->timelines();
   if (next_.size() < timelines.size()) next_.resize(timelines.size(), 0);
+  if (last_end_.size() < timelines.size()) last_end_.resize(timelines.size(), INT64_MIN);
   uint64_t room = max_records;
-  // Starting where the last batch stopped: a limited batch does not starve
-  // the timelines after the first.
+
+  // Starting after the timeline that filled the last batch: a limited batch
+  // does not starve the timelines after the first.
   for (size_t k = 0; k < timelines.size() && room != 0; ++k) {
     const size_t i = (start_ + k) % timelines.size();
     uint64_t& next = next_[i];
@@ -59,11 +63,25 @@ bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
     missed_ += first - next;
     next = first + tl.records.size();
     if (tl.records.empty()) continue;
+    last_end_[i] = tl.records[tl.records.size() - 1].end_ns;
     room -= tl.records.size();
-    if (room == 0) start_ = i;  // this one may have more
+    // This one may have more: the next batch starts after it, so every other
+    // timeline is read before it again (one busy thread does not hold back
+    // the rest, a request's track behind its thread's spans).
+    if (room == 0) start_ = (i + 1) % timelines.size();
     delivered_ += tl.records.size();
     batch.timelines.push_back(std::move(tl));
   }
+  // The watermark, after every read above: the least end read through over
+  // the timelines with records left (cut by `room`, not reached, or
+  // committed since); the others are read through entirely. A record that
+  // ended before one read here is committed by now unless its thread was
+  // stopped between its end and its commit.
+  int64_t through = INT64_MAX;
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    if (next_[i] < timelines[i]->committed()) through = std::min(through, last_end_[i]);
+  }
+  read_through_ns_ = through;
   if (batch.timelines.empty()) return false;
   // Names last: every name id in the records was interned before them.
   batch.names = tracer_->names();

@@ -54,6 +54,13 @@ class RecordCursor {
   // Records already recycled when the cursor opened (before its start).
   uint64_t skipped() const { return skipped_; }
 
+  // The read watermark after the last next() or pass(): every record of the
+  // tracer (any timeline) that ended at or before it has been handed out.
+  // Per timeline that is the end of the last record read from it, or no
+  // bound (INT64_MAX) when nothing was left unread on it; the watermark is
+  // the least of them. Records of one timeline commit in end order.
+  int64_t read_through_ns() const { return read_through_ns_; }
+
  private:
   RecordCursor(std::shared_ptr<const Tracer> tracer, int slot);
 
@@ -61,6 +68,9 @@ class RecordCursor {
   const int slot_;
   // Per timeline (index = id - 1): the index of the next record to read.
   std::vector<uint64_t> next_;
+  // Per timeline: the end of the last record read from it (INT64_MIN: none).
+  std::vector<int64_t> last_end_;
+  int64_t read_through_ns_ = INT64_MIN;
   size_t start_ = 0;  // the timeline a batch starts at
   uint64_t delivered_ = 0;
   uint64_t missed_ = 0;
