@@ -52,6 +52,8 @@ export interface WasmBackendOptions {
   sampler?: bigint;
   /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
   keep?: bigint;
+  /** A joined thread's tracer-wide timeline id (the shared tracer's, ./js-join); default: this tracer's own. */
+  timeline?: number;
 }
 
 export class WasmBackend implements Backend {
@@ -81,7 +83,8 @@ export class WasmBackend implements Backend {
     this.sampler = options.sampler ?? 0n;
     this.keep = options.keep ?? 0n;
     this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep });
-    this.thread = this.rec.thread(options.threadName);
+    this.thread = this.rec.thread(options.threadName, options.timeline ?? 0);
+    if (this.thread === 0) throw new Error(`hotspan: the core refused timeline id ${String(options.timeline ?? 0)} for thread '${options.threadName}'`);
   }
 
   now(): number {

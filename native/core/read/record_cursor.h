@@ -59,7 +59,7 @@ class RecordCursor {
 
   const std::shared_ptr<const Tracer> tracer_;
   const int slot_;
-  // Per timeline (index = id - 1): the index of the next record to read.
+  // Per timeline (in the registry's order): the index of the next record to read.
   std::vector<uint64_t> next_;
   size_t start_ = 0;  // the timeline a batch starts at
   uint64_t delivered_ = 0;
