@@ -54,6 +54,8 @@ export interface WasmBackendOptions {
   keep?: bigint;
   /** The clock, ms on the performance.now() axis; default performance.now (tests drive theirs). */
   clock?: () => number;
+  /** A joined thread's tracer-wide timeline id (the shared tracer's, ./js-join); default: this tracer's own. */
+  timeline?: number;
 }
 
 export class WasmBackend implements Backend {
@@ -85,7 +87,8 @@ export class WasmBackend implements Backend {
     this.keep = options.keep ?? 0n;
     this.clock = options.clock;
     this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep });
-    this.thread = this.rec.thread(options.threadName);
+    this.thread = this.rec.thread(options.threadName, options.timeline ?? 0);
+    if (this.thread === 0) throw new Error(`hotspan: the core refused timeline id ${String(options.timeline ?? 0)} for thread '${options.threadName}'`);
   }
 
   now(): number {

@@ -24,11 +24,19 @@ export class WasmShare implements ShareTarget {
     sampler: bigint,
   ) {
     this.hub = new ShareHub(this, salt, sampler, 'wasm');
+    // Joined threads take their timeline ids from the core's joined range, so
+    // their span ids (the ones their own instances compute) never meet this
+    // tracer's own timelines'.
+    this.hub.state.adopt(0, rec.firstJoinedTimeline() - 1, []);
   }
 
-  /** The imported thread's handle in the core (0: the tracer closed; its batches are then refused and counted). */
-  addJoinedTimeline(name: string): number {
-    return this.rec.importThread(name);
+  /**
+   * The imported thread's handle in the core, under the tracer-wide id `id`
+   * its own instance numbers its spans with (0: the tracer closed, or the
+   * core refused the id; its batches are then refused and counted).
+   */
+  addJoinedTimeline(name: string, id: number): number {
+    return this.rec.importThread(name, id);
   }
 
   merge(thread: JoinedThread, batch: Batch): void {

@@ -48,16 +48,17 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
     const state = openShared(token);
     const known = joinedByToken.get(token);
     if (known !== undefined) return known;
-    const b = new WasmJoinedBackend(token, state, threadName);
+    const b = new WasmJoinedBackend(token, state, threadName, state.nextTimeline());
     joinedByToken.set(token, b);
     return b;
   }
 
-  private constructor(token: string, state: SharedState, threadName: string) {
-    super({ threadName, memoryLimit: JOINED_BUDGET, onFull: 'drop', idSalt: state.salt, sampler: state.sampler });
+  /** `timeline`: the tracer-wide id of this thread's timeline, the one its ids and the owner's import use. */
+  private constructor(token: string, state: SharedState, threadName: string, timeline: number) {
+    super({ threadName, memoryLimit: JOINED_BUDGET, onFull: 'drop', idSalt: state.salt, sampler: state.sampler, timeline });
     this.source = this.rec.handoverOpen();
     // Last: the link ships the hello (this thread's timeline) at once.
-    this.link = new JoinLink(token, state, threadName, state.nextTimeline(), this, this.unshipped);
+    this.link = new JoinLink(token, state, threadName, timeline, this, this.unshipped);
   }
 
   // ---- the hot path: the owner's, then one count ----

@@ -60,8 +60,10 @@ export interface WasmExports {
   hs_rec_close(tracer: number): void;
   /** Closes a tracer and frees its handle and records. */
   hs_rec_free(tracer: number): void;
-  /** Attaches a JS thread's timeline named by the buffer (taken over); the thread's handle (0: closed or unknown tracer). */
-  hs_rec_thread(tracer: number, name: number, size: number): number;
+  /** Attaches a JS thread's timeline named by the buffer (taken over); timeline 0 numbers it as the tracer's own, else it is a joined thread's tracer-wide id (hs_rec_first_joined_timeline and up, below 2^21); the thread's handle (0: closed or unknown tracer, or an id not accepted). */
+  hs_rec_thread(tracer: number, timeline: number, name: number, size: number): number;
+  /** The first timeline id of a joined thread (record/registry.h): a tracer's own timelines stay below it, so a shared tracer's counter of joined threads' ids starts here. */
+  hs_rec_first_joined_timeline(): number;
   /** Ends the thread's open spans as abandoned at `now`, marks its timeline exited and frees the thread's handle; a core status. */
   hs_rec_detach(tracer: number, thread: number, nowMs: number): number;
   /** The id of the name in the buffer (taken over); 0xFFFFFFFF for an unknown tracer. */
@@ -110,8 +112,8 @@ export interface WasmExports {
   hs_rec_handover_take(source: number, maxRecords: number): number;
   /** Frees the source's handle: its records no longer wait for it. */
   hs_rec_handover_free(source: number): void;
-  /** A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h): a handle, 0 for an unknown or closed tracer. */
-  hs_rec_import_thread(tracer: number, name: number, size: number): number;
+  /** A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h), under the tracer-wide id its own instance numbers its spans with (hs_rec_first_joined_timeline and up, below 2^21): a handle, 0 for an unknown or closed tracer or an id not accepted (below the first, 2^21 or above, or taken). */
+  hs_rec_import_thread(tracer: number, timeline: number, name: number, size: number): number;
   /** Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it, its records counted lost by the sender's hub): its names and its lost count only; a core status (Invalid: not a whole batch). */
   hs_rec_import(imported: number, batch: number, size: number, refused: number): number;
   /** Marks the imported thread's timeline exited and frees its handle; a core status. */

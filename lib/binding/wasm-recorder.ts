@@ -65,9 +65,18 @@ export class WasmRecorder {
     if (this.tracer === 0) throw new RangeError(`unknown onFull policy ${JSON.stringify(options.onFull)}`);
   }
 
-  /** A JS thread's timeline; its handle (0 once closed). */
-  thread(displayName: string): number {
-    return this.c.hs_rec_thread(this.tracer, ...this.text(displayName));
+  /**
+   * A JS thread's timeline; its handle (0 once closed, or for a timeline id
+   * the core does not accept). `timeline`: 0 numbers it as this tracer's own;
+   * a joined thread gives its tracer-wide id (firstJoinedTimeline() and up).
+   */
+  thread(displayName: string, timeline = 0): number {
+    return this.c.hs_rec_thread(this.tracer, timeline, ...this.text(displayName));
+  }
+
+  /** The first timeline id of a joined thread: this tracer's own stay below it. */
+  firstJoinedTimeline(): number {
+    return this.c.hs_rec_first_joined_timeline();
   }
 
   /** Ends the thread's open spans as abandoned, marks its timeline exited; a core status. */
@@ -272,9 +281,13 @@ export class WasmRecorder {
     this.c.hs_rec_handover_free(source);
   }
 
-  /** A timeline for a joined thread's handed-over records: its handle (0: closed). */
-  importThread(displayName: string): number {
-    return this.c.hs_rec_import_thread(this.tracer, ...this.text(displayName));
+  /**
+   * A timeline for a joined thread's handed-over records, under the
+   * tracer-wide id its own recorder numbers its spans with: its handle (0:
+   * closed, or an id below firstJoinedTimeline() or already taken).
+   */
+  importThread(displayName: string, timeline: number): number {
+    return this.c.hs_rec_import_thread(this.tracer, timeline, ...this.text(displayName));
   }
 
   /** Stores a batch from handoverTake (refused: its names only, its records counted dropped); a core status. */

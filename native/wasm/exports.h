@@ -59,8 +59,10 @@ __attribute__((export_name("hs_rec_open"))) uint32_t hs_rec_open(double memory_l
 __attribute__((export_name("hs_rec_close"))) void hs_rec_close(uint32_t tracer);
 // Closes a tracer and frees its handle and records.
 __attribute__((export_name("hs_rec_free"))) void hs_rec_free(uint32_t tracer);
-// Attaches a JS thread's timeline named by the buffer (taken over); the thread's handle (0: closed or unknown tracer).
-__attribute__((export_name("hs_rec_thread"))) uint32_t hs_rec_thread(uint32_t tracer, uint8_t* name, uint32_t size);
+// Attaches a JS thread's timeline named by the buffer (taken over); timeline 0 numbers it as the tracer's own, else it is a joined thread's tracer-wide id (hs_rec_first_joined_timeline and up, below 2^21); the thread's handle (0: closed or unknown tracer, or an id not accepted).
+__attribute__((export_name("hs_rec_thread"))) uint32_t hs_rec_thread(uint32_t tracer, uint32_t timeline, uint8_t* name, uint32_t size);
+// The first timeline id of a joined thread (record/registry.h): a tracer's own timelines stay below it, so a shared tracer's counter of joined threads' ids starts here.
+__attribute__((export_name("hs_rec_first_joined_timeline"))) uint32_t hs_rec_first_joined_timeline();
 // Ends the thread's open spans as abandoned at `now`, marks its timeline exited and frees the thread's handle; a core status.
 __attribute__((export_name("hs_rec_detach"))) int32_t hs_rec_detach(uint32_t tracer, uint32_t thread, double now_ms);
 // The id of the name in the buffer (taken over); 0xFFFFFFFF for an unknown tracer.
@@ -109,8 +111,8 @@ __attribute__((export_name("hs_rec_handover_open"))) uint32_t hs_rec_handover_op
 __attribute__((export_name("hs_rec_handover_take"))) uint32_t hs_rec_handover_take(uint32_t source, uint32_t max_records);
 // Frees the source's handle: its records no longer wait for it.
 __attribute__((export_name("hs_rec_handover_free"))) void hs_rec_handover_free(uint32_t source);
-// A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h): a handle, 0 for an unknown or closed tracer.
-__attribute__((export_name("hs_rec_import_thread"))) uint32_t hs_rec_import_thread(uint32_t tracer, uint8_t* name, uint32_t size);
+// A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h), under the tracer-wide id its own instance numbers its spans with (hs_rec_first_joined_timeline and up, below 2^21): a handle, 0 for an unknown or closed tracer or an id not accepted (below the first, 2^21 or above, or taken).
+__attribute__((export_name("hs_rec_import_thread"))) uint32_t hs_rec_import_thread(uint32_t tracer, uint32_t timeline, uint8_t* name, uint32_t size);
 // Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it, its records counted lost by the sender's hub): its names and its lost count only; a core status (Invalid: not a whole batch).
 __attribute__((export_name("hs_rec_import"))) int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size, uint32_t refused);
 // Marks the imported thread's timeline exited and frees its handle; a core status.

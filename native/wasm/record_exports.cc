@@ -28,6 +28,7 @@
 #include "record/memory_limit.h"
 #include "record/span_ids.h"
 #include "record/stored_context.h"
+#include "record/registry.h"
 #include "record/tracer.h"
 #include "write/chrome_json_writer.h"
 #include "write/document_info.h"
@@ -151,12 +152,16 @@ void hs_rec_free(uint32_t tracer) {
   }
 }
 
-uint32_t hs_rec_thread(uint32_t tracer, uint8_t* name, uint32_t size) {
+uint32_t hs_rec_thread(uint32_t tracer, uint32_t timeline, uint8_t* name, uint32_t size) {
   const std::string display = take_string(name, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr || t->closed()) return 0;
-  return add(std::make_shared<Thread>(Thread{t->attach_js_thread(display), t->origin_ns(), t->id_salt(), t->sampler()}));
+  std::shared_ptr<hotspan::ThreadState> state = t->attach_js_thread(display, timeline);
+  if (!state) return 0;
+  return add(std::make_shared<Thread>(Thread{std::move(state), t->origin_ns(), t->id_salt(), t->sampler()}));
 }
+
+uint32_t hs_rec_first_joined_timeline() { return hotspan::kFirstJoinedTimeline; }
 
 int32_t hs_rec_detach(uint32_t tracer, uint32_t thread, double now_ms) {
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
@@ -371,11 +376,11 @@ void hs_rec_handover_free(uint32_t source) {
   if (at<hotspan::HandoverSource>(source) != nullptr) table<hotspan::HandoverSource>()[source - 1].reset();
 }
 
-uint32_t hs_rec_import_thread(uint32_t tracer, uint8_t* name, uint32_t size) {
+uint32_t hs_rec_import_thread(uint32_t tracer, uint32_t timeline, uint8_t* name, uint32_t size) {
   const std::string display = take_string(name, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   if (t == nullptr) return 0;
-  std::shared_ptr<hotspan::ImportedThread> imported = t->import_thread(display);
+  std::shared_ptr<hotspan::ImportedThread> imported = t->import_thread(display, timeline);
   return imported ? add(std::move(imported)) : 0;
 }
 

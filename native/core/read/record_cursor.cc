@@ -14,10 +14,11 @@ std::unique_ptr<RecordCursor> RecordCursor::open(std::shared_ptr<const Tracer> t
   std::unique_ptr<RecordCursor> cur(new RecordCursor(std::move(tracer), slot));
   // After the slot is taken: from here on a recycler counts what this cursor
   // has not read as lost to it. A timeline made after this list starts at 0.
-  for (const auto& tl : cur->tracer_->timelines()) {
-    const uint64_t kept = tl->start_consumer(slot);
-    if (cur->next_.size() < tl->id()) cur->next_.resize(tl->id(), 0);
-    cur->next_[tl->id() - 1] = kept;
+  const auto timelines = cur->tracer_->timelines();
+  cur->next_.assign(timelines.size(), 0);
+  for (size_t i = 0; i < timelines.size(); ++i) {
+    const uint64_t kept = timelines[i]->start_consumer(slot);
+    cur->next_[i] = kept;
     cur->skipped_ += kept;
   }
   return cur;

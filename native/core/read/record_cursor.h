@@ -66,7 +66,7 @@ class RecordCursor {
 
   const std::shared_ptr<const Tracer> tracer_;
   const int slot_;
-  // Per timeline (index = id - 1): the index of the next record to read.
+  // Per timeline (in the registry's order): the index of the next record to read.
   std::vector<uint64_t> next_;
   // Per timeline: the end of the last record read from it (INT64_MIN: none).
   std::vector<int64_t> last_end_;

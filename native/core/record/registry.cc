@@ -7,28 +7,40 @@ namespace hotspan {
 Registry::Registry(std::shared_ptr<TracerShared> shared) : shared_(std::move(shared)) {}
 
 std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::string name,
-                                                        bool serial) {
+                                                        bool serial, uint32_t id) {
   // Ids start at 1 so that 0 can mean "no timeline" (parent columns).
-  const auto id = static_cast<uint32_t>(entries_.size() + 1);
+  if (id == 0) {
+    if (own_ids_ + 1 >= kFirstJoinedTimeline) return nullptr;
+    id = ++own_ids_;
+  } else if (id < kFirstJoinedTimeline || id >= kTimelineIdLimit || position_.count(id) != 0) {
+    return nullptr;
+  }
   auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks,
                                        shared_->pool, shared_->dict, &shared_->start_anchor);
+  position_.emplace(id, entries_.size());
   entries_.push_back(Entry{tl, {}, nullptr});
   return tl;
 }
 
-std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string name) {
-  LockGuard<Mutex> lock(mu_);
-  // Checked under the lock: close() sets the flag, then takes this lock to
-  // close the registered states, so a state is either closed there or here.
-  if (shared_->closed.load(std::memory_order_acquire)) {
+std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string name,
+                                                  uint32_t id) {
+  // A state that records nothing: the tracer closed (or ran out of its own ids).
+  auto unregistered = [&]() {
     auto tl = std::make_shared<Timeline>(0, kind, std::move(name), false, shared_->ticks,
                                          shared_->pool, shared_->dict);
     auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
     state->status.store(ThreadState::kTracerClosed, std::memory_order_relaxed);
     return state;
-  }
-  if (kind == TimelineKind::kNative && name.empty()) name = "native " + std::to_string(++natives_);
-  auto tl = new_timeline_locked(kind, std::move(name));
+  };
+  LockGuard<Mutex> lock(mu_);
+  // Checked under the lock: close() sets the flag, then takes this lock to
+  // close the registered states, so a state is either closed there or here.
+  if (shared_->closed.load(std::memory_order_acquire)) return unregistered();
+  const bool numbered = kind == TimelineKind::kNative && name.empty();
+  if (numbered) name = "native " + std::to_string(natives_ + 1);
+  auto tl = new_timeline_locked(kind, name, false, id);
+  if (!tl) return id != 0 ? nullptr : unregistered();
+  if (numbered) ++natives_;
   auto state = std::make_shared<ThreadState>(shared_, std::move(tl));
   entries_.back().state = state;
   return state;
@@ -41,9 +53,10 @@ uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
   auto it = track_ids_.find(key);
   if (it != track_ids_.end()) {
     // The same name with the other kind is a caller's mistake, not the same track.
-    return entries_[it->second - 1].track->serial() == serial ? it->second : 0;
+    return entries_[position_.at(it->second)].track->serial() == serial ? it->second : 0;
   }
   auto tl = new_timeline_locked(TimelineKind::kTrack, key, serial);
+  if (!tl) return 0;
   entries_.back().track = std::make_shared<AsyncTrack>(tl, serial);
   track_ids_.emplace(std::move(key), tl->id());
   return tl->id();
@@ -51,8 +64,8 @@ uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
 
 std::shared_ptr<AsyncTrack> Registry::find_track(uint32_t timeline_id) const {
   LockGuard<Mutex> lock(mu_);
-  if (timeline_id == 0 || timeline_id > entries_.size()) return nullptr;
-  return entries_[timeline_id - 1].track;
+  auto it = position_.find(timeline_id);
+  return it == position_.end() ? nullptr : entries_[it->second].track;
 }
 
 std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {
@@ -67,7 +80,9 @@ std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {
 std::shared_ptr<GroupTrack> Registry::groups(bool create) {
   LockGuard<Mutex> lock(mu_);
   if (!groups_ && create && !shared_->closed.load(std::memory_order_acquire)) {
-    groups_ = std::make_shared<GroupTrack>(new_timeline_locked(TimelineKind::kGroups, "groups"));
+    if (auto tl = new_timeline_locked(TimelineKind::kGroups, "groups")) {
+      groups_ = std::make_shared<GroupTrack>(std::move(tl));
+    }
   }
   return groups_;
 }

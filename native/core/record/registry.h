@@ -5,6 +5,13 @@
 // (JS env). Timelines are kept for the tracer's lifetime, which is what lets
 // pending-queue items name them by raw pointer. Lock order: registry, then
 // track / groups, then timeline, then pending queue.
+//
+// Timeline ids: the tracer's own timelines are numbered 1, 2, ... in the
+// order they are made, below kFirstJoinedTimeline; a joined thread's timeline
+// (a thread recording in another instance of the core, record/
+// imported_thread.h) takes an explicit id at or above it, one id for the
+// whole shared tracer, so the span ids derived from it (span_ids.h) are the
+// same in the instance that recorded the spans and in this one.
 #pragma once
 
 #include <cstdint>
@@ -23,13 +30,22 @@
 
 namespace hotspan {
 
+// The first id of a joined thread's timeline; the tracer's own stay below.
+constexpr uint32_t kFirstJoinedTimeline = 1u << 20;
+// Timeline ids stay below this, so that a span id (timeline << 32 | local)
+// is exact as a JS number (below 2^53) where the facade reads it as one.
+constexpr uint32_t kTimelineIdLimit = 1u << 21;
+
 class Registry {
  public:
   explicit Registry(std::shared_ptr<TracerShared> shared);
 
   // A new thread timeline and its state. kNative with an empty name gets
   // "native N". Once closed the state is made closed and not registered.
-  std::shared_ptr<ThreadState> add_thread(TimelineKind kind, std::string name);
+  // `id`: 0 numbers it as the tracer's own; else a joined thread's id (at
+  // least kFirstJoinedTimeline, below kTimelineIdLimit, not taken yet). nullptr for any other id,
+  // and when the tracer's own ids are used up.
+  std::shared_ptr<ThreadState> add_thread(TimelineKind kind, std::string name, uint32_t id = 0);
   // Idempotent by timeline name (the first call's serial flag wins). 0 once
   // closed. A user's track is named "track: <name>", apart from the threads;
   // `as_named` names it `name` itself (hotspan/auto's "http server", "gc").
@@ -50,12 +66,15 @@ class Registry {
     std::shared_ptr<AsyncTrack> track;  // track timelines
   };
 
+  // nullptr when `id` is not one add_thread accepts.
   std::shared_ptr<Timeline> new_timeline_locked(TimelineKind kind, std::string name,
-                                                bool serial = false);
+                                                bool serial = false, uint32_t id = 0);
 
   const std::shared_ptr<TracerShared> shared_;
   mutable Mutex mu_;
-  std::vector<Entry> entries_;  // index = timeline id - 1 (ids start at 1)
+  std::vector<Entry> entries_;                        // in the order made
+  std::unordered_map<uint32_t, size_t> position_;     // timeline id -> index in entries_
+  uint32_t own_ids_ = 0;                              // the tracer's own ids given out
   std::unordered_map<std::string, uint32_t> track_ids_;
   std::shared_ptr<GroupTrack> groups_;
   uint32_t natives_ = 0;

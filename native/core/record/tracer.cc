@@ -106,10 +106,11 @@ size_t Tracer::name_count() const { return impl_->shared->names.count(); }
 
 // ---- threads ----
 
-std::shared_ptr<ThreadState> Tracer::attach_js_thread(std::string_view display_name) {
+std::shared_ptr<ThreadState> Tracer::attach_js_thread(std::string_view display_name, uint32_t timeline) {
   // One timeline per (tracer, thread): a second attach returns the first.
   if (auto existing = holder_check::holder_for(impl_->id)) return existing;
-  auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name));
+  auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name), timeline);
+  if (!state) return nullptr;
   if (state->status.load(std::memory_order_relaxed) == ThreadState::kLive) {
     holder_check::grant(impl_->id, state);
   }
@@ -132,9 +133,9 @@ void Tracer::detach_thread(ThreadState& state, int64_t now) {
   state.timeline->mark_exited();
 }
 
-std::shared_ptr<ImportedThread> Tracer::import_thread(std::string_view display_name) {
-  auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name));
-  if (state->status.load(std::memory_order_relaxed) != ThreadState::kLive) return nullptr;
+std::shared_ptr<ImportedThread> Tracer::import_thread(std::string_view display_name, uint32_t timeline) {
+  auto state = impl_->registry.add_thread(TimelineKind::kJs, std::string(display_name), timeline);
+  if (!state || state->status.load(std::memory_order_relaxed) != ThreadState::kLive) return nullptr;
   return std::make_shared<ImportedThread>(shared_from_this(), std::move(state));
 }
 

@@ -161,7 +161,11 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // ---- threads ----
   // A JS env attaches its thread: a holder timeline. The returned state stays
   // valid (as a no-op once closed) for as long as the caller holds it.
-  std::shared_ptr<ThreadState> attach_js_thread(std::string_view display_name);
+  // `timeline`: 0 numbers it as this tracer's own; a joined thread recording
+  // in this instance for another's tracer gives the id it takes there
+  // (registry.h's kFirstJoinedTimeline and up): nullptr for an id not
+  // accepted.
+  std::shared_ptr<ThreadState> attach_js_thread(std::string_view display_name, uint32_t timeline = 0);
   // Ends the thread's open spans (flagged abandoned) at `now`, commits its
   // records and marks its timeline exited. Called at env cleanup.
   void detach_thread(ThreadState& state, int64_t now);
@@ -172,8 +176,11 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   std::shared_ptr<ThreadState> native_thread();
   void set_thread_name(ThreadState& state, std::string_view name);
   // A JS thread's timeline whose spans another instance of the core records
-  // and hands over finished (record/imported_thread.h); nullptr once closed.
-  std::shared_ptr<ImportedThread> import_thread(std::string_view display_name);
+  // and hands over finished (record/imported_thread.h), under the tracer-wide
+  // id `timeline` the thread's own instance numbers its spans with
+  // (registry.h's kFirstJoinedTimeline and up, not taken yet); nullptr once
+  // closed or for an id not accepted.
+  std::shared_ptr<ImportedThread> import_thread(std::string_view display_name, uint32_t timeline);
 
   // ---- async spans on tracks (begin on one thread, end on any) ----
   // Idempotent by name; returns the timeline id. 0 when closed, or when the
