@@ -14,16 +14,7 @@
 
 using namespace hotspan;
 using test_util::find_timeline;
-
-namespace {
-
-std::shared_ptr<Tracer> salted(uint64_t salt) {
-  TracerOptions o;
-  o.id_salt = salt;
-  return Tracer::create(o);
-}
-
-}  // namespace
+using test_util::salted;
 
 static void own_ids_stay_below_the_joined_range() {
   auto t = salted(7);

@@ -14,14 +14,9 @@
 
 using namespace hotspan;
 using test_util::find_timeline;
+using test_util::salted;
 
 namespace {
-
-std::shared_ptr<Tracer> salted(uint64_t salt) {
-  TracerOptions o;
-  o.id_salt = salt;
-  return Tracer::create(o);
-}
 
 // A tracer with a known salt, one name and the main thread's state.
 struct Fixture {

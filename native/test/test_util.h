@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -9,6 +10,13 @@
 #include "record/tracer.h"
 
 namespace test_util {
+
+// A tracer whose W3C ids derive from `salt` (TracerOptions::id_salt).
+inline std::shared_ptr<hotspan::Tracer> salted(uint64_t salt) {
+  hotspan::TracerOptions o;
+  o.id_salt = salt;
+  return hotspan::Tracer::create(o);
+}
 
 // One timeline's counts from Tracer::counts() (zeros when it has none).
 inline hotspan::RecordCounts counts_of(const hotspan::Tracer& t, uint32_t id) {
