@@ -311,6 +311,14 @@ function shownArgs(args: Args): string {
   }
 }
 
+/** The per-name table: the whole trace's, or one process's. */
+function nameTable(names: readonly NameRow[]): string {
+  return table(
+    ['name', 'count', 'total', 'self', 'mean', 'p50', 'p90', 'p99', 'max'],
+    names.map((x) => [x.name, String(x.count), ms(x.total), ms(x.self), ms(x.mean), ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max)]),
+  );
+}
+
 export function formatReport(r: Report): string {
   const out: string[] = [];
   const formats = [...new Set(r.files.map((f) => (f.format === 'perfetto' ? 'Perfetto protobuf' : 'Chrome JSON')))].join(' and ');
@@ -336,12 +344,7 @@ export function formatReport(r: Report): string {
   }
   out.push(...countsText(r));
   out.push('', 'per name (ms)');
-  out.push(
-    table(
-      ['name', 'count', 'total', 'self', 'mean', 'p50', 'p90', 'p99', 'max'],
-      r.names.map((x) => [x.name, String(x.count), ms(x.total), ms(x.self), ms(x.mean), ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max)]),
-    ),
-  );
+  out.push(nameTable(r.names));
   const hot = r.names.filter((x) => x.hotFunctions !== undefined && x.hotFunctions.length > 0);
   if (hot.length > 0) {
     out.push('', 'hot functions per name (self time of the CPU samples inside its spans, ms)');
@@ -356,12 +359,7 @@ export function formatReport(r: Report): string {
   }
   for (const p of r.processes) {
     out.push('', `process ${String(p.pid)}${p.name === null ? '' : ` (${p.name})`}: ${String(p.spans)} spans, per name (ms)`);
-    out.push(
-      table(
-        ['name', 'count', 'total', 'self', 'mean', 'p50', 'p90', 'p99', 'max'],
-        p.names.map((x) => [x.name, String(x.count), ms(x.total), ms(x.self), ms(x.mean), ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max)]),
-      ),
-    );
+    out.push(nameTable(p.names));
   }
   out.push('', 'busy time per thread and track (ms)');
   out.push(
