@@ -53,7 +53,7 @@ uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
   auto it = track_ids_.find(key);
   if (it != track_ids_.end()) {
     // The same name with the other kind is a caller's mistake, not the same track.
-    return entries_[position_.at(it->second)].track->serial() == serial ? it->second : 0;
+    return entry_locked(it->second)->track->serial() == serial ? it->second : 0;
   }
   auto tl = new_timeline_locked(TimelineKind::kTrack, key, serial);
   if (!tl) return 0;
@@ -64,8 +64,14 @@ uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
 
 std::shared_ptr<AsyncTrack> Registry::find_track(uint32_t timeline_id) const {
   LockGuard<Mutex> lock(mu_);
-  auto it = position_.find(timeline_id);
-  return it == position_.end() ? nullptr : entries_[it->second].track;
+  const Entry* e = entry_locked(timeline_id);
+  return e == nullptr ? nullptr : e->track;
+}
+
+const Registry::Entry* Registry::entry_locked(uint32_t id) const {
+  if (id != 0 && id <= entries_.size() && entries_[id - 1].timeline->id() == id) return &entries_[id - 1];
+  auto it = position_.find(id);
+  return it == position_.end() ? nullptr : &entries_[it->second];
 }
 
 std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {

@@ -66,6 +66,11 @@ class Registry {
     std::shared_ptr<AsyncTrack> track;  // track timelines
   };
 
+  // The entry of timeline `id`, nullptr when there is none: at index id - 1
+  // while no joined timeline was made before it (always, on the addon), else
+  // through position_. Under mu_.
+  const Entry* entry_locked(uint32_t id) const;
+
   // nullptr when `id` is not one add_thread accepts.
   std::shared_ptr<Timeline> new_timeline_locked(TimelineKind kind, std::string name,
                                                 bool serial = false, uint32_t id = 0);
