@@ -39,8 +39,6 @@ import type { TimelineKind } from '../read/records';
 
 export const JS_TOKEN_PREFIX = 'hotspan-js:';
 const TOKEN_RE = /^hotspan-js:(\d+):[0-9a-f]{24}$/;
-/** A filled batch ships at once; a partial one this long after its first record. */
-export const SHIP_DELAY_MS = 10;
 /** Records posted to the owner and not merged yet, at most (16 full batches). */
 export const MAX_IN_FLIGHT = 16 * 8192;
 
