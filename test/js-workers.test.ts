@@ -3,7 +3,7 @@
 // timeline of their own in the sharing tracer's records, stats, queries and
 // outputs, and groups opened on the main thread bracket them (tunix's groups
 // across a worker's timeline). The workers are real worker_threads running
-// test/fixtures/js-join-worker.js against the compiled dist/.
+// test/fixtures/join-worker.js against the compiled dist/.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -18,7 +18,7 @@ import { clockedTracer } from './support/tracers';
 const TWO32 = 4294967296;
 // Without the addon the native half is skipped, except in CI where it must run.
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
-const fixture = path.join(__dirname, 'fixtures', 'js-join-worker.js');
+const fixture = path.join(__dirname, 'fixtures', 'join-worker.js');
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-workers-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
