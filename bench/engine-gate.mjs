@@ -1,7 +1,6 @@
 // The js backend's gate (issue 31): its engine stays no slower than the
 // naive pure-JS span. One run, side by side: the naive span, the js backend
-// on its TypeScript engine and on the core in WebAssembly
-// (HOTSPAN_JS_ENGINE=wasm), and the floor (2 x performance.now()), with
+// (the core in WebAssembly), and the floor (2 x performance.now()), with
 // fresh memory (a budget never full: every record in never-touched memory)
 // and overwrite (a 4 MiB budget, full after the warm-up: recycled memory).
 //   node bench/engine-gate.mjs [--runs=5] [--min-cpu-ms=400]
@@ -19,10 +18,8 @@ const MIN_CPU_MS = arg('min-cpu-ms', 400);
 const CASES = [
   ['floor-perf-now', 'floor: 2 x performance.now()'],
   ['naive', 'naive pure-JS span (object per span)'],
-  ['js-id', 'js backend today (TypeScript engine), fresh memory'],
-  ['wasm-id', 'js backend on the wasm core, fresh memory'],
-  ['js-id-overwrite', 'js backend today, 4 MiB budget full (overwrite)'],
-  ['wasm-id-overwrite', 'js backend on the wasm core, 4 MiB budget full (overwrite)'],
+  ['js-id', 'js backend (wasm core), fresh memory'],
+  ['js-id-overwrite', 'js backend (wasm core), 4 MiB budget full (overwrite)'],
 ];
 
 function run(id) {

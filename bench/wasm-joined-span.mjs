@@ -1,5 +1,5 @@
-// A joined worker's span against the owner thread's on the wasm engine
-// (HOTSPAN_JS_ENGINE=wasm): the worker records in a core instance of its own
+// A joined worker's span against the owner thread's on the js backend (the
+// core in WebAssembly): the worker records in a core instance of its own
 // through the same hot path, plus one count per end for its hand-over. Per
 // round, side by side: begin(id)/end() spans on the owner thread, the same
 // loop in a joined worker, and the floor (2 x performance.now()) on each.
@@ -15,7 +15,6 @@ const dist = path.join(here, '..', 'dist', 'index.js');
 const arg = (name, dflt) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? dflt);
 const RUNS = arg('runs', 5);
 const SPANS = arg('spans', 300_000);
-process.env.HOTSPAN_JS_ENGINE = 'wasm';
 const { Tracer } = await import(dist).then((m) => m.default ?? m);
 
 // One loop body for both threads, as text: ns per span, and the floor's.
@@ -70,7 +69,7 @@ for (let r = 0; r < RUNS; r++) {
   rows.ratio.push(w.span / o.span);
 }
 const f = (x) => x.toFixed(1);
-console.log(`wasm engine, ${String(SPANS)} spans a thread, median of ${String(RUNS)} rounds (ns/span):`);
+console.log(`js backend, ${String(SPANS)} spans a thread, median of ${String(RUNS)} rounds (ns/span):`);
 console.log(`  owner thread  ${f(median(rows.owner))}  (floor ${f(median(rows.ownerFloor))})`);
 console.log(`  joined worker ${f(median(rows.worker))}  (floor ${f(median(rows.workerFloor))})`);
 console.log(`  worker / owner: ${median(rows.ratio).toFixed(2)}`);

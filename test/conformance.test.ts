@@ -1,7 +1,6 @@
-// One suite, run against the native and the js backend: the two must agree on
-// every observable behaviour (records, ids, flags, errors, outputs). The js
-// backend runs twice: on its TypeScript engine and on the recording core in
-// WebAssembly ('wasm': HOTSPAN_JS_ENGINE=wasm).
+// One suite, run against the native and the js backend (the recording core
+// compiled to WebAssembly): the two must agree on every observable behaviour
+// (records, ids, flags, errors, outputs).
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -67,15 +66,14 @@ interface ChromeEvent {
   args?: Record<string, unknown>;
 }
 
-describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
+describe.each(['native', 'js'] as const)('%s backend', (kind) => {
   const suite = kind === 'native' && skipNative ? describe.skip : describe;
-  const backend = kind === 'wasm' ? 'js' : kind;
 
   suite('conformance', () => {
     const make = tracerFactory(kind);
 
     it('runs the backend it was asked for', () => {
-      expect(make().backend).toBe(backend);
+      expect(make().backend).toBe(kind);
     });
 
     it('nests spans with ids, parents and depth', () => {
@@ -118,8 +116,8 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
 
     it('stamps spans inside the performance.now() readings around them', () => {
       const t = make({ threadName: 'clocked' });
-      // The wasm engine stores ns: a reading comes back within its bound (half a ns).
-      const tol = kind === 'js' ? 0 : t.clockBoundMs;
+      // The js backend stores ns: a reading comes back within its bound (half a ns).
+      const tol = t.clockBoundMs;
       if (kind === 'native') {
         expect(tol).toBeGreaterThan(0);
         expect(tol).toBeLessThan(0.05);

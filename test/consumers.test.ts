@@ -26,7 +26,7 @@ import {
 import { tracerFactory, type TestTracerOptions } from './support/tracers';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
-const fixture = path.join(__dirname, 'fixtures', 'js-join-worker.js');
+const fixture = path.join(__dirname, 'fixtures', 'join-worker.js');
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-consumers-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 

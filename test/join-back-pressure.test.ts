@@ -1,14 +1,13 @@
-// Back-pressure on the js backend's joined workers (lib/backends/js-join.ts):
+// Back-pressure on the js backend's joined workers (lib/backends/share-transport.ts):
 // with the owner's thread blocked, a worker ships past the in-flight bound,
 // so batches are refused. Every span the worker ended is then in exactly one
 // place: kept, counted lost (tracer.lostSpans), or counted overwritten or
-// dropped by the budget; never in two. Both engines: the TypeScript one and
-// the core in WebAssembly ('wasm').
+// dropped by the budget; never in two.
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 
-import { MAX_IN_FLIGHT } from '../lib/backends/js-join';
+import { MAX_IN_FLIGHT } from '../lib/backends/share-transport';
 import { tracerFactory } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
@@ -32,8 +31,8 @@ const FLOODER = `
   parentPort.postMessage({ ended: workerData.n });
 `;
 
-describe.each(['js', 'wasm'] as const)('joined worker past the in-flight bound (%s)', (kind) => {
-  const make = tracerFactory(kind);
+describe('joined worker past the in-flight bound (js)', () => {
+  const make = tracerFactory('js');
 
   it('counts every refused span once: kept + lostSpans + overwritten + dropped = ended', async () => {
     const t = make();

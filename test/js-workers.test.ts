@@ -1,11 +1,9 @@
 // Workers joining a tracer (tracer.share() / Tracer.join(token)), held to the
-// same behaviour on the native and the js backend (on its TypeScript engine,
-// and on the core in WebAssembly: 'wasm', chosen with HOTSPAN_JS_ENGINE=wasm
-// as users choose it): a worker's spans land on a
+// same behaviour on the native and the js backend: a worker's spans land on a
 // timeline of their own in the sharing tracer's records, stats, queries and
 // outputs, and groups opened on the main thread bracket them (tunix's groups
 // across a worker's timeline). The workers are real worker_threads running
-// test/fixtures/js-join-worker.js against the compiled dist/.
+// test/fixtures/join-worker.js against the compiled dist/.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
@@ -15,12 +13,12 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { Tracer, type SpanRecord, type TracerOptions } from '../lib/index';
 import { internals } from '../lib/tracer/internal';
 import { loadNativeAddon } from '../lib/binding/native-loader';
-import { clockedTracer, wasmTracer } from './support/tracers';
+import { clockedTracer } from './support/tracers';
 
 const TWO32 = 4294967296;
 // Without the addon the native half is skipped, except in CI where it must run.
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
-const fixture = path.join(__dirname, 'fixtures', 'js-join-worker.js');
+const fixture = path.join(__dirname, 'fixtures', 'join-worker.js');
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-workers-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
@@ -125,10 +123,8 @@ function checkRecorded(t: Tracer, threadName: string, count: number): SpanRecord
   return mine;
 }
 
-describe.each(['native', 'js', 'wasm'] as const)('%s backend: workers joining a shared tracer', (kind) => {
+describe.each(['native', 'js'] as const)('%s backend: workers joining a shared tracer', (kind) => {
   const suite = kind === 'native' && skipNative ? describe.skip : describe;
-  /** What the worker's tracer says it runs: the wasm engine is the js backend's. */
-  const backend = kind === 'wasm' ? 'js' : kind;
 
   suite('share() / Tracer.join()', () => {
     const live: Tracer[] = [];
@@ -138,7 +134,7 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend: workers joining a 
       for (const t of live.splice(0)) t.close();
     });
     const make = (options: TracerOptions = {}): Tracer => {
-      const t = kind === 'wasm' ? wasmTracer(options) : new Tracer({ backend: kind, ...options });
+      const t = new Tracer({ backend: kind, ...options });
       live.push(t);
       return t;
     };
@@ -161,7 +157,7 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend: workers joining a 
       t.trace('main.before', () => 0);
       const count = 40;
       const w = start({ token: t.share(), threadName: 'worker A', mode: 'record', count });
-      expect(await w.report).toEqual({ done: true, backend });
+      expect(await w.report).toEqual({ done: true, backend: kind });
       expect(await w.exit).toBe(0);
       await t.settle({ timeoutMs: 10_000 });
       const mine = checkRecorded(t, 'worker A', count);

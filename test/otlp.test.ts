@@ -70,7 +70,7 @@ interface ChildOut {
   records: RecordOut[];
   rssGrowth: number;
   timeOrigin: number;
-  /** The class of the backend the tracer records on (WasmBackend under HOTSPAN_JS_ENGINE=wasm). */
+  /** The class of the backend the tracer records on (WasmBackend: the js backend). */
   engine?: string;
   /** name/i/j -> [trace id, span id, parent span id] (hex; '' for no parent). */
   ids?: Record<string, [string, string, string]>;
@@ -217,24 +217,19 @@ function checkAccounting(out: ChildOut, spans: ReceivedSpan[]): void {
   expect(new Set(spans.map((s) => s.spanId)).size).toBe(spans.length);
 }
 
-const factories = { native: tracerFactory('native'), js: tracerFactory('js'), wasm: tracerFactory('wasm') };
-const makeTracer = (row: 'native' | 'js' | 'wasm'): Tracer => factories[row]();
+const factories = { native: tracerFactory('native'), js: tracerFactory('js') };
+const makeTracer = (row: 'native' | 'js'): Tracer => factories[row]();
 
 const fast = { retryInitialDelayMs: 10, maxRetryDelayMs: 50, scheduledDelayMs: 20 };
 
 // Both recording backends export through the same worker and the same core
-// encoder (the js backend's through the WebAssembly build). The 'wasm' row is
-// the js backend on the recording core in WebAssembly, chosen as a user
-// does: HOTSPAN_JS_ENGINE=wasm in the child's environment; it reads through
-// the core's export cursor.
-for (const row of ['native', 'js', 'wasm'] as const) describe(`OTLP export (${row} backend)`, () => {
-  const backend = row === 'wasm' ? 'js' : row;
-  const engineEnv: Record<string, string> = row === 'wasm' ? { HOTSPAN_JS_ENGINE: 'wasm' } : {};
-  const withBackend = (cfg: ChildConfig): ChildConfig => ({ ...cfg, tracer: { ...cfg.tracer, backend } });
+// encoder (the js backend's through the WebAssembly build); the js backend
+// reads through the core's export cursor.
+for (const row of ['native', 'js'] as const) describe(`OTLP export (${row} backend)`, () => {
+  const withBackend = (cfg: ChildConfig): ChildConfig => ({ ...cfg, tracer: { ...cfg.tracer, backend: row } });
   const run = async (cfg: ChildConfig, env: Record<string, string> = {}, onMark?: () => void, base?: NodeJS.ProcessEnv): Promise<ChildOut> => {
-    const { HOTSPAN_JS_ENGINE: _, ...rest } = base ?? process.env;
-    const out = await runChild(withBackend(cfg), { ...env, ...engineEnv }, onMark, rest);
-    if (!cfg.exitOnly) expect(out.engine).toBe(row === 'wasm' ? 'WasmBackend' : row === 'js' ? 'JsBackend' : 'NativeBackend');
+    const out = await runChild(withBackend(cfg), env, onMark, base ?? process.env);
+    if (!cfg.exitOnly) expect(out.engine).toBe(row === 'js' ? 'WasmBackend' : 'NativeBackend');
     return out;
   };
 
@@ -437,7 +432,7 @@ for (const row of ['native', 'js', 'wasm'] as const) describe(`OTLP export (${ro
       const [r, url] = await receiver((n) => (n === 0 ? { status: 503 } : {}));
       const c = spawn(process.execPath, ['-e', script(withBackend({ export: { endpoint: url, ...fast, scheduledDelayMs: 60_000 }, trees: 1000, exitSignal: sig }))], {
         stdio: ['ignore', 'ignore', 'pipe'],
-        env: { ...process.env, ...engineEnv },
+        env: process.env,
       });
       let err = '';
       c.stderr.on('data', (d: Buffer) => (err += d.toString()));

@@ -11,14 +11,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer, type TracerOptions } from '../lib';
 import { Receiver, type ReceivedSpan } from './support/otlp-receiver';
-import { wasmTracer } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
 const backends = ['native', 'js'] as const;
-/** The rows: 'wasm' is the js backend on the core in WebAssembly, chosen as a user does (HOTSPAN_JS_ENGINE=wasm). */
-const rows = ['native', 'js', 'wasm'] as const;
+const rows = backends;
 type Row = (typeof rows)[number];
-const makeTracer = (row: Row | 'noop', options: TracerOptions): Tracer => (row === 'wasm' ? wasmTracer(options) : new Tracer({ backend: row, ...options }));
+const makeTracer = (row: Row | 'noop', options: TracerOptions): Tracer => new Tracer({ backend: row, ...options });
 
 /** The rule, written out again from the specification: sampled iff R >= T, R the low 56 bits of the trace id. */
 function expectedSampled(traceId: string, ratio: number): boolean {
@@ -239,8 +237,7 @@ interface ExportOut {
  * under the root and ended after it), then one tree under each remote
  * traceparent; prints each tree's traceparent as inject() wrote it.
  */
-function exportChild(row: Row, sample: object, endpoint: string, trees: number, remote: string[]): Promise<ExportOut> {
-  const backend = row === 'wasm' ? 'js' : row;
+function exportChild(backend: Row, sample: object, endpoint: string, trees: number, remote: string[]): Promise<ExportOut> {
   const src = `
 const { Tracer } = require(${JSON.stringify(dist)});
 const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'tracer', 'internal.js'))});
@@ -276,9 +273,7 @@ const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist'
   console.log('RESULT:' + JSON.stringify({ counts: t.counts(), traces: traces.map((tp) => [tp.slice(3, 35), Number.parseInt(tp.slice(53), 16)]), engine }));
 })();`;
   return new Promise((resolve, reject) => {
-    const { HOTSPAN_JS_ENGINE: _, ...base } = process.env;
-    const env = row === 'wasm' ? { ...base, HOTSPAN_JS_ENGINE: 'wasm' } : base;
-    const c = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'pipe'], env });
+    const c = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
     c.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -304,7 +299,7 @@ for (const backend of rows) {
       const port = await r.listen();
       const remote = [`00-${'1'.repeat(32)}-${'2'.repeat(16)}-01`, `00-${'3'.repeat(32)}-${'4'.repeat(16)}-00`];
       const out = await exportChild(backend, { ratio: 0.3 }, `http://127.0.0.1:${String(port)}/v1/traces`, 400, remote);
-      expect(out.engine).toBe({ native: 'NativeBackend', js: 'JsBackend', wasm: 'WasmBackend' }[backend]);
+      expect(out.engine).toBe({ native: 'NativeBackend', js: 'WasmBackend' }[backend]);
       const o = out.counts.otlp;
       expect(o.dropped + o.rejected + o.inFlight).toBe(0);
       expect(o.sent + o.sampledOut).toBe(out.counts.produced);

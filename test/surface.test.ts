@@ -7,10 +7,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import { ClosedBackend } from '../lib/backends/closed-backend';
 import { Tracer } from '../lib/index';
-import { JsBackend } from '../lib/backends/js-backend';
 import { loadNativeAddon } from '../lib/binding/native-loader';
 import { NativeBackend } from '../lib/backends/native-backend';
 import { NoopBackend } from '../lib/backends/noop-backend';
+import { WasmBackend } from '../lib/backends/wasm-backend';
+import { WasmJoinedBackend } from '../lib/backends/wasm-joined';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-surface-'));
@@ -52,7 +53,7 @@ describe('public surface', () => {
   });
 
   it('is the same for every Backend implementation', () => {
-    const classes = [NativeBackend, JsBackend, NoopBackend, ClosedBackend];
+    const classes = [NativeBackend, WasmBackend, WasmJoinedBackend, NoopBackend, ClosedBackend];
     const protos = classes.map((c) => {
       const s = surface(c.prototype);
       // Implementation helpers of one backend are not part of the interface.

@@ -12,12 +12,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib';
 import { Receiver, type ReceivedSpan } from './support/otlp-receiver';
-import { wasmTracer } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
-/** The rows: 'wasm' is the js backend on the core in WebAssembly, chosen as a user does (HOTSPAN_JS_ENGINE=wasm). */
-const rows = ['native', 'js', 'wasm'] as const;
-const ENGINES = { native: 'NativeBackend', js: 'JsBackend', wasm: 'WasmBackend' } as const;
+const rows = ['native', 'js'] as const;
+const ENGINES = { native: 'NativeBackend', js: 'WasmBackend' } as const;
 
 interface KeepOut {
   counts: { produced: number; otlp: { sent: number; dropped: number; rejected: number; sampledOut: number; keepTimedOut: number; inFlight: number } };
@@ -40,7 +38,7 @@ interface KeepOut {
  * never ends, with a child 'under' (when `stuck`): the child waits until keepTimedOut counts it.
  */
 function keepChild(row: (typeof rows)[number], keep: object | undefined, endpoint: string, n: number, slowMs: number, env: Record<string, string> = {}, stuck = true): Promise<KeepOut> {
-  const backend = row === 'wasm' ? 'js' : row;
+  const backend = row;
   const src = `
 const { Tracer } = require(${JSON.stringify(dist)});
 const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist', 'tracer', 'internal.js'))});
@@ -93,8 +91,7 @@ const { internals } = require(${JSON.stringify(path.join(__dirname, '..', 'dist'
   process.exit(0);
 })();`;
   const base = { ...process.env };
-  for (const k of ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'HOTSPAN_KEEP_SLOWER_THAN_MS', 'HOTSPAN_KEEP_ERRORS', 'HOTSPAN_JS_ENGINE']) delete base[k];
-  if (row === 'wasm') base.HOTSPAN_JS_ENGINE = 'wasm';
+  for (const k of ['OTEL_TRACES_SAMPLER', 'OTEL_TRACES_SAMPLER_ARG', 'HOTSPAN_KEEP_SLOWER_THAN_MS', 'HOTSPAN_KEEP_ERRORS']) delete base[k];
   return new Promise((resolve, reject) => {
     const c = spawn(process.execPath, ['-e', src], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...base, ...env } });
     let out = '';
@@ -244,7 +241,7 @@ describe('sample.keep and HOTSPAN_KEEP_*', () => {
         let err: unknown;
         try {
           const options = { sample: { keep: keep as never } };
-          (backend === 'wasm' ? wasmTracer(options) : new Tracer({ backend, ...options })).close();
+          new Tracer({ backend, ...options }).close();
         } catch (e) {
           err = e;
         }

@@ -2,7 +2,7 @@
 // joined worker derives (inject(), currentContext(), hotspan/otel's
 // spanContext()) are the ones the owner's outputs show after the merge. On
 // the js backend the worker numbers its timelines and tracks from the shared
-// state and derives with the owner's salt (lib/backends/js-join.ts SharedState).
+// state and derives with the owner's salt (lib/backends/share-transport.ts SharedState).
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 

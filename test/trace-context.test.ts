@@ -2,8 +2,7 @@
 // under an extracted context, and parents across await with the async
 // context (AsyncLocalStorage): one spec for the native and the js backend
 // (whose ids come from the core's resolver compiled to WebAssembly), in the
-// main thread and in joined workers; the main-thread spec also for the js
-// backend on the recording core in WebAssembly ('wasm').
+// main thread and in joined workers.
 import { validateHeaderValue } from 'node:http';
 import * as path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -193,7 +192,7 @@ describe('hostile carriers', () => {
   });
 });
 
-describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
+describe.each(['native', 'js'] as const)('%s backend', (kind) => {
   const suite = kind === 'native' && skipNative ? describe.skip : describe;
   suite('inject and spans under an extracted context', () => {
     const make = tracerFactory(kind);
@@ -431,8 +430,7 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
       }
     });
 
-    // Workers stay on the TypeScript engine: the wasm engine's share() says so.
-    (kind === 'wasm' ? it.skip : it)('works in a worker joined to the tracer, with the ids the owner writes', async () => {
+    it('works in a worker joined to the tracer, with the ids the owner writes', async () => {
       const t = make();
       // An async span on the owner before share(): the worker's track spans must not take its id.
       await t.traceAsync('owner req', async () => 0);

@@ -1,17 +1,16 @@
-// Workers joined to a tracer on the wasm engine (HOTSPAN_JS_ENGINE=wasm, as
-// users choose it): each records in a core instance of its own and hands its
+// Workers joined to a js-backend tracer (lib/backends/wasm-join.ts): each
+// records in a core instance of its own and hands its
 // finished records to the owner's core, which imports them under the
 // owner's budget. The counts are exact whatever the budget did: per worker
 // timeline, produced is every span the worker ended and equals kept +
 // released + overwritten + dropped, and kept is what the records show.
-// (test/js-workers.test.ts holds the wasm row to the same behaviour as the
-// native and the TypeScript engine.)
+// (test/js-workers.test.ts holds the js backend's joining to the same
+// behaviour as the native backend's.)
 import * as path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 
-import type { Tracer } from '../lib/index';
-import { wasmTracer } from './support/tracers';
+import { Tracer, type TracerOptions } from '../lib/index';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
 
@@ -39,8 +38,8 @@ describe('wasm engine: joined workers under the owner budget', () => {
   afterEach(() => {
     for (const t of live.splice(0)) t.close();
   });
-  const make = (options: Parameters<typeof wasmTracer>[0]): Tracer => {
-    const t = wasmTracer(options);
+  const make = (options: TracerOptions): Tracer => {
+    const t = new Tracer({ ...options, backend: 'js' });
     live.push(t);
     return t;
   };

@@ -120,17 +120,6 @@ function perfNowFloorCase() {
   };
 }
 
-// The js backend on the recording core in WebAssembly: chosen as users
-// choose it (HOTSPAN_JS_ENGINE=wasm while the tracer is made).
-function wasmEngineCase(shape, budget) {
-  process.env.HOTSPAN_JS_ENGINE = 'wasm';
-  try {
-    return hotspanCase('js', shape, budget);
-  } finally {
-    delete process.env.HOTSPAN_JS_ENGINE;
-  }
-}
-
 function floorCase(tsc) {
   const f = require(floorPath);
   const b = tsc ? f.beginTsc : f.begin;
@@ -322,8 +311,6 @@ const cases = {
   'hotspan-async-ctx': () => hotspanCase('native', 'async', UNBOUNDED, true),
   'js-id': () => hotspanCase('js', 'id'),
   'js-id-overwrite': () => hotspanCase('js', 'id', OVERWRITE),
-  'wasm-id': () => wasmEngineCase('id', UNBOUNDED),
-  'wasm-id-overwrite': () => wasmEngineCase('id', OVERWRITE),
   'floor-perf-now': perfNowFloorCase,
   'js-trace': () => hotspanCase('js', 'trace'),
   'js-async': () => hotspanCase('js', 'async'),

@@ -2,7 +2,7 @@
 // (../binding/wasm-recorder): the addon's rules (stack, ids, budget, tracks,
 // groups, counters, trace contexts) run in the core; this file only passes
 // the clock's readings in and turns statuses into the facade's errors.
-// Chosen with HOTSPAN_JS_ENGINE=wasm (../tracer/backend-choice). Workers
+// The js backend's one engine (../tracer/backend-choice). Workers
 // joined with share() record in instances of their own and hand their records
 // to this one's core (./wasm-join). The head sampler and the tail keep are the
 // core's (its words given at open); the OTLP export reads through the core's
@@ -39,7 +39,7 @@ function randomSalt(): bigint {
 
 /** What a call the wasm recording engine does not carry yet throws. */
 export function notYet(what: string): Error {
-  return new Error(`hotspan: ${what} is not supported by the wasm recording engine yet (HOTSPAN_JS_ENGINE=wasm); unset it to use the TypeScript engine`);
+  return new Error(`hotspan: ${what} is not supported by the js backend yet; use the native backend for it`);
 }
 
 export interface WasmBackendOptions {
@@ -54,7 +54,7 @@ export interface WasmBackendOptions {
   keep?: bigint;
   /** The clock, ms on the performance.now() axis; default performance.now (tests drive theirs). */
   clock?: () => number;
-  /** A joined thread's tracer-wide timeline id (the shared tracer's, ./js-join); default: this tracer's own. */
+  /** A joined thread's tracer-wide timeline id (the shared tracer's, ./share-transport); default: this tracer's own. */
   timeline?: number;
 }
 

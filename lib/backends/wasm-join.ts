@@ -1,5 +1,5 @@
 // The owner's side of workers joined to a tracer on the wasm engine
-// (HOTSPAN_JS_ENGINE=wasm): share() opens the js backend's hub (./js-join:
+// (the js backend): share() opens the js backend's hub (./share-hub:
 // the token, the channel, settle(), back-pressure), and each joined thread's
 // batches, encoded by the core in the worker's own instance
 // (native/core/read/handover_batch.h), are imported by this instance's core
@@ -8,11 +8,12 @@
 // the imported records, and the timeline counts what the worker's instance
 // dropped under its own budget. What back-pressure refused, what a closed
 // owner never took and what a terminated worker never sent are counted once,
-// in the hub's lostSpans (as on the TypeScript engine), never also dropped.
+// in the hub's lostSpans, never also dropped.
 
 import type { WasmRecorder } from '../binding/wasm-recorder';
 import { STATUS_CLOSED, STATUS_OK } from '../common/flags';
-import { ShareHub, type Batch, type JoinedThread, type ShareTarget } from './js-join';
+import type { Batch } from './share-transport';
+import { ShareHub, type JoinedThread, type ShareTarget } from './share-hub';
 
 export class WasmShare implements ShareTarget {
   readonly hub: ShareHub;
@@ -23,7 +24,7 @@ export class WasmShare implements ShareTarget {
     /** The head sampler word: a joined thread's roots are decided as the owner's are. */
     sampler: bigint,
   ) {
-    this.hub = new ShareHub(this, salt, sampler, 'wasm');
+    this.hub = new ShareHub(this, salt, sampler);
     // Joined threads take their timeline ids from the core's joined range, so
     // their span ids (the ones their own instances compute) never meet this
     // tracer's own timelines'.

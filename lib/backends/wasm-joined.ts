@@ -1,6 +1,6 @@
 // A worker's thread joined (Tracer.join) to a tracer on the wasm engine: it
 // records in a core instance of its own, through the same hot path as the
-// owner's thread (./wasm-backend), and its link (./js-join's JoinLink) ships
+// owner's thread (./wasm-backend), and its link (./join-link's JoinLink) ships
 // the finished records as the core encodes them (native/core/read/
 // handover_batch.h) to the owner, whose core imports them (./wasm-join).
 // This instance's budget only holds what waits for the next batch (a full
@@ -17,7 +17,8 @@ import type { NativeSnapshot } from '../binding/native-binding';
 import type { FrozenView } from '../read/frozen-view';
 import type { StatsRow } from '../read/stats';
 import type { Given } from './backend';
-import { JoinLink, openShared, type Batch, type JoinSource, type SharedState } from './js-join';
+import { JoinLink, type JoinSource } from './join-link';
+import { openShared, type Batch, type SharedState } from './share-transport';
 import { notYet, WasmBackend } from './wasm-backend';
 
 /** Records per batch: a full batch ships at once (it fits this instance's budget several times over). */

@@ -1,6 +1,6 @@
 // What the js backend's tracer thread hands its OTLP exporter's worker
 // (lib/otlp/otlp-js-source.ts): types only, with no Node import, so the public
-// declarations that name them (js-backend, otlp-exporter) stand alone.
+// declarations that name them (wasm-backend, otlp-exporter) stand alone.
 
 import type { NativeSnapshot } from '../binding/native-binding';
 

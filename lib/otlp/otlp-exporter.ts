@@ -18,7 +18,7 @@ export type OtlpFrom =
   | { token: string }
   | {
       js: JsExportInfo;
-      /** Up to `max` records committed and not handed over yet (JsBackend.takeForExport). */
+      /** Up to `max` records committed and not handed over yet (WasmBackend.takeForExport). */
       take: (max: number) => ExportSlice;
       /** After the last take: the source stops keeping records for the export. */
       end?: () => void;

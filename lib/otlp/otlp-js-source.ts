@@ -1,6 +1,6 @@
 // The js backend's OTLP source, in the exporter's worker (lib/otlp/otlp-worker.ts):
 // asks the tracer's thread for the records committed since its last read
-// (JsBackend.takeForExport, a copy of the columns, the buffers transferred)
+// (WasmBackend.takeForExport, read through the core's export cursor)
 // when the worker reads, and encodes them with the core's OTLP encoder
 // compiled to WebAssembly (WasmOtlpEncoder), as the native exporter reads
 // through OtlpSource. What waits while the collector is down stays in the

@@ -3,8 +3,7 @@
 // tracer.share() joins.
 
 import type { Backend } from '../backends/backend';
-import { JsBackend } from '../backends/js-backend';
-import { isJsToken, sharedEngine } from '../backends/js-join';
+import { isJsToken } from '../backends/share-transport';
 import { NativeBackend } from '../backends/native-backend';
 import { NoopBackend } from '../backends/noop-backend';
 import { WasmBackend } from '../backends/wasm-backend';
@@ -37,13 +36,9 @@ export interface JsBudget {
   clock?: () => number;
 }
 
-/**
- * The js backend's recording engine: the TypeScript one, or with
- * HOTSPAN_JS_ENGINE=wasm the core in WebAssembly (its workers join on it too).
- */
+/** The js backend: the core compiled to WebAssembly (its workers join on it too). */
 export function jsBackend(threadName: string, budget: JsBudget): Backend {
-  const b = { threadName, ...budget };
-  return process.env.HOTSPAN_JS_ENGINE === 'wasm' ? new WasmBackend(b) : new JsBackend(b);
+  return new WasmBackend({ threadName, ...budget });
 }
 
 /**
@@ -76,8 +71,7 @@ export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
  * backend's for a js token, else the native tracer the token names.
  */
 export function joinBackend(token: string, threadName: string): Backend {
-  // The owner's engine decides the worker's: a wasm owner imports what its core encodes.
-  if (isJsToken(token)) return sharedEngine(token) === 'wasm' ? WasmJoinedBackend.join(token, threadName) : JsBackend.join(token, threadName);
+  if (isJsToken(token)) return WasmJoinedBackend.join(token, threadName);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
     throw new Error(

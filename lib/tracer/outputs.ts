@@ -2,8 +2,7 @@
 // (dump.ts), streams, and the OTLP export.
 
 import type { Backend } from '../backends/backend';
-import type { JsBackend } from '../backends/js-backend';
-import { WasmBackend } from '../backends/wasm-backend';
+import type { WasmBackend } from '../backends/wasm-backend';
 import { closedError, describe } from '../common/errors';
 import { atExit } from '../common/exit-write';
 import { outputFormat, type OutputFormat } from '../common/output';
@@ -31,9 +30,7 @@ export class Outputs {
   /** `jsBase`: the js backend the tracer records in, if it does (under any wrapper). */
   constructor(
     private readonly owner: OutputsOwner,
-    private readonly jsBase: JsBackend | undefined,
-    /** The js backend on the core in WebAssembly (HOTSPAN_JS_ENGINE=wasm) this tracer records in, under any wrapper, if it does. */
-    private readonly wasmBase: WasmBackend | undefined = undefined,
+    private readonly jsBase: WasmBackend | undefined,
   ) {}
 
   /** The exporter exportOtlp() started, if any. */
@@ -70,15 +67,15 @@ export class Outputs {
     if (this.owner.closed()) throw closedError();
     if (this.exporter !== undefined) throw new Error('hotspan: exportOtlp() was already called on this tracer');
     const b = this.owner.backend();
-    // The js backend's engines hand their records to the exporter's worker: the TypeScript one, or the core in WebAssembly.
-    const js = this.jsBase ?? this.wasmBase;
+    // The js backend hands its records to the exporter's worker.
+    const js = this.jsBase;
     if (b.kind !== 'native' && js === undefined) {
       throw new Error(`hotspan: exportOtlp() needs the native or js backend; this tracer runs the '${b.kind}' backend`);
     }
     // First: a joined js worker's refusal says more than an option's error would.
-    const info = js?.exportInfo(); // the wasm engine's opens the core's export read
+    const info = js?.exportInfo(); // opens the core's export read
     const end = (): void => {
-      if (js instanceof WasmBackend) js.endExport();
+      js?.endExport();
     };
     let config;
     try {

@@ -18,7 +18,6 @@ import { GcHook } from '../common/gc-hook';
 import { inGroup } from './groups';
 import { HandleTracker, type SpanHandle } from './handles';
 import { internals, recording, type AsyncContextHook, type TracerInternals } from './internal';
-import { JsBackend } from '../backends/js-backend';
 import { WasmBackend } from '../backends/wasm-backend';
 import { checkName, checkNonEmptyName, NameCache, wellFormed } from '../common/names';
 import type { OtlpExportOptions } from '../otlp/otlp-config';
@@ -59,8 +58,6 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
 /** A span tracer: records spans, async spans, groups and counters, and reads, writes and exports them. See docs/api.md. */ export class Tracer {
   /** The backend that records; swapped for a ClosedBackend by close(). */
   private b: Backend;
-  /** The js backend this tracer records in (under any wrapper), if it does. */
-  private readonly jsBase: JsBackend | undefined;
   private readonly names: NameCache;
   private readonly handles: HandleTracker;
   private readonly gcHook: GcHook | undefined;
@@ -80,10 +77,9 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     const resolved = injected === undefined ? resolveOptions(options) : undefined;
     const backend = injected ?? createBackend(resolved as ResolvedOptions);
     this.b = backend;
-    this.jsBase = backend instanceof JsBackend ? backend : undefined;
     const owner = { backend: () => this.b, closed: () => this.isClosed, flush: () => this.flush() };
     this.asyncs = new AsyncSpans(owner);
-    this.outputs = new Outputs(owner, this.jsBase, backend instanceof WasmBackend ? backend : undefined);
+    this.outputs = new Outputs(owner, backend instanceof WasmBackend ? backend : undefined);
     if (resolved !== undefined) this.outputs.onTriggers(resolved);
     const dumpOn = resolved?.dumpOn === undefined ? undefined : checkDumpOn(resolved.dumpOn);
     this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush());

@@ -11,7 +11,7 @@ import { tracerOver } from '../../lib/tracer/tracer';
 export type TestTracerOptions = TracerOptions & { clock?: () => number };
 
 /**
- * A js-backend tracer (on the engine HOTSPAN_JS_ENGINE picks) that reads `clock` (ms on the performance.now() axis)
+ * A js-backend tracer that reads `clock` (ms on the performance.now() axis)
  * instead of performance.now(), its other options resolved as new Tracer
  * resolves them. Not an option users can spell: tests build it over the backend.
  */
@@ -20,31 +20,16 @@ export function clockedTracer(clock: () => number, options: TracerOptions = {}):
   return tracerOver(jsBackend(o.threadName, { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler: 0n, keep: 0n, clock }));
 }
 
-/**
- * 'wasm': the js backend on the core in WebAssembly, chosen as users choose
- * it (HOTSPAN_JS_ENGINE=wasm while the tracer is made).
- */
-export function tracerFactory(backend: 'native' | 'js' | 'noop' | 'wasm'): (options?: TestTracerOptions) => Tracer {
+/** A tracer on `backend`, closed after each test of the describe block. */
+export function tracerFactory(backend: 'native' | 'js' | 'noop'): (options?: TestTracerOptions) => Tracer {
   const live: Tracer[] = [];
   afterEach(() => {
     for (const t of live.splice(0)) t.close();
   });
   return ({ clock, ...options }: TestTracerOptions = {}): Tracer => {
     if (clock !== undefined && backend !== 'js') throw new Error(`tracerFactory: a clock needs the js backend, not ${backend}`);
-    const t = clock !== undefined ? clockedTracer(clock, options) : backend === 'wasm' ? wasmTracer(options) : new Tracer({ backend, ...options });
+    const t = clock !== undefined ? clockedTracer(clock, options) : new Tracer({ backend, ...options });
     live.push(t);
     return t;
   };
-}
-
-/** A js-backend tracer on the wasm engine, made as users make one (HOTSPAN_JS_ENGINE=wasm while it is made). */
-export function wasmTracer(options: TracerOptions): Tracer {
-  const before = process.env.HOTSPAN_JS_ENGINE;
-  process.env.HOTSPAN_JS_ENGINE = 'wasm';
-  try {
-    return new Tracer({ ...options, backend: 'js' });
-  } finally {
-    if (before === undefined) delete process.env.HOTSPAN_JS_ENGINE;
-    else process.env.HOTSPAN_JS_ENGINE = before;
-  }
 }

@@ -1,11 +1,12 @@
-// A joined js worker's batch between its two shared words (lib/backends/js-join.ts):
+// A joined js worker's batch between its two shared words (lib/backends/share-transport.ts):
 // handed over, its records are reserved in flight or counted lost, never
 // both and never neither; a terminated worker's exit counts both words lost
 // and gives the reserved room back. (test/faults.test.ts terminates a real
 // worker; this pins each step of the accounting on its own.)
 import { BroadcastChannel } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { MAX_IN_FLIGHT, SharedState, ShareHub, type ShareTarget } from '../lib/backends/js-join';
+import { ShareHub, type ShareTarget } from '../lib/backends/share-hub';
+import { MAX_IN_FLIGHT, SharedState } from '../lib/backends/share-transport';
 
 function words(unshipped: number, reserved = 0): Int32Array {
   const w = new Int32Array(new SharedArrayBuffer(8));
