@@ -431,8 +431,7 @@ describe.each(['native', 'js', 'wasm'] as const)('%s backend', (kind) => {
       }
     });
 
-    // Workers stay on the TypeScript engine: the wasm engine's share() says so.
-    (kind === 'wasm' ? it.skip : it)('works in a worker joined to the tracer, with the ids the owner writes', async () => {
+    it('works in a worker joined to the tracer, with the ids the owner writes', async () => {
       const t = make();
       // An async span on the owner before share(): the worker's track spans must not take its id.
       await t.traceAsync('owner req', async () => 0);

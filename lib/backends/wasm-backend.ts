@@ -167,7 +167,7 @@ export class WasmBackend implements Backend {
 
   track(name: string, serial: boolean): number {
     if (this.closedFlag) throw closedError();
-    const id = this.rec.track(name, serial);
+    const id = this.shared === undefined ? this.rec.track(name, serial) : this.shared.track(name, serial);
     if (id === 0) throw trackKindError(name, !serial);
     return id;
   }

@@ -84,6 +84,12 @@ export interface WasmExports {
   hs_rec_end(thread: number, nowMs: number, flags: number): number;
   /** The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind). */
   hs_rec_track(tracer: number, name: number, size: number, serial: number): number;
+  /** hs_rec_track under an explicit tracer-wide timeline id (0: this tracer's own numbering; else any id below 2^21 not taken), as a joined thread's instance and the tracer it joined number a shared track; its id (0: closed, a track of the other kind, of that name under another id, or an id not accepted). */
+  hs_rec_track_at(tracer: number, name: number, size: number, serial: number, id: number): number;
+  /** A joined thread's instance: the next async span begun on the track takes the local id given (by the shared tracer, so its span id is the tracer-wide one); a core status (Invalid: unknown track, or 0). */
+  hs_rec_async_next_local(tracer: number, track: number, local: number): number;
+  /** The groups timeline, made (if not yet) under the explicit id given (0: this tracer's own numbering; else as hs_rec_thread's), so a joined thread's instance keeps its own ids clear of the shared tracer's track ids; its id (0: closed, or an id not accepted). */
+  hs_rec_groups_at(tracer: number, id: number): number;
   /** An async span begins on a track, with the attribute JSON in the buffer (taken over; size 0: none); its token (0: closed or unknown track). */
   hs_rec_async_begin(tracer: number, track: number, name: number, nowMs: number, attrs: number, size: number): bigint;
   /** hs_rec_async_begin under a given context (as hs_rec_begin_context); its token (0: closed or unknown track). */
