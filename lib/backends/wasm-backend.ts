@@ -37,11 +37,6 @@ function randomSalt(): bigint {
   }
 }
 
-/** What a call the wasm recording engine does not carry yet throws. */
-export function notYet(what: string): Error {
-  return new Error(`hotspan: ${what} is not supported by the wasm recording engine yet (HOTSPAN_JS_ENGINE=wasm); unset it to use the TypeScript engine`);
-}
-
 export interface WasmBackendOptions {
   threadName: string;
   memoryLimit?: number;
