@@ -37,11 +37,6 @@ function randomSalt(): bigint {
   }
 }
 
-/** What a call the wasm recording engine does not carry yet throws. */
-export function notYet(what: string): Error {
-  return new Error(`hotspan: ${what} is not supported by the js backend yet; use the native backend for it`);
-}
-
 export interface WasmBackendOptions {
   threadName: string;
   memoryLimit?: number;
@@ -167,7 +162,7 @@ export class WasmBackend implements Backend {
 
   track(name: string, serial: boolean): number {
     if (this.closedFlag) throw closedError();
-    const id = this.rec.track(name, serial);
+    const id = this.shared === undefined ? this.rec.track(name, serial) : this.shared.track(name, serial);
     if (id === 0) throw trackKindError(name, !serial);
     return id;
   }

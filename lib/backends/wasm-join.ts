@@ -11,12 +11,23 @@
 // in the hub's lostSpans, never also dropped.
 
 import type { WasmRecorder } from '../binding/wasm-recorder';
+import { trackKindError } from '../common/errors';
 import { STATUS_CLOSED, STATUS_OK } from '../common/flags';
 import type { Batch } from './share-transport';
 import { ShareHub, type JoinedThread, type ShareTarget } from './share-hub';
 
+/** A user's track's timeline name: this prefix, then its name (native/core/record/registry.h). */
+const TRACK_PREFIX = 'track: ';
+/**
+ * Joined threads' async span local ids start above this: the owner's core
+ * numbers its own per track from 1, and a track's span ids must be one set.
+ */
+const JOINED_LOCALS = 2 ** 31;
+
 export class WasmShare implements ShareTarget {
   readonly hub: ShareHub;
+  /** Tracks by name: their tracer-wide ids. */
+  private readonly tracks = new Map<string, number>();
 
   constructor(
     private readonly rec: WasmRecorder,
@@ -28,7 +39,29 @@ export class WasmShare implements ShareTarget {
     // Joined threads take their timeline ids from the core's joined range, so
     // their span ids (the ones their own instances compute) never meet this
     // tracer's own timelines'.
-    this.hub.state.adopt(0, rec.firstJoinedTimeline() - 1, []);
+    // Tracks have one id by name (this tracer's tracks so far keep theirs),
+    // and joined threads number their async spans from JOINED_LOCALS up,
+    // apart from this tracer's own, which its core numbers per track from 1.
+    const first = rec.firstJoinedTimeline();
+    const tracks: Array<[string, number]> = [];
+    for (const tl of rec.timelines()) {
+      if (tl.id < first && tl.name.startsWith(TRACK_PREFIX)) tracks.push([tl.name.slice(TRACK_PREFIX.length), tl.id]);
+    }
+    this.hub.state.adopt(JOINED_LOCALS, first - 1, tracks);
+  }
+
+  /** Track `name`, under the id every thread of the shared tracer gives it (0: a track of the other kind). */
+  track(name: string, serial: boolean): number {
+    let id = this.tracks.get(name);
+    if (id === undefined) {
+      id = this.hub.state.trackId(name, () => {
+        const own = this.rec.track(name, serial);
+        if (own === 0) throw trackKindError(name, !serial);
+        return own;
+      });
+      this.tracks.set(name, id);
+    }
+    return this.rec.trackAt(name, serial, id);
   }
 
   /**

@@ -7,10 +7,15 @@
 // batch ships at once, a partial one soon after its first record): what it
 // cannot hold is dropped and counted by its core, and the count travels with
 // the next batch to the owner's timeline of this thread.
-// Async spans, groups and counters on a joined worker are not carried yet;
-// records are read at the owner.
+// Its async tracks and groups ride in the same batches (one section per
+// timeline): a track's id and each async span's local id come from the shared
+// tracer's tables (./share-transport's SharedState), so the span ids and W3C ids this
+// thread shows are the ones the owner stores; the owner renumbers groups.
+// Counters are not carried (as on the TypeScript engine); records are read at
+// the owner.
 
-import { closedError } from '../common/errors';
+import { closedError, trackKindError } from '../common/errors';
+import { STATUS_OK } from '../common/flags';
 import type { BackendCounts } from '../common/counts';
 import type { OutputFormat, WrittenFile } from '../common/output';
 import type { NativeSnapshot } from '../binding/native-binding';
@@ -19,7 +24,7 @@ import type { StatsRow } from '../read/stats';
 import type { Given } from './backend';
 import { JoinLink, type JoinSource } from './join-link';
 import { openShared, type Batch, type SharedState } from './share-transport';
-import { notYet, WasmBackend } from './wasm-backend';
+import { WasmBackend } from './wasm-backend';
 
 /** Records per batch: a full batch ships at once (it fits this instance's budget several times over). */
 const JOIN_BATCH = 8192;
@@ -43,6 +48,10 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
   /** JoinLink's two words: records not shipped yet, records reserved in flight. */
   private readonly unshipped = new Int32Array(new SharedArrayBuffer(8));
   private count = 0;
+  private readonly state: SharedState;
+  /** Tracks by name: their tracer-wide ids (SharedState.trackId). */
+  private readonly tracks = new Map<string, number>();
+  private groupsMade = false;
 
   /** The backend of this thread joined to the wasm-engine tracer that shared `token` (the caller checked the token's kind). */
   static join(token: string, threadName: string): WasmJoinedBackend {
@@ -57,6 +66,7 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
   /** `timeline`: the tracer-wide id of this thread's timeline, the one its ids and the owner's import use. */
   private constructor(token: string, state: SharedState, threadName: string, timeline: number) {
     super({ threadName, memoryLimit: JOINED_BUDGET, onFull: 'drop', idSalt: state.salt, sampler: state.sampler, timeline });
+    this.state = state;
     this.source = this.rec.handoverOpen();
     // Last: the link ships the hello (this thread's timeline) at once.
     this.link = new JoinLink(token, state, threadName, timeline, this, this.unshipped);
@@ -109,16 +119,56 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
 
   // ---- not on a joined thread ----
 
-  override track(_name: string, _serial: boolean): number {
-    throw notYet('async spans on a joined worker');
+  // ---- tracks and groups: recorded here under the shared tracer's ids ----
+
+  override track(name: string, serial: boolean): number {
+    if (this.closedFlag) throw closedError();
+    let id = this.tracks.get(name);
+    if (id === undefined) {
+      id = this.state.trackId(name);
+      this.tracks.set(name, id);
+    }
+    const got = this.rec.trackAt(name, serial, id);
+    if (got === 0) throw this.closedFlag ? closedError() : trackKindError(name, !serial);
+    return got;
   }
 
-  override asyncBeginContext(_track: number, _nameId: number, _attrsJson: string, _given: Given): number {
-    throw notYet('async spans on a joined worker');
+  override asyncBegin(track: number, nameId: number, attrsJson: string): number {
+    this.takeLocal(track);
+    return super.asyncBegin(track, nameId, attrsJson);
   }
 
-  override groupBegin(_nameId: number, _attrsJson: string): void {
-    throw notYet('groups on a joined worker');
+  override asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
+    this.takeLocal(track);
+    return super.asyncBeginContext(track, nameId, attrsJson, given);
+  }
+
+  /** The next async span on `track` takes the shared tracer's next local id. */
+  private takeLocal(track: number): void {
+    if (!this.closedFlag) this.rec.asyncNextLocal(track, this.state.nextTrackLocal());
+  }
+
+  override asyncEnd(token: number, flags: number): number {
+    const s = super.asyncEnd(token, flags);
+    if (s === STATUS_OK) this.ended();
+    return s;
+  }
+
+  override asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
+    const s = super.asyncFinish(token, flags, startMs, endMs, nameId, attrsJson);
+    if (s === STATUS_OK) this.ended();
+    return s;
+  }
+
+  override groupBegin(nameId: number, attrsJson: string): void {
+    // Its own ids stay clear of the tracer-wide track ids this instance also holds.
+    if (!this.groupsMade && !this.closedFlag) this.groupsMade = this.rec.groupsAt(this.state.nextTimeline()) !== 0;
+    super.groupBegin(nameId, attrsJson);
+  }
+
+  override groupEnd(): void {
+    super.groupEnd();
+    this.ended();
   }
 
   override counter(_name: string, _value: number): void {

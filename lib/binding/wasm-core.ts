@@ -84,6 +84,12 @@ export interface WasmExports {
   hs_rec_end(thread: number, nowMs: number, flags: number): number;
   /** The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind). */
   hs_rec_track(tracer: number, name: number, size: number, serial: number): number;
+  /** hs_rec_track under an explicit tracer-wide timeline id (0: this tracer's own numbering; else any id below 2^21 not taken), as a joined thread's instance and the tracer it joined number a shared track; its id (0: closed, a track of the other kind, of that name under another id, or an id not accepted). */
+  hs_rec_track_at(tracer: number, name: number, size: number, serial: number, id: number): number;
+  /** A joined thread's instance: the next async span begun on the track takes the local id given (by the shared tracer, so its span id is the tracer-wide one); a core status (Invalid: unknown track, or 0). */
+  hs_rec_async_next_local(tracer: number, track: number, local: number): number;
+  /** The groups timeline, made (if not yet) under the explicit id given (0: this tracer's own numbering; else as hs_rec_thread's), so a joined thread's instance keeps its own ids clear of the shared tracer's track ids; its id (0: closed, or an id not accepted). */
+  hs_rec_groups_at(tracer: number, id: number): number;
   /** An async span begins on a track, with the attribute JSON in the buffer (taken over; size 0: none); its token (0: closed or unknown track). */
   hs_rec_async_begin(tracer: number, track: number, name: number, nowMs: number, attrs: number, size: number): bigint;
   /** hs_rec_async_begin under a given context (as hs_rec_begin_context); its token (0: closed or unknown track). */
@@ -194,7 +200,7 @@ const encoder = new TextEncoder();
  * returns the input's address and size. Records may be in any timeline
  * order: the module groups them as the core's snapshot does.
  */
-function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): [number, number] {
+export function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<number>): [number, number] {
   const n = snap.count;
   const tls = snap.timelines;
   const counters = snap.counters ?? [];
@@ -358,11 +364,11 @@ export function queryColumns(snap: NativeSnapshot): QueryStep {
 }
 
 /** native/wasm/exports.cc hs_span_ids: u64 per stored context in, per record out. */
-const CONTEXT_WORDS = 6;
+export const CONTEXT_WORDS = 6;
 const IDS_WORDS = 5;
 
 /** The columns' stored contexts as hs_span_ids and hs_otlp_next take them: CONTEXT_WORDS u64 each. */
-function putContexts(words: BigUint64Array, snap: NativeSnapshot): void {
+export function putContexts(words: BigUint64Array, snap: NativeSnapshot): void {
   let w = 0;
   for (const [i, ctx] of snap.contexts ?? []) {
     words[w++] = BigInt(snap.fields[i * FIELDS_PER_RECORD + FIELD_TIMELINE]);
@@ -528,82 +534,5 @@ export class WasmDocumentWriter {
     }
     if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size());
-  }
-}
-
-/** One read of the core's OTLP encoder (native/wasm/exports.cc hs_otlp_next). */
-export interface WasmOtlpRead {
-  /** The request (protobuf or OTLP/JSON), when spans > 0. */
-  body: Uint8Array | undefined;
-  spans: number;
-  /** Records held back for an ancestor not read yet. */
-  held: number;
-  /** Records of traces the head sampler left out: not encoded. */
-  sampledOut: number;
-  /** Records released without their root past the tail keep's wait: decided by the head sampler alone. */
-  keepTimedOut: number;
-}
-
-/**
- * The core's OTLP encoder (native/core/export/otlp_batcher.h: ids, the hold-back of
- * records whose ancestor is not in the batch, the request) over the js
- * backend's batches: what the OTLP exporter's worker runs for a js tracer,
- * the same C++ the native exporter's OtlpSource runs. Its own instance: the
- * encoder's state lives in it.
- */
-export class WasmOtlpEncoder {
-  private readonly c = newInstance();
-  private readonly handle: number;
-
-  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt; `sampler`: its head sampler word (native/core/record/sampler.h); `keep`: its tail keep word (tail_keep.h). */
-  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint, sampler = 0n, keep = 0n) {
-    const strings = resource.flatMap(([k, v]) => [encoder.encode(k), encoder.encode(v)]);
-    strings.push(encoder.encode(scopeVersion));
-    const size = 4 + strings.reduce((n, s) => n + 4 + s.length, 0);
-    const at = this.c.hs_alloc(size);
-    const view = new DataView(this.c.memory.buffer, at, size);
-    view.setUint32(0, resource.length, true);
-    let p = 4;
-    for (const s of strings) {
-      view.setUint32(p, s.length, true);
-      new Uint8Array(this.c.memory.buffer, at + p + 4, s.length).set(s);
-      p += 4 + s.length;
-    }
-    this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler), BigInt.asIntN(64, keep));
-    if (this.handle === 0) throw new Error('hotspan: the WebAssembly core rejected the OTLP resource');
-  }
-
-  /**
-   * One request of at most `maxSpans` spans from the records held back and
-   * `batch` (records committed since the previous call, in commit order; in
-   * `names` only the names new since then). `unread`: records are left for a
-   * later call; `final`: send the held-back ones too. `readThroughMs`: the
-   * read watermark (ExportTake.readThroughMs; Infinity: every record read).
-   */
-  next(batch: NativeSnapshot, maxSpans: number, final: boolean, unread: boolean, readThroughMs = Infinity): WasmOtlpRead {
-    const c = this.c;
-    const [ptr, size] = encode(c, batch, new Set());
-    const contexts = batch.contexts ?? [];
-    const states = contexts.map(([, ctx]) => encoder.encode(ctx.tracestate));
-    const ctxBytes = 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length + states.reduce((n, s) => n + s.length, 0);
-    let at = 0;
-    if (contexts.length > 0) {
-      at = c.hs_alloc(ctxBytes);
-      putContexts(new BigUint64Array(c.memory.buffer, at, CONTEXT_WORDS * contexts.length), batch);
-      const lengths = new Uint32Array(c.memory.buffer, at + 8 * CONTEXT_WORDS * contexts.length, contexts.length);
-      let p = at + 8 * CONTEXT_WORDS * contexts.length + 4 * contexts.length;
-      states.forEach((state, k) => {
-        lengths[k] = state.length;
-        new Uint8Array(c.memory.buffer, p, state.length).set(state);
-        p += state.length;
-      });
-    }
-    const status = c.hs_otlp_next(this.handle, ptr, size, at, ctxBytes, contexts.length, maxSpans, final ? 1 : 0, unread ? 1 : 0, readThroughMs);
-    if (status !== 0) throw new Error(`hotspan: the WebAssembly core rejected its input (${STATUS_TEXT[status] ?? String(status)})`);
-    const result = new Uint8Array(c.memory.buffer, c.hs_result_data(), c.hs_result_size());
-    const head = new DataView(result.buffer, result.byteOffset, 16);
-    const spans = head.getUint32(0, true);
-    const keepTimedOut = head.getUint32(12, true);
-    return { spans, held: head.getUint32(4, true), sampledOut: head.getUint32(8, true), keepTimedOut, body: spans > 0 ? result.slice(16) : undefined };
   }
 }

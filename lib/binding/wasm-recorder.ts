@@ -141,6 +141,25 @@ export class WasmRecorder {
     return this.c.hs_rec_track(this.tracer, at, size, serial ? 1 : 0);
   }
 
+  /**
+   * The track `name` under the tracer-wide id `id` a shared tracer gave it
+   * (0: closed, a track of the other kind, or of that name under another id).
+   */
+  trackAt(name: string, serial: boolean, id: number): number {
+    const [at, size] = this.text(name);
+    return this.c.hs_rec_track_at(this.tracer, at, size, serial ? 1 : 0, id);
+  }
+
+  /** A joined thread: the next async span on `track` takes the tracer-wide local id `local`; a core status. */
+  asyncNextLocal(track: number, local: number): number {
+    return this.c.hs_rec_async_next_local(this.tracer, track, local);
+  }
+
+  /** A joined thread: the groups timeline, made under the explicit id `id`; its id (0: closed or not accepted). */
+  groupsAt(id: number): number {
+    return this.c.hs_rec_groups_at(this.tracer, id);
+  }
+
   /** An async span's token (0n: closed or unknown track). */
   asyncBegin(track: number, name: number, nowMs: number, attrsJson = ''): bigint {
     return this.c.hs_rec_async_begin(this.tracer, track, name, nowMs, ...this.text(attrsJson));

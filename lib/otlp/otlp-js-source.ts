@@ -11,7 +11,7 @@ import type { MessagePort } from 'node:worker_threads';
 import type { OtlpConfig } from './otlp-config';
 import type { NativeSnapshot } from '../binding/native-binding';
 import type { ExportSlice, JsExportInfo } from './otlp-export-slice';
-import { WasmOtlpEncoder } from '../binding/wasm-core';
+import { WasmOtlpEncoder } from '../binding/wasm-otlp';
 
 /** One read of an exporter's source: the request and its span count, records lost before the read, records left. */
 export interface OtlpRead {

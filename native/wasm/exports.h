@@ -83,6 +83,12 @@ __attribute__((export_name("hs_rec_innermost"))) uint32_t hs_rec_innermost(uint3
 __attribute__((export_name("hs_rec_end"))) int32_t hs_rec_end(uint32_t thread, double now_ms, uint32_t flags);
 // The async track named by the buffer (taken over), made on first use; its id (0: closed, or a track of the other kind).
 __attribute__((export_name("hs_rec_track"))) uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t serial);
+// hs_rec_track under an explicit tracer-wide timeline id (0: this tracer's own numbering; else any id below 2^21 not taken), as a joined thread's instance and the tracer it joined number a shared track; its id (0: closed, a track of the other kind, of that name under another id, or an id not accepted).
+__attribute__((export_name("hs_rec_track_at"))) uint32_t hs_rec_track_at(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t serial, uint32_t id);
+// A joined thread's instance: the next async span begun on the track takes the local id given (by the shared tracer, so its span id is the tracer-wide one); a core status (Invalid: unknown track, or 0).
+__attribute__((export_name("hs_rec_async_next_local"))) int32_t hs_rec_async_next_local(uint32_t tracer, uint32_t track, uint32_t local);
+// The groups timeline, made (if not yet) under the explicit id given (0: this tracer's own numbering; else as hs_rec_thread's), so a joined thread's instance keeps its own ids clear of the shared tracer's track ids; its id (0: closed, or an id not accepted).
+__attribute__((export_name("hs_rec_groups_at"))) uint32_t hs_rec_groups_at(uint32_t tracer, uint32_t id);
 // An async span begins on a track, with the attribute JSON in the buffer (taken over; size 0: none); its token (0: closed or unknown track).
 __attribute__((export_name("hs_rec_async_begin"))) uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs, uint32_t size);
 // hs_rec_async_begin under a given context (as hs_rec_begin_context); its token (0: closed or unknown track).

@@ -24,6 +24,7 @@
 #include "export/export_cursor.h"
 #include "read/handover_batch.h"
 #include "record/clock.h"
+#include "record/group_track.h"
 #include "record/imported_thread.h"
 #include "record/memory_limit.h"
 #include "record/span_ids.h"
@@ -237,6 +238,24 @@ uint32_t hs_rec_track(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t se
   const std::string text = take_string(name, size);
   hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
   return t == nullptr ? 0 : t->track(text, serial != 0);
+}
+
+uint32_t hs_rec_track_at(uint32_t tracer, uint8_t* name, uint32_t size, uint32_t serial, uint32_t id) {
+  const std::string text = take_string(name, size);
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? 0 : t->track(text, serial != 0, false, id);
+}
+
+int32_t hs_rec_async_next_local(uint32_t tracer, uint32_t track, uint32_t local) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  return t == nullptr ? status(hotspan::Status::kInvalid) : status(t->set_next_async_local(track, local));
+}
+
+uint32_t hs_rec_groups_at(uint32_t tracer, uint32_t id) {
+  hotspan::Tracer* t = at<hotspan::Tracer>(tracer);
+  if (t == nullptr) return 0;
+  std::shared_ptr<hotspan::GroupTrack> g = t->group_track(true, id);
+  return g ? g->timeline().id() : 0;
 }
 
 uint64_t hs_rec_async_begin(uint32_t tracer, uint32_t track, uint32_t name, double now_ms, uint8_t* attrs,

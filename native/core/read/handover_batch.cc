@@ -53,6 +53,48 @@ std::unique_ptr<HandoverSource> HandoverSource::open(std::shared_ptr<const Trace
 HandoverSource::HandoverSource(std::shared_ptr<const Tracer> tracer, std::unique_ptr<RecordCursor> cursor)
     : tracer_(std::move(tracer)), cursor_(std::move(cursor)) {}
 
+namespace {
+
+bool carried(TimelineKind kind) {
+  return kind == TimelineKind::kJs || kind == TimelineKind::kNative || kind == TimelineKind::kTrack ||
+         kind == TimelineKind::kGroups;
+}
+
+void put_records(std::string& out, const FrozenTimeline& tl) {
+  std::unordered_map<uint32_t, std::string_view> attrs;
+  for (const auto& [local, json] : tl.attrs) attrs[local] = json;
+  std::unordered_map<uint32_t, uint64_t> foreign(tl.foreign_parents.begin(), tl.foreign_parents.end());
+  std::unordered_map<uint32_t, const StoredContext*> contexts;
+  for (const auto& [local, c] : tl.contexts) contexts[local] = &c;
+  for (const SpanRecord r : tl.records) {
+    auto a = attrs.find(r.local_id);
+    auto f = foreign.find(r.local_id);
+    auto c = contexts.find(r.local_id);
+    uint16_t flags = r.flags & (kFlagAbandoned | kFlagError);
+    if (f != foreign.end()) flags |= kFlagParentElsewhere;
+    if (c != contexts.end()) flags |= kFlagContext;
+    put(out, r.start_ns);
+    put(out, r.end_ns);
+    put(out, r.local_id);
+    put(out, r.parent_local);
+    put(out, r.name);
+    put(out, r.depth);
+    put(out, flags);
+    put_text(out, a == attrs.end() ? std::string_view() : a->second);
+    if (f != foreign.end()) put(out, f->second);
+    if (c != contexts.end()) {
+      const StoredContext& ctx = *c->second;
+      put(out, ctx.trace.hi);
+      put(out, ctx.trace.lo);
+      put(out, ctx.parent_wire);
+      put(out, static_cast<uint32_t>(ctx.flags));
+      put_text(out, ctx.tracestate);
+    }
+  }
+}
+
+}  // namespace
+
 uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
   out.clear();
   FrozenSnapshot batch;
@@ -64,8 +106,11 @@ uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
   const std::vector<std::string> names = tracer_->names();
   const uint32_t first_name = names_sent_;
   uint64_t n = 0;
+  uint32_t sections = 0;
   for (const FrozenTimeline& tl : batch.timelines) {
-    if (tl.kind == TimelineKind::kJs || tl.kind == TimelineKind::kNative) n += tl.records.size();
+    if (!carried(tl.kind) || tl.records.size() == 0) continue;
+    n += tl.records.size();
+    ++sections;
   }
   put(out, kHandoverVersion);
   put(out, first_name);
@@ -73,38 +118,16 @@ uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
   put(out, static_cast<uint32_t>(n));
   put(out, lost - lost_sent_);
   for (size_t i = first_name; i < names.size(); ++i) put_text(out, names[i]);
+  put(out, sections);
   for (const FrozenTimeline& tl : batch.timelines) {
-    if (tl.kind != TimelineKind::kJs && tl.kind != TimelineKind::kNative) continue;
-    std::unordered_map<uint32_t, std::string_view> attrs;
-    for (const auto& [local, json] : tl.attrs) attrs[local] = json;
-    std::unordered_map<uint32_t, uint64_t> foreign(tl.foreign_parents.begin(), tl.foreign_parents.end());
-    std::unordered_map<uint32_t, const StoredContext*> contexts;
-    for (const auto& [local, c] : tl.contexts) contexts[local] = &c;
-    for (const SpanRecord r : tl.records) {
-      auto a = attrs.find(r.local_id);
-      auto f = foreign.find(r.local_id);
-      auto c = contexts.find(r.local_id);
-      uint16_t flags = r.flags & (kFlagAbandoned | kFlagError);
-      if (f != foreign.end()) flags |= kFlagParentElsewhere;
-      if (c != contexts.end()) flags |= kFlagContext;
-      put(out, r.start_ns);
-      put(out, r.end_ns);
-      put(out, r.local_id);
-      put(out, r.parent_local);
-      put(out, r.name);
-      put(out, r.depth);
-      put(out, flags);
-      put_text(out, a == attrs.end() ? std::string_view() : a->second);
-      if (f != foreign.end()) put(out, f->second);
-      if (c != contexts.end()) {
-        const StoredContext& ctx = *c->second;
-        put(out, ctx.trace.hi);
-        put(out, ctx.trace.lo);
-        put(out, ctx.parent_wire);
-        put(out, static_cast<uint32_t>(ctx.flags));
-        put_text(out, ctx.tracestate);
-      }
-    }
+    if (!carried(tl.kind) || tl.records.size() == 0) continue;
+    put(out, static_cast<uint8_t>(tl.kind));
+    put(out, static_cast<uint8_t>(tl.serial ? 1 : 0));
+    put(out, static_cast<uint16_t>(0));
+    put(out, tl.id);
+    put_text(out, tl.kind == TimelineKind::kTrack ? std::string_view(tl.name) : std::string_view());
+    put(out, static_cast<uint32_t>(tl.records.size()));
+    put_records(out, tl);
   }
   names_sent_ = static_cast<uint32_t>(names.size());
   lost_sent_ = lost;
@@ -114,7 +137,7 @@ uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
 Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored) {
   *stored = 0;
   Reader in{data, size};
-  uint32_t version = 0, first_name = 0, names = 0, records = 0;
+  uint32_t version = 0, first_name = 0, names = 0, records = 0, sections = 0;
   uint64_t lost = 0;
   if (!in.get(version) || version != kHandoverVersion || !in.get(first_name) || !in.get(names) ||
       !in.get(records) || !in.get(lost)) {
@@ -124,32 +147,56 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
     std::string_view name;
     if (!in.text(name) || !into.add_name(first_name + i, name)) return Status::kInvalid;
   }
-  for (uint32_t i = 0; i < records; ++i) {
-    ImportedSpan s;
-    std::string_view attrs;
-    if (!in.get(s.start_ns) || !in.get(s.end_ns) || !in.get(s.local) || !in.get(s.parent_local) ||
-        !in.get(s.name) || !in.get(s.depth) || !in.get(s.flags) || !in.text(attrs)) {
+  if (!in.get(sections)) return Status::kInvalid;
+  uint64_t seen = 0;
+  for (uint32_t k = 0; k < sections; ++k) {
+    uint8_t kind = 0, serial = 0;
+    uint16_t pad = 0;
+    uint32_t id = 0, count = 0;
+    std::string_view track;
+    if (!in.get(kind) || !in.get(serial) || !in.get(pad) || !in.get(id) || !in.text(track) || !in.get(count) ||
+        kind > static_cast<uint8_t>(TimelineKind::kGroups) || count > records - seen) {
       return Status::kInvalid;
     }
-    uint64_t foreign = 0;
-    if ((s.flags & kFlagParentElsewhere) != 0 && !in.get(foreign)) return Status::kInvalid;
-    StoredContext ctx;
-    const bool has_ctx = (s.flags & kFlagContext) != 0;
-    if (has_ctx) {
-      uint32_t flags = 0;
-      std::string_view tracestate;
-      if (!in.get(ctx.trace.hi) || !in.get(ctx.trace.lo) || !in.get(ctx.parent_wire) || !in.get(flags) ||
-          !in.text(tracestate)) {
+    seen += count;
+    for (uint32_t i = 0; i < count; ++i) {
+      ImportedSpan s;
+      std::string_view attrs;
+      if (!in.get(s.start_ns) || !in.get(s.end_ns) || !in.get(s.local) || !in.get(s.parent_local) ||
+          !in.get(s.name) || !in.get(s.depth) || !in.get(s.flags) || !in.text(attrs)) {
         return Status::kInvalid;
       }
-      ctx.flags = static_cast<uint8_t>(flags);
-      ctx.tracestate = std::string(tracestate);
+      uint64_t foreign = 0;
+      if ((s.flags & kFlagParentElsewhere) != 0 && !in.get(foreign)) return Status::kInvalid;
+      StoredContext ctx;
+      const bool has_ctx = (s.flags & kFlagContext) != 0;
+      if (has_ctx) {
+        uint32_t flags = 0;
+        std::string_view tracestate;
+        if (!in.get(ctx.trace.hi) || !in.get(ctx.trace.lo) || !in.get(ctx.parent_wire) || !in.get(flags) ||
+            !in.text(tracestate)) {
+          return Status::kInvalid;
+        }
+        ctx.flags = static_cast<uint8_t>(flags);
+        ctx.tracestate = std::string(tracestate);
+      }
+      if (refused) continue;
+      Status st = Status::kOk;
+      switch (static_cast<TimelineKind>(kind)) {
+        case TimelineKind::kTrack:
+          st = into.add_track_span(id, track, serial != 0, s, attrs, has_ctx ? &ctx : nullptr, foreign);
+          break;
+        case TimelineKind::kGroups:
+          st = into.add_group(s, attrs);
+          break;
+        default:
+          st = into.add(s, attrs, has_ctx ? &ctx : nullptr, foreign);
+      }
+      if (st != Status::kOk) return st;
+      ++*stored;
     }
-    if (refused) continue;
-    const Status st = into.add(s, attrs, has_ctx ? &ctx : nullptr, foreign);
-    if (st != Status::kOk) return st;
-    ++*stored;
   }
+  if (seen != records) return Status::kInvalid;
   // Counted once the batch's records are in: a lost span is never counted twice.
   // A refused batch's records are not counted here: the sender's hub counted
   // them lost (the tracer's lostSpans) when back-pressure refused them.

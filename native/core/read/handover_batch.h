@@ -12,12 +12,21 @@
 // hand-overs) travels in the next batch as a count and is counted dropped on
 // the receiving timeline: produced there = every span the thread ended.
 //
+// Besides the thread's own timeline, a batch carries the thread's async
+// tracks and its groups, each as a section: the receiving side stores a
+// track's records on its track of that name under the same tracer-wide id
+// (made there if it has none yet), and the groups on its groups timeline
+// (local ids renumbered there, as groups are tracer-wide phases).
+//
 // Layout (little endian): u32 kHandoverVersion, u32 first new name id,
-// u32 new names, u32 records, u64 lost since the last batch; each new name
-// (u32 size, bytes); each record: i64 start ns, i64 end ns, u32 local,
-// u32 parent local, u32 name, u16 depth, u16 flags, u32 attribute bytes and
-// the attributes' JSON; with kFlagParentElsewhere u64 the given parent span;
-// with kFlagContext u64 trace hi, u64 trace lo, u64 parent wire id, u32 W3C
+// u32 new names, u32 records (all sections), u64 lost since the last batch;
+// each new name (u32 size, bytes); u32 sections; each section: u8 timeline
+// kind (record/tracer.h's TimelineKind), u8 serial, u16 0, u32 timeline id,
+// u32 size and the track's timeline name ("" but for a track), u32 records,
+// then each record: i64 start ns, i64 end ns, u32 local, u32 parent local,
+// u32 name, u16 depth, u16 flags, u32 attribute bytes and the attributes'
+// JSON; with kFlagParentElsewhere u64 the given parent span; with
+// kFlagContext u64 trace hi, u64 trace lo, u64 parent wire id, u32 W3C
 // flags, u32 tracestate bytes and the tracestate.
 #pragma once
 
@@ -32,7 +41,7 @@
 
 namespace hotspan {
 
-constexpr uint32_t kHandoverVersion = 0x31425348;  // "HSB1"
+constexpr uint32_t kHandoverVersion = 0x32425348;  // "HSB2"
 
 class HandoverSource {
  public:

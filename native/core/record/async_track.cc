@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "record/imported_thread.h"
+
 namespace hotspan {
 
 AsyncTrack::AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial)
@@ -116,6 +118,13 @@ Status AsyncTrack::end(uint64_t token, int64_t now, uint16_t extra_flags, uint64
   store_locked(o, start, end_ns, flags, parent_local, written);
   release(o);
   return Status::kOk;
+}
+
+void AsyncTrack::import_span(const ImportedSpan& span, uint32_t name, std::string_view attrs,
+                             const StoredContext* context, uint64_t foreign_parent) {
+  LockGuard<YieldLock> lock(mu_);
+  if (serial_) last_end_ = std::max(last_end_, span.end_ns);
+  store_imported(*timeline_, cursor_, &anchor_due_, span, name, kFlagAsync, attrs, context, foreign_parent);
 }
 
 size_t AsyncTrack::open_count() const {

@@ -29,6 +29,8 @@
 
 namespace hotspan {
 
+struct ImportedSpan;
+
 class AsyncTrack {
  public:
   AsyncTrack(std::shared_ptr<Timeline> timeline, bool serial);
@@ -86,6 +88,18 @@ class AsyncTrack {
     --open_n_;
     return true;
   }
+
+  // A joined thread's instance: the next begin() takes `local` (given out
+  // by the shared tracer), then numbering goes on from there.
+  void set_next_local(uint32_t local) {
+    LockGuard<YieldLock> lock(mu_);
+    next_local_ = local - 1;
+  }
+  // A finished span another instance recorded on this track under its
+  // tracer-wide id (record/imported_thread.h): stored and committed. On a
+  // serial track it moves the rule's previous end forward.
+  void import_span(const ImportedSpan& span, uint32_t name, std::string_view attrs, const StoredContext* context,
+                   uint64_t foreign_parent);
 
   size_t open_count() const;
   void append_open(std::vector<std::pair<uint64_t, uint32_t>>& out) const;

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "record/imported_thread.h"
+
 namespace hotspan {
 
 GroupTrack::GroupTrack(std::shared_ptr<Timeline> timeline)
@@ -37,6 +39,16 @@ Status GroupTrack::end(int64_t now, uint64_t* written) {
   *written = ++cursor_.written;
   timeline_->publish_written(*written);
   return Status::kOk;
+}
+
+uint32_t GroupTrack::take_local() {
+  LockGuard<Mutex> lock(mu_);
+  return ++next_local_;
+}
+
+void GroupTrack::import_span(const ImportedSpan& span, uint32_t name, std::string_view attrs) {
+  LockGuard<Mutex> lock(mu_);
+  store_imported(*timeline_, cursor_, &anchor_due_, span, name, 0, attrs, nullptr, 0);
 }
 
 size_t GroupTrack::open_count() const {

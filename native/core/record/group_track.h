@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "record/platform_lock.h"
@@ -15,6 +16,8 @@
 #include "record/tracer.h"
 
 namespace hotspan {
+
+struct ImportedSpan;
 
 class GroupTrack {
  public:
@@ -26,6 +29,10 @@ class GroupTrack {
   // kNoOpenSpan when no group is open. On kOk, *written is the timeline's
   // stored count including the new record; the caller commits or queues it.
   Status end(int64_t now, uint64_t* written);
+  // A new local id, for a group another instance recorded (record/imported_thread.h).
+  uint32_t take_local();
+  // That group, finished: stored and committed (its ids already this track's).
+  void import_span(const ImportedSpan& span, uint32_t name, std::string_view attrs);
   size_t open_count() const;
 
  private:

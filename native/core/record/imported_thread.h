@@ -17,9 +17,11 @@
 #include <cstdint>
 #include <memory>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "record/stored_context.h"
+#include "record/timeline.h"
 #include "record/tracer.h"
 
 namespace hotspan {
@@ -34,6 +36,15 @@ struct ImportedSpan {
   uint16_t depth = 0;
   uint16_t flags = 0;  // kFlagAbandoned and kFlagError are kept; the rest follow what is given
 };
+
+// Stores `span` (its name already this tracer's: `name`) as the record
+// `tl`'s writer appends through `cursor` (the caller holds that writer's
+// lock), and commits it: as ImportedThread::add describes. `kind_flags`:
+// added to the kept ones (kFlagAsync on a track). Dropped whole and counted
+// when there is no chunk, or no room for the attributes.
+void store_imported(Timeline& tl, ChunkCursor& cursor, int64_t* anchor_due, const ImportedSpan& span, uint32_t name,
+                    uint16_t kind_flags, std::string_view attrs, const StoredContext* context,
+                    uint64_t foreign_parent);
 
 class ImportedThread {
  public:
@@ -52,6 +63,17 @@ class ImportedThread {
   // (0: none) as begin_in_context stores them.
   Status add(const ImportedSpan& span, std::string_view attrs, const StoredContext* context,
              uint64_t foreign_parent);
+  // A span of the thread's track `track` (its tracer-wide timeline id;
+  // `name`: its timeline name, "track: <name>" for a user's track;
+  // made here under that id if this tracer has no track `name` yet; found
+  // by its id, it keeps its kind): as add, on that track. A track of that
+  // name under another id, or that id naming another timeline (a caller's
+  // mistake): the span is counted dropped on this thread.
+  Status add_track_span(uint32_t track, std::string_view name, bool serial, const ImportedSpan& span,
+                        std::string_view attrs, const StoredContext* context, uint64_t foreign_parent);
+  // A group the thread recorded: on this tracer's groups timeline, its local
+  // ids renumbered there (a parent ends after its children).
+  Status add_group(const ImportedSpan& span, std::string_view attrs);
   // `n` spans the thread dropped in its own instance: counted dropped.
   void count_lost(uint64_t n);
   // The thread exited (or was stopped): its timeline says so.
@@ -61,6 +83,8 @@ class ImportedThread {
   const std::shared_ptr<Tracer> tracer_;
   const std::shared_ptr<ThreadState> state_;  // its timeline and cursor; never begun on
   std::vector<uint32_t> names_;               // the other instance's name id -> this tracer's
+  std::unordered_map<uint32_t, uint32_t> group_locals_;  // the thread's group local id -> this tracer's
+  uint32_t group_local(GroupTrack& groups, uint32_t remote);
 };
 
 }  // namespace hotspan

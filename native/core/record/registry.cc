@@ -7,12 +7,15 @@ namespace hotspan {
 Registry::Registry(std::shared_ptr<TracerShared> shared) : shared_(std::move(shared)) {}
 
 std::shared_ptr<Timeline> Registry::new_timeline_locked(TimelineKind kind, std::string name,
-                                                        bool serial, uint32_t id) {
-  // Ids start at 1 so that 0 can mean "no timeline" (parent columns).
+                                                        bool serial, uint32_t id, bool any_id) {
+  // Ids start at 1 so that 0 can mean "no timeline" (parent columns). An own
+  // id skips those a joined instance's tracks took explicitly (track()).
   if (id == 0) {
-    if (own_ids_ + 1 >= kFirstJoinedTimeline) return nullptr;
-    id = ++own_ids_;
-  } else if (id < kFirstJoinedTimeline || id >= kTimelineIdLimit || position_.count(id) != 0) {
+    do {
+      if (own_ids_ + 1 >= kFirstJoinedTimeline) return nullptr;
+      id = ++own_ids_;
+    } while (position_.count(id) != 0);
+  } else if ((id < kFirstJoinedTimeline && !any_id) || id >= kTimelineIdLimit || position_.count(id) != 0) {
     return nullptr;
   }
   auto tl = std::make_shared<Timeline>(id, kind, std::move(name), serial, shared_->ticks,
@@ -46,16 +49,18 @@ std::shared_ptr<ThreadState> Registry::add_thread(TimelineKind kind, std::string
   return state;
 }
 
-uint32_t Registry::track(std::string_view name, bool serial, bool as_named) {
+uint32_t Registry::track(std::string_view name, bool serial, bool as_named, uint32_t id) {
   LockGuard<Mutex> lock(mu_);
   if (shared_->closed.load(std::memory_order_acquire)) return 0;
   std::string key = as_named ? std::string(name) : "track: " + std::string(name);
   auto it = track_ids_.find(key);
   if (it != track_ids_.end()) {
-    // The same name with the other kind is a caller's mistake, not the same track.
+    // The same name with the other kind is a caller's mistake, not the same
+    // track; so is another id than the one the track has.
+    if (id != 0 && id != it->second) return 0;
     return entry_locked(it->second)->track->serial() == serial ? it->second : 0;
   }
-  auto tl = new_timeline_locked(TimelineKind::kTrack, key, serial);
+  auto tl = new_timeline_locked(TimelineKind::kTrack, key, serial, id, true);
   if (!tl) return 0;
   entries_.back().track = std::make_shared<AsyncTrack>(tl, serial);
   track_ids_.emplace(std::move(key), tl->id());
@@ -83,10 +88,10 @@ std::vector<std::shared_ptr<AsyncTrack>> Registry::tracks() const {
   return out;
 }
 
-std::shared_ptr<GroupTrack> Registry::groups(bool create) {
+std::shared_ptr<GroupTrack> Registry::groups(bool create, uint32_t id) {
   LockGuard<Mutex> lock(mu_);
   if (!groups_ && create && !shared_->closed.load(std::memory_order_acquire)) {
-    if (auto tl = new_timeline_locked(TimelineKind::kGroups, "groups")) {
+    if (auto tl = new_timeline_locked(TimelineKind::kGroups, "groups", false, id)) {
       groups_ = std::make_shared<GroupTrack>(std::move(tl));
     }
   }

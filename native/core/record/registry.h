@@ -49,12 +49,19 @@ class Registry {
   // Idempotent by timeline name (the first call's serial flag wins). 0 once
   // closed. A user's track is named "track: <name>", apart from the threads;
   // `as_named` names it `name` itself (hotspan/auto's "http server", "gc").
-  uint32_t track(std::string_view name, bool serial, bool as_named = false);
+  // `id`: 0 numbers a new track as the tracer's own; else the tracer-wide id
+  // a joined thread's instance (or its owner) gives it, in any range below
+  // kTimelineIdLimit, not taken yet (0 is returned for a track of that name
+  // under another id).
+  uint32_t track(std::string_view name, bool serial, bool as_named = false, uint32_t id = 0);
   std::shared_ptr<AsyncTrack> find_track(uint32_t timeline_id) const;
   std::vector<std::shared_ptr<AsyncTrack>> tracks() const;
   // The groups track, made on first use (so a tracer without groups has no
   // empty "groups" timeline); nullptr when !create and none exists yet.
-  std::shared_ptr<GroupTrack> groups(bool create);
+  // `id` (0: the tracer's own numbering) as add_thread's, for a joined
+  // thread's instance, whose own ids must not meet the tracks it numbers
+  // with ids the shared tracer gave out.
+  std::shared_ptr<GroupTrack> groups(bool create, uint32_t id = 0);
   std::vector<std::shared_ptr<Timeline>> timelines() const;
   // Makes every registered live state return kClosed from now on.
   void close_states();
@@ -73,7 +80,7 @@ class Registry {
 
   // nullptr when `id` is not one add_thread accepts.
   std::shared_ptr<Timeline> new_timeline_locked(TimelineKind kind, std::string name,
-                                                bool serial = false, uint32_t id = 0);
+                                                bool serial = false, uint32_t id = 0, bool any_id = false);
 
   const std::shared_ptr<TracerShared> shared_;
   mutable Mutex mu_;

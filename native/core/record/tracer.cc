@@ -162,8 +162,21 @@ void Tracer::set_thread_name(ThreadState& state, std::string_view name) {
 
 // ---- async spans ----
 
-uint32_t Tracer::track(std::string_view name, bool serial, bool as_named) {
-  return impl_->registry.track(name, serial, as_named);
+uint32_t Tracer::track(std::string_view name, bool serial, bool as_named, uint32_t id) {
+  return impl_->registry.track(name, serial, as_named, id);
+}
+
+Status Tracer::set_next_async_local(uint32_t track, uint32_t local) {
+  auto t = impl_->registry.find_track(track);
+  if (!t || local == 0) return Status::kInvalid;
+  t->set_next_local(local);
+  return Status::kOk;
+}
+
+std::shared_ptr<AsyncTrack> Tracer::find_track(uint32_t id) const { return impl_->registry.find_track(id); }
+
+std::shared_ptr<GroupTrack> Tracer::group_track(bool create, uint32_t id) {
+  return impl_->registry.groups(create, id);
 }
 
 uint64_t Tracer::async_begin(uint32_t track, uint32_t name, int64_t now, std::string_view attrs_json,

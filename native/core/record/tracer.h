@@ -87,6 +87,8 @@ class Timeline;
 class AttrDict;
 class ChunkPool;
 class ImportedThread;
+class AsyncTrack;
+class GroupTrack;
 
 // One timeline's committed records with what describes them. Records is
 // FrozenRecords (a FrozenSnapshot, what Tracer::freeze returns: read in
@@ -186,7 +188,16 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   // Idempotent by name; returns the timeline id. 0 when closed, or when the
   // name is a track of the other kind (serial vs concurrent). Its timeline is
   // "track: <name>", or `name` itself when `as_named` (Registry::track).
-  uint32_t track(std::string_view name, bool serial, bool as_named = false);
+  // `id` (0: this tracer's own numbering): the tracer-wide id a joined
+  // thread's instance, or the tracer it joined, gives the track (Registry::track).
+  uint32_t track(std::string_view name, bool serial, bool as_named = false, uint32_t id = 0);
+  // A joined thread's instance: the next async span begun on `track` takes
+  // the local id `local` (one the shared tracer gave out), so its span id is
+  // the one the tracer it joined stores. kInvalid for an unknown track or 0.
+  Status set_next_async_local(uint32_t track, uint32_t local);
+  // The track of timeline `id` (nullptr: none), for an import
+  // (record/imported_thread.h).
+  std::shared_ptr<AsyncTrack> find_track(uint32_t id) const;
   // Returns a token (never 0); 0 when closed or the track is unknown.
   // `caller`: the calling binding's cache (async_caller.h), or nullptr.
   // `context` (optional): the span's stored trace context (kFlagContext).
@@ -205,6 +216,9 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   Status group_begin(uint32_t name, int64_t now, std::string attrs_json = {});
   Status group_end(int64_t now);  // kNoOpenSpan when no group is open
   size_t open_groups() const;
+  // The groups track (made on first use when `create`; nullptr once closed),
+  // under the explicit timeline `id` (0: this tracer's own numbering) when made.
+  std::shared_ptr<GroupTrack> group_track(bool create, uint32_t id = 0);
 
   // ---- counters (thread-safe) ----
   // A sample of the counter `name` (created on first use) at `now_ns`, in
