@@ -3,7 +3,8 @@
 // (napi_get_value_*), a span's begin and end read four. The facade writes
 // them into a Float64Array over `in` (asyncView) and calls asyncBeginView()
 // or asyncEndView() with no argument; asyncBeginView() leaves its answer, the
-// local id, in kLocal. Env thread only, like the calls: the numbers are
+// local id, in kLocal. kLocal and kToken also carry the tags of
+// span_calls.h (which form a call is). Env thread only, like the calls: the numbers are
 // written right before the call that reads them, the answer read right after.
 #pragma once
 

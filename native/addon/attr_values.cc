@@ -335,10 +335,6 @@ napi_value BeginSlots(napi_env env, napi_callback_info info) {
   return Begin(env, b, name, code, argv + 2);
 }
 
-napi_value BeginView(napi_env env, napi_callback_info info) {
-  return BeginViewOf(env, hot::ReadArgs<0>(env, info, nullptr));
-}
-
 napi_value BeginViewOf(napi_env env, TracerBinding& b) {
   const double* in = b.shapes.in->data();
   uint32_t name, code;
@@ -359,10 +355,6 @@ napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
   if (local == kThrew) return nullptr;
   if (local == kRefused) return Int(env, kRefused);
   return hot::TokenValue(env, static_cast<uint64_t>(local));
-}
-
-napi_value AsyncBeginValuesView(napi_env env, napi_callback_info info) {
-  return AsyncBeginValuesOf(env, hot::ReadArgs<0>(env, info, nullptr));
 }
 
 napi_value AsyncBeginValuesOf(napi_env env, TracerBinding& b) {
