@@ -27,7 +27,7 @@ export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
   /**
    * [0]: open-span depth, [3]: last local id of this thread, live; [4]: the
-   * name id beginStaged() reads (NativeTracer.stateView).
+   * name id or tag begin() reads (NativeTracer.stateView).
    */
   private readonly state: Uint32Array | undefined;
   // nt's two per-span functions as fields of this object, so a span loads
@@ -39,7 +39,7 @@ export class NativeBackend implements Backend {
   /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
   private readonly view: Float64Array | undefined;
   /**
-   * [track, nameId, token, flags] of the next asyncBeginView/asyncEndView
+   * [track, nameId, token, flags] of the next asyncBegin()/asyncEnd() view form
    * call and [4] the begin's answer (native/addon/async_args.h), or
    * undefined: then they are arguments.
    */
@@ -106,7 +106,7 @@ export class NativeBackend implements Backend {
     const st = this.state;
     if (st !== undefined && this.ids.inView(nameId, code)) {
       st[4] = TAG_NAME_VIEW;
-      s = this.beginFn();
+      s = this.nt.begin();
     } else {
       const v = this.shapes.args;
       this.argsTag();
@@ -232,7 +232,7 @@ export class NativeBackend implements Backend {
       a[ASYNC_TRACK] = track;
       a[ASYNC_NAME] = nameId;
       a[ASYNC_LOCAL] = TAG_LOCAL_VALUES;
-      this.asyncBeginFn();
+      this.nt.asyncBegin();
       local = a[ASYNC_LOCAL];
     } else {
       const v = this.shapes.args;

@@ -360,7 +360,7 @@ napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
 napi_value AsyncBeginValuesOf(napi_env env, TracerBinding& b) {
   auto& in = *b.async_args.in;
   uint32_t track, name, code;
-  // Not a track and name id: refused, as asyncBeginView refuses them.
+  // Not a track and name id: refused, as asyncBegin()'s view form refuses them.
   if (!ExactU32(in[AsyncArgs::kTrack], &track) || !ExactU32(in[AsyncArgs::kName], &name)) {
     in[AsyncArgs::kLocal] = 0;
     return nullptr;

@@ -63,7 +63,7 @@ void ReleaseState(napi_env, void*, void* hint) {
 }
 
 // This thread's open-span depth and last local id, read by the facade with
-// no call, and the name id beginStaged() reads: a Uint32Array over
+// no call, and the name id (or tag) begin() reads: a Uint32Array over
 // ThreadState's depth .. begin_name (the buffer holds the state alive). Only
 // this env's thread touches them, the addon only inside calls, so JS reads
 // and writes them between calls race-free. undefined when external buffers
