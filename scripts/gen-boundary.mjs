@@ -50,6 +50,18 @@ const lowerCamel = (name) => name.replace(/_([a-z0-9])/g, (_, c) => c.toUpperCas
 
 const wasm = schema.wasm;
 
+// The per-span entry points: at most perSpanLimit (issue 31), each a hot
+// method (an own function of the tracer object, span_calls.h).
+const perSpan = schema.tracerMethods.methods.filter((m) => m.perSpan === true);
+for (const m of perSpan) {
+  if (m.hot === undefined) throw new Error(`gen-boundary: per-span tracer method ${JSON.stringify(m.name)} must be hot`);
+}
+if (perSpan.length > schema.tracerMethods.perSpanLimit) {
+  throw new Error(
+    `gen-boundary: ${String(perSpan.length)} per-span tracer methods (${perSpan.map((m) => m.name).join(', ')}), at most ${String(schema.tracerMethods.perSpanLimit)}: give a new form to an existing entry (native/addon/span_calls.cc)`,
+  );
+}
+
 // Each target: a file and the lines of its block.
 const targets = [
   {
@@ -127,6 +139,10 @@ const targets = [
       '/** The methods of a NativeTracer, as the addon makes them (the type-check holds NativeTracer to these). */',
       'export type NativeTracerMethod =',
       ...schema.tracerMethods.methods.map((m, i, all) => `  | '${m.name}'${i + 1 === all.length ? ';' : ''}`),
+      '/** The per-span entry points among them (schema perSpan; native/addon/span_calls.h). */',
+      `export const PER_SPAN_METHODS: readonly NativeTracerMethod[] = [${perSpan.map((m) => `'${m.name}'`).join(', ')}];`,
+      '/** The most per-span entry points the schema allows (gen-boundary refuses more). */',
+      `export const PER_SPAN_LIMIT = ${String(schema.tracerMethods.perSpanLimit)};`,
     ],
   },
   {

@@ -1,6 +1,6 @@
 // The native backend's per-span async calls (native/addon/hot_path.h,
 // async_args.h): begins answer the token's local id (a small integer) and the
-// facade adds the track; asyncBeginView/asyncEndView read their numbers from
+// facade adds the track; asyncBegin()/asyncEnd() (the view forms) read their numbers from
 // the async view, check them, and answer undefined for a span ended (the
 // begin leaves its local id in the view); each binding's view calls act on
 // that binding, slot functions or not (call_slots.h); and traceAsync over
@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import { spanId, STATUS_INVALID } from '../lib/common/flags';
 import { internals } from '../lib/tracer/internal';
 import { loadNativeAddon } from '../lib/binding/native-loader';
-import type { NativeTracer } from '../lib/binding/native-binding';
+import { TAG_LOCAL_ARGS, TAG_TOKEN_ARGS, type NativeTracer } from '../lib/binding/native-binding';
 import { tracerFactory } from './support/tracers';
 
 const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
@@ -41,9 +41,12 @@ const LOCAL = 4;
     const name = t.name('req');
     view[TRACK] = track;
     view[NAME] = name;
-    expect(nt.asyncBeginView()).toBeUndefined();
+    expect(nt.asyncBegin()).toBeUndefined();
     const a = view[LOCAL];
+    // The argument forms: the view's tag says so (native/addon/span_calls.h).
+    view[LOCAL] = TAG_LOCAL_ARGS;
     const b = nt.asyncBegin(track, name);
+    view[LOCAL] = TAG_LOCAL_ARGS;
     const c = nt.asyncBegin(track, name, '{"k":1}');
     for (const local of [a, b, c]) {
       expect(Number.isInteger(local) && local > 0 && local < 2 ** 31).toBe(true);
@@ -54,8 +57,9 @@ const LOCAL = 4;
     // second end of the same token is refused with its status.
     view[TOKEN] = spanId(track, a);
     view[FLAGS] = 0;
-    expect(nt.asyncEndView()).toBeUndefined();
-    expect(nt.asyncEndView()).toBe(STATUS_INVALID);
+    expect(nt.asyncEnd()).toBeUndefined();
+    expect(nt.asyncEnd()).toBe(STATUS_INVALID);
+    view[TOKEN] = TAG_TOKEN_ARGS;
     expect(nt.asyncEnd(spanId(track, b), 0)).toBeUndefined();
     expect(nt.asyncEnd(spanId(track, b), 0)).toBe(STATUS_INVALID);
     expect(openTokens(nt)).toEqual([spanId(track, c)]);
@@ -80,13 +84,13 @@ const LOCAL = 4;
       view[TRACK] = tr;
       view[NAME] = nm;
       view[LOCAL] = -1;
-      expect(nt.asyncBeginView()).toBeUndefined();
+      expect(nt.asyncBegin()).toBeUndefined();
       expect(view[LOCAL]).toBe(0);
     }
     expect(nt.openAsync()).toEqual([]);
     view[TRACK] = track;
     view[NAME] = name;
-    nt.asyncBeginView();
+    nt.asyncBegin();
     const token = spanId(track, view[LOCAL]);
     for (const [tok, flags] of [
       [token, 0.5],
@@ -98,12 +102,12 @@ const LOCAL = 4;
     ]) {
       view[TOKEN] = tok;
       view[FLAGS] = flags;
-      expect(nt.asyncEndView()).toBe(STATUS_INVALID);
+      expect(nt.asyncEnd()).toBe(STATUS_INVALID);
     }
     expect(openTokens(nt)).toEqual([token]);
     view[TOKEN] = token;
     view[FLAGS] = 0;
-    expect(nt.asyncEndView()).toBeUndefined();
+    expect(nt.asyncEnd()).toBeUndefined();
     expect(nt.openAsync()).toEqual([]);
     t.close();
   });
@@ -122,7 +126,7 @@ const LOCAL = 4;
       view[LOCAL] = -1;
     });
     const tokens = ts.map(({ nt, view }, k) => {
-      expect(nt.asyncBeginView()).toBeUndefined();
+      expect(nt.asyncBegin()).toBeUndefined();
       expect(view[LOCAL], `tracer ${String(k)}`).toBeGreaterThan(0);
       const token = spanId(tracks[k], view[LOCAL]);
       expect(openTokens(nt)).toEqual([token]);
@@ -135,11 +139,11 @@ const LOCAL = 4;
     const order = ts.map((_, k) => (k * 37) % ts.length); // 37 is coprime with 70: a permutation
     expect(new Set(order).size).toBe(ts.length);
     for (const k of order) {
-      expect(ts[k].nt.asyncEndView(), `tracer ${String(k)}`).toBeUndefined();
+      expect(ts[k].nt.asyncEnd(), `tracer ${String(k)}`).toBeUndefined();
       expect(ts[k].nt.openAsync()).toEqual([]);
     }
     ts.forEach(({ t, nt }, k) => {
-      expect(nt.asyncEndView()).toBe(STATUS_INVALID);
+      expect(nt.asyncEnd()).toBe(STATUS_INVALID);
       t.flush();
       expect(t.stats().map((r) => [r.name, r.count])).toEqual([[`req${String(k)}`, 1]]);
     });

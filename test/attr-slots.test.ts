@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { internals } from '../lib/tracer/internal';
 import { loadNativeAddon } from '../lib/binding/native-loader';
 import type { NativeTracer } from '../lib/binding/native-binding';
+import { asyncBeginSlots, asyncBeginValuesView, beginSlots, beginView, recordForms, type SpanForm } from './support/span-forms';
 import { tracerFactory } from './support/tracers';
 
 const skip = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
@@ -47,13 +48,13 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     const get = nt.defineValue('GET \u00e9\uD800');
     view[0] = -1.25e-300;
     view[1] = get;
-    expect(nt.beginSlots(name, code(shape, VIEW_NUMBER, VIEW_VALUE, TRUE, ARGUMENT), 0, 0, 0, 'x'.repeat(300))).toBeUndefined();
+    expect(beginSlots(nt, name, code(shape, VIEW_NUMBER, VIEW_VALUE, TRUE, ARGUMENT), 0, 0, 0, 'x'.repeat(300))).toBeUndefined();
     nt.end();
     // Every slot as an argument: the form without a view (external buffers refused).
-    expect(nt.beginSlots(name, code(shape, ARGUMENT, ARGUMENT, ARGUMENT, ARGUMENT), 2 ** 53 + 2, 'arg', false, true)).toBeUndefined();
+    expect(beginSlots(nt, name, code(shape, ARGUMENT, ARGUMENT, ARGUMENT, ARGUMENT), 2 ** 53 + 2, 'arg', false, true)).toBeUndefined();
     nt.end();
     view[3] = 7.5;
-    expect(nt.beginSlots(name, code(shape, FALSE, VIEW_VALUE, FALSE, VIEW_NUMBER))).toBeUndefined();
+    expect(beginSlots(nt, name, code(shape, FALSE, VIEW_VALUE, FALSE, VIEW_NUMBER))).toBeUndefined();
     nt.end();
     t.flush();
     const attrs = t.snapshot().map((r) => r.attrs);
@@ -74,34 +75,33 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     const track = t.track('http');
     for (const bad of [NaN, Infinity, -Infinity]) {
       view[0] = bad;
-      expect(nt.beginSlots(name, code(shape, VIEW_NUMBER))).toBe(-1);
-      expect(nt.beginSlots(name, code(shape, ARGUMENT), bad)).toBe(-1);
-      expect(nt.asyncBeginSlots(track, name, code(shape, VIEW_NUMBER))).toBe(-1);
+      expect(beginSlots(nt, name, code(shape, VIEW_NUMBER))).toBe(-1);
+      expect(beginSlots(nt, name, code(shape, ARGUMENT), bad)).toBe(-1);
+      expect(asyncBeginSlots(nt, track, name, code(shape, VIEW_NUMBER))).toBe(-1);
     }
-    expect(nt.beginSlots(name, code(shape, ARGUMENT), {})).toBe(-1);
-    expect(nt.beginSlots(name, code(shape, ARGUMENT), 10n)).toBe(-1);
+    expect(beginSlots(nt, name, code(shape, ARGUMENT), {})).toBe(-1);
+    expect(beginSlots(nt, name, code(shape, ARGUMENT), 10n)).toBe(-1);
     nt.defineValue('one');
     for (const id of [-1, 0.5, 1, 1e9, NaN, Infinity]) {
       view[0] = id;
-      const e = thrown(() => nt.beginSlots(name, code(shape, VIEW_VALUE)));
+      const e = thrown(() => beginSlots(nt, name, code(shape, VIEW_VALUE)));
       expect(e).toBeInstanceOf(RangeError);
       expect(e.message).toBe(`hotspan: slot 0 must hold an interned value id (below 1), got ${String(id)}`);
     }
     for (const c of [code(shape + 1, VIEW_NUMBER), code(shape, 5)]) {
-      const e = thrown(() => nt.beginSlots(name, c));
+      const e = thrown(() => beginSlots(nt, name, c));
       expect(e).toBeInstanceOf(RangeError);
       expect(e.message).toBe(`hotspan: code must name a defined shape (below 1) and slot kinds 0 to 4, got ${c}`);
     }
-    const e = thrown(() => nt.beginSlots(name, 'x' as unknown as number));
-    expect(e).toBeInstanceOf(TypeError);
-    expect(e.message).toBe('hotspan: code must be a number (got string)');
+    // (A code that is not a number is no slots form: begin()'s second argument
+    // decides the form, and a string there is the JSON attributes form.)
     expect(nt.openDepth()).toBe(0);
     t.flush();
     expect(t.snapshot()).toHaveLength(0);
     await t.settle({ timeoutMs: 1000 });
   });
 
-  it('beginView reads the name id and the code from the view, and names a bad one, recording nothing', () => {
+  it('begin()\'s view form reads the name id and the code from the view, and names a bad one, recording nothing', () => {
     const { t, nt } = native();
     const name = t.name('view');
     const view = nt.slotView();
@@ -113,35 +113,35 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     view[1] = id;
     view[4] = name;
     view[5] = code(shape, VIEW_NUMBER, VIEW_VALUE);
-    expect(nt.beginView()).toBeUndefined();
+    expect(beginView(nt)).toBeUndefined();
     nt.end();
     for (const bad of [-1, 0.5, 2 ** 32, NaN, Infinity]) {
       view[4] = bad;
-      const e = thrown(() => nt.beginView());
+      const e = thrown(() => beginView(nt));
       expect(e).toBeInstanceOf(RangeError);
       expect(e.message).toBe(`hotspan: slot view name id must be a uint32, got ${String(bad)}`);
       view[4] = name;
       view[5] = bad;
-      const c = thrown(() => nt.beginView());
+      const c = thrown(() => beginView(nt));
       expect(c).toBeInstanceOf(RangeError);
       expect(c.message).toBe(`hotspan: slot view code must be a uint32, got ${String(bad)}`);
     }
-    // An ARGUMENT slot has no value in the view: a bad code for beginView.
+    // An ARGUMENT slot has no value in the view: a bad code for the view form.
     const withArg = code(shape, VIEW_NUMBER, ARGUMENT);
     view[5] = withArg;
-    const e = thrown(() => nt.beginView());
+    const e = thrown(() => beginView(nt));
     expect(e).toBeInstanceOf(RangeError);
     expect(e.message).toBe(`hotspan: code must name a defined shape (below 1) and slot kinds 0 to 4, got ${withArg}`);
     // An unknown name id: the status, as begin() answers it.
     view[4] = name + 1000;
     view[5] = code(shape, VIEW_NUMBER, VIEW_VALUE);
-    expect(nt.beginView()).toBeTypeOf('number');
+    expect(beginView(nt)).toBeTypeOf('number');
     expect(nt.openDepth()).toBe(0);
     t.flush();
     expect(t.snapshot().map((r) => r.attrs)).toEqual([{ n: 0.5, s: 'GET' }]);
   });
 
-  it('asyncBeginValuesView reads the track and name from the async view and the code from the slot view', async () => {
+  it('asyncBegin()\'s values form reads the track and name from the async view and the code from the slot view', async () => {
     const { t, nt } = native();
     const name = t.name('req');
     const track = t.track('http');
@@ -155,7 +155,7 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
       args[1] = n;
       view[5] = c;
       args[4] = 12345; // overwritten by every answer
-      expect(nt.asyncBeginValuesView()).toBeUndefined();
+      expect(asyncBeginValuesView(nt)).toBeUndefined();
       return args[4];
     };
     view[0] = get;
@@ -164,7 +164,7 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     expect(local).toBeGreaterThan(0);
     args[2] = track * 2 ** 32 + local;
     args[3] = 0;
-    expect(nt.asyncEndView()).toBeUndefined();
+    expect(nt.asyncEnd()).toBeUndefined();
     // A value with no slot form: refused (-1), nothing begun; an unknown track or a track that is not a uint32: 0.
     view[1] = NaN;
     expect(begin(track, name, code(shape, VIEW_VALUE, VIEW_NUMBER))).toBe(-1);
@@ -180,7 +180,7 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
       args[0] = track;
       args[1] = name;
       view[5] = c;
-      const e = thrown(() => nt.asyncBeginValuesView());
+      const e = thrown(() => asyncBeginValuesView(nt));
       expect(e).toBeInstanceOf(RangeError);
       expect(e.message).toBe(message);
     }
@@ -191,17 +191,10 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
 
   it('sends common values through the view with no arguments, and others as arguments', async () => {
     const { t, nt } = native();
-    // Per call: 'view' (beginView, no argument), 'async view' (asyncBeginValuesView, no argument), or the
+    // Per call: 'view' (begin()'s view form, no argument), 'async view' (asyncBegin()'s values form), or the
     // arguments after (nameId, code) or (track, nameId, code).
-    const calls: Array<number | 'view' | 'async view'> = [];
-    const begin = nt.beginSlots.bind(nt);
-    const beginView = nt.beginView.bind(nt);
-    const asyncBegin = nt.asyncBeginSlots.bind(nt);
-    const asyncBeginView = nt.asyncBeginValuesView.bind(nt);
-    nt.beginSlots = (...a: Parameters<typeof begin>) => (calls.push(a.length - 2), begin(...a));
-    nt.beginView = () => (calls.push('view'), beginView());
-    nt.asyncBeginSlots = (...a: Parameters<typeof asyncBegin>) => (calls.push(a.length - 3), asyncBegin(...a));
-    nt.asyncBeginValuesView = () => (calls.push('async view'), asyncBeginView());
+    const calls: SpanForm[] = [];
+    recordForms(nt, calls);
     const routes = ['/a', '/b', '/c'];
     for (let i = 0; i < 30; i++) t.trace('route', () => 0, { route: routes[i % 3], bytes: i * 1.5, ok: i % 2 === 0 });
     await t.traceAsync('req', Promise.resolve(1), { track: 'http', attrs: { method: 'GET', url: '/orders' } });
@@ -229,11 +222,8 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
 
   it('keeps each interned value exactly when a slot cycles through more values than it remembers', () => {
     const { t, nt } = native();
-    const calls: Array<'view' | 'args'> = [];
-    const beginView = nt.beginView.bind(nt);
-    const beginSlots = nt.beginSlots.bind(nt);
-    nt.beginView = () => (calls.push('view'), beginView());
-    nt.beginSlots = (...a: Parameters<typeof beginSlots>) => (calls.push('args'), beginSlots(...a));
+    const calls: SpanForm[] = [];
+    recordForms(nt, calls);
     // Slot 0 mostly repeats 3 values, with one of 3 others every 7th span (more than the 4 it remembers:
     // hits, misses and evictions); slot 1 cycles through all 6. Built at run time (not one string object
     // per value); then a 65-unit string of NULs, the length past which values are not interned.
@@ -255,7 +245,7 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     t.flush();
     expect(t.snapshot().map((r) => r.attrs)).toEqual(want);
     // The interned ones crossed in the view; the long one as an argument.
-    expect(calls).toEqual([...new Array(60).fill('view'), 'args', 'view', 'args']);
+    expect(calls).toEqual([...new Array(60).fill('view'), 4, 'view', 4]);
   });
 
   it("stores the full form once the tracer's attribute dictionary is full, and reads every form back exactly", () => {
@@ -283,10 +273,10 @@ const code = (shape: number, ...kinds: number[]): number => kinds.reduce((c, k, 
     for (const [shape, value, n, ok] of spans) {
       view[0] = value;
       view[1] = n;
-      expect(nt.beginSlots(name, code(shape, VIEW_VALUE, VIEW_NUMBER, ok))).toBeUndefined();
+      expect(beginSlots(nt, name, code(shape, VIEW_VALUE, VIEW_NUMBER, ok))).toBeUndefined();
       nt.end();
     }
-    expect(nt.beginSlots(name, code(late, ARGUMENT, ARGUMENT, ARGUMENT), 'arg', 3, true)).toBeUndefined();
+    expect(beginSlots(nt, name, code(late, ARGUMENT, ARGUMENT, ARGUMENT), 'arg', 3, true)).toBeUndefined();
     nt.end();
     t.flush();
     const attrs = t.snapshot().map((r) => r.attrs);

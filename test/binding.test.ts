@@ -223,7 +223,7 @@ describe('hot path', () => {
     expect(i.flags).toBe(0);
   });
 
-  it("beginStaged() and end() act on their own tracer, for more live tracers than there are call slots", () => {
+  it("begin()'s staged form and end() act on their own tracer, for more live tracers than there are call slots", () => {
     // 70 > call_slots::kSlots (64): the first ones get slot functions, the
     // rest the data-pointer ones. A slot read from the wrong entry would
     // begin or end another tracer's span.
@@ -233,7 +233,7 @@ describe('hot path', () => {
     // Every view staged first, then every begin: each must read its own.
     ts.forEach((_, k) => (views[k][4] = ids[k]));
     ts.forEach((t, k) => {
-      expect(t.beginStaged()).toBeUndefined();
+      expect(t.begin()).toBeUndefined();
       expect(views[k][0]).toBe(1);
     });
     const order = ts.map((_, k) => (k * 37) % ts.length); // 37 is coprime with 70: a permutation
@@ -248,7 +248,7 @@ describe('hot path', () => {
     });
   });
 
-  it('beginStaged() answers as begin() does for the id staged in stateView()[4], and beginView() records its own view, slot or not', () => {
+  it('begin() of the id staged in stateView()[4] answers as begin(id) does, and its view form records its own view, slot or not', () => {
     // A fresh process: the first 64 of its 70 tracers hold call slots.
     const child = spawnSync(process.execPath, [path.join(fixtures, 'binding-staged-child.js'), root], {
       timeout: 30_000,
@@ -285,7 +285,7 @@ describe('hot path', () => {
     // The token: the track in the upper 32 bits, asyncBegin's local id below.
     for (let k = 0; k < n; k++) tokens.push(track * 2 ** 32 + t.asyncBegin(track, name));
     // Ends 100 ns apart, every start the same ms.
-    tokens.forEach((token, k) => expect(t.asyncFinish(token, 0, base, base + 1 + k * 1e-4, -1)).toBe(OK));
+    tokens.forEach((token, k) => expect(t.asyncEnd(token, 0, base, base + 1 + k * 1e-4, -1)).toBe(OK));
     const r = rows(t.snapshot()).filter((x) => x.timeline === track);
     expect(r).toHaveLength(n);
     const byLocal = r.sort((a, b) => a.local - b.local);
@@ -309,7 +309,7 @@ describe('hot path', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     const start = before + 0.0123;
     const end = performance.now() - 0.0456;
-    expect(t.asyncFinish(token, 0, start, end, -1)).toBe(OK);
+    expect(t.asyncEnd(token, 0, start, end, -1)).toBe(OK);
     const r = rows(t.snapshot());
     const given = r.find((x) => x.timeline === track)!;
     expect(Math.abs(given.start - start)).toBeLessThan(0.001);
@@ -319,12 +319,13 @@ describe('hot path', () => {
     expect(measured.start).toBeGreaterThanOrEqual(before - 0.001);
   });
 
-  it('beginAttrs and endFlags carry attributes and extra flags', () => {
+  it('begin(id, attrsJson) and end(flags) carry attributes and extra flags', () => {
+    // No state view taken: every begin() and end() reads its arguments.
     const t = newTracer();
     const id = t.intern('with.attrs');
-    expect(t.beginAttrs(id, '{"k":"v","n":1}')).toBe(OK);
-    expect(t.endFlags(FLAG_ERROR)).toBeUndefined();
-    expect(t.endFlags(0)).toBe(NO_OPEN_SPAN);
+    expect(t.begin(id, '{"k":"v","n":1}')).toBe(OK);
+    expect(t.end(FLAG_ERROR)).toBeUndefined();
+    expect(t.end(0)).toBe(NO_OPEN_SPAN);
     const s = t.snapshot();
     const r = rows(s);
     expect(r).toHaveLength(1);
@@ -377,9 +378,11 @@ describe('argument errors', () => {
     expect(e1.message).toMatch(/got string/);
     expect(e1.code).toBe('ERR_INVALID_ARG_TYPE');
     expect(thrown(() => loose.begin()).message).toMatch(/nameId.*got undefined/);
-    expect(thrown(() => loose.beginAttrs(1, 5)).message).toMatch(/attrsJson.*got number/);
-    expect(thrown(() => loose.beginAttrs({}, '{}')).message).toMatch(/nameId.*got object/);
-    expect(thrown(() => loose.endFlags(null)).message).toMatch(/flags.*got null/);
+    // (nameId, attrsJson): a second argument that is not a number (a number is the slots form's code).
+    expect(thrown(() => loose.begin(1, {})).message).toMatch(/attrsJson.*got object/);
+    expect(thrown(() => loose.begin({}, '{}')).message).toMatch(/nameId.*got object/);
+    expect(thrown(() => loose.end(null)).message).toMatch(/flags.*got null/);
+    expect(thrown(() => loose.end(null, 0)).message).toMatch(/depth.*got null/);
     // Nothing was opened by the failed calls.
     expect(t.openDepth()).toBe(0);
   });
@@ -642,7 +645,7 @@ describe('lifetime', () => {
     const b = newTracer();
     const own = Object.getOwnPropertyNames(a);
     expect(own.length).toBeLessThanOrEqual(18);
-    expect(own).toContain('beginStaged');
+    expect(own).toContain('begin');
     expect(own).not.toContain('snapshot');
     expect(Object.getPrototypeOf(a)).toBe(Object.getPrototypeOf(b));
     expect(a.snapshot).toBe(b.snapshot);

@@ -35,7 +35,7 @@ interface Schema {
   status: Array<{ name: string; value: number }>;
   spanFlags: Array<{ name: string; bit: number }>;
   recordFields: Array<{ name: string }>;
-  tracerMethods: { methods: Array<{ name: string; cold?: string }> };
+  tracerMethods: { perSpanLimit: number; methods: Array<{ name: string; cold?: string; hot?: string; perSpan?: boolean }> };
   wasm: { status: Array<{ name: string; value: number; doc: string }>; exports: Array<{ name: string; params: string[] }> };
 }
 
@@ -101,5 +101,33 @@ describe('the boundary codes', () => {
     const r = gen(dir, '--check');
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('gen-boundary: no TypeScript type for the C type float');
+  });
+
+  // Issue 31: at most perSpanLimit per-span entry points. One more marked
+  // perSpan (a 7th once the limit is reached) fails, naming them all; so
+  // does a per-span method that is not a hot one.
+  it('more per-span tracer methods than perSpanLimit fail, naming them', () => {
+    const dir = path.join(tmp, 'perspan');
+    for (const f of ['scripts/gen-boundary.mjs', 'schema/boundary.json', ...TARGETS]) cpSync(path.join(root, f), path.join(dir, f));
+    const schemaFile = path.join(dir, 'schema', 'boundary.json');
+    const schema = JSON.parse(readFileSync(schemaFile, 'utf8')) as Schema;
+    const methods = schema.tracerMethods.methods;
+    const marked = methods.filter((m) => m.perSpan === true).length;
+    expect(marked).toBeLessThanOrEqual(schema.tracerMethods.perSpanLimit);
+    // The limit exactly: accepted (and the copy's generated files then differ only in the list).
+    for (let k = marked; k < schema.tracerMethods.perSpanLimit; k++) methods.push({ name: `extra${String(k)}`, hot: 'span_calls::Begin', perSpan: true });
+    writeFileSync(schemaFile, JSON.stringify(schema));
+    expect(gen(dir).status).toBe(0);
+    methods.push({ name: 'oneTooMany', hot: 'span_calls::Begin', perSpan: true });
+    writeFileSync(schemaFile, JSON.stringify(schema));
+    const r = gen(dir, '--check');
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain(`gen-boundary: ${String(schema.tracerMethods.perSpanLimit + 1)} per-span tracer methods (begin, end,`);
+    expect(r.stderr).toContain('oneTooMany), at most 6');
+    methods.pop();
+    methods.push({ name: 'coldPerSpan', cold: 'Pending', perSpan: true });
+    methods.splice(methods.findIndex((m) => m.name === 'extra4'), 1);
+    writeFileSync(schemaFile, JSON.stringify(schema));
+    expect(gen(dir, '--check').stderr).toContain('gen-boundary: per-span tracer method "coldPerSpan" must be hot');
   });
 });

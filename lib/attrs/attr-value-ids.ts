@@ -22,7 +22,7 @@ const TRUE = 3;
 const ARGUMENT = 4;
 const KIND_BITS = 3;
 const SHAPE_SHIFT = 12;
-/** Where beginView reads the name id and the code in the view, asyncBeginValuesView the code (SlotShapes::kNameAt, kCodeAt). */
+/** Where begin()'s view form reads the name id and the code in the view, asyncBegin()'s values form the code (SlotShapes::kNameAt, kCodeAt). */
 const VIEW_NAME = 4;
 const VIEW_CODE = 5;
 /** The bits of a code that are set when some slot is an ARGUMENT (module-local: a constant in the JIT's code, not a load). */
@@ -107,7 +107,7 @@ export class AttrValueIds {
     return ARGUMENT << (KIND_BITS * i);
   }
 
-  /** True (name and code written to the view) when `code` can begin with beginView (asyncBeginValuesView: it reads the code only): no argument. */
+  /** True (name and code written to the view) when `code` can begin with begin()'s view form (asyncBegin()'s values form: it reads the code only): no argument. */
   inView(nameId: number, code: number): boolean {
     const view = this.view;
     if (hasArguments(code) || view === undefined) return false;

@@ -7,7 +7,7 @@ import { AttrValueIds, hasArguments } from '../attrs/attr-value-ids';
 import { openIdsOf, type Backend, type CpuSamples, type Given, type OpenIds } from './backend';
 import { tracestateMap, type FrozenView } from '../read/frozen-view';
 import { asyncRejectedError, closedError, depthError, trackKindError, MAX_DEPTH, statusError, traceNestingError, unknownNameError } from '../common/errors';
-import type { NativeSnapshot, NativeTracer } from '../binding/native-binding';
+import { TAG_LOCAL_ARGS, TAG_LOCAL_VALUES, TAG_NAME_ARGS, TAG_NAME_VIEW, TAG_TOKEN_ARGS, type NativeSnapshot, type NativeTracer } from '../binding/native-binding';
 import { spanId, STATUS_INVALID, STATUS_NO_OPEN_SPAN, STATUS_OK } from '../common/flags';
 import type { OutputFormat, WrittenFile } from '../common/output';
 import type { BackendCounts } from '../common/counts';
@@ -27,26 +27,26 @@ export class NativeBackend implements Backend {
   readonly kind = 'native' as const;
   /**
    * [0]: open-span depth, [3]: last local id of this thread, live; [4]: the
-   * name id beginStaged() reads (NativeTracer.stateView).
+   * name id or tag begin() reads (NativeTracer.stateView).
    */
   private readonly state: Uint32Array | undefined;
   // nt's two per-span functions as fields of this object, so a span loads
   // them without loading nt first (the addon ignores the receiver).
-  private readonly beginStagedFn: NativeTracer['beginStaged'];
+  private readonly beginFn: NativeTracer['begin'];
   private readonly endFn: NativeTracer['end'];
   private readonly shapes: AttrShapes;
   private readonly ids: AttrValueIds;
   /** The addon's slot view (attr-value-ids.ts), undefined where external buffers are refused. */
   private readonly view: Float64Array | undefined;
   /**
-   * [track, nameId, token, flags] of the next asyncBeginView/asyncEndView
+   * [track, nameId, token, flags] of the next asyncBegin()/asyncEnd() view form
    * call and [4] the begin's answer (native/addon/async_args.h), or
    * undefined: then they are arguments.
    */
   private readonly asyncArgs: Float64Array | undefined;
-  // As beginStagedFn: the async view calls, loaded without nt.
-  private readonly asyncBeginViewFn: NativeTracer['asyncBeginView'];
-  private readonly asyncEndViewFn: NativeTracer['asyncEndView'];
+  // As beginFn: the async calls, loaded without nt.
+  private readonly asyncBeginFn: NativeTracer['asyncBegin'];
+  private readonly asyncEndFn: NativeTracer['asyncEnd'];
 
   /**
    * @param nt the env's NativeTracer
@@ -64,29 +64,38 @@ export class NativeBackend implements Backend {
     this.ids = new AttrValueIds((value) => nt.defineValue(value), this.view);
     this.shapes = new AttrShapes((keys) => nt.defineShape(keys), this.ids);
     this.asyncArgs = nt.asyncView();
-    this.beginStagedFn = nt.beginStaged;
+    this.beginFn = nt.begin;
     this.endFn = nt.end;
     // After the plain span's fields, which stay among the first (in-object) ones.
-    this.asyncBeginViewFn = nt.asyncBeginView;
-    this.asyncEndViewFn = nt.asyncEndView;
+    this.asyncBeginFn = nt.asyncBegin;
+    this.asyncEndFn = nt.asyncEnd;
   }
 
   // The facade passes only checked uint32 ids (Tracer.begin), so the id can
-  // cross through the state view: beginStaged() reads no argument.
+  // cross through the state view: begin() then reads no argument. An id at
+  // or above the tags is no name: it crosses as an argument, to be refused.
   begin(nameId: number): void {
     const v = this.state;
     let s;
-    if (v !== undefined) {
+    if (v !== undefined && nameId < TAG_NAME_ARGS) {
       v[4] = nameId;
-      s = this.beginStagedFn();
+      s = this.beginFn();
     } else {
+      this.argsTag();
       s = this.nt.begin(nameId);
     }
     if (s !== undefined) throw this.beginError(s, nameId);
   }
 
+  /** The next begin() or end() reads its arguments (span_calls.h); without the state view it always does. */
+  private argsTag(): void {
+    const v = this.state;
+    if (v !== undefined) v[4] = TAG_NAME_ARGS;
+  }
+
   beginAttrs(nameId: number, attrsJson: string): void {
-    const s = this.nt.beginAttrs(nameId, attrsJson);
+    this.argsTag();
+    const s = this.nt.begin(nameId, attrsJson);
     if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
 
@@ -94,11 +103,14 @@ export class NativeBackend implements Backend {
     const code = this.shapes.of(attrs);
     if (code < 0) return false;
     let s: number | undefined;
-    if (this.ids.inView(nameId, code)) {
-      s = this.nt.beginView();
+    const st = this.state;
+    if (st !== undefined && this.ids.inView(nameId, code)) {
+      st[4] = TAG_NAME_VIEW;
+      s = this.nt.begin();
     } else {
       const v = this.shapes.args;
-      s = this.nt.beginSlots(nameId, code, v[0], v[1], v[2], v[3]);
+      this.argsTag();
+      s = this.nt.begin(nameId, code, v[0], v[1], v[2], v[3]);
     }
     if (s === undefined) return true;
     if (s === SLOTS_REFUSED) return false;
@@ -114,7 +126,16 @@ export class NativeBackend implements Backend {
   }
 
   endAt(depth: number, flags: number, name: number | string): void {
-    const s = this.openDepth() !== depth ? this.nt.endAt(depth, flags) : flags === 0 ? this.endFn() : this.nt.endFlags(flags);
+    let s;
+    if (this.openDepth() !== depth) {
+      this.argsTag();
+      s = this.nt.end(depth, flags);
+    } else if (flags === 0) {
+      s = this.endFn();
+    } else {
+      this.argsTag();
+      s = this.nt.end(flags);
+    }
     if (s === undefined) return;
     const open = this.nt.openDepth();
     throw s === STATUS_NO_OPEN_SPAN && open !== depth ? traceNestingError(name, open, depth) : statusError(s, 'end()');
@@ -134,7 +155,8 @@ export class NativeBackend implements Backend {
   }
 
   endFlags(flags: number): void {
-    const s = this.nt.endFlags(flags);
+    this.argsTag();
+    const s = this.nt.end(flags);
     if (s !== undefined) throw statusError(s, 'end()');
   }
 
@@ -181,11 +203,13 @@ export class NativeBackend implements Backend {
     const a = this.asyncArgs;
     let local: number;
     if (attrsJson !== '') {
+      if (a !== undefined) a[ASYNC_LOCAL] = TAG_LOCAL_ARGS;
       local = this.nt.asyncBegin(track, nameId, attrsJson);
     } else if (a !== undefined) {
+      // The last answer in [4] is the tag of this form: nothing to write.
       a[ASYNC_TRACK] = track;
       a[ASYNC_NAME] = nameId;
-      this.asyncBeginViewFn();
+      this.asyncBeginFn();
       local = a[ASYNC_LOCAL];
     } else {
       // No attributes: no argument for the addon to read.
@@ -207,13 +231,15 @@ export class NativeBackend implements Backend {
       // Every number in the views: no argument for the addon to read.
       a[ASYNC_TRACK] = track;
       a[ASYNC_NAME] = nameId;
-      this.nt.asyncBeginValuesView();
+      a[ASYNC_LOCAL] = TAG_LOCAL_VALUES;
+      this.nt.asyncBegin();
       local = a[ASYNC_LOCAL];
     } else {
       const v = this.shapes.args;
+      if (a !== undefined) a[ASYNC_LOCAL] = TAG_LOCAL_ARGS;
       local = !hasArguments(code)
-        ? this.nt.asyncBeginSlots(track, nameId, code)
-        : this.nt.asyncBeginSlots(track, nameId, code, v[0], v[1], v[2], v[3]);
+        ? this.nt.asyncBegin(track, nameId, code)
+        : this.nt.asyncBegin(track, nameId, code, v[0], v[1], v[2], v[3]);
     }
     // 0 (closed, unknown track or name) too: asyncBegin throws the error.
     return local > 0 ? spanId(track, local) : 0;
@@ -222,9 +248,10 @@ export class NativeBackend implements Backend {
   asyncEnd(token: number, flags: number): number {
     const a = this.asyncArgs;
     if (a === undefined) return this.nt.asyncEnd(token, flags) ?? STATUS_OK;
+    // A token equal to the tag is no token either way: the view answers so.
     a[ASYNC_TOKEN] = token;
     a[ASYNC_FLAGS] = flags;
-    return this.asyncEndViewFn() ?? STATUS_OK;
+    return this.asyncEndFn() ?? STATUS_OK;
   }
 
   openAsync(): Array<[number, string]> {
@@ -319,12 +346,15 @@ export class NativeBackend implements Backend {
   }
 
   beginContext(nameId: number, attrsJson: string, given: Given): void {
-    const s = this.nt.beginContext(nameId, attrsJson, given.ids, given.flags, given.tracestate);
+    this.argsTag();
+    const s = this.nt.begin(nameId, attrsJson, given.ids, given.flags, given.tracestate);
     if (s !== STATUS_OK) throw this.beginError(s, nameId);
   }
 
   asyncBeginContext(track: number, nameId: number, attrsJson: string, given: Given): number {
-    const local = this.nt.asyncBeginContext(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
+    const a = this.asyncArgs;
+    if (a !== undefined) a[ASYNC_LOCAL] = TAG_LOCAL_ARGS;
+    const local = this.nt.asyncBegin(track, nameId, attrsJson, given.ids, given.flags, given.tracestate);
     if (local === 0) {
       if (this.nt.closed()) throw closedError();
       throw asyncRejectedError(track, nameId);
@@ -333,7 +363,9 @@ export class NativeBackend implements Backend {
   }
 
   asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number {
-    return this.nt.asyncFinish(token, flags, startMs, endMs, nameId, attrsJson);
+    const a = this.asyncArgs;
+    if (a !== undefined) a[ASYNC_TOKEN] = TAG_TOKEN_ARGS;
+    return this.nt.asyncEnd(token, flags, startMs, endMs, nameId, attrsJson);
   }
 
   openIds(): OpenIds | undefined {

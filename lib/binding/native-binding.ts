@@ -88,19 +88,22 @@ export interface NativeStatsRow {
   p99Ns: number;
 }
 
+/** The per-span entry points' tags (native/addon/span_calls.h, which defines them). stateView()[4]: begin()'s view form. */
+export const TAG_NAME_VIEW = 0xffffffff;
+/** stateView()[4]: begin() and end() read their arguments (name ids at or above it are no names). */
+export const TAG_NAME_ARGS = 0xfffffffe;
+/** asyncView()[4]: asyncBegin()'s values form. */
+export const TAG_LOCAL_VALUES = -2;
+/** asyncView()[4]: asyncBegin() reads its arguments. */
+export const TAG_LOCAL_ARGS = -3;
+/** asyncView()[2]: asyncEnd() reads its arguments. */
+export const TAG_TOKEN_ARGS = -1;
+
 // <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 /** The methods of a NativeTracer, as the addon makes them (the type-check holds NativeTracer to these). */
 export type NativeTracerMethod =
   | 'begin'
   | 'end'
-  | 'beginStaged'
-  | 'beginAttrs'
-  | 'endFlags'
-  | 'endAt'
-  | 'beginSlots'
-  | 'beginView'
-  | 'asyncBeginSlots'
-  | 'asyncBeginValuesView'
   | 'defineShape'
   | 'defineValue'
   | 'slotView'
@@ -113,8 +116,6 @@ export type NativeTracerMethod =
   | 'asyncBegin'
   | 'asyncEnd'
   | 'asyncView'
-  | 'asyncBeginView'
-  | 'asyncEndView'
   | 'openAsync'
   | 'groupBegin'
   | 'groupEnd'
@@ -139,14 +140,15 @@ export type NativeTracerMethod =
   | 'nativeApi'
   | 'close'
   | 'closed'
-  | 'beginContext'
-  | 'asyncBeginContext'
   | 'openIds'
   | 'idsOf'
-  | 'asyncFinish'
   | 'spanIds'
   | 'spanTracestates'
   | 'idSalt';
+/** The per-span entry points among them (schema perSpan; native/addon/span_calls.h). */
+export const PER_SPAN_METHODS: readonly NativeTracerMethod[] = ['begin', 'end', 'asyncBegin', 'asyncEnd'];
+/** The most per-span entry points the schema allows (gen-boundary refuses more). */
+export const PER_SPAN_LIMIT = 6;
 // </generated>
 
 /**
@@ -156,49 +158,46 @@ export type NativeTracerMethod =
  * (native/addon/tracer_object.h).
  */
 export interface NativeTracer {
-  // hot path
-  /** undefined when the span opened, else a NativeStatus (closed; unknown name or stack too deep: Invalid). */
-  begin(nameId: number): number | undefined;
-  /** undefined when the span ended, else a NativeStatus (never Ok). */
-  end(): number | undefined;
+  // hot path: the per-span entry points (PER_SPAN_METHODS, native/addon/span_calls.h).
+  // Each is one function over the forms below; a tag written just before the
+  // call says which: stateView()[4] for begin() and end(), asyncView()[4] for
+  // asyncBegin(), asyncView()[2] for asyncEnd(). Without the view the tag is
+  // TAG_ARGS for good and the calls pass arguments. The receiver is ignored.
   /**
-   * begin() of the name id written to stateView()[4] just before: the same
-   * answers as begin(), with no argument to read (the facade's hot path).
-   */
-  beginStaged(): number | undefined;
-  beginAttrs(nameId: number, attrsJson: string): number;
-  /**
-   * begin with attribute values for the keys of a shape (defineShape):
+   * begin. Tag = a name id: that name, no argument (undefined when the span
+   * opened, else a NativeStatus; unknown name or stack too deep: Invalid).
+   * Tag = NAME_VIEW: the name id, the code and every value in the slot view
+   * (as the slots form). Tag = NAME_ARGS: the arguments, (nameId) as the
+   * first form; (nameId, attrsJson): a NativeStatus (Ok too); (nameId, code,
+   * v0 .. v3): attribute values for the keys of a shape (defineShape),
    * undefined when the span opened, else a NativeStatus, or -1 (nothing done)
-   * when a value is not a finite number, a string or a boolean.
-   * `code` = shape << 12 | the kind of slot i << 3i (native/addon/attr_values.h
+   * when a value is not a finite number, a string or a boolean; `code` =
+   * shape << 12 | the kind of slot i << 3i (native/addon/attr_values.h
    * SlotKind: 0 a number in the slot view, 1 an interned value's id there,
-   * 2 false, 3 true, 4 the value as argument v<i>).
+   * 2 false, 3 true, 4 the value as argument v<i>); (nameId, attrsJson, ids,
+   * flags, tracestate): under a context, ids = [trace hi, trace lo, parent
+   * wire id, parent span id], a NativeStatus.
    */
-  beginSlots(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
-  /** asyncBegin with attribute values (see beginSlots): the token's local id, 0 (closed, unknown track or name) or -1. */
-  asyncBeginSlots(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  begin(): number | undefined;
+  begin(nameId: number): number | undefined;
+  begin(nameId: number, attrsJson: string): number;
+  begin(nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number | undefined;
+  begin(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
   /**
-   * asyncBeginSlots with the track and name id in the async view ([0], [1]),
-   * the code and every value in the slot view (no ARGUMENT slot); answers
-   * undefined and writes asyncBeginSlots' answer to the async view's [4].
-   * The receiver is ignored.
+   * end: undefined when the span ended, else a NativeStatus (never Ok).
+   * Tag = NAME_ARGS: (flags) ends with extra SpanFlags (error = 4);
+   * (depth, flags) ends the innermost span only while exactly `depth` spans
+   * are open, else NoOpenSpan, nothing changed.
    */
-  asyncBeginValuesView(): undefined;
-  /** beginSlots with the name id, the code and every value in the slot view (no ARGUMENT slot): undefined (begun), a status or -1. */
-  beginView(): number | undefined;
-  /** The slot view: 4 doubles beginSlots reads its values from, then beginView's name id and code; undefined where external buffers are refused. */
+  end(): number | undefined;
+  end(flags: number): number | undefined;
+  end(depth: number, flags: number): number | undefined;
+  /** The slot view: 4 doubles begin's slots form reads its values from, then the view form's name id and code; undefined where external buffers are refused. */
   slotView(): Float64Array | undefined;
   /** Names an attribute shape (1 to 4 keys, in order): its id, or -1 when the addon holds its limit. */
   defineShape(keys: string[]): number;
   /** Interns a string attribute value: its id, or -1 when the addon holds its limit. */
   defineValue(value: string): number;
-  /** Ends with extra SpanFlags (error = 4). undefined when the span ended, else a NativeStatus. */
-  endFlags(flags: number): number | undefined;
-
-  /** Ends the innermost span only while exactly `depth` spans are open; else NoOpenSpan, nothing changed. */
-  endAt(depth: number, flags: number): number | undefined;
-
   intern(name: string): number;
   openDepth(): number;
   /** Local id of the innermost open span on this thread; 0 when none is open. */
@@ -206,7 +205,8 @@ export interface NativeTracer {
   /**
    * This thread's live [depth, -, -, last local id, staged name id] (read
    * without a call; the addon writes it only inside its own calls; JS writes
-   * [4] for beginStaged), or undefined where external buffers are refused.
+   * [4], the name id or tag of begin() and end()), or undefined where external
+   * buffers are refused.
    */
   stateView(): Uint32Array | undefined;
   setThreadName(name: string): void;
@@ -214,24 +214,41 @@ export interface NativeTracer {
   // async spans, tracks, groups (return 0 / a NativeStatus on failure)
   /** The timeline is "track: <name>", or `name` itself when asNamed (hotspan/auto's tracks). */
   track(name: string, serial: boolean, asNamed?: boolean): number;
-  /** The token's local id, its lower 32 bits (never 0; the upper half is `track`), or 0 when closed / unknown track. */
+  /**
+   * asyncBegin. Tag (asyncView()[4]) >= -1, the last answer: the track and
+   * name id in the async view ([0], [1]), no attributes; answers undefined
+   * and writes the token's local id to view[4], or 0 (refused, also for a
+   * track or name that is not a uint32). Tag = LOCAL_VALUES: the same with
+   * the code and every value in the slot view (no ARGUMENT slot); the answer
+   * (local id, 0 or -1 as the slots form) in view[4]. Tag = LOCAL_ARGS: the
+   * arguments; (track, nameId, attrsJson?): the token's local id, its lower
+   * 32 bits (never 0; the upper half is `track`), or 0 when closed / unknown
+   * track; (track, nameId, code, v0 .. v3): with attribute values (as
+   * begin's slots form), the local id, 0 or -1; (track, nameId, attrsJson,
+   * ids, flags, tracestate): under a context (ids as begin's), the local id or 0.
+   */
+  asyncBegin(): undefined;
   asyncBegin(track: number, nameId: number, attrsJson?: string): number;
-  /** undefined when the span ended, else the NativeStatus. */
+  asyncBegin(track: number, nameId: number, code: number, v0?: unknown, v1?: unknown, v2?: unknown, v3?: unknown): number;
+  asyncBegin(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
+  /**
+   * asyncEnd. Tag (asyncView()[2], the token) != TOKEN_ARGS: token and flags
+   * in the view ([2], [3]), undefined when the span ended, else the
+   * NativeStatus (STATUS_INVALID for flags that are not a uint32). Tag =
+   * TOKEN_ARGS: (token, flags) likewise; (token, flags, startMs, endMs,
+   * nameId, attrsJson?) ends with a start / end in ms on the
+   * performance.now() axis (NaN: the begin's / now), a name id (-1: the
+   * begin's) and attributes (undefined: the begin's), a NativeStatus.
+   */
+  asyncEnd(): number | undefined;
   asyncEnd(token: number, flags: number): number | undefined;
+  asyncEnd(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
   /**
    * A Float64Array [track, nameId, token, flags, local] over the binding's
-   * memory, read by asyncBeginView/asyncEndView (asyncBeginView writes
-   * local); undefined where external buffers are refused.
+   * memory, read by asyncBegin() and asyncEnd() (asyncBegin writes local);
+   * undefined where external buffers are refused.
    */
   asyncView(): Float64Array | undefined;
-  /**
-   * asyncBegin(view[0], view[1]) with no attributes; answers undefined and
-   * writes the token's local id to view[4], or 0 (refused, also for a track
-   * or name that is not a uint32). The receiver is ignored.
-   */
-  asyncBeginView(): undefined;
-  /** asyncEnd(view[2], view[3]): undefined when the span ended, else the NativeStatus (STATUS_INVALID for flags that are not a uint32). The receiver is ignored. */
-  asyncEndView(): number | undefined;
   openAsync(): Array<[number, string]>;
   groupBegin(nameId: number, attrsJson: string): number;
   groupEnd(): number;
@@ -304,10 +321,6 @@ export interface NativeTracer {
   closed(): boolean;
 
   // trace context (native/addon/trace_context.h); 64-bit values as BigUint64Array
-  /** begin under a context: ids = [trace hi, trace lo, parent wire id, parent span id]; a NativeStatus. */
-  beginContext(nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
-  /** asyncBegin under a context (ids as beginContext's): the token's local id, or 0 (closed, unknown track or name). */
-  asyncBeginContext(track: number, nameId: number, attrsJson: string, ids: BigUint64Array, flags: number, tracestate: string): number;
   /** [trace hi, trace lo, span, parent, flags | resolved << 8, tracer-wide span id] of the innermost open span (zeros: none). */
   openIds(): BigUint64Array;
   /** [wire span id, trace hi, trace lo, trace flags] of tracer-wide span id `span`: its wire id, the trace it starts as a root and that trace's flags under the tracer's head sampler. */
@@ -316,12 +329,6 @@ export interface NativeTracer {
   spanIds(view: NativeFrozen): BigUint64Array;
   /** [index, tracestate, ...] for the records of the view whose trace carries a tracestate (only those; native/core/record/span_ids.h). */
   spanTracestates(view: NativeFrozen): Array<number | string>;
-  /**
-   * Ends an async span with a start / end in ms on the performance.now() axis
-   * (NaN: the begin's / now), a name id (-1: the begin's) and attributes
-   * (undefined: the begin's). A NativeStatus.
-   */
-  asyncFinish(token: number, flags: number, startMs: number, endMs: number, nameId: number, attrsJson?: string): number;
   /** The salt of this tracer's W3C ids (native/core/record/trace_id.h). */
   idSalt(): bigint;
 }

@@ -1,10 +1,11 @@
 // The numbers of the per-span async calls, passed through memory instead of
 // as Node-API arguments: reading a number argument costs ~50 instructions
 // (napi_get_value_*), a span's begin and end read four. The facade writes
-// them into a Float64Array over `in` (asyncView) and calls asyncBeginView()
-// or asyncEndView() with no argument; asyncBeginView() leaves its answer, the
-// local id, in kLocal. Env thread only, like the calls: the numbers are
-// written right before the call that reads them, the answer read right after.
+// them into a Float64Array over `in` (asyncView) and calls asyncBegin() or
+// asyncEnd() with no argument; asyncBegin() leaves its answer, the local id,
+// in kLocal. kLocal and kToken also carry the tags of span_calls.h (which
+// form a call is). Env thread only, like the calls: the numbers are written
+// right before the call that reads them, the answer read right after.
 #pragma once
 
 #include <array>

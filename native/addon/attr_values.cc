@@ -335,10 +335,6 @@ napi_value BeginSlots(napi_env env, napi_callback_info info) {
   return Begin(env, b, name, code, argv + 2);
 }
 
-napi_value BeginView(napi_env env, napi_callback_info info) {
-  return BeginViewOf(env, hot::ReadArgs<0>(env, info, nullptr));
-}
-
 napi_value BeginViewOf(napi_env env, TracerBinding& b) {
   const double* in = b.shapes.in->data();
   uint32_t name, code;
@@ -361,14 +357,10 @@ napi_value AsyncBeginSlots(napi_env env, napi_callback_info info) {
   return hot::TokenValue(env, static_cast<uint64_t>(local));
 }
 
-napi_value AsyncBeginValuesView(napi_env env, napi_callback_info info) {
-  return AsyncBeginValuesOf(env, hot::ReadArgs<0>(env, info, nullptr));
-}
-
 napi_value AsyncBeginValuesOf(napi_env env, TracerBinding& b) {
   auto& in = *b.async_args.in;
   uint32_t track, name, code;
-  // Not a track and name id: refused, as asyncBeginView refuses them.
+  // Not a track and name id: refused, as asyncBegin()'s view form refuses them.
   if (!ExactU32(in[AsyncArgs::kTrack], &track) || !ExactU32(in[AsyncArgs::kName], &name)) {
     in[AsyncArgs::kLocal] = 0;
     return nullptr;

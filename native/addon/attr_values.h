@@ -81,19 +81,16 @@ napi_value DefineValue(napi_env env, napi_callback_info info);  // (string) -> i
 napi_value SlotView(napi_env env, napi_callback_info info);
 // (nameId, code, v0 .. v3) -> undefined (begun) | status | kRefused.
 napi_value BeginSlots(napi_env env, napi_callback_info info);
-// () -> as BeginSlots, with the name id, the code and every value in the
-// view (no slot kArgument): the common call, with no argument to read.
-napi_value BeginView(napi_env env, napi_callback_info info);
-// BeginView's work for binding `b`: what its call_slots function calls.
+// As BeginSlots, with the name id, the code and every value in the view (no
+// slot kArgument): begin()'s view form (span_calls.h), no argument to read.
 napi_value BeginViewOf(napi_env env, TracerBinding& b);
 // (track, nameId, code, v0 .. v3) -> token (0: closed or unknown) | kRefused
 napi_value AsyncBeginSlots(napi_env env, napi_callback_info info);
-// () -> undefined: as AsyncBeginSlots with the track and name id in the
-// async view (async_args.h), the code and every value in the slot view (no
-// slot kArgument); the answer (local id, 0 or kRefused) in the async view's
-// kLocal. The request span's begin, with no argument to read.
-napi_value AsyncBeginValuesView(napi_env env, napi_callback_info info);
-// AsyncBeginValuesView's work for binding `b`: what its call_slots function calls.
+// Undefined: as AsyncBeginSlots with the track and name id in the async view
+// (async_args.h), the code and every value in the slot view (no slot
+// kArgument); the answer (local id, 0 or kRefused) in the async view's
+// kLocal. asyncBegin()'s values form (span_calls.h): the request span's
+// begin, with no argument to read.
 napi_value AsyncBeginValuesOf(napi_env env, TracerBinding& b);
 
 }  // namespace slots

@@ -8,7 +8,7 @@
 #include "record/clock.h"
 #include "record/hot_inline.h"
 #include "hot_path.h"
-#include "attr_values.h"
+#include "span_calls.h"
 #include "tracer_binding.h"
 
 namespace hotspan_addon::call_slots {
@@ -39,9 +39,13 @@ HOTSPAN_COLD napi_value BeginSlow(napi_env env, hotspan::ThreadState& t, uint32_
 }
 
 template <size_t N, bool kTsc>
-napi_value BeginAt(napi_env env, napi_callback_info) {
+napi_value BeginAt(napi_env env, napi_callback_info info) {
   hotspan::ThreadState& t = *g_threads[N].load(std::memory_order_relaxed);
   const uint32_t name = t.begin_name;
+  // The view and argument forms: a tag, never a name id (span_calls.h).
+  if (__builtin_expect(name >= span_calls::kNameArgs, 0)) {
+    return span_calls::BeginTagged(env, info, *g_bindings[N].load(std::memory_order_relaxed), name);
+  }
   const int64_t now = Ticks<kTsc>();
   if (__builtin_expect(hotspan::fast::begin_common(t, name, now), 1)) return nullptr;
   return BeginSlow(env, t, name, now);
@@ -52,40 +56,32 @@ HOTSPAN_COLD napi_value StatusResult(napi_env env, hotspan::Status status) {
 }
 
 template <size_t N, bool kTsc>
-napi_value EndAt(napi_env env, napi_callback_info) {
+napi_value EndAt(napi_env env, napi_callback_info info) {
   const int64_t now = Ticks<kTsc>();
-  const hotspan::Status s = hotspan::fast::end(*g_threads[N].load(std::memory_order_relaxed), now);
+  hotspan::ThreadState& t = *g_threads[N].load(std::memory_order_relaxed);
+  if (__builtin_expect(t.begin_name == span_calls::kNameArgs, 0)) {
+    return span_calls::EndArgs(env, info, *g_bindings[N].load(std::memory_order_relaxed), now);
+  }
+  const hotspan::Status s = hotspan::fast::end(t, now);
   if (__builtin_expect(s == hotspan::Status::kOk, 1)) return nullptr;
   return StatusResult(env, s);
-}
-
-// A tail call: the span's work is slots::BeginViewOf's, one copy for every slot.
-template <size_t N>
-napi_value BeginViewAt(napi_env env, napi_callback_info) {
-  return slots::BeginViewOf(env, *g_bindings[N].load(std::memory_order_relaxed));
 }
 
 // The async calls read the clock inside the core call (hot_path.cc), so
 // they have one form for both clocks.
 template <size_t N>
-napi_value AsyncBeginAt(napi_env env, napi_callback_info) {
-  return hot::AsyncBeginOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+napi_value AsyncBeginAt(napi_env env, napi_callback_info info) {
+  return span_calls::AsyncBeginOf(env, info, *g_bindings[N].load(std::memory_order_relaxed));
 }
 
 template <size_t N>
-napi_value AsyncEndAt(napi_env env, napi_callback_info) {
-  return hot::AsyncEndOf(env, *g_bindings[N].load(std::memory_order_relaxed));
-}
-
-template <size_t N>
-napi_value AsyncBeginValuesAt(napi_env env, napi_callback_info) {
-  return slots::AsyncBeginValuesOf(env, *g_bindings[N].load(std::memory_order_relaxed));
+napi_value AsyncEndAt(napi_env env, napi_callback_info info) {
+  return span_calls::AsyncEndOf(env, info, *g_bindings[N].load(std::memory_order_relaxed));
 }
 
 template <bool kTsc, size_t... N>
 constexpr std::array<Functions, sizeof...(N)> MakeTable(std::index_sequence<N...>) {
-  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &BeginViewAt<N>, &AsyncBeginAt<N>, &AsyncEndAt<N>,
-                    &AsyncBeginValuesAt<N>}...};
+  return {Functions{&BeginAt<N, kTsc>, &EndAt<N, kTsc>, &AsyncBeginAt<N>, &AsyncEndAt<N>}...};
 }
 
 // [1]: the TSC's functions, [0]: the others'.

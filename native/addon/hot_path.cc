@@ -31,17 +31,6 @@ napi_value Begin(napi_env env, napi_callback_info info) {
   return EndResult(env, hotspan::fast::begin(*b.thread, name, hotspan::clock::now_ticks()));
 }
 
-napi_value BeginStaged(napi_env env, napi_callback_info info) {
-  hotspan::ThreadState& t = *ReadArgs<0>(env, info, nullptr).thread;
-  return EndResult(env, hotspan::fast::begin(t, t.begin_name, hotspan::clock::now_ticks()));
-}
-
-napi_value End(napi_env env, napi_callback_info info) {
-  const int64_t now = hotspan::clock::now_ticks();
-  TracerBinding& b = ReadArgs<0>(env, info, nullptr);
-  return EndResult(env, hotspan::fast::end(*b.thread, now));
-}
-
 napi_value BeginAttrs(napi_env env, napi_callback_info info) {
   napi_value argv[2];
   TracerBinding& b = ReadArgs<2>(env, info, argv);
@@ -59,29 +48,6 @@ napi_value BeginAttrs(napi_env env, napi_callback_info info) {
   bytes.cut(mark + len);
   const int64_t now = hotspan::clock::now_ticks();
   return StatusValue(env, hotspan::begin_with_attr_bytes(*b.thread, name, now, mark));
-}
-
-napi_value EndFlags(napi_env env, napi_callback_info info) {
-  const int64_t now = hotspan::clock::now_ticks();
-  napi_value argv[1];
-  TracerBinding& b = ReadArgs<1>(env, info, argv);
-  uint32_t flags;
-  if (!U32Arg(env, argv[0], "flags", &flags)) return nullptr;
-  return EndResult(env, hotspan::fast::end(*b.thread, now, static_cast<uint16_t>(flags)));
-}
-
-napi_value EndAt(napi_env env, napi_callback_info info) {
-  const int64_t now = hotspan::clock::now_ticks();
-  napi_value argv[2];
-  TracerBinding& b = ReadArgs<2>(env, info, argv);
-  uint32_t depth, flags;
-  if (!U32Arg(env, argv[0], "depth", &depth) || !U32Arg(env, argv[1], "flags", &flags)) return nullptr;
-  hotspan::ThreadState& state = *b.thread;
-  // Another span is innermost: change nothing (a closed state answers kClosed below).
-  if (state.depth != depth && state.status.load(std::memory_order_relaxed) == hotspan::ThreadState::kLive) {
-    return StatusValue(env, hotspan::Status::kNoOpenSpan);
-  }
-  return EndResult(env, hotspan::fast::end(state, now, static_cast<uint16_t>(flags)));
 }
 
 bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* name) {
@@ -142,7 +108,15 @@ napi_value AsyncEnd(napi_env env, napi_callback_info info) {
 
 napi_value AsyncView(napi_env env, napi_callback_info info) {
   TracerBinding& b = ReadArgs<0>(env, info, nullptr);
-  return ExternalView(env, b.async_args.in, napi_float64_array);
+  napi_value view = ExternalView(env, b.async_args.in, napi_float64_array);
+  napi_valuetype t = napi_undefined;
+  if (view != nullptr) napi_typeof(env, view, &t);
+  // The facade now writes the tags of asyncBegin() and asyncEnd() (span_calls.h).
+  if (t == napi_object && !b.async_lent) {
+    b.async_lent = true;
+    (*b.async_args.in)[AsyncArgs::kLocal] = 0;  // the view form's tag: a plain answer
+  }
+  return view;
 }
 
 napi_value AsyncBeginOf(napi_env, TracerBinding& b) {
@@ -166,14 +140,6 @@ napi_value AsyncEndOf(napi_env env, TracerBinding& b) {
   if (!ExactU32(in[AsyncArgs::kFlags], &flags)) return StatusValue(env, hotspan::Status::kInvalid);
   return EndResult(env, hotspan::fast::async_end(*b.tracer, b.async_caller, TokenOf(in[AsyncArgs::kToken]), now,
                                                  static_cast<uint16_t>(flags)));
-}
-
-napi_value AsyncBeginView(napi_env env, napi_callback_info info) {
-  return AsyncBeginOf(env, ReadArgs<0>(env, info, nullptr));
-}
-
-napi_value AsyncEndView(napi_env env, napi_callback_info info) {
-  return AsyncEndOf(env, ReadArgs<0>(env, info, nullptr));
 }
 
 }  // namespace hotspan_addon::hot

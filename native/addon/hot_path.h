@@ -1,10 +1,8 @@
-// begin / end / beginAttrs / endFlags: the per-span calls. Raw Node-API
-// callbacks whose data pointer is the TracerBinding: one napi_get_cb_info,
-// one napi_get_value_uint32, the clock and the core call. No node-addon-api
-// wrappers, no allocation (beginAttrs copies its JSON text), no exception
-// objects unless an argument is bad. A binding's end() and beginStaged()
-// are usually call_slots functions instead of End and BeginStaged, which
-// make no Node-API call at all.
+// The per-span forms' work behind span_calls.h's entry points (which decode
+// the forms): raw Node-API callbacks whose data pointer is the TracerBinding,
+// one napi_get_cb_info, one napi_get_value_uint32, the clock and the core
+// call. No node-addon-api wrappers, no allocation (beginAttrs copies its JSON
+// text), no exception objects unless an argument is bad.
 #pragma once
 
 #include <node_api.h>
@@ -52,16 +50,7 @@ inline napi_value EndResult(napi_env env, hotspan::Status status) {
 }
 
 napi_value Begin(napi_env env, napi_callback_info info);       // (nameId) -> status
-// begin with the name id the facade wrote to ThreadState::begin_name (the
-// state view) instead of an argument: a checked uint32 by construction.
-napi_value BeginStaged(napi_env env, napi_callback_info info);  // () -> status
-napi_value End(napi_env env, napi_callback_info info);         // () -> status
 napi_value BeginAttrs(napi_env env, napi_callback_info info);  // (nameId, attrsJson) -> status
-napi_value EndFlags(napi_env env, napi_callback_info info);    // (flags) -> status
-
-// trace()'s end when the facade saw another depth than its span's: ends the
-// innermost span only while the stack is exactly `depth` deep.
-napi_value EndAt(napi_env env, napi_callback_info info);       // (depth, flags) -> status
 
 // The async begins' (track, nameId) in argv[0..1]; false with a TypeError pending.
 bool TrackAndName(napi_env env, napi_value* argv, uint32_t* track, uint32_t* name);
@@ -90,12 +79,9 @@ napi_value AsyncEnd(napi_env env, napi_callback_info info);    // (token, flags?
 // Node-API argument is read. asyncView() -> the Float64Array, or undefined
 // where external buffers are refused (then the calls above are used).
 // The begin answers undefined and leaves the local id (0: refused) in the
-// view's kLocal, so no number value is made per span. A binding's two view
-// calls are usually call_slots functions over AsyncBeginOf and AsyncEndOf,
-// with no napi_get_cb_info.
+// view's kLocal, so no number value is made per span. asyncBegin() and
+// asyncEnd() run these when their view tag says so (span_calls.h).
 napi_value AsyncView(napi_env env, napi_callback_info info);       // () -> Float64Array | undefined
-napi_value AsyncBeginView(napi_env env, napi_callback_info info);  // () [track, name] -> undefined [local id | 0]
-napi_value AsyncEndView(napi_env env, napi_callback_info info);    // () [token, flags] -> undefined | status
 napi_value AsyncBeginOf(napi_env env, TracerBinding& b);
 napi_value AsyncEndOf(napi_env env, TracerBinding& b);
 

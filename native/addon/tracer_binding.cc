@@ -2,6 +2,7 @@
 
 #include "record/clock.h"
 #include "call_slots.h"
+#include "span_calls.h"
 
 namespace hotspan_addon {
 
@@ -15,6 +16,10 @@ TracerBinding::TracerBinding(std::shared_ptr<hotspan::Tracer> tracer_in,
       wake(std::move(wake_in)),
       call_slot(call_slots::kNone) {
   async_caller.state = thread;
+  // Until the facade takes the views, every per-span call is an argument form.
+  thread->begin_name = span_calls::kNameArgs;
+  (*async_args.in)[AsyncArgs::kLocal] = span_calls::kLocalArgs;
+  (*async_args.in)[AsyncArgs::kToken] = span_calls::kTokenArgs;
   env_data->Add(this);
 }
 

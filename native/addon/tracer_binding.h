@@ -45,6 +45,11 @@ struct TracerBinding {
   hotspan::AsyncCaller async_caller;
   // The async calls' numbers (async_args.h); env thread only.
   AsyncArgs async_args;
+  // Whether the facade was given the state view (begin_name) and the async
+  // view: only then does it write the per-span entries' tags, and only then
+  // may the addon put a tag back after an argument form (span_calls.h).
+  bool state_lent = false;
+  bool async_lent = false;
 
   // Ends this thread's open spans (abandoned), commits them, marks the
   // timeline exited, drops the wake-up. Idempotent; never throws.

@@ -16,6 +16,7 @@
 #include "read/stats.h"
 #include "read/query_call.h"
 #include "shared_tracers.h"
+#include "span_calls.h"
 #include "attr_values.h"
 #include "snapshot_convert.h"
 #include "stream_object.h"
@@ -62,7 +63,7 @@ void ReleaseState(napi_env, void*, void* hint) {
 }
 
 // This thread's open-span depth and last local id, read by the facade with
-// no call, and the name id beginStaged() reads: a Uint32Array over
+// no call, and the name id (or tag) begin() reads: a Uint32Array over
 // ThreadState's depth .. begin_name (the buffer holds the state alive). Only
 // this env's thread touches them, the addon only inside calls, so JS reads
 // and writes them between calls race-free. undefined when external buffers
@@ -85,6 +86,10 @@ Napi::Value StateView(const Napi::CallbackInfo& info) {
   }
   NAPI_THROW_IF_FAILED(env, napi_create_typedarray(env, napi_uint32_array, kStateBeginName + 1, ab, 0, &view),
                        Napi::Value());
+  // The facade now writes begin_name before each begin (span_calls.h); until
+  // then it stays the argument-form tag.
+  if (!b.state_lent) b.thread->begin_name = 0;
+  b.state_lent = true;
   return Napi::Value(env, view);
 }
 
@@ -369,16 +374,8 @@ napi_value ColdVoid(napi_env env, napi_callback_info info) {
 // The tracer object's methods, in the order they are defined.
 // <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 const Method kMethods[] = {
-    {"begin", &hot::Begin, nullptr},
-    {"end", &hot::End, nullptr},
-    {"beginStaged", &hot::BeginStaged, nullptr},
-    {"beginAttrs", &hot::BeginAttrs, nullptr},
-    {"endFlags", &hot::EndFlags, nullptr},
-    {"endAt", &hot::EndAt, nullptr},
-    {"beginSlots", &slots::BeginSlots, nullptr},
-    {"beginView", &slots::BeginView, nullptr},
-    {"asyncBeginSlots", &slots::AsyncBeginSlots, nullptr},
-    {"asyncBeginValuesView", &slots::AsyncBeginValuesView, nullptr},
+    {"begin", &span_calls::Begin, nullptr},
+    {"end", &span_calls::End, nullptr},
     {"defineShape", &slots::DefineShape, nullptr},
     {"defineValue", &slots::DefineValue, nullptr},
     {"slotView", &slots::SlotView, nullptr},
@@ -388,11 +385,9 @@ const Method kMethods[] = {
     {"stateView", nullptr, &Cold<StateView>},
     {"setThreadName", nullptr, &ColdVoid<SetThreadName>},
     {"track", nullptr, &Cold<Track>},
-    {"asyncBegin", &hot::AsyncBegin, nullptr},
-    {"asyncEnd", &hot::AsyncEnd, nullptr},
+    {"asyncBegin", &span_calls::AsyncBegin, nullptr},
+    {"asyncEnd", &span_calls::AsyncEnd, nullptr},
     {"asyncView", &hot::AsyncView, nullptr},
-    {"asyncBeginView", &hot::AsyncBeginView, nullptr},
-    {"asyncEndView", &hot::AsyncEndView, nullptr},
     {"openAsync", nullptr, &Cold<OpenAsync>},
     {"groupBegin", nullptr, &Cold<GroupBegin>},
     {"groupEnd", nullptr, &Cold<GroupEnd>},
@@ -417,11 +412,8 @@ const Method kMethods[] = {
     {"nativeApi", nullptr, &Cold<NativeApi>},
     {"close", nullptr, &ColdVoid<Close>},
     {"closed", nullptr, &Cold<Closed>},
-    {"beginContext", nullptr, &Cold<trace_context::BeginContext>},
-    {"asyncBeginContext", nullptr, &Cold<trace_context::AsyncBeginContext>},
     {"openIds", nullptr, &Cold<trace_context::OpenIds>},
     {"idsOf", nullptr, &Cold<trace_context::IdsOf>},
-    {"asyncFinish", nullptr, &Cold<trace_context::AsyncFinish>},
     {"spanIds", nullptr, &Cold<trace_context::SpanIds>},
     {"spanTracestates", nullptr, &Cold<trace_context::SpanTracestates>},
     {"idSalt", nullptr, &Cold<trace_context::IdSalt>},
@@ -476,23 +468,21 @@ Napi::Object NewTracerObject(Napi::Env env, TracerBinding* binding) {
   if (!binding->WrapHandle(env, obj)) {
     throw Napi::Error::New(env, "hotspan: could not register a finalizer");
   }
-  // end(), beginStaged(), beginView() and the async view calls: slot
-  // functions that need no napi_get_cb_info, when a slot is free (else the
+  // The per-span entry points (span_calls.h): slot functions that need no
+  // napi_get_cb_info on their common forms, when a slot is free (else the
   // data-pointer ones).
-  call_slots::Functions slot_fns{&hot::BeginStaged,    &hot::End,          &slots::BeginView,
-                                 &hot::AsyncBeginView, &hot::AsyncEndView, &slots::AsyncBeginValuesView};
+  call_slots::Functions slot_fns{&span_calls::Begin, &span_calls::End, &span_calls::AsyncBegin,
+                                 &span_calls::AsyncEnd};
   if (binding->call_slot == call_slots::kNone) {
     binding->call_slot = call_slots::Acquire(binding, &slot_fns);
   }
   for (const Method& m : kMethods) {
     if (m.raw == nullptr) continue;
-    napi_callback cb = m.raw == &hot::End              ? slot_fns.end
-                       : m.raw == &hot::BeginStaged    ? slot_fns.begin_staged
-                       : m.raw == &slots::BeginView    ? slot_fns.begin_view
-                       : m.raw == &hot::AsyncBeginView ? slot_fns.async_begin
-                       : m.raw == &hot::AsyncEndView   ? slot_fns.async_end
-                       : m.raw == &slots::AsyncBeginValuesView ? slot_fns.async_begin_values
-                                                       : m.raw;
+    napi_callback cb = m.raw == &span_calls::Begin        ? slot_fns.begin
+                       : m.raw == &span_calls::End        ? slot_fns.end
+                       : m.raw == &span_calls::AsyncBegin ? slot_fns.async_begin
+                       : m.raw == &span_calls::AsyncEnd   ? slot_fns.async_end
+                                                          : m.raw;
     napi_value fn;
     NAPI_THROW_IF_FAILED(env, napi_create_function(env, m.name, NAPI_AUTO_LENGTH, cb, binding, &fn),
                          Napi::Object());
