@@ -99,6 +99,8 @@ const PAIRS = [
   { id: 'hotspan-async-fn-net/hotspan-id', a: 'hotspan-async-fn', w: 'work-async', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'promise-floor-fn-net/hotspan-id', a: 'promise-floor-fn', w: 'work-async', b: 'hotspan-id', needs: ['hotspan'] },
   { id: 'hotspan-start/hotspan-id', a: 'hotspan-start', b: 'hotspan-id', needs: ['hotspan'] },
+  // Recording under a sampler: the decision is made at export, not per span.
+  { id: 'hotspan-id-sampled/hotspan-id', a: 'hotspan-id-sampled', b: 'hotspan-id', needs: ['hotspan'] },
 ];
 // The realistic request (cases/request.mjs): its modes alternate inside one process.
 const REQUEST_MODES = ['none', 'hotspan', 'hotspan-noattrs', 'otel', 'naive'];

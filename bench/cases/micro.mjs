@@ -297,6 +297,9 @@ const cases = {
     return hotspanCase('native', 'id');
   },
   'hotspan-id-overwrite': () => hotspanCase('native', 'id', OVERWRITE),
+  // Head sampling at 1% with the tail keep on: every span here is a local
+  // root, so every one is a trace the export decides.
+  'hotspan-id-sampled': () => hotspanCase('native', 'id', { ...UNBOUNDED, sample: { ratio: 0.01, keep: { slowerThanMs: 100, errors: true } } }),
   'hotspan-string': () => hotspanCase('native', 'string'),
   'hotspan-trace': () => hotspanCase('native', 'trace'),
   'hotspan-trace-string': () => hotspanCase('native', 'traceString'),
