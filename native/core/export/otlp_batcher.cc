@@ -22,31 +22,37 @@ void put_be64(uint8_t* p, uint64_t v) {
 
 OtlpBatcher::OtlpBatcher(const OtlpResource& resource, OtlpEncoding encoding, int64_t unix_offset_ns, uint64_t salt,
                          uint64_t sampler, uint64_t keep)
-    : writer_(resource, encoding, unix_offset_ns), salt_(salt), sampler_(sampler), keep_(keep) {}
+    : writer_(resource, encoding, unix_offset_ns), salt_(salt), sampler_(sampler), keep_(keep) {
+  // The caches fill to their bound within the first few batches: their
+  // buckets once, not a rehash at each doubling.
+  sent_.reserve(kSentCacheSpans);
+  if (tail_keep::enabled(keep_)) decided_.reserve(kSentCacheSpans);
+}
 
 void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids,
                                int64_t read_through_ns) {
   // Per head-unsampled trace not decided yet: its root's duration and end, any error.
-  struct Tail {
-    int64_t root_ns = -1;
-    int64_t root_end_ns = INT64_MIN;
-    bool error = false;
-  };
-  std::unordered_map<TraceId, Tail, TraceHash> tails;
+  std::unordered_map<TraceId, Tail, TraceHash>& tails = tails_;
+  tails.clear();
   for (size_t t = 0; t < in.timelines.size(); ++t) {
     const SnapshotTimeline& bt = in.timelines[t];
     for (uint32_t i = 0; i < bt.records.size(); ++i) {
       const SpanIds& id = ids[t][i];
-      if (!id.resolved || (id.flags & kTraceFlagSampled) != 0 || decided_.count(id.trace) != 0) continue;
+      if (!id.resolved || (id.flags & kTraceFlagSampled) != 0) continue;
       const SpanRecord& r = bt.records[i];
-      Tail& tail = tails[id.trace];
-      tail.error |= (r.flags & kFlagError) != 0;
       // The local root: no parent in this process (none at all, or a remote
       // one from a stored context such as extract()'s). A span begun in an
       // async continuation under a span of this process (kFlagParentElsewhere:
       // its parent's tracer-wide id) is not one, async or not: its trace
       // waits for its root.
       const bool root = r.parent_local == 0 && (r.flags & kFlagParentElsewhere) == 0;
+      const bool error = (r.flags & kFlagError) != 0;
+      // Only a root or an error decides a trace: the other spans wait for it
+      // (no lookup per span).
+      if (!root && !error) continue;
+      if (decided_.count(id.trace) != 0) continue;
+      Tail& tail = tails[id.trace];
+      tail.error |= error;
       if (root) {
         tail.root_ns = std::max(tail.root_ns, r.end_ns - r.start_ns);
         tail.root_end_ns = std::max(tail.root_end_ns, r.end_ns);
@@ -66,9 +72,16 @@ void OtlpBatcher::decide(const TraceId& trace, bool keep) {
   if (decided_order_.size() < kSentCacheSpans) {
     decided_order_.push_back(trace);
   } else {
-    decided_.erase(decided_order_[decided_next_]);
+    // The oldest entry's node is reused for the new one: no allocation per trace once full.
+    auto node = decided_.extract(decided_order_[decided_next_]);
     decided_order_[decided_next_] = trace;
     decided_next_ = (decided_next_ + 1) % kSentCacheSpans;
+    if (!node.empty() && decided_.count(trace) == 0) {
+      node.key() = trace;
+      node.mapped() = keep;
+      decided_.insert(std::move(node));
+      return;
+    }
   }
   decided_[trace] = keep;
 }
@@ -85,9 +98,16 @@ void OtlpBatcher::remember(uint64_t span, const SpanIds& ids, std::shared_ptr<co
   if (sent_order_.size() < kSentCacheSpans) {
     sent_order_.push_back(span);
   } else {
-    sent_.erase(sent_order_[sent_next_]);
+    // The oldest entry's node is reused for the new one: no allocation per span once full.
+    auto node = sent_.extract(sent_order_[sent_next_]);
     sent_order_[sent_next_] = span;
     sent_next_ = (sent_next_ + 1) % kSentCacheSpans;
+    if (!node.empty() && sent_.count(span) == 0) {
+      node.key() = span;
+      node.mapped() = SentTrace{ids.trace, ids.flags, std::move(tracestate)};
+      sent_.insert(std::move(node));
+      return;
+    }
   }
   sent_[span] = SentTrace{ids.trace, ids.flags, std::move(tracestate)};
 }

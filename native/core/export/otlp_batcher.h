@@ -118,6 +118,13 @@ class OtlpBatcher {
   };
   // The tail keep's decisions by trace (kept or not), FIFO-bounded (kSentCacheSpans).
   std::unordered_map<TraceId, bool, TraceHash> decided_;
+  // decide_tails()'s per-batch table, kept for its buckets.
+  struct Tail {
+    int64_t root_ns = -1;
+    int64_t root_end_ns = INT64_MIN;
+    bool error = false;
+  };
+  std::unordered_map<TraceId, Tail, TraceHash> tails_;
   std::vector<TraceId> decided_order_;
   size_t decided_next_ = 0;
   std::unordered_map<uint32_t, std::vector<Held>> held_;  // by timeline id, in end order

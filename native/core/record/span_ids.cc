@@ -2,8 +2,28 @@
 
 namespace hotspan::span_ids_detail {
 
+PositionIndex::PositionIndex(size_t records) {
+  size_t capacity = 16;
+  while (capacity < 2 * records) capacity <<= 1;  // at most half full
+  slots_.assign(capacity, {kEmpty, kNowhere});
+  mask_ = capacity - 1;
+}
+
+void PositionIndex::set(uint64_t span, Position at) {
+  size_t i = slot(span) & mask_;
+  while (slots_[i].first != kEmpty && slots_[i].first != span) i = (i + 1) & mask_;
+  slots_[i] = {span, at};
+}
+
+Position PositionIndex::find(uint64_t span) const {
+  for (size_t i = slot(span) & mask_; slots_[i].first != kEmpty; i = (i + 1) & mask_) {
+    if (slots_[i].first == span) return slots_[i].second;
+  }
+  return kNowhere;
+}
+
 void resolve_chains(uint64_t salt, uint64_t sampler, const std::vector<std::vector<uint64_t>>& selves,
-                    const std::unordered_map<uint64_t, Position>& where,
+                    const PositionIndex& where,
                     const std::vector<std::vector<const StoredContext*>>& contexts,
                     const std::vector<std::vector<uint64_t>>& parents,
                     std::vector<std::vector<SpanIds>>& ids) {
@@ -43,9 +63,9 @@ void resolve_chains(uint64_t salt, uint64_t sampler, const std::vector<std::vect
           top.resolved = true;
           break;
         }
-        const auto it = where.find(parent);
-        if (it == where.end()) break;  // ancestor not in this batch: unresolved
-        p = it->second;
+        const Position at = where.find(parent);
+        if (at == kNowhere) break;  // ancestor not in this batch: unresolved
+        p = at;
       }
       for (const Position q : chain) {
         SpanIds& s = ids[q >> 32][q & 0xFFFFFFFFu];
