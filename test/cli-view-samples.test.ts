@@ -311,6 +311,13 @@ describe.skipIf(without('chromium'))(`hotspan view with samples and processes (C
     it('shows the busy function among a span\'s samples, as the report does (json and pftrace)', async () => {
       const json = path.join(tmp, 'recorded.json');
       await record(json);
+      // Both readers hand over whole stacks (burnInSpan under its callers), the same from either file of one recording.
+      const stacks = [json, json.replace(/\.json$/, '.pftrace')].map((file) => {
+        const d = buildView(file).data;
+        return (modelSamples(d).get(spanPos(d, 'busy')[0]) ?? []).map((x) => x.stack);
+      });
+      expect(stacks[0].some((st) => st.indexOf('burnInSpan') > 0)).toBe(true);
+      expect(stacks[1]).toEqual(stacks[0]);
       for (const file of [json, json.replace(/\.json$/, '.pftrace')]) {
         const d = buildView(file).data;
         const [busy] = spanPos(d, 'busy');
