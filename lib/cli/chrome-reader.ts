@@ -27,14 +27,41 @@ interface Open {
 
 const nsOf = (us: number): number => Math.round(us * 1000);
 
-/** A V8 CPU profile being read: its nodes' top frames and its last sample's time (us). */
+/** A V8 CPU profile being read: its nodes' frames and callers, their stacks once built, and its last sample's time (us). */
 interface ProfileRead {
   readonly frames: Map<number, TraceFrame>;
+  readonly parents: Map<number, number>;
+  readonly stacks: Map<number, readonly TraceFrame[]>;
   lastUs: number;
+}
+
+const newProfile = (lastUs: number): ProfileRead => ({ frames: new Map(), parents: new Map(), stacks: new Map(), lastUs });
+
+/**
+ * A node's stack, outermost frame first: its callers up to V8's "(root)"
+ * node, which is no frame and is left out. A caller chain that loops or names
+ * a node not read stops there.
+ */
+function stackOf(p: ProfileRead, id: number, top: TraceFrame): readonly TraceFrame[] {
+  let s = p.stacks.get(id);
+  if (s !== undefined) return s;
+  const out: TraceFrame[] = [];
+  const seen = new Set<number>();
+  for (let n: number | undefined = id; n !== undefined && !seen.has(n); n = p.parents.get(n)) {
+    seen.add(n);
+    const f = p.frames.get(n);
+    if (f === undefined) break;
+    if (!p.parents.has(n) && f.function === '(root)' && f.url === '' && out.length > 0) break;
+    out.push(f);
+  }
+  s = out.length === 0 ? [top] : out.reverse();
+  p.stacks.set(id, s);
+  return s;
 }
 
 interface ChunkNode {
   id?: unknown;
+  parent?: unknown;
   callFrame?: { functionName?: unknown; url?: unknown; lineNumber?: unknown };
 }
 
@@ -185,19 +212,20 @@ export class ChromeJsonDecoder {
   /**
    * A V8 profile's events as DevTools writes them: Profile (its start, ts)
    * then ProfileChunks (new nodes, samples as node ids, timeDeltas in us from
-   * the previous sample). Each sample goes to the sink with its top frame.
+   * the previous sample). Each sample goes to the sink with its top frame and
+   * its stack (nodes name their caller, `parent`).
    */
   private profileEvent(e: ChromeEvent): void {
     const key = `${String(e.pid ?? 0)}:${String(e.tid ?? 0)}:${String(e.id ?? '')}`;
     const ts = typeof e.ts === 'number' && Number.isFinite(e.ts) ? e.ts : 0;
     if (e.name === 'Profile') {
       // ts, not args.data.startTime: Chrome writes that on another clock (as DevTools reads it).
-      this.profiles.set(key, { frames: new Map(), lastUs: ts });
+      this.profiles.set(key, newProfile(ts));
       return;
     }
     if (e.name !== 'ProfileChunk') return;
     let p = this.profiles.get(key);
-    if (p === undefined) this.profiles.set(key, (p = { frames: new Map(), lastUs: ts }));
+    if (p === undefined) this.profiles.set(key, (p = newProfile(ts)));
     const data = e.args?.data as { cpuProfile?: { nodes?: unknown; samples?: unknown }; timeDeltas?: unknown } | undefined;
     const nodes = Array.isArray(data?.cpuProfile?.nodes) ? (data.cpuProfile.nodes as ChunkNode[]) : [];
     for (const n of nodes) {
@@ -209,6 +237,7 @@ export class ChromeJsonDecoder {
         url: typeof f?.url === 'string' ? f.url : '',
         line,
       });
+      if (typeof n.parent === 'number') p.parents.set(n.id, n.parent);
     }
     const samples = Array.isArray(data?.cpuProfile?.samples) ? (data.cpuProfile.samples as unknown[]) : [];
     const deltas = Array.isArray(data?.timeDeltas) ? (data.timeDeltas as unknown[]) : [];
@@ -218,7 +247,7 @@ export class ChromeJsonDecoder {
       if (typeof d === 'number' && Number.isFinite(d)) p.lastUs += d;
       const id = samples[i];
       const frame = typeof id === 'number' ? p.frames.get(id) : undefined;
-      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame, pidOf(e));
+      if (frame !== undefined) this.sink.sample?.(timeline, nsOf(p.lastUs), frame, pidOf(e), stackOf(p, id as number, frame));
     }
   }
 

@@ -33,7 +33,7 @@ export class Collected implements TraceSink {
   readonly counters = new Map<number, Counter>();
   /** Process names the trace gives, by pid. */
   readonly processNames = new Map<number, string>();
-  /** CPU samples (their top frames), by thread timeline key, and the async tracks' processes. */
+  /** CPU samples (their top frames and stacks), by thread timeline key, and the async tracks' processes. */
   readonly samples = new SampleColumns();
   /** keepArgs as a number: the slowest spans, a min-heap on duration. */
   private readonly slow: SlowSpan[] = [];
@@ -86,8 +86,8 @@ export class Collected implements TraceSink {
     c.values.push(value);
   }
 
-  sample(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined): void {
-    this.samples.add(timeline, tsNs, frame, pid);
+  sample(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined, stack?: readonly TraceFrame[]): void {
+    this.samples.add(timeline, tsNs, frame, pid, stack);
   }
 
   private keepSlow(s: SlowSpan): void {

@@ -41,6 +41,17 @@ export class SampleColumns {
   readonly timelineOf = new Column(new Int32Array(256));
   readonly tsNs = new Column(new Float64Array(256));
   readonly frameOf = new Column(new Int32Array(256));
+  /**
+   * Stacks as a tree of nodes: node k is frame stackFrame[k] called from node
+   * stackParent[k] (-1: outermost). A parent's node is made before its
+   * children's. Per sample, its stack's top node.
+   */
+  readonly stackParent: number[] = [];
+  readonly stackFrame: number[] = [];
+  private readonly stackIndex = new Map<string, number>();
+  /** The node of each stack array a reader handed over (it reuses one per stack). */
+  private readonly stackOfArray = new WeakMap<readonly TraceFrame[], number>();
+  readonly stackOf = new Column(new Int32Array(256));
 
   get count(): number {
     return this.tsNs.length;
@@ -53,7 +64,7 @@ export class SampleColumns {
     }
   }
 
-  add(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined): void {
+  private frameId(frame: TraceFrame): number {
     const key = `${frame.function}\0${frame.url}\0${String(frame.line)}`;
     let f = this.frameIndex.get(key);
     if (f === undefined) {
@@ -61,6 +72,33 @@ export class SampleColumns {
       this.frames.push(frame);
       this.frameIndex.set(key, f);
     }
+    return f;
+  }
+
+  /** The node of a stack (outermost first); a sample without one is its top frame alone. */
+  private stackId(stack: readonly TraceFrame[]): number {
+    let node = this.stackOfArray.get(stack);
+    if (node !== undefined) return node;
+    node = -1;
+    for (const fr of stack) {
+      const f = this.frameId(fr);
+      const key = `${String(node)}:${String(f)}`;
+      let next = this.stackIndex.get(key);
+      if (next === undefined) {
+        next = this.stackParent.length;
+        this.stackParent.push(node);
+        this.stackFrame.push(f);
+        this.stackIndex.set(key, next);
+      }
+      node = next;
+    }
+    this.stackOfArray.set(stack, node);
+    return node;
+  }
+
+  add(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined, stack?: readonly TraceFrame[]): void {
+    const f = this.frameId(frame);
+    const s = this.stackId(stack !== undefined && stack.length > 0 ? stack : [frame]);
     let t = this.timelineIndex.get(timeline);
     if (t === undefined) {
       t = this.timelineKeys.length;
@@ -71,6 +109,7 @@ export class SampleColumns {
     this.timelineOf.push(t);
     this.tsNs.push(tsNs);
     this.frameOf.push(f);
+    this.stackOf.push(s);
   }
 }
 
@@ -84,19 +123,18 @@ export interface SpanColumns {
 }
 
 /**
- * Per span name id, its `top` hot functions. A sample belongs to every span
- * of its thread, and of its process's async tracks, that contains its time
- * (a name counted once per sample; see the top of this file), and
- * weighs the time to its thread's next sample, at most twice the thread's
- * median interval (so the gap between two profiles counts nothing); the last
- * sample weighs the median interval.
+ * The one rule of which spans a sample falls inside (see the top of this
+ * file) and what it weighs: visit(sample, weight ns, spans) for every sample,
+ * thread by thread in time order, with the spans containing it (its thread's,
+ * nested, outermost first, then its process's async track spans; none when
+ * it fell outside every span). A sample weighs the time to its thread's next
+ * sample, at most twice the thread's median interval (so the gap between two
+ * profiles counts nothing); the last sample weighs the median interval.
  */
-export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: number): Map<number, HotFunction[]> {
-  const out = new Map<number, HotFunction[]>();
-  if (samples.count === 0) return out;
+export function sweepSamples(samples: SampleColumns, spans: SpanColumns, visit: (sample: number, weightNs: number, containing: readonly number[]) => void): void {
+  if (samples.count === 0) return;
   const sTl = samples.timelineOf.view();
   const sTs = samples.tsNs.view();
-  const sFrame = samples.frameOf.view();
   // Spans grouped by timeline key (a thread's) or by process (an async track's), by start.
   const spansBy = new Map<string, number[]>();
   const trackSpansBy = new Map<string, number[]>();
@@ -117,8 +155,7 @@ export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: nu
     if (list === undefined) samplesBy.set(sTl[i], (list = []));
     list.push(i);
   }
-  // Per name id, per frame: [samples, weight ns].
-  const acc = new Map<number, Map<number, [number, number]>>();
+  const containing: number[] = [];
   for (const [tl, ids] of samplesBy) {
     ids.sort((a, b) => sTs[a] - sTs[b] || a - b);
     const deltas: number[] = [];
@@ -147,26 +184,43 @@ export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: nu
       let kept = 0;
       for (const sp of active) if (spans.endNs[sp] >= ts) active[kept++] = sp;
       active.length = kept;
-      if (open.length === 0 && active.length === 0) continue;
       const weight = k + 1 < ids.length ? Math.min(sTs[ids[k + 1]] - ts, 2 * median) : median;
-      const seen = new Set<number>();
-      for (const sp of open.length === 0 ? active : active.length === 0 ? open : [...open, ...active]) {
-        // A span that ended before ts under one that did not: not containing.
-        if (spans.endNs[sp] < ts) continue;
-        const name = spans.nameOf[sp];
-        if (seen.has(name)) continue;
-        seen.add(name);
-        let byFrame = acc.get(name);
-        if (byFrame === undefined) acc.set(name, (byFrame = new Map()));
-        const cell = byFrame.get(sFrame[s]);
-        if (cell === undefined) byFrame.set(sFrame[s], [1, weight]);
-        else {
-          cell[0]++;
-          cell[1] += weight;
-        }
-      }
+      containing.length = 0;
+      // A span that ended before ts under one that did not: not containing.
+      for (const sp of open) if (spans.endNs[sp] >= ts) containing.push(sp);
+      for (const sp of active) containing.push(sp);
+      visit(s, weight, containing);
     }
   }
+}
+
+/**
+ * Per span name id, its `top` hot functions: the top frames of the samples
+ * inside spans of that name (sweepSamples; a name counted once per sample),
+ * by self time.
+ */
+export function hotFunctions(samples: SampleColumns, spans: SpanColumns, top: number): Map<number, HotFunction[]> {
+  const out = new Map<number, HotFunction[]>();
+  const sFrame = samples.frameOf.view();
+  // Per name id, per frame: [samples, weight ns].
+  const acc = new Map<number, Map<number, [number, number]>>();
+  const seen = new Set<number>();
+  sweepSamples(samples, spans, (s, weight, containing) => {
+    seen.clear();
+    for (const sp of containing) {
+      const name = spans.nameOf[sp];
+      if (seen.has(name)) continue;
+      seen.add(name);
+      let byFrame = acc.get(name);
+      if (byFrame === undefined) acc.set(name, (byFrame = new Map()));
+      const cell = byFrame.get(sFrame[s]);
+      if (cell === undefined) byFrame.set(sFrame[s], [1, weight]);
+      else {
+        cell[0]++;
+        cell[1] += weight;
+      }
+    }
+  });
   for (const [name, byFrame] of acc) {
     const rows = [...byFrame].map(([f, [n, w]]): HotFunction => {
       const fr = samples.frames[f];

@@ -218,14 +218,14 @@ export class PerfettoDecoder {
     if (perfSample !== undefined && ts !== undefined) this.perfSample(seq, perfSample, this.toRef(seq, clockId ?? seq.clockId ?? CLOCK_BOOTTIME, ts));
   }
 
-  /** A CPU sample: its top frame, on the track of its thread (by pid and tid). */
+  /** A CPU sample: its stack, on the track of its thread (by pid and tid). */
   private perfSample(seq: Sequence, r: ProtoReader, tsNs: number): void {
     const s = readPerfSample(r);
     if (s.callstack === 0) return;
-    const frame = seq.samples.topFrame(s.callstack);
-    if (frame === undefined) return;
+    const stack = seq.samples.stack(s.callstack);
+    if (stack === undefined) return;
     const thread = `${String(s.pid)}:${String(s.tid)}`;
-    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, frame, Number(s.pid));
+    this.sink.sample?.(this.threadTracks.get(thread) ?? `thread ${thread}`, tsNs, stack[stack.length - 1], Number(s.pid), stack);
   }
 
   /** Spans still open at the end of the input. */

@@ -2,8 +2,8 @@
 // interned callstack) and the per-sequence interned tables its callstack is
 // read through (function_names, source_paths, frames, callstacks). hotspan
 // writes V8's samples so (native/core/write/perfetto_writer.cc); Linux perf
-// profiles have the same shape. Only the frame on top of the stack is kept,
-// which is what the report's hot functions need.
+// profiles have the same shape. A sample's stack is resolved once per
+// callstack (the report needs its top frame; the view, the whole stack).
 
 import { ProtoReader, WIRE_LEN } from './proto';
 import type { TraceFrame } from './trace-model';
@@ -28,18 +28,22 @@ export class SampleTables {
   private readonly functionNames = new Map<number, string>();
   private readonly sourcePaths = new Map<number, string>();
   private readonly frames = new Map<number, FrameRef>();
-  /** Per callstack iid, the iid of its top frame (the last of frame_ids). */
-  private readonly tops = new Map<number, number>();
+  /** Per callstack iid, its frame iids, outermost first (frame_ids' order). */
+  private readonly callstacks = new Map<number, number[]>();
+  /** Per callstack iid, its frames once resolved. */
+  private readonly resolved = new Map<number, readonly TraceFrame[]>();
 
   clear(): void {
     this.functionNames.clear();
     this.sourcePaths.clear();
     this.frames.clear();
-    this.tops.clear();
+    this.callstacks.clear();
+    this.resolved.clear();
   }
 
   /** Reads an InternedData field if it is one of these tables; false otherwise (nothing read). */
   interned(field: number, r: ProtoReader): boolean {
+    if (field === I_FUNCTION_NAMES || field === I_SOURCE_PATHS || field === I_FRAMES) this.resolved.clear(); // a stack's names may change
     switch (field) {
       case I_FUNCTION_NAMES:
         readInternedString(this.functionNames, r.sub());
@@ -73,25 +77,39 @@ export class SampleTables {
 
   private callstack(r: ProtoReader): void {
     let iid = 0;
-    let top: number | undefined;
+    const ids: number[] = [];
     while (r.next()) {
       if (r.field === 1) iid = r.varint();
       else if (r.field === 2 && r.wire === WIRE_LEN) {
         // packed frame_ids
         const p = r.sub();
-        while (p.pos < p.end) top = p.varint();
-      } else if (r.field === 2) top = r.varint();
+        while (p.pos < p.end) ids.push(p.varint());
+      } else if (r.field === 2) ids.push(r.varint());
       else r.skip();
     }
-    if (top !== undefined) this.tops.set(iid, top);
+    if (ids.length > 0) {
+      this.callstacks.set(iid, ids);
+      this.resolved.delete(iid);
+    }
   }
 
-  /** The frame on top of a callstack, or undefined when the sequence did not intern it. */
-  topFrame(callstackIid: number): TraceFrame | undefined {
-    const top = this.tops.get(callstackIid);
-    const f = top === undefined ? undefined : this.frames.get(top);
-    if (f === undefined) return undefined;
-    return { function: this.functionNames.get(f.functionIid) ?? '', url: this.sourcePaths.get(f.sourceIid) ?? '', line: f.line };
+  /**
+   * A callstack's frames, outermost first (the last is the top frame), or
+   * undefined when the sequence did not intern it or its top frame; a frame
+   * below the top that was not interned is left out. One array per callstack.
+   */
+  stack(callstackIid: number): readonly TraceFrame[] | undefined {
+    const done = this.resolved.get(callstackIid);
+    if (done !== undefined) return done;
+    const ids = this.callstacks.get(callstackIid);
+    if (ids === undefined || !this.frames.has(ids[ids.length - 1])) return undefined;
+    const out: TraceFrame[] = [];
+    for (const id of ids) {
+      const f = this.frames.get(id);
+      if (f !== undefined) out.push({ function: this.functionNames.get(f.functionIid) ?? '', url: this.sourcePaths.get(f.sourceIid) ?? '', line: f.line });
+    }
+    this.resolved.set(callstackIid, out);
+    return out;
   }
 }
 

@@ -58,8 +58,14 @@ export interface TraceSink {
   process?(pid: number, name: string): void;
   span(s: TraceSpan): void;
   counter?(timeline: string, tsNs: number, value: number): void;
-  /** A CPU sample of the thread whose spans are on `timeline` (its key, which may not be announced yet), of process `pid` when the trace says. */
-  sample?(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined): void;
+  /**
+   * A CPU sample of the thread whose spans are on `timeline` (its key, which
+   * may not be announced yet), of process `pid` when the trace says: `frame`
+   * is the function on top of its stack; `stack`, when the trace has it, the
+   * whole stack, outermost first (its last frame is `frame`). A reader hands
+   * over the same array for every sample of one stack.
+   */
+  sample?(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined, stack?: readonly TraceFrame[]): void;
 }
 
 /**

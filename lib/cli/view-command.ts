@@ -16,7 +16,10 @@ trace: a row per thread and per lane of a track, nested spans, a row per
 counter track (tracer.counter(), the event-loop delay) drawn as a step chart,
 zoom (wheel) and pan (drag), search by name, a tooltip with times and
 attributes (a counter's: the value at that time), and a flame graph of where
-time went. Open it in any browser.
+time went. CPU samples (tracer.profile(), hotspan run --cpu-profile) are drawn
+in a strip under their thread's row; clicking a span shows the flame graph and
+the functions of the samples inside it. Rows of several processes are grouped
+under a header per process. Open it in any browser.
 
 Options:
   -o, --output FILE   the HTML file (default: the trace's name + .html)

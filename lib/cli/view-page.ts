@@ -13,9 +13,15 @@
 // The flame graph nests by call path (view-flame.ts); children whose total
 // outgrows their parent's (concurrent ones, async ones outliving it) are
 // drawn shrunk to fit under it, and their tooltips give their own total.
+// Rows of several processes are grouped under a header row per process. CPU
+// samples: view-samples-page.ts. Clicking a span selects it (an outline) and
+// shows its samples' flame graph and functions; clicking elsewhere, the span
+// flame graph again.
 // The page publishes what it drew on window.hotspanView (rows, spans shown,
-// rectangles drawn, counter samples and points, the range, the flame graph's
-// levels, draw time) for tests and for the curious.
+// rectangles drawn, counter samples and points, sample ticks, the range, the
+// flame graph's levels, the selection, draw time) for tests and for the curious.
+
+import { SAMPLES_SCRIPT } from './view-samples-page';
 
 export const VIEW_PAGE = `<!doctype html>
 <html lang="en">
@@ -35,6 +41,12 @@ export const VIEW_PAGE = `<!doctype html>
   #tip { position: fixed; pointer-events: none; background: rgba(30,30,30,.93); color: #fff; padding: 6px 8px;
          border-radius: 4px; max-width: 480px; white-space: pre-wrap; display: none; font: 11px ui-monospace, monospace; z-index: 2; }
   input { font: inherit; padding: 2px 6px; width: 220px; }
+  #hot { position: absolute; right: 0; top: 0; bottom: 0; width: 360px; overflow: auto; display: none;
+         border-left: 1px solid #ddd; background: #fff; font: 11px ui-monospace, monospace; }
+  #hot .title { padding: 3px 6px; color: #555; font: 11px system-ui, sans-serif; }
+  #hot table { border-collapse: collapse; width: 100%; }
+  #hot th, #hot td { text-align: right; padding: 1px 6px; white-space: nowrap; }
+  #hot th:first-child, #hot td:first-child { text-align: left; max-width: 170px; overflow: hidden; text-overflow: ellipsis; }
 </style>
 </head>
 <body>
@@ -45,7 +57,7 @@ export const VIEW_PAGE = `<!doctype html>
   <span class="info">wheel: zoom, drag: pan, double-click: reset</span>
 </header>
 <div id="main"><canvas id="tl"></canvas></div>
-<div id="flame"><canvas id="fg"></canvas></div>
+<div id="flame"><canvas id="fg"></canvas><div id="hot"></div></div>
 <div id="tip"></div>
 <script id="hotspan-data" type="application/json">/*HOTSPAN_DATA*/</script>
 <script>
@@ -64,10 +76,19 @@ export const VIEW_PAGE = `<!doctype html>
   var CTS = D.counters.map(function (c) { return col(c.ts, Float64Array); });
   var CV = D.counters.map(function (c) { return col(c.value, Float64Array); });
   var NC = D.counters.length;
-
-  // Offsets of each (row, depth) run; rowY: top of each row in px.
+${SAMPLES_SCRIPT}
+  // Offsets of each (row, depth) run; rowY: top of each row in px; a process
+  // group's header above its first row (groupY); a sampled row's strip under
+  // its spans (sampleY, -1 for none).
+  var GROUP_H = 20, groupAt = {}, groupY = [], sampleY = [];
+  D.groups.forEach(function (g, i) { groupAt[g.row] = i; });
   var runs = [], rowY = [], y = TOP;
-  for (var r = 0; r < ROWS; r++) { rowY.push(y); y += D.rowDepths[r] * LANE_H + 6; runs.push([]); }
+  for (var r = 0; r < ROWS; r++) {
+    if (groupAt[r] !== undefined) { groupY.push(y); y += GROUP_H; }
+    rowY.push(y); y += D.rowDepths[r] * LANE_H;
+    if (SM && SM.runs[r]) { sampleY.push(y); y += SAMPLE_H + 2; } else sampleY.push(-1);
+    y += 6; runs.push([]);
+  }
   // counterY: top of each counter row, after the span rows.
   var counterY = [];
   for (var c = 0; c < NC; c++) { counterY.push(y); y += COUNTER_H + 6; }
@@ -77,11 +98,12 @@ export const VIEW_PAGE = `<!doctype html>
     if (!rr[d]) rr[d] = [k, k];
     rr[d][1] = k + 1;
   }
-  // The spans' extent (their zero is the first start); with no span, the samples'.
+  // The spans' extent (their zero is the first start); with no span, the counter and CPU samples'.
   var tFirst = Infinity, tEnd = -Infinity;
   for (k = 0; k < N; k++) { tFirst = Math.min(tFirst, START[k]); tEnd = Math.max(tEnd, START[k] + DUR[k]); }
   if (N === 0) {
     for (c = 0; c < NC; c++) if (CTS[c].length) { tFirst = Math.min(tFirst, CTS[c][0]); tEnd = Math.max(tEnd, CTS[c][CTS[c].length - 1]); }
+    if (SM) for (k = 0; k < SM.ts.length; k++) { tFirst = Math.min(tFirst, SM.ts[k]); tEnd = Math.max(tEnd, SM.ts[k] + SM.weight[k]); }
   }
   if (tFirst === Infinity) { tFirst = 0; tEnd = 0; }
   if (tEnd - tFirst <= 0) tEnd = tFirst + 1e6;
@@ -107,10 +129,14 @@ export const VIEW_PAGE = `<!doctype html>
   var W = 0, H = 0, dpr = window.devicePixelRatio || 1;
   var stats = { rows: ROWS, spans: N, spansShown: 0, rectsDrawn: 0, counters: NC, counterSamples: 0,
     counterSamplesShown: 0, counterPoints: 0, counterDots: 0, counterEdgeMarks: 0, view: { t0: 0, t1: 0 },
-    spanExtent: { t0: tFirst, t1: tEnd }, flameLevels: 0, flameBoxes: 0, drawMs: 0, frames: 0, ready: false };
+    spanExtent: { t0: tFirst, t1: tEnd }, flameLevels: 0, flameBoxes: 0, drawMs: 0, frames: 0, ready: false,
+    samples: SM ? SM.ts.length : 0, samplesShown: 0, sampleTicks: 0, groups: D.groups.map(function (g) { return g.name; }),
+    selection: null };
   for (c = 0; c < NC; c++) stats.counterSamples += CTS[c].length;
   // Where things are (CSS px from the canvas's top left, before any scroll).
-  stats.layout = { labelW: LABEL_W, laneH: LANE_H, counterH: COUNTER_H, rowY: rowY, counterY: counterY, flameTop: 20 };
+  stats.layout = { labelW: LABEL_W, laneH: LANE_H, counterH: COUNTER_H, rowY: rowY, counterY: counterY, flameTop: 20,
+    groupY: groupY, sampleY: sampleY, sampleH: SAMPLE_H };
+  var selected = -1;
   window.hotspanView = stats;
 
   function resize() {
@@ -201,15 +227,15 @@ export const VIEW_PAGE = `<!doctype html>
     ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     ctx.clearRect(0, 0, W, H);
     var plotW = W - LABEL_W, span = view.t1 - view.t0, pxPerNs = plotW / span;
-    var shown = 0, rects = 0;
+    var shown = 0, rects = 0, sShown = 0, sTicks = 0;
     ctx.font = '11px system-ui, sans-serif';
     ctx.textBaseline = 'middle';
     for (var r = 0; r < ROWS; r++) {
       var top = rowY[r] - view.scroll;
-      var h = D.rowDepths[r] * LANE_H;
-      if (top > H || top + h < 0) continue;
+      var h = D.rowDepths[r] * LANE_H, hb = h + (sampleY[r] >= 0 ? SAMPLE_H + 2 : 0);
+      if (top > H || top + hb < 0) continue;
       ctx.fillStyle = r % 2 ? '#fafafa' : '#f2f4f7';
-      ctx.fillRect(LABEL_W, top - 2, plotW, h + 4);
+      ctx.fillRect(LABEL_W, top - 2, plotW, hb + 4);
       var runsR = runs[r];
       for (var d = 0; d < runsR.length; d++) {
         if (!runsR[d]) continue;
@@ -240,8 +266,31 @@ export const VIEW_PAGE = `<!doctype html>
           }
         }
       }
-      ctx.fillStyle = '#fff'; ctx.fillRect(0, top - 2, LABEL_W, h + 4);
+      if (sampleY[r] >= 0) {
+        var got0 = drawSamples(r, sampleY[r] - view.scroll, pxPerNs);
+        sShown += got0[0]; sTicks += got0[1];
+      }
+      ctx.fillStyle = '#fff'; ctx.fillRect(0, top - 2, LABEL_W, hb + 4);
       ctx.fillStyle = '#333'; ctx.fillText(D.rows[r], 6, top + LANE_H / 2 - 1, LABEL_W - 10);
+      if (sampleY[r] >= 0) {
+        ctx.fillStyle = '#777'; ctx.font = '9px system-ui, sans-serif';
+        ctx.fillText('cpu samples', 14, sampleY[r] - view.scroll + SAMPLE_H / 2, LABEL_W - 20); ctx.font = '11px system-ui, sans-serif';
+      }
+    }
+    for (var gi = 0; gi < groupY.length; gi++) {
+      var gy = groupY[gi] - view.scroll;
+      if (gy > H || gy + GROUP_H < 0) continue;
+      ctx.fillStyle = '#dfe4ec'; ctx.fillRect(0, gy, W, GROUP_H - 2);
+      ctx.fillStyle = '#111'; ctx.font = '600 11px system-ui, sans-serif';
+      ctx.fillText(D.groups[gi].name, 6, gy + GROUP_H / 2 - 1, W - 12); ctx.font = '11px system-ui, sans-serif';
+    }
+    if (selected >= 0) {
+      var sx0 = Math.max(LABEL_W, LABEL_W + (START[selected] - view.t0) * pxPerNs);
+      var sx1 = Math.min(W, LABEL_W + (START[selected] + DUR[selected] - view.t0) * pxPerNs);
+      if (sx1 >= LABEL_W && sx0 <= W) {
+        ctx.strokeStyle = '#000'; ctx.lineWidth = 2;
+        ctx.strokeRect(sx0, rowY[ROW[selected]] + DEPTH[selected] * LANE_H - view.scroll, Math.max(1, sx1 - sx0), LANE_H - 2);
+      }
     }
     var cShown = 0, cPoints = 0, cDots = 0, cMarks = 0;
     for (var c = 0; c < NC; c++) {
@@ -269,6 +318,7 @@ export const VIEW_PAGE = `<!doctype html>
       ctx.fillText(fmt(g), gx + 3, H - 8);
     }
     stats.spansShown = shown; stats.rectsDrawn = rects; stats.frames++;
+    stats.samplesShown = sShown; stats.sampleTicks = sTicks;
     stats.counterSamplesShown = cShown; stats.counterPoints = cPoints;
     stats.counterDots = cDots; stats.counterEdgeMarks = cMarks; stats.view = { t0: view.t0, t1: view.t1 };
     stats.drawMs = performance.now() - t;
@@ -306,6 +356,14 @@ export const VIEW_PAGE = `<!doctype html>
   function showTip(e) {
     var rect = tl.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
     var k = hit(mx, my), text = k < 0 && mx >= LABEL_W ? counterTip(mx, my) : null;
+    if (k < 0 && text === null && mx >= LABEL_W && SM) {
+      var yAbs = my + view.scroll, tAt = view.t0 + (mx - LABEL_W) / (W - LABEL_W) * (view.t1 - view.t0);
+      for (var r = 0; r < ROWS; r++) {
+        if (sampleY[r] < 0 || yAbs < sampleY[r] || yAbs >= sampleY[r] + SAMPLE_H) continue;
+        var j = sampleAt(r, tAt);
+        if (j >= 0) text = sampleTip(j);
+      }
+    }
     if (k < 0 && text === null) { tip.style.display = 'none'; return; }
     if (k >= 0) {
       text = D.names[NAME[k]] + '\\n' + D.rows[ROW[k]] + '\\nstart ' + fmt(START[k]) + '\\nduration ' + fmt(DUR[k]);
@@ -318,8 +376,17 @@ export const VIEW_PAGE = `<!doctype html>
     tip.style.top = (e.clientY + 12) + 'px';
   }
 
-  var drag = null;
-  tl.addEventListener('mousedown', function (e) { drag = { x: e.clientX, y: e.clientY, t0: view.t0, t1: view.t1, s: view.scroll }; });
+  var drag = null, down = null;
+  tl.addEventListener('mousedown', function (e) {
+    drag = { x: e.clientX, y: e.clientY, t0: view.t0, t1: view.t1, s: view.scroll };
+    down = { x: e.clientX, y: e.clientY };
+  });
+  // A click (not a drag) on a span selects it; elsewhere, clears the selection.
+  tl.addEventListener('click', function (e) {
+    if (down && Math.abs(e.clientX - down.x) + Math.abs(e.clientY - down.y) > 3) return;
+    var rect = tl.getBoundingClientRect();
+    select(hit(e.clientX - rect.left, e.clientY - rect.top));
+  });
   window.addEventListener('mouseup', function () { drag = null; });
   tl.addEventListener('mousemove', function (e) {
     if (drag) {
@@ -355,50 +422,79 @@ export const VIEW_PAGE = `<!doctype html>
     draw();
   });
 
-  // Flame graph: an icicle of name paths, widths by total time, children by total descending.
+  // Flame graph: an icicle of call paths, widths by total, children by total
+  // descending. Of the spans (view-flame.ts's nodes: name paths, total time),
+  // or of the selected span's samples (sampleTree: stacks).
   var fg = document.getElementById('fg'), flame = document.getElementById('flame'), fctx = fg.getContext('2d');
-  var kids = D.fgName.map(function () { return []; }), roots = [], rootTotal = 0;
-  D.fgParent.forEach(function (p, i) { if (p < 0) { roots.push(i); rootTotal += D.fgTotal[i]; } else kids[p].push(i); });
-  function byTotal(x, y) { return D.fgTotal[y] - D.fgTotal[x]; }
+  var hot = document.getElementById('hot');
+  var spanKids = D.fgName.map(function () { return []; }), spanRoots = [], spanSum = 0;
+  D.fgParent.forEach(function (p, i) { if (p < 0) { spanRoots.push(i); spanSum += D.fgTotal[i]; } else spanKids[p].push(i); });
+  var spanTree = { total: D.fgTotal, kids: spanKids, roots: spanRoots, sum: spanSum,
+    label: function (n) { return D.names[D.fgName[n]]; }, colorOf: function (n) { return color(D.fgName[n]); }, amount: fmt,
+    title: 'flame graph: total time by call path (all threads and tracks)' };
+  var tree = spanTree;
   var fgBoxes = [];
   function drawFlame() {
-    var fw = flame.clientWidth, fh = flame.clientHeight;
+    var fw = flame.clientWidth - (tree === spanTree ? 0 : hot.offsetWidth), fh = flame.clientHeight;
     fg.width = fw * dpr; fg.height = fh * dpr; fg.style.width = fw + 'px'; fg.style.height = fh + 'px';
     fctx.setTransform(dpr, 0, 0, dpr, 0, 0);
     fctx.clearRect(0, 0, fw, fh);
     fctx.font = '11px system-ui, sans-serif'; fctx.textBaseline = 'middle';
-    fctx.fillStyle = '#555'; fctx.fillText('flame graph: total time by call path (all threads and tracks)', 6, 9);
+    fctx.fillStyle = '#555'; fctx.fillText(tree.title, 6, 9);
     fgBoxes = [];
-    var levels = 0;
+    var levels = 0, T = tree.total;
+    function byTotal(x, y) { return T[y] - T[x]; }
     // list: sibling nodes laid from x in room px; they shrink to fit it.
     function lay(list, x, depth, scale, room) {
       list.sort(byTotal);
       var sum = 0;
-      for (var i = 0; i < list.length; i++) sum += D.fgTotal[list[i]];
+      for (var i = 0; i < list.length; i++) sum += T[list[i]];
       if (sum * scale > room) scale = room / sum;
       for (i = 0; i < list.length; i++) {
-        var n = list[i], w = D.fgTotal[n] * scale;
+        var n = list[i], w = T[n] * scale;
         if (w >= 0.5) {
           var yy = 20 + depth * LANE_H;
-          fctx.fillStyle = color(D.fgName[n]);
+          fctx.fillStyle = tree.colorOf(n);
           fctx.fillRect(x, yy, Math.max(1, w - 1), LANE_H - 2);
           fgBoxes.push([x, yy, w, n]);
           if (depth + 1 > levels) levels = depth + 1;
-          if (w > 30) { fctx.fillStyle = '#111'; fctx.fillText(D.names[D.fgName[n]], x + 3, yy + LANE_H / 2 - 1, w - 6); }
-          lay(kids[n], x, depth + 1, scale, w);
+          if (w > 30) { fctx.fillStyle = '#111'; fctx.fillText(tree.label(n), x + 3, yy + LANE_H / 2 - 1, w - 6); }
+          lay(tree.kids[n].slice(), x, depth + 1, scale, w);
         }
         x += w;
       }
     }
-    if (rootTotal > 0) lay(roots.slice(), 0, 0, fw / rootTotal, fw);
+    if (tree.sum > 0) lay(tree.roots.slice(), 0, 0, fw / tree.sum, fw);
     stats.flameLevels = levels; stats.flameBoxes = fgBoxes.length;
+    stats.flameRoots = tree.roots.slice().sort(byTotal).map(tree.label);
+  }
+  // Selects span k (-1: none): its samples' flame graph and table.
+  function select(k) {
+    selected = k;
+    var list = k >= 0 ? samplesOfSpan(k) : [];
+    if (k < 0) {
+      tree = spanTree; hot.style.display = 'none'; stats.selection = null;
+    } else {
+      var title = D.names[NAME[k]] + ' (' + D.rows[ROW[k]] + ', ' + fmt(DUR[k]) + '): ' + list.length + ' CPU sample' + (list.length === 1 ? '' : 's');
+      if (list.length === 0) {
+        tree = spanTree; hot.style.display = 'none';
+      } else {
+        tree = sampleTree(list);
+        tree.title = 'flame graph of the samples in ' + title;
+        hot.style.display = 'block';
+        showTable(hot, title + ', by self time', tree);
+      }
+      stats.selection = { span: k, name: D.names[NAME[k]], samples: list.length,
+        functions: tree === spanTree ? [] : tree.rows.map(function (x) { return { function: x.function, self: x.self, total: x.total, samples: x.samples }; }) };
+    }
+    draw(); drawFlame();
   }
   fg.addEventListener('mousemove', function (e) {
     var rect = fg.getBoundingClientRect(), mx = e.clientX - rect.left, my = e.clientY - rect.top;
     for (var i = 0; i < fgBoxes.length; i++) {
       var b = fgBoxes[i];
       if (mx >= b[0] && mx < b[0] + b[2] && my >= b[1] && my < b[1] + LANE_H) {
-        tip.textContent = D.names[D.fgName[b[3]]] + '\\ntotal ' + fmt(D.fgTotal[b[3]]) + ' (' + (100 * D.fgTotal[b[3]] / rootTotal).toFixed(1) + '%)';
+        tip.textContent = tree.label(b[3]) + '\\ntotal ' + tree.amount(tree.total[b[3]]) + ' (' + (100 * tree.total[b[3]] / tree.sum).toFixed(1) + '%)';
         tip.style.display = 'block'; tip.style.left = (e.clientX + 12) + 'px'; tip.style.top = (e.clientY - 40) + 'px';
         return;
       }
@@ -408,7 +504,8 @@ export const VIEW_PAGE = `<!doctype html>
   fg.addEventListener('mouseleave', function () { tip.style.display = 'none'; });
 
   document.getElementById('info').textContent = D.title + ': ' + N + ' spans, ' + ROWS + ' rows, ' +
-    (NC ? NC + ' counter' + (NC === 1 ? '' : 's') + ', ' : '') + fmt(tEnd - tFirst) +
+    (NC ? NC + ' counter' + (NC === 1 ? '' : 's') + ', ' : '') +
+    (SM ? SM.ts.length + ' CPU sample' + (SM.ts.length === 1 ? '' : 's') + ' (click a span for its flame graph), ' : '') + fmt(tEnd - tFirst) +
     (D.truncated ? ' (file cut off: read up to its last whole record)' : '');
   window.addEventListener('resize', function () { resize(); drawFlame(); });
   resize();

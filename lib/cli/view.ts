@@ -5,7 +5,11 @@
 // typed-array columns (26 bytes a span before base64), sorted by row, depth
 // and start, so the page draws only what falls in view and merges spans
 // narrower than a pixel; counter samples likewise (16 bytes a sample), in
-// time order, drawn as at most a few points per pixel column.
+// time order, drawn as at most a few points per pixel column. CPU samples
+// (view-samples.ts) as columns too, drawn in a strip under their thread's
+// row. A trace of several processes (hotspan run) has its rows grouped by
+// process, the first process the trace names (the program hotspan run
+// started, or the tracer's own) first, then by pid.
 
 import { writeFileSync } from 'node:fs';
 
@@ -15,6 +19,7 @@ import { readTrace, type ReadOptions } from './read-trace';
 import { TraceFileError, type ReadSummary, type TraceSink, type TraceSpan } from './trace-model';
 import { flameGraph } from './view-flame';
 import { VIEW_PAGE } from './view-page';
+import { viewSamples, type ViewSamples } from './view-samples';
 
 export interface ViewData {
   title: string;
@@ -36,6 +41,10 @@ export interface ViewData {
   fgTotal: number[];
   /** Counter tracks, drawn as rows after the span rows, in the trace's order. */
   counters: ViewCounter[];
+  /** Process groups when the rows are of several processes: each from row `row` up to the next group's. */
+  groups: Array<{ name: string; row: number }>;
+  /** CPU samples, when the trace has them. */
+  samples?: ViewSamples;
   truncated: boolean;
 }
 
@@ -65,19 +74,36 @@ export function buildView(
   const tl = c.timelineOf.view();
   const nameOf = c.nameOf.view();
 
-  // Rows: each timeline's lanes, in timeline order.
+  // Rows: each timeline's lanes, in timeline order within a process group;
+  // a thread that has samples and no timeline of its own gets a row.
+  const sampled = sampledThreads(c);
+  const timelines: Array<{ name: string; pid: number | undefined; lanes: number; k: number; key: string }> = c.timelines.flatMap((t, k) =>
+    t.kind === 'counter' ? [] : [{ name: t.name, pid: t.pid, lanes: lay.lanesOf[k], k, key: t.key }],
+  );
+  // (A trace need not name a thread that has no span: its row is "CPU samples", numbered when its process has several.)
+  const perPid = new Map<number | undefined, number>();
+  for (const [, pid] of sampled.missing) perPid.set(pid, (perPid.get(pid) ?? 0) + 1);
+  const nth = new Map<number | undefined, number>();
+  for (const [key, pid] of sampled.missing) {
+    nth.set(pid, (nth.get(pid) ?? 0) + 1);
+    timelines.push({ name: (perPid.get(pid) ?? 0) > 1 ? `CPU samples #${String(nth.get(pid))}` : 'CPU samples', pid, lanes: 1, k: -1, key });
+  }
+  const { order: tlOrder, groups: groupOf } = processGroups(timelines, c.processNames);
   const firstRow = new Int32Array(c.timelines.length);
+  const rowOfKey = new Map<string, number>();
   const rows: string[] = [];
-  c.timelines.forEach((t, k) => {
-    firstRow[k] = rows.length;
-    if (t.kind === 'counter') return;
-    const lanes = lay.lanesOf[k];
-    for (let l = 0; l < lanes; l++) rows.push(lanes > 1 ? `${t.name} #${String(l + 1)}` : t.name);
-  });
+  const groups: ViewData['groups'] = [];
+  for (const x of tlOrder) {
+    const g = groupOf.get(x);
+    if (g !== undefined) groups.push({ name: g, row: rows.length });
+    if (x.k >= 0) firstRow[x.k] = rows.length;
+    rowOfKey.set(x.key, rows.length);
+    for (let l = 0; l < x.lanes; l++) rows.push(x.lanes > 1 ? `${x.name} #${String(l + 1)}` : x.name);
+  }
   const rowOf = (i: number): number => firstRow[tl[i]] + lay.lane[i];
   const rowDepths = new Array<number>(rows.length).fill(1);
   // Zero: the first span's start (the report's zero too); samples before it
-  // get negative times. With no span, the first sample.
+  // get negative times. With no span, the first counter or CPU sample.
   let t0 = Infinity;
   for (let i = 0; i < n; i++) {
     const r = rowOf(i);
@@ -86,6 +112,7 @@ export function buildView(
   }
   const series = counterSeries(c);
   if (n === 0) for (const k of series) if (k.ts.length > 0 && k.ts[0] < t0) t0 = k.ts[0];
+  if (n === 0) for (const ts of c.samples.tsNs.view()) if (ts < t0) t0 = ts;
   if (t0 === Infinity) t0 = 0;
   const order = Array.from({ length: n }, (_, i) => i).sort(
     (a, b) => rowOf(a) - rowOf(b) || lay.depth[a] - lay.depth[b] || start[a] - start[b] || a - b,
@@ -96,7 +123,9 @@ export function buildView(
   const cStart = new Float64Array(n);
   const cDur = new Float64Array(n);
   const args: Record<number, string> = {};
+  const posOf = new Int32Array(n);
   order.forEach((i, k) => {
+    posOf[i] = k;
     cName[k] = nameOf[i];
     cRow[k] = rowOf(i);
     cDepth[k] = lay.depth[i];
@@ -133,8 +162,11 @@ export function buildView(
       }
       return { name: k.name, ts: b64(k.ts), value: b64(k.values), min, max };
     }),
+    groups,
     truncated: summary.truncated,
   };
+  const samples = viewSamples(c, (key) => rowOfKey.get(key) ?? -1, posOf, t0);
+  if (samples !== undefined) data.samples = samples;
   return { data, summary, spans: n, rows: rows.length, counters: series.length };
 }
 
@@ -150,6 +182,8 @@ class SpanIds implements TraceSink {
 
   timeline: TraceSink['timeline'] = (t) => this.c.timeline(t);
   counter: NonNullable<TraceSink['counter']> = (t, ts, v) => this.c.counter(t, ts, v);
+  process: NonNullable<TraceSink['process']> = (pid, name) => this.c.process(pid, name);
+  sample: NonNullable<TraceSink['sample']> = (t, ts, frame, pid, stack) => this.c.sample(t, ts, frame, pid, stack);
   span(s: TraceSpan): void {
     this.c.span(s);
     const id = s.args?.span_id;
@@ -171,6 +205,47 @@ class SpanIds implements TraceSink {
     }
     return out;
   }
+}
+
+/** The threads with samples whose timeline the trace never announced: their keys and pids. */
+function sampledThreads(c: Collected): { missing: Array<[string, number | undefined]> } {
+  const known = new Set(c.timelines.map((t) => t.key));
+  const s = c.samples;
+  const missing: Array<[string, number | undefined]> = [];
+  s.timelineKeys.forEach((key, k) => {
+    if (!known.has(key)) missing.push([key, s.processOf[k] === '' ? undefined : Number(s.processOf[k])]);
+  });
+  return { missing };
+}
+
+/**
+ * The timelines grouped by process when they are of several: the process of
+ * the first timeline that names one first (a joined trace's first part is
+ * the program hotspan run started), then by pid, timelines of no process
+ * last; in the trace's order within a group. groups: each group's first
+ * timeline and its header ("name (pid N)").
+ */
+function processGroups<T extends { pid: number | undefined }>(
+  timelines: T[],
+  names: ReadonlyMap<number, string>,
+): { order: T[]; groups: Map<T, string> } {
+  const pids = [...new Set(timelines.flatMap((t) => (t.pid === undefined ? [] : [t.pid])))];
+  const groups = new Map<T, string>();
+  if (pids.length < 2) return { order: timelines, groups };
+  const first = pids[0];
+  pids.sort((a, b) => (a === first ? -1 : b === first ? 1 : a - b));
+  const rank = new Map(pids.map((p, i) => [p, i]));
+  const at = new Map(timelines.map((t, i) => [t, i]));
+  const key = (t: T): number => (t.pid === undefined ? pids.length : (rank.get(t.pid) as number));
+  const order = [...timelines].sort((a, b) => key(a) - key(b) || (at.get(a) as number) - (at.get(b) as number));
+  let last = -1;
+  for (const t of order) {
+    if (key(t) === last) continue;
+    last = key(t);
+    const name = t.pid === undefined ? undefined : names.get(t.pid);
+    groups.set(t, t.pid === undefined ? 'no process' : `${name ?? 'process'} (pid ${String(t.pid)})`);
+  }
+  return { order, groups };
 }
 
 /** Counter tracks in the trace's order, a track with no sample included, each time ordered. */
