@@ -72,6 +72,17 @@ const FrozenTimeline* by_name(const FrozenSnapshot& s, const std::string& name) 
   return nullptr;
 }
 
+// Imports `batch` into `owner` as the worker's thread; the records stored.
+uint64_t import_worker(Tracer& owner, const std::string& batch) {
+  auto imported = owner.import_thread("worker", kThread);
+  CHECK(imported != nullptr);
+  if (imported == nullptr) return 0;
+  uint64_t stored = 0;
+  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(batch.data()), batch.size(), false, &stored),
+           Status::kOk);
+  return stored;
+}
+
 }  // namespace
 
 static void tracks_and_groups_arrive_under_the_same_ids() {
@@ -87,14 +98,7 @@ static void tracks_and_groups_arrive_under_the_same_ids() {
   CHECK_EQ(owner->group_begin(mine, 5), Status::kOk);  // its own group takes local 1 there
 
   uint64_t token = 0;
-  const std::string batch = worker_batch(gpu, &token);
-  auto imported = owner->import_thread("worker", kThread);
-  CHECK(imported != nullptr);
-  if (imported == nullptr) return;
-  uint64_t stored = 0;
-  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(batch.data()), batch.size(), false, &stored),
-           Status::kOk);
-  CHECK_EQ(stored, 4u);
+  CHECK_EQ(import_worker(*owner, worker_batch(gpu, &token)), 4u);
   CHECK_EQ(owner->group_end(200), Status::kOk);
   owner->flush();
 
@@ -146,13 +150,7 @@ static void a_track_under_another_id_is_counted_dropped() {
   owner->attach_js_thread("main");
   const uint32_t gpu = owner->track("gpu", true);
   uint64_t token = 0;
-  const std::string batch = worker_batch(gpu + 7, &token);
-  auto imported = owner->import_thread("worker", kThread);
-  CHECK(imported != nullptr);
-  if (imported == nullptr) return;
-  uint64_t stored = 0;
-  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(batch.data()), batch.size(), false, &stored),
-           Status::kOk);
+  import_worker(*owner, worker_batch(gpu + 7, &token));
   owner->flush();
   const FrozenSnapshot s = owner->freeze();
   const FrozenTimeline* g = find_timeline(s, gpu);
