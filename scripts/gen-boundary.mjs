@@ -3,7 +3,7 @@
 // NativeSnapshot record columns, the WebAssembly core's entry points, the
 // addon's tracer methods),
 // written from their one source, schema/boundary.json, into the blocks
-// marked `<generated ...>` ... `</generated>` of the files below:
+// marked `<generated ...>` ... `</generated>` of the files below (one block a file):
 //
 //   node scripts/gen-boundary.mjs           rewrites the blocks (npm run gen)
 //   node scripts/gen-boundary.mjs --check   changes nothing; exits 1 naming
@@ -143,7 +143,16 @@ const targets = [
       `export const PER_SPAN_METHODS: readonly NativeTracerMethod[] = [${perSpan.map((m) => `'${m.name}'`).join(', ')}];`,
       '/** The most per-span entry points the schema allows (gen-boundary refuses more). */',
       `export const PER_SPAN_LIMIT = ${String(schema.tracerMethods.perSpanLimit)};`,
+      ...schema.tracerMethods.spanFormTags.map((t) => `/** A per-span entry's form tag (native/addon/span_calls.h): ${t.doc}. */\nexport const TAG_${t.name} = ${t.type === 'uint32_t' ? t.value.toLowerCase() : t.value};`),
     ],
+  },
+  {
+    file: 'native/addon/span_calls.h',
+    lines: () =>
+      schema.tracerMethods.spanFormTags.flatMap((t) => [
+        `// ${t.doc}.`,
+        `constexpr ${t.type} k${camel(t.name)} = ${t.type === 'uint32_t' ? `${t.value}u` : t.value};`,
+      ]),
   },
   {
     file: 'lib/binding/wasm-core.ts',

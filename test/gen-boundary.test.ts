@@ -19,6 +19,7 @@ const TARGETS = [
   'native/core/record/span_record.h',
   'lib/common/flags.ts',
   'native/addon/tracer_object.cc',
+  'native/addon/span_calls.h',
   'lib/binding/native-binding.ts',
   'native/wasm/exports.h',
   'lib/binding/wasm-core.ts',
@@ -35,7 +36,7 @@ interface Schema {
   status: Array<{ name: string; value: number }>;
   spanFlags: Array<{ name: string; bit: number }>;
   recordFields: Array<{ name: string }>;
-  tracerMethods: { perSpanLimit: number; methods: Array<{ name: string; cold?: string; hot?: string; perSpan?: boolean }> };
+  tracerMethods: { perSpanLimit: number; spanFormTags: Array<{ name: string; value: string }>; methods: Array<{ name: string; cold?: string; hot?: string; perSpan?: boolean }> };
   wasm: { status: Array<{ name: string; value: number; doc: string }>; exports: Array<{ name: string; params: string[] }> };
 }
 
@@ -71,6 +72,7 @@ describe('the boundary codes', () => {
     schema.spanFlags[2].bit = 6;
     schema.wasm.status.push({ name: 'BUSY', value: 4, doc: 'busy' });
     schema.tracerMethods.methods.push({ name: 'busy', cold: 'Busy' });
+    schema.tracerMethods.spanFormTags[0].value = '0xFFFFFFFD';
     schema.wasm.exports.find((e) => e.name === 'hs_free')?.params.push('uint32_t bytes');
     writeFileSync(schemaFile, JSON.stringify({ ...schema, status: schema.status.map((s) => ({ doc: 'x', ...s })) }));
     const r = gen(dir, '--check');

@@ -88,16 +88,6 @@ export interface NativeStatsRow {
   p99Ns: number;
 }
 
-/** The per-span entry points' tags (native/addon/span_calls.h, which defines them). stateView()[4]: begin()'s view form. */
-export const TAG_NAME_VIEW = 0xffffffff;
-/** stateView()[4]: begin() and end() read their arguments (name ids at or above it are no names). */
-export const TAG_NAME_ARGS = 0xfffffffe;
-/** asyncView()[4]: asyncBegin()'s values form. */
-export const TAG_LOCAL_VALUES = -2;
-/** asyncView()[4]: asyncBegin() reads its arguments. */
-export const TAG_LOCAL_ARGS = -3;
-/** asyncView()[2]: asyncEnd() reads its arguments. */
-export const TAG_TOKEN_ARGS = -1;
 
 // <generated from schema/boundary.json by scripts/gen-boundary.mjs (npm run gen)>
 /** The methods of a NativeTracer, as the addon makes them (the type-check holds NativeTracer to these). */
@@ -149,6 +139,16 @@ export type NativeTracerMethod =
 export const PER_SPAN_METHODS: readonly NativeTracerMethod[] = ['begin', 'end', 'asyncBegin', 'asyncEnd'];
 /** The most per-span entry points the schema allows (gen-boundary refuses more). */
 export const PER_SPAN_LIMIT = 6;
+/** A per-span entry's form tag (native/addon/span_calls.h): stateView()[4] (begin_name): begin()'s view form. */
+export const TAG_NAME_VIEW = 0xffffffff;
+/** A per-span entry's form tag (native/addon/span_calls.h): stateView()[4] (begin_name): begin() and end() read their arguments; name ids at or above it are no names. */
+export const TAG_NAME_ARGS = 0xfffffffe;
+/** A per-span entry's form tag (native/addon/span_calls.h): asyncView()[4] (kLocal, below every answer: a local id >= 0 or kRefused = -1): asyncBegin()'s values form. */
+export const TAG_LOCAL_VALUES = -2;
+/** A per-span entry's form tag (native/addon/span_calls.h): asyncView()[4] (kLocal): asyncBegin() reads its arguments. */
+export const TAG_LOCAL_ARGS = -3;
+/** A per-span entry's form tag (native/addon/span_calls.h): asyncView()[2] (kToken; no token is negative): asyncEnd() reads its arguments. */
+export const TAG_TOKEN_ARGS = -1;
 // </generated>
 
 /**
