@@ -151,7 +151,7 @@ describe('OTLP export to a hostile collector', () => {
 
   it('a JSON partial success with a negative rejectedSpans is faulty and changes no count', async () => {
     const [, url] = await receiver(() => ({ json: { partialSuccess: { rejectedSpans: -29_200_000 } } }));
-    const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast, protocol: 'http/json' }, spans: 3000 });
+    const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast, protocol: 'http/json' }, spans: 3000, settle: true });
     settled(out);
     expect(out.counts.otlp).toMatchObject({ sent: 3000, dropped: 0, rejected: 0 });
     expect(out.counts.otlp.faultyResponses).toBe(out.counts.otlp.requests - out.counts.otlp.retries);
@@ -159,7 +159,7 @@ describe('OTLP export to a hostile collector', () => {
 
   it('a protobuf partial success rejecting more spans than were sent is faulty', async () => {
     const [, url] = await receiver((n) => (n === 0 ? { rejected: 1_000_000 } : { rejected: 1 }));
-    const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast }, spans: 3000 });
+    const out = await runChild({ backend: 'native', export: { endpoint: url, ...fast }, spans: 3000, settle: true });
     settled(out);
     expect(out.counts.otlp.faultyResponses).toBe(1);
     expect(out.counts.otlp.rejected).toBe(out.counts.otlp.requests - out.counts.otlp.retries - 1);
