@@ -5,7 +5,9 @@
 //
 // - Batches are queued as they arrive and merged a few per event-loop turn;
 //   flush() drains the channel synchronously (receiveMessageOnPort), so
-//   whatever a worker posted before it is seen.
+//   whatever a worker posted before it is seen, up to DRAIN_LIMIT messages a
+//   call (workers that flood an owner faster than it takes their batches
+//   would otherwise hold flush() and close() for as long as they run).
 // - The owner's close() marks the state closed (one atomic OR, so no worker
 //   can post uncounted after it), merges what is in flight (waiting at most
 //   CLOSE_WAIT_MS for a post under way), and counts the rest lost. A worker
@@ -35,6 +37,8 @@ import {
 const MERGE_PER_TURN = 2;
 /** close(): how long the owner waits for a batch a worker is posting right now. */
 const CLOSE_WAIT_MS = 100;
+/** drain(): the messages one call takes (a batch in flight is at most MAX_IN_FLIGHT / 8192 = 16 of them). */
+const DRAIN_LIMIT = 256;
 /** collectAtExit(): how long the exiting owner waits for its joined threads' last batches. */
 const EXIT_WAIT_MS = 2000;
 
@@ -111,9 +115,17 @@ export class ShareHub {
   }
 
   /** Merges every batch already posted to this thread. */
-  drain(): void {
+  /**
+   * Takes what the workers posted and merges it: at most `limit` messages.
+   * Before close() workers post on while this runs (a refused batch is
+   * posted too, for its names and losses), so an unbounded take could run
+   * for as long as they flood; after close() they post at most one more
+   * each, and close() takes everything.
+   */
+  drain(limit = DRAIN_LIMIT): void {
     if (this.closed) return;
-    for (let m = receiveOn(this.channel); m !== undefined; m = receiveOn(this.channel)) {
+    let taken = 0;
+    for (let m = taken < limit ? receiveOn(this.channel) : undefined; m !== undefined; m = ++taken < limit ? receiveOn(this.channel) : undefined) {
       const b = m.message as Partial<BatchMessage> | null;
       if (b !== null && typeof b === 'object' && b.t === 'batch' && typeof b.k === 'string') this.queue.push(b as BatchMessage);
     }
@@ -262,7 +274,7 @@ export class ShareHub {
     // microseconds, unless its worker was stopped between reserving and posting.
     const deadline = performance.now() + CLOSE_WAIT_MS;
     for (;;) {
-      this.drain();
+      this.drain(Infinity);
       if (this.state.inFlight() === 0 || performance.now() >= deadline) break;
       Atomics.wait(sleeper, 0, 0, 1);
     }
