@@ -54,11 +54,7 @@ describe('js joining: a terminated worker', () => {
     const w = words(0);
     // The worker's hello (no records) makes it known to the hub.
     const worker = new BroadcastChannel(hub.token);
-    const names: string[] = [];
-    const hello = {
-      t: 'batch', k: 'k1', tid, name: 'w', tl: 2, ack: 0, exit: false, unshipped: w,
-      names, nameBase: 0, tls: [], count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], contexts: [],
-    };
+    const hello = { t: 'batch', k: 'k1', tid, name: 'w', tl: 2, ack: 0, exit: false, unshipped: w, count: 0, core: new Uint8Array(0) };
     worker.postMessage(hello);
     try {
       hub.drain();

@@ -15,7 +15,7 @@ export const SHIP_DELAY_MS = 10;
 
 /** What a joined backend provides to its link. */
 export interface JoinSource {
-  /** Records, names and timelines since the previous batch; starts a new batch (its unshipped word stays: the link clears it). */
+  /** What was recorded since the previous batch; starts a new batch (its unshipped word stays: the link clears it). */
   takeBatch(): Batch;
   /** Ends the thread's open spans (and async spans) flagged abandoned. */
   abandonOpen(): void;
@@ -90,13 +90,9 @@ export class JoinLink {
       this.source.ownerClosed();
       return;
     }
-    if (room === 'full') {
-      // The owner is behind: the records were dropped (counted), the rest ships.
-      const refused = batch.core === undefined ? {} : { refused: true };
-      batch = { ...batch, count: 0, times: new Float64Array(0), fields: new Uint32Array(0), attrs: [], ...refused };
-    }
-    // A core batch always goes: it may carry names and losses with no record.
-    if (batch.count === 0 && batch.names.length === 0 && batch.tls.length === 0 && ack === 0 && !exit && batch.core === undefined) return;
+    // The owner is behind: the records were dropped (counted); the batch
+    // still goes, for the names and losses it carries.
+    if (room === 'full') batch = { ...batch, count: 0, refused: true };
     const msg: BatchMessage = {
       t: 'batch',
       k: this.key,

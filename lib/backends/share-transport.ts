@@ -34,8 +34,6 @@ import {
   receiveMessageOnPort,
 } from 'node:worker_threads';
 
-import type { StoredContext } from '../binding/native-binding';
-import type { TimelineKind } from '../read/records';
 
 export const JS_TOKEN_PREFIX = 'hotspan-js:';
 const TOKEN_RE = /^hotspan-js:(\d+):[0-9a-f]{24}$/;
@@ -202,30 +200,12 @@ export function isJsToken(token: string): boolean {
   return token.startsWith(JS_TOKEN_PREFIX);
 }
 
-/** A timeline of the joined thread, sent once (in the first batch after it appeared). */
-export interface TimelineDesc {
-  readonly id: number;
-  /** Display name; for a track, its bare track name. */
-  readonly name: string;
-  readonly kind: TimelineKind;
-  readonly serial: boolean;
-}
-
-/** Records of one joined thread since its previous batch (NativeSnapshot field layout, its own ids). */
+/** What one joined thread recorded since its previous batch. */
 export interface Batch {
-  /** Names interned since the previous batch: ids nameBase, nameBase + 1, ... */
-  readonly names: string[];
-  readonly nameBase: number;
-  readonly tls: TimelineDesc[];
+  /** Its records: what it reserves in flight (read from the encoding's header). */
   readonly count: number;
-  readonly times: Float64Array;
-  readonly fields: Uint32Array;
-  /** [index in this batch, attributes JSON], ascending. */
-  readonly attrs: Array<[number, string]>;
-  /** [index in this batch, stored context], ascending. */
-  readonly contexts: Array<[number, StoredContext]>;
-  /** The batch as the core encodes it (native/core/read/handover_batch.h); the fields above are empty. */
-  readonly core?: Uint8Array;
+  /** The batch as the core encodes it (native/core/read/handover_batch.h): records, names, losses. */
+  readonly core: Uint8Array;
   /** Back-pressure refused the batch's `count` records (the core counts them dropped). */
   readonly refused?: boolean;
 }

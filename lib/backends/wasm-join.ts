@@ -74,7 +74,6 @@ export class WasmShare implements ShareTarget {
   }
 
   merge(thread: JoinedThread, batch: Batch): void {
-    if (batch.core === undefined) throw new Error('hotspan: a batch without the core encoding reached a tracer on the wasm engine');
     const s = this.rec.importBatch(thread.timeline, batch.core, batch.refused === true);
     if (s !== STATUS_OK && s !== STATUS_CLOSED) throw new Error(`hotspan: the core refused a batch from joined thread '${thread.name}' (status ${String(s)})`);
   }

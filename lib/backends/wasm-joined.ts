@@ -30,8 +30,6 @@ import { WasmBackend } from './wasm-backend';
 const JOIN_BATCH = 8192;
 /** The budget of a joined thread's own instance: what waits for the next batch. */
 const JOINED_BUDGET = 4 << 20;
-const NO_FLOATS = new Float64Array(0);
-const NO_FIELDS = new Uint32Array(0);
 /** This thread's joined backends by token: a second join reuses the timeline (as the addon does). */
 const joinedByToken = new Map<string, WasmJoinedBackend>();
 
@@ -103,7 +101,7 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
     const core = this.rec.handoverTake(this.source);
     const count = new DataView(core.buffer, core.byteOffset, core.byteLength).getUint32(12, true);
     this.count = 0;
-    return { names: [], nameBase: 0, tls: [], count, times: NO_FLOATS, fields: NO_FIELDS, attrs: [], contexts: [], core };
+    return { count, core };
   }
 
   /** @internal The thread exits: its open spans end, flagged abandoned, its timeline exited. */
