@@ -124,8 +124,9 @@ export class ShareHub {
    */
   drain(limit = DRAIN_LIMIT): void {
     if (this.closed) return;
-    let taken = 0;
-    for (let m = taken < limit ? receiveOn(this.channel) : undefined; m !== undefined; m = ++taken < limit ? receiveOn(this.channel) : undefined) {
+    for (let taken = 0; taken < limit; taken++) {
+      const m = receiveOn(this.channel);
+      if (m === undefined) break;
       const b = m.message as Partial<BatchMessage> | null;
       if (b !== null && typeof b === 'object' && b.t === 'batch' && typeof b.k === 'string') this.queue.push(b as BatchMessage);
     }
