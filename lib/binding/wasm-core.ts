@@ -116,6 +116,8 @@ export interface WasmExports {
   hs_rec_handover_open(tracer: number): number;
   /** Result: a hand-over batch of the records committed since the last take (at most max_records; a joined thread holds, so its records commit as they end), the names interned and the spans lost since; returns the records in it. */
   hs_rec_handover_take(source: number, maxRecords: number): number;
+  /** Result: the batch (the buffer, taken over) without its records: its names and lost count, all a refused batch carries (read/handover_batch.h strip_records); a core status (Invalid: not a whole batch). */
+  hs_rec_handover_strip(batch: number, size: number): number;
   /** Frees the source's handle: its records no longer wait for it. */
   hs_rec_handover_free(source: number): void;
   /** A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h), under the tracer-wide id its own instance numbers its spans with (hs_rec_first_joined_timeline and up, below 2^21): a handle, 0 for an unknown or closed tracer or an id not accepted (below the first, 2^21 or above, or taken). */

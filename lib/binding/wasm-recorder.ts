@@ -296,6 +296,15 @@ export class WasmRecorder {
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
   }
 
+  /** A batch from handoverTake without its records (its names and lost count: what a refused batch carries), as a copy. */
+  handoverStrip(batch: Uint8Array): Uint8Array {
+    const at = this.c.hs_alloc(batch.length);
+    new Uint8Array(this.c.memory.buffer, at, batch.length).set(batch);
+    const status = this.c.hs_rec_handover_strip(at, batch.length);
+    if (status !== 0) throw new Error(`hotspan: the core could not cut a hand-over batch: ${STATUS_TEXT[status] ?? String(status)}`);
+    return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
+  }
+
   handoverFree(source: number): void {
     this.c.hs_rec_handover_free(source);
   }

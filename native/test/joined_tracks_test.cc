@@ -5,7 +5,10 @@
 // owner's instance stores each track's records on its track of that name
 // under the same id (made there if it had none), so both derive the same
 // span ids; the groups land on the owner's groups timeline, renumbered.
+#include <algorithm>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "check.h"
 #include "read/handover_batch.h"
@@ -169,8 +172,46 @@ static void own_ids_skip_explicit_track_ids() {
   CHECK_EQ(w->track("c", false), 2u);
 }
 
+// What a worker posts for a batch back-pressure refused: the names and the
+// lost count, no section and no record (strip_records), and the owner stores
+// the names from it and no record.
+static void a_refused_batch_carries_its_names_and_no_record() {
+  uint64_t token = 0;
+  const std::string full = worker_batch(1, &token);
+  std::string cut = full;
+  CHECK_EQ(strip_records(cut), Status::kOk);
+  // The header (24 bytes), the 4 names (u32 size and bytes each), 0 sections.
+  const size_t names = (4 + 6) + (4 + 4) + (4 + 5) + (4 + 5);
+  CHECK_EQ(cut.size(), 24 + names + 4);
+  CHECK(cut.size() < full.size());
+  CHECK_EQ(cut.compare(0, 12, full, 0, 12), 0);     // version, first name, names
+  CHECK_EQ(cut.compare(16, 8 + names, full, 16, 8 + names), 0);  // lost, the names
+  uint32_t records = 1, sections = 1;
+  std::memcpy(&records, cut.data() + 12, sizeof records);
+  std::memcpy(&sections, cut.data() + 24 + names, sizeof sections);
+  CHECK_EQ(records, 0u);
+  CHECK_EQ(sections, 0u);
+
+  auto owner = salted(kSalt);
+  owner->attach_js_thread("main");
+  auto imported = owner->import_thread("worker", kThread);
+  CHECK(imported != nullptr);
+  if (imported == nullptr) return;
+  uint64_t stored = 7;
+  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(cut.data()), cut.size(), true, &stored),
+           Status::kOk);
+  CHECK_EQ(stored, 0u);
+  const std::vector<std::string> known = owner->names();
+  CHECK(std::find(known.begin(), known.end(), "kernel") != known.end());
+
+  std::string junk = "HSB2 but not a batch";
+  CHECK_EQ(strip_records(junk), Status::kInvalid);
+  CHECK_EQ(junk, std::string("HSB2 but not a batch"));
+}
+
 int main() {
   RUN_TEST(tracks_and_groups_arrive_under_the_same_ids);
+  RUN_TEST(a_refused_batch_carries_its_names_and_no_record);
   RUN_TEST(a_track_under_another_id_is_counted_dropped);
   RUN_TEST(own_ids_skip_explicit_track_ids);
   return check::result("joined_tracks_test");

@@ -115,6 +115,8 @@ __attribute__((export_name("hs_rec_timelines"))) int32_t hs_rec_timelines(uint32
 __attribute__((export_name("hs_rec_handover_open"))) uint32_t hs_rec_handover_open(uint32_t tracer);
 // Result: a hand-over batch of the records committed since the last take (at most max_records; a joined thread holds, so its records commit as they end), the names interned and the spans lost since; returns the records in it.
 __attribute__((export_name("hs_rec_handover_take"))) uint32_t hs_rec_handover_take(uint32_t source, uint32_t max_records);
+// Result: the batch (the buffer, taken over) without its records: its names and lost count, all a refused batch carries (read/handover_batch.h strip_records); a core status (Invalid: not a whole batch).
+__attribute__((export_name("hs_rec_handover_strip"))) int32_t hs_rec_handover_strip(uint8_t* batch, uint32_t size);
 // Frees the source's handle: its records no longer wait for it.
 __attribute__((export_name("hs_rec_handover_free"))) void hs_rec_handover_free(uint32_t source);
 // A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h), under the tracer-wide id its own instance numbers its spans with (hs_rec_first_joined_timeline and up, below 2^21): a handle, 0 for an unknown or closed tracer or an id not accepted (below the first, 2^21 or above, or taken).

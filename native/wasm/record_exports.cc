@@ -391,6 +391,12 @@ uint32_t hs_rec_handover_take(uint32_t source, uint32_t max_records) {
   return s == nullptr ? 0 : static_cast<uint32_t>(s->take(out, max_records));
 }
 
+int32_t hs_rec_handover_strip(uint8_t* batch, uint32_t size) {
+  std::string& out = hotspan::wasm::result();
+  out = take_string(batch, size);
+  return status(hotspan::strip_records(out));
+}
+
 void hs_rec_handover_free(uint32_t source) {
   if (at<hotspan::HandoverSource>(source) != nullptr) table<hotspan::HandoverSource>()[source - 1].reset();
 }

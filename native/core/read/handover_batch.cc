@@ -204,4 +204,23 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
   return in.left == 0 ? Status::kOk : Status::kInvalid;
 }
 
+Status strip_records(std::string& batch) {
+  Reader in{reinterpret_cast<const uint8_t*>(batch.data()), batch.size()};
+  uint32_t version = 0, first_name = 0, names = 0, records = 0;
+  uint64_t lost = 0;
+  if (!in.get(version) || version != kHandoverVersion || !in.get(first_name) || !in.get(names) ||
+      !in.get(records) || !in.get(lost)) {
+    return Status::kInvalid;
+  }
+  for (uint32_t i = 0; i < names; ++i) {
+    std::string_view name;
+    if (!in.text(name)) return Status::kInvalid;
+  }
+  constexpr size_t kRecordsAt = 3 * sizeof(uint32_t);  // the header's record count
+  batch.resize(batch.size() - in.left);
+  std::memset(&batch[kRecordsAt], 0, sizeof(uint32_t));
+  put(batch, static_cast<uint32_t>(0));  // no section
+  return Status::kOk;
+}
+
 }  // namespace hotspan

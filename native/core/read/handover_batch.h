@@ -72,4 +72,12 @@ class HandoverSource {
 // dropped and counted there).
 Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored);
 
+// Cuts a batch from HandoverSource::take down to what a refused batch still
+// carries (import_batch with `refused` reads nothing else): its names and the
+// spans its sender's budget lost, with no section and no record. The sender
+// posts that instead of the records back-pressure refused, so a worker that
+// outruns its receiver sends a few bytes per batch, not the records. kOk, or
+// kInvalid (batch unchanged) for bytes that do not start as a whole batch.
+Status strip_records(std::string& batch);
+
 }  // namespace hotspan
