@@ -4,10 +4,11 @@
 // place: kept, counted lost (tracer.lostSpans), or counted overwritten or
 // dropped by the budget; never in two.
 import * as path from 'node:path';
-import { Worker } from 'node:worker_threads';
+import { BroadcastChannel, Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 
-import { MAX_IN_FLIGHT } from '../lib/backends/share-transport';
+import { MAX_IN_FLIGHT, receiveOn, type BatchMessage } from '../lib/backends/share-transport';
+import type { Tracer } from '../lib/index';
 import { tracerFactory } from './support/tracers';
 
 const dist = path.join(__dirname, '..', 'dist', 'index.js');
@@ -31,28 +32,70 @@ const FLOODER = `
   parentPort.postMessage({ ended: workerData.n });
 `;
 
+// Starts the flooder on `t`'s token, keeps the owner's thread blocked until
+// it has ended `n` spans, then waits for it to exit and for the tracer to settle.
+async function flood(t: Tracer, token: string, n: number): Promise<number> {
+  const done = new SharedArrayBuffer(4);
+  const w = new Worker(FLOODER, { eval: true, workerData: { dist, token, n, done } });
+  const exited = new Promise((resolve) => w.once('exit', resolve));
+  const report = new Promise<{ ended: number }>((resolve, reject) => {
+    w.once('message', resolve);
+    w.once('error', reject);
+  });
+  // The owner's thread blocked: nothing is merged, so batches past the bound are refused.
+  expect(Atomics.wait(new Int32Array(done), 0, 0, 120_000)).toBe('ok');
+  const { ended } = await report;
+  await exited;
+  await t.settle();
+  return ended;
+}
+
 describe('joined worker past the in-flight bound (js)', () => {
   const make = tracerFactory('js');
 
   it('counts every refused span once: kept + lostSpans + overwritten + dropped = ended', async () => {
     const t = make();
     const n = 2 * MAX_IN_FLIGHT + 8192 * 3;
-    const done = new SharedArrayBuffer(4);
-    const w = new Worker(FLOODER, { eval: true, workerData: { dist, token: t.share(), n, done } });
-    const exited = new Promise((resolve) => w.once('exit', resolve));
-    const report = new Promise<{ ended: number }>((resolve, reject) => {
-      w.once('message', resolve);
-      w.once('error', reject);
-    });
-    // The owner's thread blocked: nothing is merged, so batches past the bound are refused.
-    expect(Atomics.wait(new Int32Array(done), 0, 0, 120_000)).toBe('ok');
-    const { ended } = await report;
-    await exited;
-    await t.settle();
+    const ended = await flood(t, t.share(), n);
     const kept = t.snapshot().filter((r) => r.name === 'w').length;
     const c = t.counts();
     expect(ended).toBe(n);
     expect(t.lostSpans).toBeGreaterThan(0); // the refusal happened
     expect(kept + t.lostSpans + c.overwritten + c.dropped).toBe(ended);
+  });
+
+  it('posts a refused batch without its records: a few bytes, not the flood', async () => {
+    const t = make();
+    const token = t.share();
+    // A second listener on the token's channel sees every batch the worker posts.
+    const seen = new BroadcastChannel(token);
+    const posted: unknown[] = [];
+    seen.onmessage = (event) => posted.push((event as MessageEvent).data);
+    const n = 2 * MAX_IN_FLIGHT + 8192 * 3;
+    try {
+      await flood(t, token, n);
+      // Every post happened before the flooder exited: what was not delivered yet is still queued.
+      for (let m = receiveOn(seen); m !== undefined; m = receiveOn(seen)) posted.push(m.message);
+      const refused: BatchMessage[] = [];
+      let carried = 0;
+      for (const m of posted) {
+        const b = m as Partial<BatchMessage>;
+        if (b.t !== 'batch') continue;
+        if (b.refused === true) refused.push(b as BatchMessage);
+        else carried += b.count ?? 0;
+      }
+      expect(refused.length).toBeGreaterThan(0);
+      for (const b of refused) {
+        expect(b.count).toBe(0);
+        // The header, the names (just 'w' at most) and an empty section list.
+        expect(b.core.byteLength).toBeLessThan(64);
+      }
+      expect(carried).toBeGreaterThan(0);
+      // Still every span in one place.
+      const c = t.counts();
+      expect(t.snapshot().filter((r) => r.name === 'w').length + t.lostSpans + c.overwritten + c.dropped).toBe(n);
+    } finally {
+      seen.close();
+    }
   });
 });

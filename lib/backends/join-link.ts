@@ -17,6 +17,8 @@ export const SHIP_DELAY_MS = 10;
 export interface JoinSource {
   /** What was recorded since the previous batch; starts a new batch (its unshipped word stays: the link clears it). */
   takeBatch(): Batch;
+  /** `batch` as back-pressure refused it: its names and losses, without its records (counted lost). */
+  refuse(batch: Batch): Batch;
   /** Ends the thread's open spans (and async spans) flagged abandoned. */
   abandonOpen(): void;
   /** The owner closed: recording calls throw from now on. */
@@ -90,9 +92,10 @@ export class JoinLink {
       this.source.ownerClosed();
       return;
     }
-    // The owner is behind: the records were dropped (counted); the batch
-    // still goes, for the names and losses it carries.
-    if (room === 'full') batch = { ...batch, count: 0, refused: true };
+    // The owner is behind: the records were counted lost; the batch still
+    // goes for the names and losses it carries, without the records, so a
+    // flood posts a few bytes per batch.
+    if (room === 'full') batch = this.source.refuse(batch);
     const msg: BatchMessage = {
       t: 'batch',
       k: this.key,

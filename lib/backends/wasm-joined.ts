@@ -104,6 +104,11 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
     return { count, core };
   }
 
+  /** @internal The batch as back-pressure refused it: its names and losses only. */
+  refuse(batch: Batch): Batch {
+    return { count: 0, core: this.rec.handoverStrip(batch.core), refused: true };
+  }
+
   /** @internal The thread exits: its open spans end, flagged abandoned, its timeline exited. */
   abandonOpen(): void {
     if (!this.closedFlag) this.rec.detach(this.thread, performance.now());
