@@ -439,6 +439,22 @@ describe('js backend: joining limits', () => {
     return t;
   };
 
+  it("ends an async span a joined worker left open at its exit, flagged abandoned", async () => {
+    // Its span lives in the worker's own core: no other thread can end it.
+    const t = make();
+    const r = run({ token: t.share(), threadName: 'worker A', mode: 'open', count: 1, openAsync: true });
+    await r.report;
+    expect(await r.exit).toBe(0);
+    await t.settle({ timeoutMs: 10_000 });
+    const pending = named(t.snapshot(), 'worker.pending');
+    expect(pending).toHaveLength(1);
+    expect(pending[0].abandoned).toBe(true);
+    expect(pending[0].timelineName).toBe('track: worker.gpu');
+    expect(named(t.snapshot(), 'worker.held')[0]?.abandoned).toBe(true);
+    const c = t.counts();
+    expect(c.produced).toBe(c.kept + c.overwritten + c.dropped);
+  });
+
   it('settle() waits for a busy joined worker, names it on timeout, and keeps waiting next time', async () => {
     const t = make();
     const signal = new Int32Array(new SharedArrayBuffer(4));

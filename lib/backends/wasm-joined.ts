@@ -15,7 +15,7 @@
 // the owner.
 
 import { closedError, trackKindError } from '../common/errors';
-import { STATUS_OK } from '../common/flags';
+import { FLAG_ABANDONED, STATUS_OK } from '../common/flags';
 import type { BackendCounts } from '../common/counts';
 import type { OutputFormat, WrittenFile } from '../common/output';
 import type { NativeSnapshot } from '../binding/native-binding';
@@ -109,9 +109,15 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
     return { count: 0, core: this.rec.handoverStrip(batch.core), refused: true };
   }
 
-  /** @internal The thread exits: its open spans end, flagged abandoned, its timeline exited. */
+  /**
+   * @internal The thread exits: its open spans and async spans end, flagged
+   * abandoned (an async span lives in this thread's core, so no other thread
+   * could end it), and its timeline is marked exited.
+   */
   abandonOpen(): void {
-    if (!this.closedFlag) this.rec.detach(this.thread, performance.now());
+    if (this.closedFlag) return;
+    for (const [token] of this.openAsync()) this.asyncEnd(token, FLAG_ABANDONED);
+    this.rec.detach(this.thread, performance.now());
   }
 
   /** @internal The owner closed: recording calls throw from now on. */
