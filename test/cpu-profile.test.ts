@@ -250,10 +250,12 @@ describe.skipIf(skipNative)('tracer.profile(), native backend', () => {
     const profiles = events.filter((e) => e.name === 'Profile');
     expect(profiles.map((e) => [e.ph, e.tid, e.id])).toEqual([['P', spanTid, `0x${spanTid.toString(16)}`]]);
     // The engine's thread tree then holds the samples' calls under the span.
+    // The span need not be a root: a JS frame the profiler saw on the stack
+    // before the span began (the test's own callers) is rightly its ancestor.
     const paths = (await traceEnginePaths(events)).get(spanTid) ?? [];
     const burn = paths.filter((p) => p[p.length - 1] === 'burnInside');
     expect(burn.length).toBeGreaterThan(0);
-    for (const p of burn) expect(p[0]).toBe('busy');
+    for (const p of burn) expect(p).toContain('busy');
   });
 
   it('hotspan report: the busy function is its span\'s top function, and absent from a sleeping span', async () => {
