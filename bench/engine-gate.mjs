@@ -2,7 +2,9 @@
 // naive pure-JS span. One run, side by side: the naive span, the js backend
 // (the core in WebAssembly), and the floor (2 x performance.now()), with
 // fresh memory (a budget never full: every record in never-touched memory)
-// and overwrite (a 4 MiB budget, full after the warm-up: recycled memory).
+// and overwrite (a 4 MiB budget, full after the warm-up: recycled memory);
+// and, as the control, a bare JS store of a 28-byte record per span into
+// fresh wasm memory and into a reused ring (the first-touch cost alone).
 //   node bench/engine-gate.mjs [--runs=5] [--min-cpu-ms=400]
 // Each round runs every case once in a fresh process (micro.mjs), in an
 // order rotated per round; prints the median ns/span of each case over the
@@ -20,6 +22,10 @@ const CASES = [
   ['naive', 'naive pure-JS span (object per span)'],
   ['js-id', 'js backend (wasm core), fresh memory'],
   ['js-id-overwrite', 'js backend (wasm core), 4 MiB budget full (overwrite)'],
+  // No recorder: 2 x performance.now() and a 28-byte store into wasm memory,
+  // fresh or a reused ring; their difference is the first-touch cost alone.
+  ['bare-store-fresh', 'bare JS store of 28 B/span, fresh wasm memory'],
+  ['bare-store-ring', 'bare JS store of 28 B/span, 4 MiB ring reused'],
 ];
 
 function run(id) {

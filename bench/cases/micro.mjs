@@ -120,6 +120,52 @@ function perfNowFloorCase() {
   };
 }
 
+// A bare pure-JS recorder: the floor's two performance.now() reads and a
+// 28-byte record (a StoredSpan's size) stored into a WebAssembly.Memory.
+// fresh: every record in memory never touched before (the memory grown in
+// 64 MiB steps, a new one at the 4 GiB limit), as a recorder keeping every
+// record must; else a 4 MiB ring reused. fresh minus ring is the first-touch
+// page-fault cost per span on this thread, with no recorder's work around it.
+function bareStoreCase(fresh) {
+  const REC = 28;
+  const STEP = 1024; // wasm pages (64 KiB): 64 MiB
+  const perf = performance;
+  let mem = new WebAssembly.Memory({ initial: 64, maximum: 65536 });
+  let view = new DataView(mem.buffer);
+  let at = 0;
+  let grown = 0;
+  const room = () => {
+    if (!fresh) {
+      at = 0;
+      return;
+    }
+    try {
+      mem.grow(STEP);
+    } catch {
+      mem = new WebAssembly.Memory({ initial: STEP, maximum: 65536 });
+      at = 0;
+    }
+    grown++;
+    view = new DataView(mem.buffer);
+  };
+  return {
+    body: () => {
+      for (let i = 0; i < K; i++) {
+        const start = perf.now();
+        const end = perf.now();
+        if (at + REC > view.byteLength) room();
+        view.setFloat64(at, start, true);
+        view.setFloat64(at + 8, end, true);
+        view.setUint32(at + 16, i, true);
+        view.setUint32(at + 20, 7, true);
+        view.setUint32(at + 24, 0, true);
+        at += REC;
+      }
+    },
+    info: () => ({ fresh, grows: grown }),
+  };
+}
+
 function floorCase(tsc) {
   const f = require(floorPath);
   const b = tsc ? f.beginTsc : f.begin;
@@ -324,6 +370,8 @@ const cases = {
   'js-async-ctx': () => hotspanCase('js', 'async', UNBOUNDED, true),
   'noop-id': () => hotspanCase('noop', 'id'),
   naive: naiveCase,
+  'bare-store-fresh': () => bareStoreCase(true),
+  'bare-store-ring': () => bareStoreCase(false),
   otel: () => otelCase(true),
   'otel-sync': () => otelCase(false),
   'perf-mark': perfMarkCase,

@@ -46,8 +46,6 @@ export interface WasmExports {
   hs_query(q: number, args: number, name: number, nameSize: number): number;
   /** The W3C ids of the columns' records under a head sampler; takes both buffers over (contexts: 6 u64 each, 0 when count is 0). */
   hs_span_ids(input: number, size: number, contexts: number, count: number, salt: bigint, sampler: bigint): number;
-  /** The ids of an open stack's innermost span under a head sampler; takes the frames (7 u64 each) over. */
-  hs_open_ids(frames: number, depth: number, timeline: number, salt: bigint, sampler: bigint): number;
   /** [wire id, trace hi, trace lo, trace flags] of a span id as a root under a head sampler. */
   hs_root_ids(span: bigint, salt: bigint, sampler: bigint): number;
   /** An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed). */
@@ -417,12 +415,8 @@ export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint, sampler = 0
   return ids;
 }
 
-/** native/wasm/exports.cc hs_open_ids: u64 per open-stack frame. */
-export const FRAME_WORDS = 7;
-
 // A u64 view of the kept instance's memory, made again when the memory grew
-// (which detaches the old buffer): the id calls below run per span begun
-// under the async context, so they build no view and copy no buffer.
+// (which detaches the old buffer): rootIds builds no view per call.
 let words64: BigUint64Array | undefined;
 function memoryWords(c: Exports): BigUint64Array {
   const buf = c.memory.buffer;
@@ -435,22 +429,6 @@ function resultInto(c: Exports, out: BigUint64Array, n: number): void {
   const at = c.hs_result_data();
   const w = memoryWords(c);
   for (let k = 0; k < n; k++) out[k] = w[at / 8 + k];
-}
-
-/**
- * The ids of the innermost span of an open-span stack on `timeline`
- * (native/core/record/open_stack_ids.h, what the addon's openIds answers) into
- * `out`: [trace hi, trace lo, span id, parent span id, flags | resolved << 8].
- * `frames` holds FRAME_WORDS u64 per open span, bottom first: local id, span
- * flags, given parent span id, stored context trace hi, trace lo, parent
- * wire id, trace flags.
- */
-export function openStackIds(frames: BigUint64Array, depth: number, timeline: number, salt: bigint, sampler: bigint, out: BigUint64Array): void {
-  const c = instance();
-  const at = c.hs_alloc(8 * FRAME_WORDS * depth);
-  memoryWords(c).set(frames.subarray(0, FRAME_WORDS * depth), at / 8);
-  c.hs_open_ids(at, depth, timeline, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler));
-  resultInto(c, out, IDS_WORDS);
 }
 
 /** [wire span id, trace hi, trace lo, trace flags] of tracer-wide span id `span` as a root (native/core/record/trace_id.h, sampler.h). */

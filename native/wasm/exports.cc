@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "write/chrome_json_writer.h"
-#include "record/open_stack_ids.h"
 #include "export/otlp_batcher.h"
 #include "write/perfetto_writer.h"
 #include "read/query_call.h"
@@ -319,50 +318,6 @@ int32_t hs_span_ids(uint8_t* input, uint32_t size,
       *out++ = x.flags | (x.resolved ? 0x100u : 0u) | (from != given_index.end() ? (from->second + 1) << 32 : 0);
     }
   }
-  return kOk;
-}
-
-// The ids of the innermost span of an open-span stack on timeline
-// `timeline` (open_stack_ids.h) into the result as hs_span_ids' 5 u64.
-// `frames` (depth of them, innermost last, taken over) are 7 u64 each: local
-// id, span flags (kFlagContext, kFlagParentElsewhere), given parent span id,
-// the stored context's trace hi, trace lo, parent wire id, trace flags.
-// `sampler`: the tracer's head sampler (sampler.h), for the trace flags.
-int32_t hs_open_ids(uint64_t* frames, uint32_t depth,
-                                                                  uint32_t timeline, uint64_t salt,
-                                                                  uint64_t sampler) {
-  struct Frame {
-    uint32_t local;
-    uint16_t flags;
-  };
-  struct Given {
-    hotspan::StoredContext context;
-    uint64_t parent_span;
-  };
-  std::vector<Frame> stack(depth);
-  std::vector<Given> given;
-  for (uint32_t k = 0; k < depth; ++k) {
-    const uint64_t* f = frames + 7 * static_cast<size_t>(k);
-    stack[k] = Frame{static_cast<uint32_t>(f[0]), static_cast<uint16_t>(f[1])};
-    if (f[1] & (hotspan::kFlagContext | hotspan::kFlagParentElsewhere)) {
-      Given g{};
-      g.context.trace = hotspan::TraceId{f[3], f[4]};
-      g.context.parent_wire = f[5];
-      g.context.flags = static_cast<uint8_t>(f[6]);
-      g.parent_span = f[2];
-      given.push_back(g);
-    }
-  }
-  std::free(frames);
-  const hotspan::SpanIds x = hotspan::open_stack_ids(timeline, stack.data(), depth, given, given.size(), salt, sampler);
-  std::string& bytes = result();
-  bytes.resize(5 * sizeof(uint64_t));
-  uint64_t* out = reinterpret_cast<uint64_t*>(&bytes[0]);
-  out[0] = x.trace.hi;
-  out[1] = x.trace.lo;
-  out[2] = x.span;
-  out[3] = x.parent;
-  out[4] = x.flags | (x.resolved ? 0x100u : 0u);
   return kOk;
 }
 

@@ -45,8 +45,6 @@ __attribute__((export_name("hs_query_open"))) QueryColumns* hs_query_open(uint8_
 __attribute__((export_name("hs_query"))) int32_t hs_query(const QueryColumns* q, const double* args, const char* name, uint32_t name_size);
 // The W3C ids of the columns' records under a head sampler; takes both buffers over (contexts: 6 u64 each, 0 when count is 0).
 __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, uint32_t size, uint64_t* contexts, uint32_t count, uint64_t salt, uint64_t sampler);
-// The ids of an open stack's innermost span under a head sampler; takes the frames (7 u64 each) over.
-__attribute__((export_name("hs_open_ids"))) int32_t hs_open_ids(uint64_t* frames, uint32_t depth, uint32_t timeline, uint64_t salt, uint64_t sampler);
 // [wire id, trace hi, trace lo, trace flags] of a span id as a root under a head sampler.
 __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler);
 // An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed).

@@ -1,9 +1,9 @@
 // The W3C ids of the innermost span of an open-span stack: its trace is its
 // own or its nearest open ancestor's stored context, else derived from the
 // bottom open span; resolved == false when a given parent without a context
-// comes first (its trace is not known on this thread alone). One walk for
-// every stack: a ThreadState's (open_span_ids) and the js backend's, through
-// native/wasm (hs_open_ids).
+// comes first (its trace is not known on this thread alone). The walk of
+// a ThreadState's stack (open_span_ids), which the js backend reaches through
+// the wasm core's hs_rec_open_ids.
 //
 // `stack[k]` (k < depth) has .local and .flags (kFlagContext,
 // kFlagParentElsewhere); `given[i]` (i < given_count) has .context (a
