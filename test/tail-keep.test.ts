@@ -187,6 +187,27 @@ for (const backend of rows) {
       expect(spans.some((s) => s.traceId === out.stuck)).toBe(false);
     }, 120_000);
 
+    it('keeps whole the traces with a span of one of sample.keep.names, and nothing else', async () => {
+      const [r, endpoint] = await listen();
+      const n = 12;
+      // Neither slowerThanMs nor errors: 'io.before' (a slow tree's span on a
+      // track, ended before its root) and 'fail' (an error tree's) keep by name only.
+      const out = await keepChild(backend, { names: ['io.before', 'fail'], maxWaitMs: 1500 }, endpoint, n, 5);
+      const o = out.counts.otlp;
+      expect(out.counts.produced).toBe(n * (3 + 4 + 4) + 1);
+      expect(o.dropped + o.rejected + o.inFlight).toBe(0);
+      const byTrace = new Map<string, string[]>();
+      for (const sp of r.spans()) byTrace.set(sp.traceId, [...(byTrace.get(sp.traceId) ?? []), sp.name]);
+      for (const [kind, id] of out.trees) {
+        expect((byTrace.get(id) ?? []).sort(), `${kind} ${id}`).toEqual(kind === 'fast' ? [] : NAMES[kind]);
+      }
+      expect(byTrace.size).toBe(2 * n);
+      expect(o.sent).toBe(n * (4 + 4));
+      // The fast trees and the stuck root's child.
+      expect(o.sampledOut).toBe(n * 3 + 1);
+      expect(o.keepTimedOut).toBe(1);
+    }, 120_000);
+
     it('takes HOTSPAN_KEEP_SLOWER_THAN_MS and HOTSPAN_KEEP_ERRORS when sample.keep is not given', async () => {
       const [r, endpoint] = await listen();
       const n = 10;
@@ -234,7 +255,10 @@ describe('sample.keep and HOTSPAN_KEEP_*', () => {
       [{ errors: 1 }, /sample\.keep\.errors must be a boolean, got number 1/, TypeError],
       [{ maxWaitMs: 0 }, /sample\.keep\.maxWaitMs must be a number of ms from 1 to 4194303, got number 0/, RangeError],
       [{ maxWaitMs: 5e6 }, /sample\.keep\.maxWaitMs .* got number 5000000/, RangeError],
-      [{ names: ['x'] }, /unknown sample\.keep option "names"/, RangeError],
+      [{ names: 'db' }, /sample\.keep\.names must be an array of span names, got string "db"/, TypeError],
+      [{ names: ['db', ''] }, /sample\.keep\.names\[1\] must be a non-empty string, got string ""/, TypeError],
+      [{ names: [7] }, /sample\.keep\.names\[0\] must be a non-empty string, got number 7/, TypeError],
+      [{ nam: ['x'] }, /unknown sample\.keep option "nam"/, RangeError],
     ];
     for (const [keep, message, type] of bad) {
       for (const backend of [...rows, 'noop'] as const) {

@@ -47,6 +47,8 @@ export interface WasmBackendOptions {
   sampler?: bigint;
   /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
   keep?: bigint;
+  /** The tail keep's span names (sample.keep.names); default none. */
+  keepNames?: readonly string[];
   /** The clock, ms on the performance.now() axis; default performance.now (tests drive theirs). */
   clock?: () => number;
   /** A joined thread's tracer-wide timeline id (the shared tracer's, ./share-transport); default: this tracer's own. */
@@ -65,6 +67,7 @@ export class WasmBackend implements Backend {
   private readonly onFull: OnFull;
   private readonly sampler: bigint;
   private readonly keep: bigint;
+  private readonly keepNames: readonly string[];
   /** Names already handed to the OTLP export (its encoder takes new ones only). */
   private exportNames = 0;
   /** Interned names by id (the core's ids), for openAsync's answer. */
@@ -80,6 +83,7 @@ export class WasmBackend implements Backend {
     this.onFull = options.onFull ?? 'overwrite';
     this.sampler = options.sampler ?? 0n;
     this.keep = options.keep ?? 0n;
+    this.keepNames = options.keepNames ?? [];
     this.clock = options.clock;
     this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep });
     this.thread = this.rec.thread(options.threadName, options.timeline ?? 0);
@@ -295,7 +299,7 @@ export class WasmBackend implements Backend {
     if (this.closedFlag) throw closedError();
     this.rec.exportOpen();
     const clocks = readClocks();
-    return { salt: this.salt, sampler: this.sampler, keep: this.keep, unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
+    return { salt: this.salt, sampler: this.sampler, keep: this.keep, keepNames: [...this.keepNames], unixOffsetNs: clocks.realtimeNs - clocks.monotonicNs + calibrate().originNs };
   }
 
   /** @internal Up to `max` records not handed over yet, those lost before, those left (names: only the new ones). */

@@ -50,6 +50,8 @@ export interface WasmExports {
   hs_root_ids(span: bigint, salt: bigint, sampler: bigint): number;
   /** An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed). */
   hs_otlp_open(resource: number, size: number, encoding: number, unixOffsetNs: bigint, salt: bigint, sampler: bigint, keep: bigint): number;
+  /** A span name (UTF-8, taken over) whose trace the encoder's tail keep keeps whole; 0 ok, else a status. */
+  hs_otlp_keep_name(handle: number, name: number, size: number): number;
   /** One OTLP read: takes the columns and the contexts over; read_through_ms: the read watermark (ms on the columns' axis; Infinity: none); result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request. */
   hs_otlp_next(handle: number, input: number, size: number, contexts: number, contextsSize: number, count: number, maxSpans: number, final: number, unread: number, readThroughMs: number): number;
   /** The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop; its id salt, head sampler word (record/sampler.h) and tail keep word (record/tail_keep.h)); its handle (0: bad on_full). */

@@ -31,8 +31,8 @@ export class WasmOtlpEncoder {
   private readonly c = newInstance();
   private readonly handle: number;
 
-  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt; `sampler`: its head sampler word (native/core/record/sampler.h); `keep`: its tail keep word (tail_keep.h). */
-  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint, sampler = 0n, keep = 0n) {
+  /** `unixOffsetNs`: ns since the Unix epoch at the batches' performance.now() origin; `salt`: the tracer's id salt; `sampler`: its head sampler word (native/core/record/sampler.h); `keep`: its tail keep word (tail_keep.h); `keepNames`: the span names that keep their trace whole. */
+  constructor(resource: ReadonlyArray<readonly [string, string]>, scopeVersion: string, encoding: 'protobuf' | 'json', unixOffsetNs: bigint, salt: bigint, sampler = 0n, keep = 0n, keepNames: readonly string[] = []) {
     const strings = resource.flatMap(([k, v]) => [encoder.encode(k), encoder.encode(v)]);
     strings.push(encoder.encode(scopeVersion));
     const size = 4 + strings.reduce((n, s) => n + 4 + s.length, 0);
@@ -47,6 +47,12 @@ export class WasmOtlpEncoder {
     }
     this.handle = this.c.hs_otlp_open(at, size, encoding === 'json' ? 1 : 0, unixOffsetNs, BigInt.asIntN(64, salt), BigInt.asIntN(64, sampler), BigInt.asIntN(64, keep));
     if (this.handle === 0) throw new Error('hotspan: the WebAssembly core rejected the OTLP resource');
+    for (const name of keepNames) {
+      const utf8 = encoder.encode(name);
+      const p = this.c.hs_alloc(Math.max(1, utf8.length));
+      new Uint8Array(this.c.memory.buffer, p, utf8.length).set(utf8);
+      if (this.c.hs_otlp_keep_name(this.handle, p, utf8.length) !== 0) throw new Error('hotspan: the WebAssembly core rejected a keep name');
+    }
   }
 
   /**

@@ -43,6 +43,14 @@ export interface Counts {
   readonly onFull: 'overwrite' | 'drop';
   /** The same counts per timeline. */
   readonly timelines: readonly TimelineCounts[];
+  /**
+   * Spans of traces the sampler (`sample`, `sample.keep`) did not keep, left
+   * out of the tracer's outputs: counted once per span, where the tracer's
+   * decision is made (the OTLP export's read; 0 without one). The memory
+   * figures above still count them: they stay in memory for snapshot(),
+   * stats() and query(). See docs/sampling.md for the identity.
+   */
+  readonly sampledOut: number;
   /** Present once tracer.exportOtlp() started. */
   readonly otlp?: OtlpCounts;
   /** Present when the tracer has the dumpOn option (docs/sampling.md). */
@@ -67,7 +75,7 @@ export interface BackendCounts {
   timelines: TimelineCounts[];
 }
 
-export function totalCounts(b: BackendCounts): Counts {
+export function totalCounts(b: BackendCounts, sampledOut = 0): Counts {
   let produced = 0;
   let kept = 0;
   let released = 0;
@@ -90,6 +98,7 @@ export function totalCounts(b: BackendCounts): Counts {
     memoryLimit: b.limit,
     onFull: b.onFull,
     timelines: Object.freeze(timelines),
+    sampledOut,
   });
 }
 

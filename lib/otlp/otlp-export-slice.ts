@@ -20,6 +20,8 @@ export interface JsExportInfo {
   sampler: bigint;
   /** Its tail keep word (native/core/record/tail_keep.h). */
   keep: bigint;
+  /** Its tail keep's span names (sample.keep.names). */
+  keepNames: readonly string[];
   /** ns since the Unix epoch at the tracer's performance.now() origin. */
   unixOffsetNs: bigint;
 }

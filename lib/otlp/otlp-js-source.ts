@@ -38,7 +38,7 @@ export class JsOtlpSource {
   private readThroughMs = Infinity;
 
   constructor(private readonly port: MessagePort, config: OtlpConfig, scopeVersion: string, info: JsExportInfo) {
-    this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt, info.sampler, info.keep);
+    this.encoder = new WasmOtlpEncoder(config.resource, scopeVersion, config.encoding, info.unixOffsetNs, info.salt, info.sampler, info.keep, info.keepNames);
     port.on('message', (m: { slice?: ExportSlice; stop?: number }) => {
       if (m.slice !== undefined) this.slices.push(m.slice);
       if (m.slice !== undefined || m.stop !== undefined) this.arrived?.();

@@ -31,6 +31,8 @@ export interface JsBudget {
   onFull: ResolvedOptions['onFull'];
   sampler: bigint;
   keep: bigint;
+  /** The tail keep's span names (sample.keep.names). */
+  keepNames?: readonly string[];
   idSalt?: bigint;
   /** ms on the performance.now() axis instead of performance.now (internal: tests that drive time). */
   clock?: () => number;
@@ -50,9 +52,10 @@ export function jsBackend(threadName: string, budget: JsBudget): Backend {
 export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
   const sample = o.sample === undefined ? sampleFromEnv() : checkSample(o.sample);
   const sampler = samplerWord(sample);
-  const keep = keepWord(sample.keep ?? keepFromEnv());
+  const resolvedKeep = sample.keep ?? keepFromEnv();
+  const keep = keepWord(resolvedKeep);
   if (o.backend === 'noop') return new NoopBackend();
-  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep };
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep, keepNames: resolvedKeep.names };
   if (o.backend === 'js') return jsBackend(o.threadName, budget);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {
@@ -62,7 +65,7 @@ export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
     return jsBackend(o.threadName, budget);
   }
   const cal = calibrate();
-  const nt = addon.create({ originNs: originNs ?? cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget });
+  const nt = addon.create({ originNs: originNs ?? cal.originNs, threadName: o.threadName, wakeHighWater: o.wakeHighWater, ...budget, keepNames: [...resolvedKeep.names] });
   return new NativeBackend(nt, cal.boundMs, true);
 }
 

@@ -45,7 +45,8 @@ export interface SampleOptions {
   /**
    * Tail keep, acted on by the OTLP export: a trace the head decision drops
    * is still exported whole when its local root lasted longer than
-   * `slowerThanMs` or a span of it is flagged error (docs/sampling.md).
+   * `slowerThanMs`, a span of it is flagged error, or a span of it has one of
+   * `names` (docs/sampling.md).
    * Default: HOTSPAN_KEEP_SLOWER_THAN_MS and HOTSPAN_KEEP_ERRORS.
    */
   keep?: KeepOptions;
@@ -57,6 +58,8 @@ export interface KeepOptions {
   slowerThanMs?: number;
   /** Keep a trace with a span flagged error. Default false. */
   errors?: boolean;
+  /** Keep a trace with a span of one of these names (non-empty strings). Default: none. */
+  names?: readonly string[];
   /** How long a span read before its root ended waits for it (1 to 4194303 ms); then the head decision alone. Default 30000. */
   maxWaitMs?: number;
 }

@@ -12,6 +12,8 @@ export interface ResolvedKeep {
   slowerThanMs: number | undefined;
   errors: boolean;
   maxWaitMs: number;
+  /** Span names that keep their trace whole (the core's OtlpBatcher::keep_name); empty: none. */
+  names: readonly string[];
 }
 
 /** A sampler as the tracer holds it. */
@@ -60,16 +62,33 @@ function checkKeep(value: unknown): ResolvedKeep {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new TypeError(`hotspan: sample.keep must be an object such as { slowerThanMs: 500, errors: true }, got ${describe(value)}`);
   }
-  const { slowerThanMs, errors, maxWaitMs } =
-    checkCallOptions(value as KeepOptions, 'sample.keep', ['slowerThanMs', 'errors', 'maxWaitMs']) ?? {};
+  const { slowerThanMs, errors, maxWaitMs, names } =
+    checkCallOptions(value as KeepOptions, 'sample.keep', ['slowerThanMs', 'errors', 'maxWaitMs', 'names']) ?? {};
   if (errors !== undefined && typeof errors !== 'boolean') {
     throw new TypeError(`hotspan: sample.keep.errors must be a boolean, got ${describe(errors)}`);
   }
   return {
+    names: names === undefined ? [] : checkNames(names),
     slowerThanMs: slowerThanMs === undefined ? undefined : checkMs(slowerThanMs, 'sample.keep.slowerThanMs', 0, MAX_SLOWER_THAN_MS),
     errors: errors ?? false,
     maxWaitMs: maxWaitMs === undefined ? DEFAULT_MAX_WAIT_MS : checkMs(maxWaitMs, 'sample.keep.maxWaitMs', 1, MAX_WAIT_MS),
   };
+}
+
+/** `sample.keep.names`: an array of non-empty strings, copied (a TypeError naming the bad value). */
+function checkNames(value: unknown): readonly string[] {
+  if (!Array.isArray(value)) {
+    throw new TypeError(`hotspan: sample.keep.names must be an array of span names, got ${describe(value)}`);
+  }
+  const names: string[] = [];
+  for (let i = 0; i < value.length; i++) {
+    const n: unknown = value[i];
+    if (typeof n !== 'string' || n.length === 0) {
+      throw new TypeError(`hotspan: sample.keep.names[${i}] must be a non-empty string, got ${describe(n)}`);
+    }
+    names.push(n);
+  }
+  return Object.freeze(names);
 }
 
 /**
@@ -102,19 +121,20 @@ export function keepFromEnv(): ResolvedKeep {
     false,
     'false',
   );
-  return { slowerThanMs, errors, maxWaitMs: DEFAULT_MAX_WAIT_MS };
+  return { slowerThanMs, errors, maxWaitMs: DEFAULT_MAX_WAIT_MS, names: [] };
 }
 
 /**
  * The core's tail keep word (native/core/record/tail_keep.h): bits 0-39
  * slowerThan in microseconds, bit 40 keep slow, bit 41 keep errors, bits
- * 42-63 maxWait in ms. 0n: no tail keep.
+ * 42-63 maxWait in ms. 0n: no tail keep. With `names` (which go to the core
+ * apart) the maxWait bits are set even when neither rule bit is.
  */
 export function keepWord(k: ResolvedKeep): bigint {
   let word = 0n;
   if (k.slowerThanMs !== undefined) word |= (1n << 40n) | BigInt(Math.round(k.slowerThanMs * 1000));
   if (k.errors) word |= 1n << 41n;
-  if (word === 0n) return 0n;
+  if (word === 0n && k.names.length === 0) return 0n;
   return word | (BigInt(Math.ceil(k.maxWaitMs)) << 42n);
 }
 

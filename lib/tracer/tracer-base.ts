@@ -169,12 +169,13 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
    * first to count native threads' queued ones).
    */
   counts(): Counts {
-    const c = totalCounts(this.b.counts());
+    const otlp = this.outputs.otlp?.counts();
+    // The tracer's sampling decision is made where spans leave it: the OTLP export's read.
+    const c = totalCounts(this.b.counts(), otlp?.sampledOut ?? 0);
     this.loss.of(c);
-    const otlp = this.outputs.otlp;
     const dumpOn = this.dumps?.counts();
     if (otlp === undefined && dumpOn === undefined) return c;
-    return Object.freeze({ ...c, ...(otlp && { otlp: otlp.counts() }), ...(dumpOn && { dumpOn }) });
+    return Object.freeze({ ...c, ...(otlp && { otlp }), ...(dumpOn && { dumpOn }) });
   }
 
   /**

@@ -106,6 +106,16 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
     opts.keep = keep.As<Napi::BigInt>().Uint64Value(&exact);
     if (!exact) throw Napi::RangeError::New(env, "hotspan: options.keep is not a tail keep word");
   }
+  Napi::Value keep_names = options.Get("keepNames");
+  if (!keep_names.IsUndefined()) {
+    if (!keep_names.IsArray()) ThrowArgTypeCxx(env, "options.keepNames", "an array of strings", keep_names);
+    Napi::Array names = keep_names.As<Napi::Array>();
+    for (uint32_t i = 0; i < names.Length(); ++i) {
+      Napi::Value name = names.Get(i);
+      if (!name.IsString()) ThrowArgTypeCxx(env, "options.keepNames[i]", "a string", name);
+      opts.keep_names.push_back(name.As<Napi::String>().Utf8Value());
+    }
+  }
   std::string thread_name = ThreadNameOption(env, options, "main");
 
   std::shared_ptr<EnvData> env_data = RequireEnvData(env);

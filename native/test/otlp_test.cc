@@ -536,6 +536,53 @@ void a_failed_span_on_another_timeline_keeps_its_trace_whole() {
   CHECK(has(text, "code: STATUS_CODE_ERROR"));
 }
 
+// sample.keep.names: a span of a kept name keeps its trace whole as an error
+// does, here with neither the slow nor the error bit set (the word carries
+// only maxWait), the name interned after the source opened, and the named
+// span on a track, ended before its root and read after it.
+void a_span_of_a_kept_name_keeps_its_trace_whole() {
+  TracerOptions o;
+  o.sampler = sampler::kRootOff;  // the head sampler keeps nothing
+  o.keep = tail_keep::kMaxWaitMs << tail_keep::kWaitShift;
+  o.keep_names = {"pay"};
+  auto t = Tracer::create(o);
+  auto main = t->attach_js_thread("main");
+  const uint32_t tl = timeline_id(*main);
+  const uint32_t track = t->track("net", false);
+  auto src_p = OtlpSource::open(t, resource(), OtlpEncoding::kProtobuf, 0);
+  OtlpSource& src = *src_p;
+  const uint32_t req = t->intern("req"), child = t->intern("child"), pay = t->intern("pay"), other = t->intern("other");
+  CHECK_EQ(begin(*main, req, 10), Status::kOk);
+  const uint64_t io = t->async_begin(track, pay, 11, {}, make_span_id(tl, 1));
+  CHECK(t->async_end(io, 20, 0) == Status::kOk);  // no error flag: kept by its name
+  CHECK_EQ(begin(*main, child, 21), Status::kOk);
+  CHECK_EQ(end(*main, 25), Status::kOk);
+  CHECK_EQ(end(*main, 30), Status::kOk);  // the root
+  CHECK_EQ(begin(*main, other, 40), Status::kOk);
+  CHECK_EQ(end(*main, 50), Status::kOk);  // a trace without the name
+  t->flush();
+  size_t spans = 0;
+  uint64_t sampled_out = 0, timed_out = 0;
+  std::string text;
+  for (int k = 0; k < 8; ++k) {
+    std::string body;
+    const OtlpSource::Batch b = src.next(2, false, body);
+    spans += b.spans;
+    sampled_out += b.sampled_out;
+    timed_out += b.keep_timed_out;
+    if (b.spans != 0) text += protoc_decode(body);
+  }
+  CHECK_EQ(spans, size_t{3});
+  CHECK_EQ(sampled_out, uint64_t{1});
+  CHECK_EQ(timed_out, uint64_t{0});
+  CHECK_EQ(src.waiting(), uint64_t{0});
+  const TraceId kept = oracle(*t).at(make_span_id(tl, 1)).trace;
+  size_t in_kept = 0;
+  for (size_t at = 0; (at = text.find("trace_id: \"" + protoc_trace(kept) + "\"", at)) != std::string::npos; ++at) ++in_kept;
+  CHECK_EQ(in_kept, size_t{3});
+  CHECK(!has(text, "name: \"other\""));
+}
+
 }  // namespace
 
 int main() {
@@ -550,5 +597,6 @@ int main() {
   held_records_are_bounded();
   reserved_otel_keys_become_span_fields_and_scopes();
   a_failed_span_on_another_timeline_keeps_its_trace_whole();
+  a_span_of_a_kept_name_keeps_its_trace_whole();
   return check::result("otlp_test");
 }

@@ -371,6 +371,15 @@ uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding,
   return static_cast<uint32_t>(otlp_batchers().size());
 }
 
+// A span name (UTF-8, taken over) whose trace the encoder's tail keep keeps
+// whole (OtlpBatcher::keep_name); kBadHandle for an unknown handle.
+int32_t hs_otlp_keep_name(uint32_t handle, uint8_t* name, uint32_t size) {
+  hotspan::OtlpBatcher* b = handle >= 1 && handle <= otlp_batchers().size() ? otlp_batchers()[handle - 1] : nullptr;
+  if (b != nullptr) b->keep_name(std::string(reinterpret_cast<const char*>(name), size));
+  std::free(name);
+  return b == nullptr ? kBadHandle : kOk;
+}
+
 // One read of an OTLP export: the new records (columns as hs_write's, taken
 // over; their names are the ones new since the previous call) and their
 // stored contexts (taken over, may be null when count is 0: 6 u64 each as

@@ -49,6 +49,8 @@ __attribute__((export_name("hs_span_ids"))) int32_t hs_span_ids(uint8_t* input, 
 __attribute__((export_name("hs_root_ids"))) int32_t hs_root_ids(uint64_t span, uint64_t salt, uint64_t sampler);
 // An OTLP encoder under a head sampler and a tail keep: takes the resource buffer over; returns a handle (0: malformed).
 __attribute__((export_name("hs_otlp_open"))) uint32_t hs_otlp_open(uint8_t* resource, uint32_t size, uint32_t encoding, int64_t unix_offset_ns, uint64_t salt, uint64_t sampler, uint64_t keep);
+// A span name (UTF-8, taken over) whose trace the encoder's tail keep keeps whole; 0 ok, else a status.
+__attribute__((export_name("hs_otlp_keep_name"))) int32_t hs_otlp_keep_name(uint32_t handle, uint8_t* name, uint32_t size);
 // One OTLP read: takes the columns and the contexts over; read_through_ms: the read watermark (ms on the columns' axis; Infinity: none); result: u32 spans, u32 held, u32 sampled out, u32 keep timed out, the request.
 __attribute__((export_name("hs_otlp_next"))) int32_t hs_otlp_next(uint32_t handle, uint8_t* input, uint32_t size, uint8_t* contexts, uint32_t contexts_size, uint32_t count, uint32_t max_spans, uint32_t final, uint32_t unread, double read_through_ms);
 // The recording core: a tracer (times given as ms on the performance.now() axis from origin_ns, CLOCK_MONOTONIC; the budget in bytes, on_full 0 overwrite / 1 drop; its id salt, head sampler word (record/sampler.h) and tail keep word (record/tail_keep.h)); its handle (0: bad on_full).

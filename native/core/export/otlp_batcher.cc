@@ -47,12 +47,14 @@ void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector
       // waits for its root.
       const bool root = r.parent_local == 0 && (r.flags & kFlagParentElsewhere) == 0;
       const bool error = (r.flags & kFlagError) != 0;
-      // Only a root or an error decides a trace: the other spans wait for it
-      // (no lookup per span).
-      if (!root && !error) continue;
+      const bool named = r.name < named_.size() && named_[r.name];
+      // Only a root, an error or a kept name decides a trace: the other spans
+      // wait for it (no lookup per span).
+      if (!root && !error && !named) continue;
       if (decided_.count(id.trace) != 0) continue;
       Tail& tail = tails[id.trace];
       tail.error |= error;
+      tail.named |= named;
       if (root) {
         tail.root_ns = std::max(tail.root_ns, r.end_ns - r.start_ns);
         tail.root_end_ns = std::max(tail.root_end_ns, r.end_ns);
@@ -62,7 +64,7 @@ void OtlpBatcher::decide_tails(const Snapshot& in, const std::vector<std::vector
   for (const auto& [trace, tail] : tails) {
     // Neither a kept error nor its root with every span that ended before
     // it read (the watermark past the root's end): its spans wait (encode()).
-    const bool keep = tail_keep::keeps(keep_, tail.root_ns, tail.error);
+    const bool keep = tail.named || tail_keep::keeps(keep_, tail.root_ns, tail.error);
     if (!keep && (tail.root_ns < 0 || tail.root_end_ns > read_through_ns)) continue;
     decide(trace, keep);
   }
@@ -92,7 +94,18 @@ size_t OtlpBatcher::held() const {
   return n;
 }
 
-void OtlpBatcher::add_name(const std::string& name) { names_.push_back(json_text::sanitized(name)); }
+void OtlpBatcher::add_name(const std::string& name) {
+  names_.push_back(json_text::sanitized(name));
+  named_.push_back(std::find(keep_names_.begin(), keep_names_.end(), names_.back()) != keep_names_.end());
+}
+
+void OtlpBatcher::keep_name(const std::string& name) {
+  keep_names_.push_back(json_text::sanitized(name));
+  for (size_t i = 0; i < names_.size(); ++i) named_[i] = named_[i] || names_[i] == keep_names_.back();
+  if (decided_.empty()) decided_.reserve(kSentCacheSpans);
+}
+
+bool OtlpBatcher::keeping() const { return tail_keep::enabled(keep_) || !keep_names_.empty(); }
 
 void OtlpBatcher::remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate) {
   if (sent_order_.size() < kSentCacheSpans) {
@@ -150,7 +163,7 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
 
   std::vector<std::vector<SpanIds>> ids;
   resolve_span_ids(in, salt_, ids, sampler_);
-  const bool keeping = tail_keep::enabled(keep_);
+  const bool keeping = this->keeping();
   const int64_t now = keeping ? clock::now_ns() : 0;
 
   // Unresolved: the chain leaves the batch at some ancestor. Its trace, when

@@ -32,6 +32,11 @@
 // its trace kept as soon as it is read. A record released without
 // its root (maxWait past, kMaxHeld full, or a final read) is decided by the
 // head sampler alone and counted in Result::keep_timed_out.
+//
+// keep_name() adds a span name to the tail keep (sample.keep.names): a trace
+// with a span of one of those names is kept whole, decided as soon as that
+// span is read, like an error. The keep word's maxWait bits still say how
+// long spans wait; its slow and error bits may both be clear.
 #pragma once
 
 #include <cstdint>
@@ -64,6 +69,8 @@ class OtlpBatcher {
   // The tracer's names in id order: those from names() on.
   size_t names() const { return names_.size(); }
   void add_name(const std::string& name);
+  // A span name that keeps its trace whole (tail keep by name); any time.
+  void keep_name(const std::string& name);
 
   // Timeline `id` of the batch `in`, its held records first: the caller
   // appends the new records (their attributes, foreign parents, contexts).
@@ -123,6 +130,7 @@ class OtlpBatcher {
     int64_t root_ns = -1;
     int64_t root_end_ns = INT64_MIN;
     bool error = false;
+    bool named = false;  // a span of it has a name of keep_names_
   };
   std::unordered_map<TraceId, Tail, TraceHash> tails_;
   std::vector<TraceId> decided_order_;
@@ -132,6 +140,9 @@ class OtlpBatcher {
   std::vector<uint64_t> sent_order_;                      // FIFO of sent_'s keys (ring)
   size_t sent_next_ = 0;
   std::vector<std::string> names_;  // valid UTF-8 copies, by name id
+  std::vector<std::string> keep_names_;  // keep_name()'s, valid UTF-8 copies
+  std::vector<bool> named_;               // by name id: one of keep_names_
+  bool keeping() const;                   // a tail keep by any rule
 };
 
 }  // namespace hotspan

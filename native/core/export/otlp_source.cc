@@ -15,7 +15,9 @@ OtlpSource::OtlpSource(std::unique_ptr<ExportCursor> cursor, const OtlpResource&
                        int64_t unix_offset_ns)
     : cursor_(std::move(cursor)),
       batcher_(resource, encoding, unix_offset_ns, cursor_->tracer().id_salt(), cursor_->tracer().sampler(),
-               cursor_->tracer().keep()) {}
+               cursor_->tracer().keep()) {
+  for (const std::string& name : cursor_->tracer().keep_names()) batcher_.keep_name(name);
+}
 
 OtlpSource::Batch OtlpSource::discard() {
   Batch batch;

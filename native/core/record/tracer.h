@@ -78,6 +78,9 @@ struct TracerOptions {
   uint64_t sampler = 0;
   // The tail keep of its OTLP export (tail_keep.h); 0: none.
   uint64_t keep = 0;
+  // Span names that keep their trace whole in that tail keep
+  // (OtlpBatcher::keep_name); with them `keep` carries the maxWait bits.
+  std::vector<std::string> keep_names;
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -150,6 +153,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   uint64_t id_salt() const;  // salt of the W3C ids of its spans (trace_id.h)
   uint64_t sampler() const;  // head sampler of its traces (sampler.h)
   uint64_t keep() const;     // tail keep of its OTLP export (tail_keep.h)
+  const std::vector<std::string>& keep_names() const;  // its names (TracerOptions::keep_names)
   int64_t origin_ns() const;
   TimeUnit time_unit() const;  // as requested in the options
   // "Now" in the tracer's unit: what begin/end/... expect as `now`.
