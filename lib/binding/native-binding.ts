@@ -362,6 +362,8 @@ export interface NativeAddon {
     sampler?: bigint;
     /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); default 0n, none. */
     keep?: bigint;
+    /** The process's name in its documents (1 to 1024 bytes of UTF-8); default "hotspan". */
+    processName?: string;
   }): NativeTracer;
   /** Attach this env's thread to a tracer created in another env of the process. */
   join(token: string, options: { threadName: string }): NativeTracer;

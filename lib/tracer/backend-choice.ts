@@ -34,6 +34,8 @@ export interface JsBudget {
   idSalt?: bigint;
   /** ms on the performance.now() axis instead of performance.now (internal: tests that drive time). */
   clock?: () => number;
+  /** The process's name in the documents it writes (TracerOptions.processName); default the core's. */
+  processName?: string;
 }
 
 /** The js backend: the core compiled to WebAssembly (its workers join on it too). */
@@ -52,7 +54,7 @@ export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
   const sampler = samplerWord(sample);
   const keep = keepWord(sample.keep ?? keepFromEnv());
   if (o.backend === 'noop') return new NoopBackend();
-  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep };
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep, processName: o.processName };
   if (o.backend === 'js') return jsBackend(o.threadName, budget);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {

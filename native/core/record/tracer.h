@@ -78,6 +78,9 @@ struct TracerOptions {
   uint64_t sampler = 0;
   // The tail keep of its OTLP export (tail_keep.h); 0: none.
   uint64_t keep = 0;
+  // The name its documents give the process (document_info.h): Chrome
+  // JSON's process_name metadata, Perfetto's process descriptor.
+  std::string process_name = "hotspan";
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -151,6 +154,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   uint64_t sampler() const;  // head sampler of its traces (sampler.h)
   uint64_t keep() const;     // tail keep of its OTLP export (tail_keep.h)
   int64_t origin_ns() const;
+  const std::string& process_name() const;  // as given in the options
   TimeUnit time_unit() const;  // as requested in the options
   // "Now" in the tracer's unit: what begin/end/... expect as `now`.
   int64_t now() const;
