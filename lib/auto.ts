@@ -36,6 +36,8 @@
 //   OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES, OTEL_EXPORTER_OTLP_[TRACES_]PROTOCOL,
 //   _HEADERS, _TIMEOUT, _COMPRESSION, OTEL_BSP_MAX_EXPORT_BATCH_SIZE,
 //   OTEL_BSP_SCHEDULE_DELAY, OTEL_BSP_EXPORT_TIMEOUT  as for exportOtlp()
+// Each process's trace names it by what it runs (TracerOptions.processName's
+// default: `node server.js` -> server.js, a cluster worker's with " (worker N)").
 // Runs on the main thread only (workers inherit --require). The program's own
 // Tracer instances work beside it; this one is `require('hotspan/auto').tracer`.
 

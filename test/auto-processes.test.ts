@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { protobufjsPackets, protocDecode, traceEngineFlows, traceEngineProcesses } from './support/consumers';
+import { protobufjsPackets, protocDecode, traceEngineFlows, traceEngineProcesses, traceEngineProcessNames } from './support/consumers';
+import { buildView } from '../lib/cli/view';
 import { cliPath, readSpans, repoRoot, type PlainSpan } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-procs-'));
@@ -55,6 +56,20 @@ function one<T extends { name: string }>(spans: T[], name: string): T {
   return found[0];
 }
 
+/**
+ * The name each process should have (TracerOptions.processName's default:
+ * what it runs): the parent its script, the forked and exec'd children
+ * theirs, the cluster worker its script and worker id. Not "hotspan".
+ */
+function expectedNames(pids: Pids): Map<number, string> {
+  return new Map([
+    [pids.parent, 'parent.js'],
+    [pids.children[0], 'child.js'],
+    [pids.children[1], 'child.js'],
+    [pids.children[2], 'child.js (worker 1)'],
+  ]);
+}
+
 /** The handshake's order: before < each child (in turn) < after. */
 function expectOrdered(spans: Array<{ name: string; start: number; end: number }>): void {
   const seq = ['before', 'child forked', 'child exec', 'child cluster', 'after'].map((n) => one(spans, n));
@@ -91,6 +106,9 @@ describe('hotspan run: every process in one trace', () => {
     const text = protocDecode(readFileSync(out));
     const described = [...text.matchAll(/process \{\s*pid: (\d+)/g)].map((m) => Number(m[1]));
     expect(described.sort()).toEqual([...all].sort());
+    // ... each named by what it runs.
+    const named = new Map([...text.matchAll(/process \{\s*pid: (\d+)\s*process_name: "([^"]*)"/g)].map((m) => [Number(m[1]), m[2]]));
+    expect(named).toEqual(expectedNames(pids));
 
     // protobufjs: each process's packets on a sequence of its own (its pid), track uuids
     // distinct across processes, and the slices' times put on MONOTONIC through each
@@ -163,6 +181,10 @@ describe('hotspan run: every process in one trace', () => {
     expect(engine.get(pids.children[0])).toContain('child forked');
     expect(engine.get(pids.children[1])).toContain('child exec');
     expect(engine.get(pids.children[2])).toContain('child cluster');
+    // ... each process named by what it runs, in the file and in the engine.
+    const metaNames = new Map(doc.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => [e.pid, (e as { args?: { name?: string } }).args?.name]));
+    expect(metaNames).toEqual(expectedNames(pids));
+    expect(await traceEngineProcessNames(doc.traceEvents)).toEqual(expectedNames(pids));
   });
 
   it('a child killed before it wrote is counted as missing', () => {
@@ -233,10 +255,15 @@ describe('hotspan report: a trace of several processes, grouped by process', () 
         expect(countsOf(p.names), `pid ${String(p.pid)}`).toEqual(expected[p.pid]);
         const n = Object.values(expected[p.pid]).reduce((a, b) => a + b, 0);
         expect(p.spans).toBe(n);
-        expect(p.name).toBe('hotspan');
+        const name = expectedNames(pids).get(p.pid);
+        expect(p.name).toBe(name);
         expect(p.timelines.every((t) => t.pid === p.pid)).toBe(true);
-        expect(text).toContain(`process ${String(p.pid)} (hotspan): ${String(n)} spans, per name (ms)`);
+        expect(text).toContain(`process ${String(p.pid)} (${String(name)}): ${String(n)} spans, per name (ms)`);
       }
+      // hotspan view: the rows under a header per process, each named by what it runs, the program's first.
+      const { data } = buildView(out);
+      const headers = [pids.parent, ...pids.children.slice().sort((a, b) => a - b)].map((pid) => `${String(expectedNames(pids).get(pid))} (pid ${String(pid)})`);
+      expect(data.groups.map((g) => g.name)).toEqual(headers);
       // The totals are unchanged: every span once, in one group.
       expect(json.processes.reduce((a, p) => a + p.spans, 0)).toBe(json.spans);
       expect(json.names.reduce((a, x) => a + x.count, 0)).toBe(json.spans);

@@ -154,6 +154,9 @@ const CASES: Case[] = [
   { what: 'new Tracer({ bogus: 1 })', call: () => new Tracer({ bogus: 1 } as never), error: RangeError, message: /unknown option "bogus"/ },
   { what: 'new Tracer(5)', call: () => new Tracer(5 as never), error: TypeError, message: /options must be an object, got number 5/ },
   { what: 'new Tracer({ wakeHighWater: 0 })', call: () => new Tracer({ wakeHighWater: 0 }), error: RangeError, message: /wakeHighWater must be a positive integer, got number 0/ },
+  { what: 'new Tracer({ processName: 5 })', call: () => new Tracer({ processName: 5 as never }), error: TypeError, message: /processName must be a string, got number 5/ },
+  { what: "new Tracer({ processName: '' })", call: () => new Tracer({ processName: '' }), error: RangeError, message: /processName must be 1 to 256 characters, got string ""/ },
+  { what: 'new Tracer({ processName: 257 characters })', call: () => new Tracer({ processName: 'p'.repeat(257) }), error: RangeError, message: /processName must be 1 to 256 characters, got string "ppp/ },
 ];
 
 function handleCases(): Case[] {

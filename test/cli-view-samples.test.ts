@@ -81,7 +81,7 @@ function sampledTrace(): string {
   return file;
 }
 
-/** Three processes, 300 (named parent, first in the file), 20 (child-a) and 150 (no name); 300 has two threads. */
+/** Three processes, 300 (named parent, first in the file), 20 (child-a) and 150 (no name); 300 has two threads; 300 and 20 a counter each. */
 function processesTrace(): string {
   const X = (name: string, pid: number, tid: number, from: number, to: number): object => ({ name, cat: 'span', ph: 'X', ts: from * MS, dur: (to - from) * MS, pid, tid });
   const events = [
@@ -91,6 +91,9 @@ function processesTrace(): string {
     { name: 'process_name', ph: 'M', pid: 20, tid: 0, args: { name: 'child-a' } },
     X('b', 150, 150, 2, 4),
     X('a', 20, 20, 1, 3),
+    // Counters of two processes, the child's first in the file.
+    { name: 'heap', ph: 'C', ts: 1 * MS, pid: 20, tid: 0, args: { value: 5 } },
+    { name: 'heap', ph: 'C', ts: 2 * MS, pid: 300, tid: 0, args: { value: 7 } },
   ];
   const file = path.join(tmp, 'processes.json');
   writeFileSync(file, JSON.stringify({ traceEvents: events }));
@@ -160,6 +163,8 @@ describe('hotspan view: the model of a sampled trace', () => {
       { name: 'process (pid 150)', row: 3 },
     ]);
     expect(d.rows).toHaveLength(4);
+    // Each counter named with its process, in the groups' order.
+    expect(d.counters.map((c) => c.name)).toEqual(['heap · parent (pid 300)', 'heap · child-a (pid 20)']);
   });
 });
 

@@ -404,7 +404,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
     });
 
     it('writes Chrome JSON that matches the records event by event', async () => {
-      const t = make({ threadName: 'main "thread"' });
+      const t = make({ threadName: 'main "thread"', processName: 'api\\"srv" é' });
       t.begin('outer', { who: 'me', n: 2 });
       t.trace('in\\ner "q"', () => undefined);
       try {
@@ -429,7 +429,10 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       const events = doc.traceEvents;
       // The writing process's pid (the js backend's WebAssembly writer: 1).
       for (const e of events) expect(e.pid).toBe(kind === 'native' ? process.pid : 1);
-      expect(events.filter((e) => e.ph === 'M' && e.name === 'process_name')).toHaveLength(1);
+      const proc = events.filter((e) => e.ph === 'M' && e.name === 'process_name');
+      expect(proc).toHaveLength(1);
+      // The name given (processName), escaped as every string is.
+      expect(proc[0].args?.name).toBe('api\\"srv" é');
 
       const timelines = t.timelines();
       for (const tl of timelines) {

@@ -16,6 +16,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 import type { SpanRecord, Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/binding/native-loader';
+import { defaultProcessName } from '../lib/tracer/options';
 import {
   protobufjsPackets,
   protocDecode,
@@ -98,12 +99,15 @@ async function checkSpeedscope(w: Written): Promise<void> {
   const key = (c: SpeedscopeCall): string => `${idIn(c.name)}|${c.start}|${c.end}|${idIn(c.parent)}`;
   const events = (JSON.parse(w.json) as { traceEvents: Array<{ ph: string; name: string; pid: number; tid: number; ts?: number }> }).traceEvents;
   // The writing process's pid (the js backend's WebAssembly writer: 1).
-  const pid = events.find((e) => e.ph === 'M' && e.name === 'process_name')?.pid;
+  const proc = events.find((e) => e.ph === 'M' && e.name === 'process_name') as { pid: number; args?: { name?: string } } | undefined;
+  const pid = proc?.pid;
   expect(pid).toBe(w.pid);
+  // The tracer's default process name: what this process runs (its main script's file name).
+  expect(proc?.args?.name).toBe(defaultProcessName());
   for (const [tl, tlName] of names) {
     if (w.concurrent.has(tl)) continue;
     const recs = w.recs.filter((r) => r.timeline === tl);
-    const calls = profiles.get(`hotspan (pid ${String(pid)}), ${tlName} (tid ${String(tl)})`);
+    const calls = profiles.get(`${defaultProcessName()} (pid ${String(pid)}), ${tlName} (tid ${String(tl)})`);
     expect(calls, `speedscope profile of ${tlName}`).toBeDefined();
     if (!calls) continue;
     // speedscope's times are us from the profile's first event: back to the

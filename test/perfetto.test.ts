@@ -207,7 +207,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
     const make = tracerFactory(kind);
 
     it('writes every span, decoded with the Perfetto schema, event by event', async () => {
-      const t = make({ threadName: 'main thread' });
+      const t = make({ threadName: 'main thread', processName: 'checkout-api é' });
       t.trace('outer', () => {
         t.trace('inner', () => undefined, { rows: 12, ratio: 0.5, table: 'users é', hit: true, neg: -3 });
         // Values past the one-pass string read (128 bytes, a 4-byte character across it), past an
@@ -250,7 +250,7 @@ describe.each(['native', 'js'] as const)('%s backend', (kind) => {
       const procs = [...d.tracks].filter(([, td]) => td.process !== undefined && td.process !== null);
       expect(procs).toHaveLength(1);
       const [procUuid, proc] = procs[0];
-      expect(proc.process?.processName).toBe('hotspan');
+      expect(proc.process?.processName).toBe('checkout-api é');
       expect(proc.process?.pid).toBe(pid);
       const salt = procUuid ^ PERFETTO_PROCESS_UUID;
       expect(salt % 2n ** 32n).toBe(0n);

@@ -127,7 +127,8 @@ function nativeOf(t: Tracer): NativeTracer {
 
 describe('the WebAssembly core', () => {
   it.skipIf(skipNative)("writes the addon's bytes from the addon's snapshot: Chrome JSON and Perfetto", async () => {
-    const t = new Tracer({ backend: 'native', threadName: 'main "thread"\n' });
+    // writeColumns (hs_write: no tracer) names the process as the core's writers do by default.
+    const t = new Tracer({ backend: 'native', threadName: 'main "thread"\n', processName: 'hotspan' });
     try {
       const gpu = await scenario(t);
       const nt = nativeOf(t);

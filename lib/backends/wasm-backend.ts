@@ -53,6 +53,8 @@ export interface WasmBackendOptions {
   clock?: () => number;
   /** A joined thread's tracer-wide timeline id (the shared tracer's, ./share-transport); default: this tracer's own. */
   timeline?: number;
+  /** The process's name in the documents it writes; default the core's, "hotspan". */
+  processName?: string;
 }
 
 export class WasmBackend implements Backend {
@@ -85,7 +87,7 @@ export class WasmBackend implements Backend {
     this.keep = options.keep ?? 0n;
     this.keepNames = options.keepNames ?? [];
     this.clock = options.clock;
-    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep });
+    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep, processName: options.processName });
     this.thread = this.rec.thread(options.threadName, options.timeline ?? 0);
     if (this.thread === 0) throw new Error(`hotspan: the core refused timeline id ${String(options.timeline ?? 0)} for thread '${options.threadName}'`);
   }

@@ -364,6 +364,8 @@ export interface NativeAddon {
     keep?: bigint;
     /** Span names that keep their trace whole in that tail keep (TracerOptions::keep_names); default none. */
     keepNames?: string[];
+    /** The process's name in its documents (1 to 1024 bytes of UTF-8); default "hotspan". */
+    processName?: string;
   }): NativeTracer;
   /** Attach this env's thread to a tracer created in another env of the process. */
   join(token: string, options: { threadName: string }): NativeTracer;

@@ -136,6 +136,8 @@ export interface WasmExports {
   hs_rec_export_close(tracer: number): void;
   /** Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's. */
   hs_rec_write(tracer: number, format: number, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
+  /** Names the process in the tracer's documents (hs_rec_write) by the buffer (taken over; UTF-8, 1 to 1024 bytes; default "hotspan"); a core status (INVALID: an unknown tracer or a name out of bounds). */
+  hs_rec_process_name(tracer: number, name: number, size: number): number;
 }
 /** hs_write and hs_writer_begin: the code of each output format. */
 export const FORMAT_CODES = { json: 0, perfetto: 1 } as const;

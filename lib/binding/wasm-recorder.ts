@@ -33,6 +33,8 @@ export interface WasmRecorderOptions {
   sampler?: bigint;
   /** The tail keep word of its OTLP export (native/core/record/tail_keep.h); 0n (the default): none. */
   keep?: bigint;
+  /** The process's name in its documents (write()); default the core's, "hotspan". */
+  processName?: string;
 }
 
 /** One take of the OTLP export's read: the records, those lost before it, those left, its watermark. */
@@ -63,6 +65,9 @@ export class WasmRecorder {
       BigInt.asIntN(64, options.keep ?? 0n),
     );
     if (this.tracer === 0) throw new RangeError(`unknown onFull policy ${JSON.stringify(options.onFull)}`);
+    if (options.processName !== undefined && this.c.hs_rec_process_name(this.tracer, ...this.text(options.processName)) !== 0) {
+      throw new RangeError(`hotspan: the core refused the process name ${JSON.stringify(options.processName)}`);
+    }
   }
 
   /**

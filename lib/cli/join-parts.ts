@@ -2,7 +2,8 @@
 // into the parts directory (lib/auto/auto-out.ts: `<pid>.pftrace` or
 // `<pid>.json`, and a `<pid>.started` marker each) joined into one trace.
 // Each part is a whole document of the core's writers, on the run's one time
-// axis, with its own pid (native/core/write/document_info.h), so:
+// axis, with its own pid and process name (native/core/write/document_info.h:
+// the process_name metadata, the process descriptor, copied as they are), so:
 // - Perfetto: the parts are concatenated. Each is on its own packet sequence
 //   with its own track uuids (perfetto_writer.h), and a Trace is a sequence
 //   of packets, so the concatenation is one valid trace.

@@ -45,7 +45,8 @@ Runs a node program with zero-code tracing (hotspan/auto, preloaded through
 NODE_OPTIONS): HTTP server and client requests, fetch, DNS lookups, TCP/TLS
 connections, GC pauses, and the event-loop delay as counters. The Node
 processes it starts (spawn, fork, exec, cluster workers) are traced too, into
-the same trace, a process per pid. When it ends, the trace is written and its
+the same trace, a process per pid, each named by what it runs (server.js;
+a cluster worker: server.js (worker 1)). When it ends, the trace is written and its
 report printed to stderr. Exit code and signal are the program's.
 
 Options:

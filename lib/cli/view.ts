@@ -110,7 +110,8 @@ export function buildView(
     rowDepths[r] = Math.max(rowDepths[r], lay.depth[i] + 1);
     if (start[i] < t0) t0 = start[i];
   }
-  const series = counterSeries(c);
+  // Counters of several processes: each after its process's (in the groups' order), named with it.
+  const series = processCounters(counterSeries(c), groups.length > 0 ? tlOrder : [], c.processNames);
   if (n === 0) for (const k of series) if (k.ts.length > 0 && k.ts[0] < t0) t0 = k.ts[0];
   if (n === 0) for (const ts of c.samples.tsNs.view()) if (ts < t0) t0 = ts;
   if (t0 === Infinity) t0 = 0;
@@ -248,18 +249,38 @@ function processGroups<T extends { pid: number | undefined }>(
   return { order, groups };
 }
 
+/**
+ * The counter tracks of a trace of several processes (`order`: the rows'
+ * timelines, grouped by process; empty for one process): ordered as the
+ * process groups, each named "name · process (pid N)", as its group's header.
+ */
+function processCounters<T extends { name: string; pid: number | undefined }>(
+  series: T[],
+  order: ReadonlyArray<{ pid: number | undefined }>,
+  names: ReadonlyMap<number, string>,
+): T[] {
+  if (order.length === 0) return series;
+  const rank = new Map<number | undefined, number>();
+  for (const t of order) if (!rank.has(t.pid)) rank.set(t.pid, rank.size);
+  const at = (k: T): number => rank.get(k.pid) ?? rank.size;
+  return series
+    .map((k, i) => ({ k, i }))
+    .sort((a, b) => at(a.k) - at(b.k) || a.i - b.i)
+    .map(({ k }) => ({ ...k, name: k.pid === undefined ? k.name : `${k.name} · ${names.get(k.pid) ?? 'process'} (pid ${String(k.pid)})` }));
+}
+
 /** Counter tracks in the trace's order, a track with no sample included, each time ordered. */
-function counterSeries(c: Collected): Array<{ name: string; ts: Float64Array; values: Float64Array }> {
-  const out: Array<{ name: string; ts: Float64Array; values: Float64Array }> = [];
+function counterSeries(c: Collected): Array<{ name: string; pid: number | undefined; ts: Float64Array; values: Float64Array }> {
+  const out: Array<{ name: string; pid: number | undefined; ts: Float64Array; values: Float64Array }> = [];
   const seen = new Set<number>();
   c.timelines.forEach((t, k) => {
     if (t.kind !== 'counter') return;
     seen.add(k);
     const s = c.counters.get(k);
-    out.push({ name: t.name, ...(s === undefined ? { ts: new Float64Array(0), values: new Float64Array(0) } : timeOrdered(s.ts.view(), s.values.view())) });
+    out.push({ name: t.name, pid: t.pid, ...(s === undefined ? { ts: new Float64Array(0), values: new Float64Array(0) } : timeOrdered(s.ts.view(), s.values.view())) });
   });
   // Samples on a timeline the trace never described (or not as a counter).
-  for (const [k, s] of c.counters) if (!seen.has(k)) out.push({ name: c.timelines[k]?.name ?? '?', ...timeOrdered(s.ts.view(), s.values.view()) });
+  for (const [k, s] of c.counters) if (!seen.has(k)) out.push({ name: c.timelines[k]?.name ?? '?', pid: c.timelines[k]?.pid, ...timeOrdered(s.ts.view(), s.values.view()) });
   return out;
 }
 

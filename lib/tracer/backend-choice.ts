@@ -36,6 +36,8 @@ export interface JsBudget {
   idSalt?: bigint;
   /** ms on the performance.now() axis instead of performance.now (internal: tests that drive time). */
   clock?: () => number;
+  /** The process's name in the documents it writes (TracerOptions.processName); default the core's. */
+  processName?: string;
 }
 
 /** The js backend: the core compiled to WebAssembly (its workers join on it too). */
@@ -55,7 +57,7 @@ export function createBackend(o: ResolvedOptions, originNs?: bigint): Backend {
   const resolvedKeep = sample.keep ?? keepFromEnv();
   const keep = keepWord(resolvedKeep);
   if (o.backend === 'noop') return new NoopBackend();
-  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep, keepNames: resolvedKeep.names };
+  const budget = { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler, keep, keepNames: resolvedKeep.names, processName: o.processName };
   if (o.backend === 'js') return jsBackend(o.threadName, budget);
   const { addon, error } = loadNativeAddon();
   if (addon === undefined) {

@@ -1,6 +1,8 @@
 // Tracer options and their validation.
 
+import cluster from 'node:cluster';
 import { constants } from 'node:os';
+import { basename } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 
 import type { BackendKind } from '../backends/backend';
@@ -13,6 +15,42 @@ export function checkThreadName(threadName: unknown): string {
     throw new TypeError(`hotspan: threadName must be a non-empty string, got ${describe(threadName)}`);
   }
   return wellFormed(threadName);
+}
+
+/** The longest processName, in UTF-16 code units. */
+export const MAX_PROCESS_NAME = 256;
+
+/** `processName`: a non-empty string of at most MAX_PROCESS_NAME units, lone surrogates replaced. */
+export function checkProcessName(processName: unknown): string {
+  if (typeof processName !== 'string') {
+    throw new TypeError(`hotspan: processName must be a string, got ${describe(processName)}`);
+  }
+  if (processName.length === 0 || processName.length > MAX_PROCESS_NAME) {
+    throw new RangeError(`hotspan: processName must be 1 to ${String(MAX_PROCESS_NAME)} characters, got ${describe(processName)}`);
+  }
+  return wellFormed(processName);
+}
+
+/** The options -e/--eval/-p/--print: the program is text, not a script file. */
+const EVAL_FLAGS = /^(?:-e|-p|--eval|--print|-pe|-ep)(?:=|$)/;
+
+/**
+ * The default processName: what this process runs, as a process list would
+ * say it. The main script's file name (`node server.js` -> "server.js"),
+ * else (`node -e`, the REPL) process.title ("node"); a cluster worker's
+ * (`worker`: cluster.worker.id) with " (worker <id>)" after it. Cut to
+ * MAX_PROCESS_NAME units.
+ */
+export function defaultProcessName(
+  proc: Pick<NodeJS.Process, 'argv' | 'execArgv' | 'title'> = process,
+  worker: number | undefined = cluster.worker?.id,
+): string {
+  const script = proc.argv[1];
+  const evaluated = proc.execArgv.some((a) => EVAL_FLAGS.test(a));
+  let name = !evaluated && script !== undefined && script !== '' ? basename(script) : proc.title;
+  if (name === '') name = 'node';
+  if (worker !== undefined) name += ` (worker ${String(worker)})`;
+  return wellFormed(name.slice(0, MAX_PROCESS_NAME));
 }
 
 /** `new Tracer({ dumpOn })`: see docs/sampling.md. */
@@ -75,6 +113,15 @@ export interface TracerOptions {
   /** Display name of this thread's timeline. */
   threadName?: string;
   /**
+   * The process's name in the traces this tracer writes (Chrome JSON's
+   * process_name metadata, Perfetto's process descriptor), so the processes
+   * of one trace (`hotspan run`) are told apart: a string of 1 to 256
+   * characters. Default: what the process runs, the main script's file name
+   * (`node server.js`: "server.js"), else process.title (`node -e`: "node"),
+   * with " (worker <id>)" after it in a cluster worker.
+   */
+  processName?: string;
+  /**
    * Writes the trace to this path when the process exits normally, calls
    * process.exit(), throws an uncaught exception, or gets SIGINT or SIGTERM;
    * the extension picks the format.
@@ -133,6 +180,7 @@ export interface ResolvedOptions {
   requireNative: boolean;
   wakeHighWater: number;
   threadName: string;
+  processName: string;
   writeOnExit: string | undefined;
   /** The signal and the path template its dumps are numbered from. */
   dumpOnSignal: { signal: string; path: string } | undefined;
@@ -211,6 +259,7 @@ const KEYS = new Set([
   'requireNative',
   'wakeHighWater',
   'threadName',
+  'processName',
   'writeOnExit',
   'dumpOnSignal',
   'dumpOnCrash',
@@ -300,7 +349,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
       throw new RangeError(`hotspan: unknown option "${key}" (known: ${[...KEYS].join(', ')})`);
     }
   }
-  const { backend, requireNative, wakeHighWater, threadName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull, sample, dumpOn } = o;
+  const { backend, requireNative, wakeHighWater, threadName, processName, writeOnExit, dumpOnSignal, dumpOnCrash, memoryLimit, onFull, sample, dumpOn } = o;
   if (backend !== undefined && !BACKENDS.includes(backend as BackendKind)) {
     throw new RangeError(`hotspan: backend must be 'native', 'js' or 'noop', got ${describe(backend)}`);
   }
@@ -331,6 +380,7 @@ export function resolveOptions(options: unknown): ResolvedOptions {
     requireNative: requireNative === true,
     wakeHighWater: (wakeHighWater as number | undefined) ?? 4096,
     threadName: wellFormed((threadName as string | undefined) ?? 'main'),
+    processName: processName === undefined ? defaultProcessName() : checkProcessName(processName),
     writeOnExit: writeOnExit as string | undefined,
     dumpOnSignal: dumpOnSignal === undefined ? undefined : checkDumpOnSignal(dumpOnSignal),
     dumpOnCrash: dumpOnCrash as string | undefined,

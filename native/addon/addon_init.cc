@@ -47,8 +47,13 @@ Napi::Object Wrap(Napi::Env env, TracerBinding* binding) {
   }
 }
 
+// The longest processName create() takes, in UTF-8 bytes (the facade's
+// bound, lib/tracer/options.ts, is 256 UTF-16 units: at most 768 bytes).
+constexpr size_t kMaxProcessNameBytes = 1024;
+
 // create({ originNs: bigint, threadName?: string, wakeHighWater?: number,
-//          memoryLimit?: number (bytes, clamped by the core), onFull?: 'overwrite' | 'drop' })
+//          memoryLimit?: number (bytes, clamped by the core), onFull?: 'overwrite' | 'drop',
+//          processName?: string (the documents' process name) })
 Napi::Value Create(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   Napi::Object options = ARG_OBJECT(0, "options");
@@ -114,6 +119,15 @@ Napi::Value Create(const Napi::CallbackInfo& info) {
       Napi::Value name = names.Get(i);
       if (!name.IsString()) ThrowArgTypeCxx(env, "options.keepNames[i]", "a string", name);
       opts.keep_names.push_back(name.As<Napi::String>().Utf8Value());
+    }
+  }
+  Napi::Value process_name = options.Get("processName");
+  if (!process_name.IsUndefined()) {
+    if (!process_name.IsString()) ThrowArgTypeCxx(env, "options.processName", "a string", process_name);
+    opts.process_name = process_name.As<Napi::String>().Utf8Value();
+    if (opts.process_name.empty() || opts.process_name.size() > kMaxProcessNameBytes) {
+      throw Napi::RangeError::New(env, "hotspan: options.processName must be 1 to " +
+                                           std::to_string(kMaxProcessNameBytes) + " bytes of UTF-8");
     }
   }
   std::string thread_name = ThreadNameOption(env, options, "main");

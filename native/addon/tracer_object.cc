@@ -319,7 +319,7 @@ Napi::Value Perfetto(const Napi::CallbackInfo& info) {
   const hotspan::Tracer& tracer = *Self(info).tracer;
   auto* out = new std::string();
   const hotspan::FrozenSnapshot snap = tracer.freeze();
-  hotspan::write_perfetto(snap, hotspan::document_of(snap, tracer.origin_ns(), hotspan::read_clocks()).with_pid(hotspan::current_pid()),
+  hotspan::write_perfetto(snap, hotspan::document_of(snap, tracer.origin_ns(), hotspan::read_clocks()).of_process(hotspan::current_pid(), tracer.process_name()),
                           *out);
   return Napi::Buffer<char>::New(info.Env(), out->data(), out->size(),
                                  [](Napi::Env, char*, std::string* s) { delete s; }, out);

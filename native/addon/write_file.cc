@@ -69,7 +69,7 @@ void RegisterExitWait() {
 // Formats `snapshot` as `format` into `path` through a FileBlockWriter: at
 // most its few blocks in memory, whatever the trace's size. Returns 0 or the
 // errno of the step *op names; *bytes is what the writer took.
-int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns,
+int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns, const std::string& process_name,
                const hotspan::ClockReadings& clocks, const std::string& path, Format format,
                uint64_t* bytes, const char** op, uint64_t dropped_elsewhere = 0) {
   hotspan::FileBlockWriter file(path);
@@ -78,7 +78,7 @@ int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns,
   counts.produced += dropped_elsewhere;
   counts.dropped += dropped_elsewhere;
   const hotspan::DocumentInfo doc =
-      hotspan::DocumentInfo{origin_ns, clocks, hotspan::document_counts(counts)}.with_pid(hotspan::current_pid());
+      hotspan::DocumentInfo{origin_ns, clocks, hotspan::document_counts(counts)}.of_process(hotspan::current_pid(), process_name);
   if (format == Format::kChromeJson) {
     hotspan::write_chrome_json(snapshot, doc, out);
   } else {
@@ -123,12 +123,13 @@ Napi::Object Summary(Napi::Env env, uint64_t bytes, uint64_t spans, size_t timel
 // and the file writes (overlapped, see FileBlockWriter) run on the worker.
 class WriteWorker : public Napi::AsyncWorker {
  public:
-  WriteWorker(Napi::Env env, hotspan::FrozenSnapshot snapshot, int64_t origin_ns, std::string path,
-              Format format)
+  WriteWorker(Napi::Env env, hotspan::FrozenSnapshot snapshot, int64_t origin_ns, std::string process_name,
+              std::string path, Format format)
       : Napi::AsyncWorker(env, "hotspan.write"),
         deferred_(Napi::Promise::Deferred::New(env)),
         snapshot_(std::move(snapshot)),
         origin_ns_(origin_ns),
+        process_name_(std::move(process_name)),
         clocks_(hotspan::read_clocks()),
         path_(std::move(path)),
         format_(format) {
@@ -153,7 +154,7 @@ class WriteWorker : public Napi::AsyncWorker {
   }
 
   void Write() {
-    errno_ = WriteTrace(snapshot_, origin_ns_, clocks_, path_, format_, &bytes_, &op_);
+    errno_ = WriteTrace(snapshot_, origin_ns_, process_name_, clocks_, path_, format_, &bytes_, &op_);
     snapshot_ = hotspan::FrozenSnapshot();  // release it here, not on the JS thread
   }
 
@@ -172,6 +173,7 @@ class WriteWorker : public Napi::AsyncWorker {
   Napi::Promise::Deferred deferred_;
   hotspan::FrozenSnapshot snapshot_;
   const int64_t origin_ns_;
+  const std::string process_name_;
   const hotspan::ClockReadings clocks_;  // read with the freeze, on the calling thread
   const std::string path_;
   const Format format_;
@@ -207,7 +209,7 @@ Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
   CheckPath(info, path);
   RegisterExitWait();
   auto* worker = new WriteWorker(info.Env(), self.tracer->freeze(), self.tracer->origin_ns(),
-                                 std::move(path), f);
+                                 self.tracer->process_name(), std::move(path), f);
   Napi::Promise promise = worker->Promise();
   worker->Queue();  // deletes itself after OnOK / OnError
   return promise;
@@ -238,7 +240,7 @@ Napi::Value WriteFileNow(const Napi::CallbackInfo& info, TracerBinding& self) {
     const hotspan::FrozenSnapshot snapshot = tracer.freeze();
     spans = RecordsOf(snapshot);
     timelines = snapshot.timelines.size();
-    err = WriteTrace(snapshot, tracer.origin_ns(), hotspan::read_clocks(), path, f, &bytes, &op,
+    err = WriteTrace(snapshot, tracer.origin_ns(), tracer.process_name(), hotspan::read_clocks(), path, f, &bytes, &op,
                      dropped_elsewhere);
   }
   if (err != 0) throw FileError(info.Env(), path, err, op);

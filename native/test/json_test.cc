@@ -490,6 +490,20 @@ void test_node_round_trip() {
 
 }  // namespace
 
+// A tracer's document names the process by its TracerOptions::process_name,
+// escaped as every string.
+void test_process_name() {
+  TracerOptions o;
+  o.process_name = "api \"srv\"\\\n";
+  std::shared_ptr<Tracer> t = Tracer::create(o);
+  CHECK(t->process_name() == o.process_name);
+  std::string out;
+  write_chrome_json(*t, out);
+  const std::string want = "\"pid\":" + std::to_string(getpid()) + ",\"tid\":0,\"args\":{\"name\":\"api \\\"srv\\\"\\\\\\u000a\"}}";
+  if (!contains(out, want)) check::fail(__FILE__, __LINE__, "process_name: " + out.substr(0, 200));
+  t->close();
+}
+
 int main() {
   RUN_TEST(test_golden);
   RUN_TEST(test_escaping);
@@ -497,5 +511,6 @@ int main() {
   RUN_TEST(test_dur_sums);
   RUN_TEST(test_grid_round_trip);
   RUN_TEST(test_node_round_trip);
+  RUN_TEST(test_process_name);
   return check::result("json_test");
 }

@@ -499,6 +499,7 @@ void test_processes() {
     const auto proc = d.tracks.find(kPerfettoProcessUuid ^ salt);
     CHECK(proc != d.tracks.end());
     CHECK_EQ(first(decode(first(proc->second, 3)->bytes), 1)->v, uint64_t{pid});
+    CHECK(first(decode(first(proc->second, 3)->bytes), 6)->bytes == "hotspan");  // the default name
     const auto th = d.tracks.find(perfetto_track_uuid(1, 0) ^ salt);
     CHECK(th != d.tracks.end());
     CHECK_EQ(first(decode(first(th->second, 4)->bytes), 1)->v, uint64_t{pid});
@@ -511,6 +512,23 @@ void test_processes() {
   }
 }
 
+// The process descriptor's process_name is the document's (of_process).
+void test_process_name() {
+  Snapshot s;
+  s.names = {"work"};
+  SnapshotTimeline main = timeline(1, "main", TimelineKind::kJs);
+  main.records.push_back(rec(1, 0, 0, 10, 20, 0));
+  s.timelines.push_back(main);
+  std::string out;
+  write_perfetto(s, DocumentInfo{0, hotspan_test::kTestClocks, {}}.of_process(77, "server.js (worker 2) \xc3\xa9"), out);
+  const Doc d = parse(out, perfetto_sequence_id(77));
+  const auto proc = d.tracks.find(kPerfettoProcessUuid ^ perfetto_uuid_salt(77));
+  CHECK(proc != d.tracks.end());
+  const auto desc = decode(first(proc->second, 3)->bytes);
+  CHECK_EQ(first(desc, 1)->v, uint64_t{77});
+  CHECK(first(desc, 6)->bytes == "server.js (worker 2) \xc3\xa9");
+}
+
 }  // namespace
 
 int main() {
@@ -521,5 +539,6 @@ int main() {
   test_edge_cases();
   test_clock();
   test_processes();
+  test_process_name();
   return check::result("perfetto_test");
 }

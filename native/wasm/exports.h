@@ -135,5 +135,7 @@ __attribute__((export_name("hs_rec_export_take"))) int32_t hs_rec_export_take(ui
 __attribute__((export_name("hs_rec_export_close"))) void hs_rec_export_close(uint32_t tracer);
 // Flushes, then one whole document of the tracer's records into the result, with its counts; the clock readings are the caller's.
 __attribute__((export_name("hs_rec_write"))) int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns);
+// Names the process in the tracer's documents (hs_rec_write) by the buffer (taken over; UTF-8, 1 to 1024 bytes; default "hotspan"); a core status (INVALID: an unknown tracer or a name out of bounds).
+__attribute__((export_name("hs_rec_process_name"))) int32_t hs_rec_process_name(uint32_t tracer, uint8_t* name, uint32_t size);
 }  // extern "C"
 // </generated>

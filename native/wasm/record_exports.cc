@@ -83,6 +83,16 @@ hotspan::ExportCursor* export_cursor(uint32_t tracer) {
   return tracer >= 1 && tracer <= c.size() ? c[tracer - 1].get() : nullptr;
 }
 
+// The process name a tracer's documents give (hs_rec_process_name), by
+// tracer handle - 1; empty: the writers' default.
+std::vector<std::string>& process_names() {
+  static auto* n = new std::vector<std::string>();
+  return *n;
+}
+
+// The longest name hs_rec_process_name takes, in bytes (the addon's bound).
+constexpr size_t kMaxProcessName = 1024;
+
 void close_export(uint32_t tracer) {
   auto& c = export_cursors();
   if (tracer >= 1 && tracer <= c.size()) c[tracer - 1].reset();  // gives the consumer slot up
@@ -148,6 +158,7 @@ void hs_rec_free(uint32_t tracer) {
   auto& t = table<hotspan::Tracer>();
   if (tracer >= 1 && tracer <= t.size() && t[tracer - 1]) {
     close_export(tracer);
+    if (tracer <= process_names().size()) process_names()[tracer - 1].clear();
     t[tracer - 1]->close();
     t[tracer - 1].reset();
   }
@@ -443,14 +454,28 @@ int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int
   if (format != kChromeJson && format != kPerfetto) return kBadFormat;
   t->flush();
   const hotspan::FrozenSnapshot snap = t->freeze();
-  const hotspan::DocumentInfo doc =
+  hotspan::DocumentInfo doc =
       hotspan::document_of(snap, t->origin_ns(), {monotonic_ns, realtime_ns, boottime_ns});
+  if (tracer <= process_names().size() && !process_names()[tracer - 1].empty()) {
+    doc.process_name = process_names()[tracer - 1];
+  }
   if (format == kChromeJson) {
     hotspan::write_chrome_json(snap, doc, out);
   } else {
     hotspan::write_perfetto(snap, doc, out);
   }
   return kOk;
+}
+
+int32_t hs_rec_process_name(uint32_t tracer, uint8_t* name, uint32_t size) {
+  std::string given = take_string(name, size);
+  if (at<hotspan::Tracer>(tracer) == nullptr || given.empty() || given.size() > kMaxProcessName) {
+    return status(hotspan::Status::kInvalid);
+  }
+  auto& n = process_names();
+  if (n.size() < tracer) n.resize(tracer);
+  n[tracer - 1] = std::move(given);
+  return status(hotspan::Status::kOk);
 }
 
 int32_t hs_rec_export_open(uint32_t tracer) {

@@ -37,6 +37,7 @@ interface EngineModule {
           data: {
             Renderer: { processes: Map<number, { threads: Map<number, { tree?: { roots: Iterable<TreeNode> } }> }> };
             Flows: { flows: Array<Array<{ name: string; pid: number; tid: number; ts: number }>> };
+            Meta: { processNames: Map<number, { args?: { name?: string } }> };
           };
         };
       };
@@ -73,6 +74,12 @@ async function engineData(events: unknown[]): Promise<ReturnType<ReturnType<Engi
 /** The engine's flows (DevTools draws each as arrows between its events): each flow's events, in order. */
 export async function traceEngineFlows(events: unknown[]): Promise<Array<Array<{ name: string; pid: number; tid: number; ts: number }>>> {
   return (await engineData(events)).Flows.flows;
+}
+
+/** Per pid, the process name the engine read (its process_name metadata events). */
+export async function traceEngineProcessNames(events: unknown[]): Promise<Map<number, string | undefined>> {
+  const names = (await engineData(events)).Meta.processNames;
+  return new Map([...names].map(([pid, e]) => [pid, e.args?.name]));
 }
 
 /** Per pid and tid, every span in the engine's thread trees with the parent the tree gives it. */

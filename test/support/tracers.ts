@@ -17,7 +17,7 @@ export type TestTracerOptions = TracerOptions & { clock?: () => number };
  */
 export function clockedTracer(clock: () => number, options: TracerOptions = {}): Tracer {
   const o = resolveOptions({ ...options, backend: 'js' });
-  return tracerOver(jsBackend(o.threadName, { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler: 0n, keep: 0n, clock }));
+  return tracerOver(jsBackend(o.threadName, { memoryLimit: o.memoryLimit, onFull: o.onFull, sampler: 0n, keep: 0n, clock, processName: o.processName }));
 }
 
 /** A tracer on `backend`, closed after each test of the describe block. */

@@ -96,6 +96,7 @@ uint64_t Tracer::sampler() const { return impl_->options.sampler; }
 uint64_t Tracer::keep() const { return impl_->options.keep; }
 const std::vector<std::string>& Tracer::keep_names() const { return impl_->options.keep_names; }
 int64_t Tracer::origin_ns() const { return impl_->options.origin_ns; }
+const std::string& Tracer::process_name() const { return impl_->options.process_name; }
 TimeUnit Tracer::time_unit() const { return impl_->options.time_unit; }
 int64_t Tracer::now() const { return impl_->shared->now(); }
 

@@ -81,6 +81,9 @@ struct TracerOptions {
   // Span names that keep their trace whole in that tail keep
   // (OtlpBatcher::keep_name); with them `keep` carries the maxWait bits.
   std::vector<std::string> keep_names;
+  // The name its documents give the process (document_info.h): Chrome
+  // JSON's process_name metadata, Perfetto's process descriptor.
+  std::string process_name = "hotspan";
 };
 
 // Per (tracer, thread): the thread's timeline, open-span stack and owner-written
@@ -155,6 +158,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   uint64_t keep() const;     // tail keep of its OTLP export (tail_keep.h)
   const std::vector<std::string>& keep_names() const;  // its names (TracerOptions::keep_names)
   int64_t origin_ns() const;
+  const std::string& process_name() const;  // as given in the options
   TimeUnit time_unit() const;  // as requested in the options
   // "Now" in the tracer's unit: what begin/end/... expect as `now`.
   int64_t now() const;

@@ -18,7 +18,9 @@
 //   per span with id = the span id as a string. Events of one timeline are in
 //   the snapshot's (end) order; viewers sort by ts.
 // - pid: the document's (DocumentInfo::pid: the recording process's, 1 from
-//   WebAssembly), on every event, so several processes' events join.
+//   WebAssembly), on every event, so several processes' events join; the
+//   first event names the process (process_name metadata:
+//   DocumentInfo::process_name).
 // - Counters: a "C" event per sample (tid 0, args {"value": v}, v the
 //   shortest text that reads back as the same double), after the batch's
 //   spans; samples a full series dropped are counted in
@@ -348,8 +350,10 @@ class ChromeJsonWriter::Impl {
     char buf[96];
     char* p = put_lit(buf, "{\"name\":\"process_name\",\"ph\":\"M\",");
     p = put_pid_tid(p, 0);
-    p = put_lit(p, ",\"args\":{\"name\":\"hotspan\"}}");
+    p = put_lit(p, ",\"args\":{\"name\":\"");
     out_.append(buf, static_cast<size_t>(p - buf));
+    append_escaped(out_, doc_.process_name.data(), doc_.process_name.size());
+    out_.append("\"}}", 3);
   }
 
   void timeline_metadata(uint32_t id, const std::string& name) {

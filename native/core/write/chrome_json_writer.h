@@ -72,7 +72,7 @@ void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, 
 // overload, whose document carries no counts.
 inline void write_chrome_json(const Tracer& tracer, std::string& out) {
   const FrozenSnapshot snap = tracer.freeze();
-  write_chrome_json(snap, document_of(snap, tracer.origin_ns(), read_clocks()).with_pid(current_pid()), out);
+  write_chrome_json(snap, document_of(snap, tracer.origin_ns(), read_clocks()).of_process(current_pid(), tracer.process_name()), out);
 }
 
 }  // namespace hotspan

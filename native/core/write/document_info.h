@@ -70,11 +70,21 @@ struct DocumentInfo {
   // process's (with_pid below: the addon, TraceStream); the js backend's
   // (WebAssembly) say 1.
   uint32_t pid = 1;
+  // The process's name: Chrome JSON's process_name metadata, Perfetto's
+  // process descriptor's process_name. "hotspan" unless the caller says: a
+  // tracer's writes say its TracerOptions::process_name (of_process below).
+  std::string process_name = "hotspan";
 
   // This document as the process `pid` wrote it.
   DocumentInfo with_pid(uint32_t p) const {
     DocumentInfo d = *this;
     d.pid = p;
+    return d;
+  }
+  // This document as the process `pid`, named `name`, wrote it.
+  DocumentInfo of_process(uint32_t p, std::string name) const {
+    DocumentInfo d = with_pid(p);
+    d.process_name = std::move(name);
     return d;
   }
 };

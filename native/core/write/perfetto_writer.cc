@@ -6,7 +6,7 @@
 //    parent_id, error, abandoned), trace_packet_defaults naming the
 //    timestamp clock (kPerfettoClockId) and the ClockSnapshot relating it
 //    to MONOTONIC, BOOTTIME and REALTIME (perfetto_writer.h); then a packet
-//    with the process track (the document's pid, "hotspan").
+//    with the process track (the document's pid and process_name).
 // 2. One TrackDescriptor packet per timeline, in snapshot order: thread
 //    timelines as thread tracks (pid, tid = timeline id, thread_name),
 //    tracks and the groups timeline as named tracks under the process.
@@ -236,6 +236,7 @@ class PerfettoWriter::Impl {
       : origin_(doc.origin_ns),
         clocks_(doc.clocks),
         pid_(doc.pid),
+        process_name_(doc.process_name),
         seq_(perfetto_sequence_id(doc.pid)),
         salt_(perfetto_uuid_salt(doc.pid)),
         counts_(doc.counts),
@@ -431,7 +432,7 @@ class PerfettoWriter::Impl {
 
     Pb proc;
     proc.uint(1, pid_);         // pid
-    proc.str(6, "hotspan");     // process_name
+    proc.str(6, sanitized(process_name_));  // process_name
     Pb td;
     td.uint(1, kPerfettoProcessUuid ^ salt_);
     td.msg(3, proc);  // process
@@ -1001,6 +1002,7 @@ class PerfettoWriter::Impl {
   const int64_t origin_;
   const ClockReadings clocks_;
   const uint32_t pid_;
+  const std::string process_name_;
   const uint32_t seq_;     // trusted_packet_sequence_id (perfetto_writer.h)
   const uint64_t salt_;    // xored into every track uuid
   DocumentCounts counts_;

@@ -177,7 +177,7 @@ bool TraceStream::open_file() {
   }
   if (options_.keep != 0 && n > options_.keep) ::unlink(numbered(options_.path, n - options_.keep).c_str());
   if (!writer_) {
-    writer_.reset(new PerfettoWriter(DocumentInfo{tracer_->origin_ns(), read_clocks(), {}}.with_pid(current_pid()), *sink_));
+    writer_.reset(new PerfettoWriter(DocumentInfo{tracer_->origin_ns(), read_clocks(), {}}.of_process(current_pid(), tracer_->process_name()), *sink_));
   } else {
     writer_->restart();
   }
