@@ -42,7 +42,8 @@ const EVAL_FLAGS = /^(?:-e|-p|--eval|--print|-pe|-ep)(?:=|$)/;
  * MAX_PROCESS_NAME units.
  */
 export function defaultProcessName(
-  proc: Pick<NodeJS.Process, 'argv' | 'execArgv' | 'title'> = process,
+  // Structural, not NodeJS.Process: the declarations must not need @types/node.
+  proc: { readonly argv: readonly string[]; readonly execArgv: readonly string[]; readonly title: string } = process,
   worker: number | undefined = cluster.worker?.id,
 ): string {
   const script = proc.argv[1];
