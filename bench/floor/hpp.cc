@@ -5,11 +5,7 @@
 // variant's per-round ns per span. Variants: bare (two reads of the clock
 // hotspan records with and a 28-byte store into a reused ring), cabi
 // (api->begin/api->end with a name interned up front), hpp (HOTSPAN_SCOPE),
-// hpp-detached (HOTSPAN_SCOPE with no table attached), hpp-calls
-// (HOTSPAN_SCOPE bound to a copy of the table cut to its size before the
-// area entries: the call path a core without the inline path gives).
-// scaling(api, n, rounds): bare and hpp (inline) on 1 and on 2 threads
-// started together (thread_race.h), thread CPU ns per span per round.
+// hpp-detached (HOTSPAN_SCOPE with no table attached).
 #include <node_api.h>
 
 #include <cstdint>
@@ -35,21 +31,12 @@ struct __attribute__((packed, aligned(4))) Rec {
 constexpr uint32_t kRing = 1u << 16;
 Rec g_ring[kRing];
 
-enum Variant { kBare, kCabi, kHpp, kDetached, kCalls, kVariants };
-const char* const kNames[kVariants] = {"bare", "cabi", "hpp", "hpp-detached", "hpp-calls"};
-
-// The table as an older hotspan gives it: no area entries.
-const hotspan_api_v1* older_table(const hotspan_api_v1* api) {
-  static hotspan_api_v1 older;
-  older = *api;
-  older.struct_size = static_cast<uint32_t>(HOTSPAN_API_V1_BASE_SIZE);
-  return &older;
-}
+enum Variant { kBare, kCabi, kHpp, kDetached, kVariants };
+const char* const kNames[kVariants] = {"bare", "cabi", "hpp", "hpp-detached"};
 
 int64_t run(Variant v, const hotspan_api_v1* api, uint32_t id, uint64_t n) {
   void* tr = api->tracer;
   if (v == kDetached) hotspan::detach();
-  if (v == kCalls) hotspan::attach(older_table(api));
   const int64_t c0 = bench::thread_cpu_ns();
   switch (v) {
     case kBare:
@@ -68,7 +55,6 @@ int64_t run(Variant v, const hotspan_api_v1* api, uint32_t id, uint64_t n) {
       break;
     case kHpp:
     case kDetached:
-    case kCalls:
       for (uint64_t i = 0; i < n; i++) {
         HOTSPAN_SCOPE("bench.hpp");
       }
@@ -77,26 +63,9 @@ int64_t run(Variant v, const hotspan_api_v1* api, uint32_t id, uint64_t n) {
       break;
   }
   const int64_t ns = bench::thread_cpu_ns() - c0;
-  if (v == kDetached || v == kCalls) hotspan::attach(api);
+  if (v == kDetached) hotspan::attach(api);
   return ns;
 }
-
-void bare_loop(uint64_t n, Rec* ring) {
-  for (uint64_t i = 0; i < n; i++) {
-    Rec& r = ring[i & (kRing - 1)];
-    r.start = ticks();
-    r.name = static_cast<uint32_t>(i);
-    r.duration = static_cast<uint32_t>(ticks() - r.start);
-  }
-}
-
-void hpp_loop(uint64_t n) {
-  for (uint64_t i = 0; i < n; i++) {
-    HOTSPAN_SCOPE("bench.hpp");
-  }
-}
-
-Rec g_rings[2][kRing];
 
 // compare(api, n, rounds) -> { bare: [ns/span per round], cabi: [...], ... }
 napi_value Compare(napi_env env, napi_callback_info info) {
@@ -119,7 +88,6 @@ napi_value Compare(napi_env env, napi_callback_info info) {
   const uint64_t n = static_cast<uint64_t>(nd);
   const int rounds = static_cast<int>(rd);
   std::vector<double> per[kVariants];
-  bool lent = false;  // the hpp variant took the inline path
   std::thread worker([&] {
     uint32_t id = 0;
     api->intern(api->tracer, "bench.cabi", 10, &id);
@@ -130,7 +98,6 @@ napi_value Compare(napi_env env, napi_callback_info info) {
         per[v].push_back(static_cast<double>(run(v, api, id, n)) / static_cast<double>(n));
       }
     }
-    lent = hotspan::detail::area_for(hotspan::detail::current()) != nullptr;
   });
   worker.join();
   napi_value out;
@@ -141,63 +108,6 @@ napi_value Compare(napi_env env, napi_callback_info info) {
     for (size_t i = 0; i < per[v].size(); i++) napi_set_element(env, arr, static_cast<uint32_t>(i), bench::make_double(env, per[v][i]));
     napi_set_named_property(env, out, kNames[v], arr);
   }
-  napi_value b;
-  napi_get_boolean(env, lent, &b);
-  napi_set_named_property(env, out, "inlinePath", b);
-  return out;
-}
-
-// scaling(api, n, rounds) -> { "bare-1t": [...], "bare-2t": [...], "hpp-1t": [...],
-// "hpp-2t": [...] }: per round, thread CPU ns per span (mean over the threads).
-napi_value Scaling(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  void* data = nullptr;
-  double nd = 0, rd = 0;
-  if (argc < 3 || napi_get_value_external(env, argv[0], &data) != napi_ok ||
-      napi_get_value_double(env, argv[1], &nd) != napi_ok ||
-      napi_get_value_double(env, argv[2], &rd) != napi_ok) {
-    napi_throw_type_error(env, nullptr, "scaling(api, n, rounds)");
-    return nullptr;
-  }
-  const auto* api = static_cast<const hotspan_api_v1*>(data);
-  if (hotspan::attach(api) != hotspan::Attach::kOk) {
-    napi_throw_error(env, nullptr, "scaling: attach failed");
-    return nullptr;
-  }
-  const uint64_t n = static_cast<uint64_t>(nd);
-  const int rounds = static_cast<int>(rd);
-  const char* const names[4] = {"bare-1t", "bare-2t", "hpp-1t", "hpp-2t"};
-  std::vector<double> per[4];
-  for (int r = 0; r < rounds; r++) {
-    for (int k = 0; k < 4; k++) {
-      const int v = (r + k) % 4;
-      const int threads = v % 2 ? 2 : 1;
-      const bool hpp = v >= 2;
-      // Warm each new thread (its timeline, its chunks) before the flag.
-      const auto res = bench::race_threads(
-          threads, n,
-          [&](int t) {
-            if (hpp) hpp_loop(n / 10);
-            else bare_loop(n / 10, g_rings[t]);
-          },
-          [&](int t) {
-            if (hpp) hpp_loop(n);
-            else bare_loop(n, g_rings[t]);
-          },
-          [](int) {});
-      per[v].push_back(res.cpu_ns_per_span);
-    }
-  }
-  napi_value out;
-  napi_create_object(env, &out);
-  for (int v = 0; v < 4; v++) {
-    napi_value arr;
-    napi_create_array_with_length(env, per[v].size(), &arr);
-    for (size_t i = 0; i < per[v].size(); i++) napi_set_element(env, arr, static_cast<uint32_t>(i), bench::make_double(env, per[v][i]));
-    napi_set_named_property(env, out, names[v], arr);
-  }
   return out;
 }
 
@@ -207,7 +117,5 @@ NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "compare", NAPI_AUTO_LENGTH, Compare, nullptr, &fn);
   napi_set_named_property(env, exports, "compare", fn);
-  napi_create_function(env, "scaling", NAPI_AUTO_LENGTH, Scaling, nullptr, &fn);
-  napi_set_named_property(env, exports, "scaling", fn);
   return exports;
 }

@@ -1,8 +1,7 @@
 /*
  * hotspan.hpp: C++17 helpers over hotspan's C ABI (hotspan.h) for a native
- * addon's own threads. Standard headers only; nothing links against hotspan:
- * this header calls through the table and, where the table lends one, writes
- * the calling thread's record area (see "The inline path" below).
+ * addon's own threads. Standard headers only; nothing links against hotspan,
+ * and hotspan.h's ABI is unchanged (this header only calls through the table).
  *
  *   // once, on the JS thread, with the External from tracer.nativeApi():
  *   void* data; napi_get_value_external(env, value, &data);
@@ -38,22 +37,11 @@
  * that two addons both compile with default visibility may be merged into
  * one by the dynamic linker; give such helpers internal linkage.)
  *
- * The inline path. A table whose struct_size covers thread_area and
- * area_settle, with area_version == HOTSPAN_AREA_VERSION, lends each thread
- * its recording state (hotspan.h hotspan_thread_v1): attach() notes that,
- * and Scope's constructor and destructor then read the clock inline (rdtsc,
- * or CLOCK_MONOTONIC, whichever the tracer records with) and push, pop and
- * store the record there themselves: no call per span. A record is
- * published with a release store of the timeline's `written` (what flush and
- * snapshots acquire), then the close barrier; the table is called only for
- * the rare cases: the thread's first span (thread_area), a full chunk, an
- * anchor due, a span too long for the 32-bit duration, side data, a closed
- * tracer, and every `batch` records to queue them (area_settle). The area is
- * the same open-span stack begin()/end() use, so both mix on one thread.
- * The core takes an area back by storing NULL into the header's
- * thread-local slot, on the owning thread, before it frees it (the tracer
- * seen closed, thread exit). Older tables, other compilers, or
- * HOTSPAN_NO_INLINE_PATH: every span calls begin()/end().
+ * Later: a direct-write fast path (a thread-local record area the header
+ * writes into without a call) would be an addition to the table (a larger
+ * struct_size) that attach() detects and Scope's inline constructor and
+ * destructor use. User code (HOTSPAN_SCOPE, Scope, Name, AsyncScope) does
+ * not name the table's entries, so it would only need a rebuild.
  *
  * Keeps hotspan.h's two-argument HOTSPAN_SCOPE(api, name_id) (hotspan_abi::Scope)
  * working: HOTSPAN_SCOPE picks the form by its number of arguments.
@@ -64,8 +52,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
-#include <ctime>
 #include <mutex>
 #include <string_view>
 #include <utility>
@@ -82,19 +68,6 @@
 #define HOTSPAN_HPP_UNLIKELY_(x) (x)
 #endif
 
-// The inline fast path (the lent area) needs GCC/Clang atomic builtins and a
-// thread_local the compiler reaches without a call; elsewhere, or with
-// HOTSPAN_NO_INLINE_PATH defined, every span calls through the table.
-#if defined(__GNUC__) && !defined(_WIN32) && !defined(HOTSPAN_NO_INLINE_PATH)
-#define HOTSPAN_HPP_INLINE_PATH_ 1
-// initial-exec: the slot is read at a fixed offset from the thread pointer
-// (an addon is dlopen'ed; its default TLS model would call __tls_get_addr).
-// 16 bytes of the C library's static-TLS surplus per addon.
-#define HOTSPAN_HPP_TLS_ __attribute__((tls_model("initial-exec")))
-#else
-#define HOTSPAN_HPP_INLINE_PATH_ 0
-#endif
-
 namespace hotspan {
 
 /** What attach() found. */
@@ -102,7 +75,7 @@ enum class Attach {
   kOk = 0,
   kNullTable,   // the pointer is null
   kAbiVersion,  // abi_version is not HOTSPAN_ABI_VERSION
-  kTableSize,   // struct_size is smaller than hotspan_api_v1 without its appended entries
+  kTableSize,   // struct_size is smaller than this header's hotspan_api_v1
 };
 
 /** A sentence for an Attach value, for an error message. */
@@ -127,9 +100,6 @@ namespace detail {
 struct Binding {
   const hotspan_api_v1* api;
   uint32_t epoch;  // != 0; unique per table within this addon
-  // The table lends areas this header can write (struct_size covers
-  // thread_area and area_settle, area_version is HOTSPAN_AREA_VERSION).
-  bool inline_path;
   // Set once any call on this table answered HOTSPAN_CLOSED for the tracer
   // (closing is permanent): scopes then stop calling through it.
   mutable std::atomic<bool> closed{false};
@@ -143,102 +113,6 @@ inline HOTSPAN_HPP_HIDDEN_ Binding* g_all = nullptr;
 inline HOTSPAN_HPP_HIDDEN_ uint32_t g_epochs = 0;
 
 inline const Binding* current() noexcept { return g_current.load(std::memory_order_acquire); }
-
-inline bool offers_area(const hotspan_api_v1* api) noexcept {
-  return HOTSPAN_HPP_INLINE_PATH_ && api->struct_size >= sizeof(hotspan_api_v1) &&
-         api->area_version == HOTSPAN_AREA_VERSION && api->thread_area != nullptr &&
-         api->area_settle != nullptr;
-}
-
-#if HOTSPAN_HPP_INLINE_PATH_
-// The calling thread's lent area and the binding it belongs to. The core
-// stores NULL into `area` (from this thread) when the area stops being
-// valid; constant-initialized and trivially destructible, so it needs no
-// guard and is still there for other thread_local destructors at exit.
-struct ThreadSlot {
-  hotspan_thread_v1* area;
-  const Binding* owner;
-};
-inline HOTSPAN_HPP_HIDDEN_ HOTSPAN_HPP_TLS_ thread_local ThreadSlot t_slot{nullptr, nullptr};
-
-// The clock the core records with for this area (hotspan_thread_v1.clock).
-inline int64_t area_now(const hotspan_thread_v1* a) noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  if (__builtin_expect(a->clock == HOTSPAN_CLOCK_TSC, 1)) return static_cast<int64_t>(__builtin_ia32_rdtsc());
-#endif
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
-// This thread's area for `b`, or null (not lent yet, or lent for another
-// binding, or taken back).
-inline hotspan_thread_v1* area_for(const Binding* b) noexcept {
-  const ThreadSlot s = t_slot;
-  return s.owner == b ? s.area : nullptr;
-}
-
-// Asks b's table for this thread's area (the first span of the thread, or
-// after another binding's spans).
-HOTSPAN_HPP_COLD_ inline void lend_area(const Binding* b) noexcept {
-  t_slot.area = nullptr;
-  t_slot.owner = b;
-  b->api->thread_area(b->api->tracer, &t_slot.area);
-}
-
-// begin() inline: false (nothing done) when a rare case needs the call.
-inline bool area_begin(hotspan_thread_v1* a, uint32_t name) noexcept {
-  const int64_t now = area_now(a);
-  if (HOTSPAN_HPP_UNLIKELY_(__atomic_load_n(&a->status, __ATOMIC_RELAXED) != 0 || name >= a->known_names ||
-                            a->depth == a->capacity || now > a->anchor_due)) {
-    return false;
-  }
-  hotspan_open_v1& o = a->stack[a->depth++];
-  o.start = now;
-  o.local = ++a->next_local;
-  o.name = name;
-  o.flags = 0;
-  return true;
-}
-
-// end() inline: false (nothing done) when a rare case needs the call: no
-// open span, side data, a full chunk, an anchor due, a span too long for
-// the 32-bit duration, a closed tracer, a holder.
-inline bool area_end(const Binding* b, hotspan_thread_v1* a) noexcept {
-  const int64_t now = area_now(a);
-  const uint32_t d = a->depth - 1;
-  if (HOTSPAN_HPP_UNLIKELY_(__atomic_load_n(&a->status, __ATOMIC_RELAXED) != 0 || a->depth == 0 ||
-                            __atomic_load_n(&a->holder, __ATOMIC_RELAXED) != 0 || now > a->anchor_due ||
-                            a->slot == a->end)) {
-    return false;
-  }
-  const hotspan_open_v1& o = a->stack[d];
-  const uint64_t dur = static_cast<uint64_t>(now) - static_cast<uint64_t>(o.start);
-  if (HOTSPAN_HPP_UNLIKELY_(o.flags != 0 || dur >= 0xFFFFFFFFu)) return false;
-  a->depth = d;
-  hotspan_record_v1* r = a->slot++;
-  std::memcpy(r->start, &o.start, sizeof o.start);
-  r->duration = static_cast<uint32_t>(dur);
-  r->local_id = o.local;
-  r->parent_local = d != 0 ? a->stack[d - 1].local : 0;
-  r->name = o.name;
-  r->depth = static_cast<uint16_t>(d);
-  r->flags = 0;
-  const uint64_t w = ++a->written;
-  // Readers acquire `written`: the record's stores are visible before it.
-  __atomic_store_n(a->written_word, w, __ATOMIC_RELEASE);
-  // The close barrier (hotspan.h): close() may have run since the check.
-  if (HOTSPAN_HPP_UNLIKELY_(__atomic_load_n(a->writer_fence, __ATOMIC_RELAXED) != 0)) {
-    __atomic_thread_fence(__ATOMIC_SEQ_CST);
-  } else {
-    __atomic_signal_fence(__ATOMIC_SEQ_CST);
-  }
-  if (HOTSPAN_HPP_UNLIKELY_(__atomic_load_n(&a->status, __ATOMIC_RELAXED) != 0 || w - a->pushed >= a->batch)) {
-    b->api->area_settle(b->api->tracer, w);
-  }
-  return true;
-}
-#endif  // HOTSPAN_HPP_INLINE_PATH_
 
 // The binding to use now, or null when none or its tracer closed.
 inline const Binding* live() noexcept {
@@ -303,19 +177,17 @@ class Interned {
 /**
  * Binds `api` (the data of the External from tracer.nativeApi()) for this
  * addon. Thread-safe; call it again with another tracer's table to switch.
- * On a mismatch nothing changes and the result says why (describe()). A
- * table without the area entries (an older hotspan) is accepted: its spans
- * call through it.
+ * On a mismatch nothing changes and the result says why (describe()).
  */
 inline Attach attach(const hotspan_api_v1* api) {
   if (api == nullptr) return Attach::kNullTable;
   if (api->abi_version != HOTSPAN_ABI_VERSION) return Attach::kAbiVersion;
-  if (api->struct_size < HOTSPAN_API_V1_BASE_SIZE) return Attach::kTableSize;
+  if (api->struct_size < sizeof(hotspan_api_v1)) return Attach::kTableSize;
   std::lock_guard<std::mutex> lock(detail::g_mu);
   detail::Binding* b = detail::g_all;
   while (b != nullptr && b->api != api) b = b->next;
   if (b == nullptr) {
-    b = new detail::Binding{api, ++detail::g_epochs, detail::offers_area(api), {false}, detail::g_all};
+    b = new detail::Binding{api, ++detail::g_epochs, {false}, detail::g_all};
     detail::g_all = b;
   }
   detail::g_current.store(b, std::memory_order_release);
@@ -384,47 +256,25 @@ class Scope {
     if (b == nullptr) return;
     uint32_t id;
     if (!name.id(b, &id)) return;
-#if HOTSPAN_HPP_INLINE_PATH_
-    if (b->inline_path) {
-      hotspan_thread_v1* a = detail::area_for(b);
-      if (HOTSPAN_HPP_UNLIKELY_(a == nullptr)) {
-        detail::lend_area(b);
-        a = detail::area_for(b);
-      }
-      if (__builtin_expect(a != nullptr && detail::area_begin(a, id), 1)) {
-        b_ = b;
-        return;
-      }
-    }
-#endif
     const hotspan_status s = b->api->begin(b->api->tracer, id);
     if (HOTSPAN_HPP_UNLIKELY_(s != HOTSPAN_OK)) {
       if (s == HOTSPAN_CLOSED) detail::confirm_closed(b, name.str());
       return;
     }
-    b_ = b;
+    api_ = b->api;
   }
   Scope(const Name&&) = delete;  // a temporary Name would intern on every call
   ~Scope() {
-    if (b_ == nullptr) return;
-#if HOTSPAN_HPP_INLINE_PATH_
-    // The area is this thread's state for b_'s tracer, the one begin()
-    // pushed onto whichever way it began: end inline when it is still lent.
-    if (b_->inline_path) {
-      hotspan_thread_v1* a = detail::area_for(b_);
-      if (__builtin_expect(a != nullptr, 1) && __builtin_expect(detail::area_end(b_, a), 1)) return;
-    }
-#endif
-    b_->api->end(b_->api->tracer);
+    if (api_ != nullptr) api_->end(api_->tracer);
   }
   Scope(const Scope&) = delete;
   Scope& operator=(const Scope&) = delete;
 
   /** Whether this scope's span was begun (and so will be ended). */
-  bool recording() const noexcept { return b_ != nullptr; }
+  bool recording() const noexcept { return api_ != nullptr; }
 
  private:
-  const detail::Binding* b_ = nullptr;  // the binding (table) it began on
+  const hotspan_api_v1* api_ = nullptr;  // the table it began on
 };
 
 /**

@@ -13,8 +13,6 @@
 #include "record/c_api.h"
 
 #include <algorithm>
-#include <cstddef>
-#include <type_traits>
 #include <atomic>
 #include <cstdint>
 #include <limits>
@@ -31,51 +29,6 @@
 
 namespace hotspan {
 namespace {
-
-// hotspan_thread_v1 is ThreadHot as the header sees it, field for field.
-static_assert(std::is_standard_layout_v<ThreadHot>, "the lent area needs a fixed layout");
-static_assert(sizeof(ThreadHot) == sizeof(hotspan_thread_v1), "hotspan_thread_v1 mirrors ThreadHot");
-#define HOTSPAN_SAME_FIELD_(core, c)                                                     \
-  static_assert(offsetof(ThreadHot, core) == offsetof(hotspan_thread_v1, c) &&          \
-                    sizeof(ThreadHot::core) == sizeof(hotspan_thread_v1::c),             \
-                "hotspan_thread_v1." #c " mirrors ThreadHot." #core)
-HOTSPAN_SAME_FIELD_(status, status);
-HOTSPAN_SAME_FIELD_(holder, holder);
-HOTSPAN_SAME_FIELD_(depth, depth);
-HOTSPAN_SAME_FIELD_(capacity, capacity);
-HOTSPAN_SAME_FIELD_(known_names, known_names);
-HOTSPAN_SAME_FIELD_(next_local, next_local);
-HOTSPAN_SAME_FIELD_(begin_name, begin_name_);
-HOTSPAN_SAME_FIELD_(pushed, pushed);
-HOTSPAN_SAME_FIELD_(anchor_due, anchor_due);
-HOTSPAN_SAME_FIELD_(stack, stack);
-HOTSPAN_SAME_FIELD_(cursor.slot, slot);
-HOTSPAN_SAME_FIELD_(cursor.end, end);
-HOTSPAN_SAME_FIELD_(cursor.written, written);
-HOTSPAN_SAME_FIELD_(timeline, core_timeline_);
-HOTSPAN_SAME_FIELD_(shared, core_shared_);
-HOTSPAN_SAME_FIELD_(written_word, written_word);
-HOTSPAN_SAME_FIELD_(writer_fence, writer_fence);
-HOTSPAN_SAME_FIELD_(batch, batch);
-HOTSPAN_SAME_FIELD_(clock_kind, clock);
-#undef HOTSPAN_SAME_FIELD_
-static_assert(sizeof(OpenSpan) == sizeof(hotspan_open_v1) && offsetof(OpenSpan, start) == offsetof(hotspan_open_v1, start) &&
-                  offsetof(OpenSpan, local) == offsetof(hotspan_open_v1, local) &&
-                  offsetof(OpenSpan, name) == offsetof(hotspan_open_v1, name) &&
-                  offsetof(OpenSpan, flags) == offsetof(hotspan_open_v1, flags),
-              "hotspan_open_v1 mirrors OpenSpan");
-static_assert(sizeof(StoredSpan) == sizeof(hotspan_record_v1) && offsetof(StoredSpan, duration) == offsetof(hotspan_record_v1, duration) &&
-                  offsetof(StoredSpan, local_id) == offsetof(hotspan_record_v1, local_id) &&
-                  offsetof(StoredSpan, parent_local) == offsetof(hotspan_record_v1, parent_local) &&
-                  offsetof(StoredSpan, name) == offsetof(hotspan_record_v1, name) &&
-                  offsetof(StoredSpan, depth) == offsetof(hotspan_record_v1, depth) &&
-                  offsetof(StoredSpan, flags) == offsetof(hotspan_record_v1, flags),
-              "hotspan_record_v1 mirrors StoredSpan");
-static_assert(sizeof(std::atomic<uint64_t>) == sizeof(uint64_t) && sizeof(std::atomic<bool>) == 1 &&
-                  std::atomic<uint64_t>::is_always_lock_free && std::atomic<bool>::is_always_lock_free &&
-                  std::atomic<uint8_t>::is_always_lock_free,
-              "the header reaches these atomics with __atomic builtins");
-static_assert(kChunkRecords * sizeof(StoredSpan) > 0 && ThreadState::kLive == 0, "the header tests status == 0");
 
 // Lets entry points reject a pointer that is not a context at all (another
 // table's field, garbage) with HOTSPAN_INVALID instead of reading through it
@@ -111,28 +64,7 @@ struct CacheEntry {
   // The thread's state for ctx's tracer; null once the tracer was seen closed
   // or destroyed (then the entry is only a "closed" marker).
   std::shared_ptr<ThreadState> state;
-  // The thread-local slots thread_area() stored `state`'s area in (one per
-  // header copy: each addon has its own). Nulled, on this thread, before the
-  // entry lets go of `state` (unlend), so no header reads a freed area.
-  std::vector<hotspan_thread_v1**> lent;
 };
-
-// The lent area of `s`: its ThreadHot, which hotspan_thread_v1 mirrors.
-hotspan_thread_v1* area_of(ThreadState& s) {
-  return reinterpret_cast<hotspan_thread_v1*>(static_cast<ThreadHot*>(&s));
-}
-
-// A slot still holding this entry's area gets NULL (a slot since re-pointed
-// at another tracer's area is left alone).
-void unlend(CacheEntry& e) {
-  if (e.state) {
-    hotspan_thread_v1* mine = area_of(*e.state);
-    for (hotspan_thread_v1** slot : e.lent) {
-      if (*slot == mine) *slot = nullptr;
-    }
-  }
-  e.lent.clear();
-}
 
 // The hot path reads only this trivially destructible copy of the last-used
 // entry (no TLS init guard, no refcount). `state` is borrowed from the owning
@@ -145,10 +77,7 @@ struct FastEntry {
 // __tls_get_addr on every begin/end (the addon is dlopen'ed, whose default
 // model is general-dynamic). 16 bytes of glibc's static-TLS surplus.
 __attribute__((tls_model("initial-exec"))) thread_local FastEntry t_fast{nullptr, nullptr};
-void forget_fast(std::vector<CacheEntry>& entries) {
-  t_fast = FastEntry{nullptr, nullptr};
-  for (CacheEntry& e : entries) unlend(e);
-}
+void forget_fast(std::vector<CacheEntry>&) { t_fast = FastEntry{nullptr, nullptr}; }
 
 // The thread's entries. Once destroyed (thread exit), calls made later by
 // other thread_local destructors get HOTSPAN_CLOSED.
@@ -166,11 +95,9 @@ CacheEntry* find_entry(std::vector<CacheEntry>& entries, const Context* ctx) {
 // their records alive (a dropped entry is rebuilt as a marker if needed).
 CacheEntry* add_entry(std::vector<CacheEntry>& entries, CacheEntry e) {
   entries.erase(std::remove_if(entries.begin(), entries.end(),
-                               [](CacheEntry& x) {
-                                 const bool gone = !x.state || x.state->status.load(std::memory_order_relaxed) ==
-                                                                  ThreadState::kTracerClosed;
-                                 if (gone) unlend(x);
-                                 return gone;
+                               [](const CacheEntry& x) {
+                                 return !x.state || x.state->status.load(std::memory_order_relaxed) ==
+                                                        ThreadState::kTracerClosed;
                                }),
                 entries.end());
   entries.push_back(std::move(e));
@@ -200,7 +127,6 @@ CacheEntry* entry_for(const Context* ctx, bool create) {
 }
 
 void mark_closed(CacheEntry* e) {
-  unlend(*e);
   e->state.reset();
   remember_fast(*e);
 }
@@ -332,42 +258,6 @@ hotspan_status api_flush_thread(void* tracer) {
   return settle(e, publish(*e->state));
 }
 
-// ---- the lent area (hotspan.hpp's inline Scope) ----
-
-hotspan_status api_thread_area(void* tracer, hotspan_thread_v1** slot) {
-  const Context* ctx = as_context(tracer);
-  if (ctx == nullptr || slot == nullptr) return HOTSPAN_INVALID;
-  CacheEntry* e = entry_for(ctx, true);
-  if (e == nullptr || !e->state) return HOTSPAN_CLOSED;
-  ThreadState& s = *e->state;
-  if (s.status.load(std::memory_order_relaxed) == ThreadState::kTracerClosed) {
-    mark_closed(e);
-    return HOTSPAN_CLOSED;
-  }
-  // The clock record_now reads for this context.
-  s.clock_kind = ctx->ticks && clock::tsc_enabled() ? HOTSPAN_CLOCK_TSC : HOTSPAN_CLOCK_MONOTONIC;
-  if (std::find(e->lent.begin(), e->lent.end(), slot) == e->lent.end()) e->lent.push_back(slot);
-  *slot = area_of(s);
-  return HOTSPAN_OK;
-}
-
-// After the header stored record `w` through the area: what store_popped
-// does past its store, out of line.
-hotspan_status api_area_settle(void* tracer, uint64_t w) {
-  const Context* ctx = as_context(tracer);
-  if (ctx == nullptr) return HOTSPAN_INVALID;
-  CacheEntry* e = entry_for(ctx, false);
-  if (e == nullptr || !e->state) return HOTSPAN_CLOSED;
-  ThreadState& s = *e->state;
-  if (s.status.load(std::memory_order_relaxed) != ThreadState::kLive) return settle(e, s.end_after_close(w));
-  if (s.finalizes_now()) {
-    s.timeline->commit_owner(w);
-  } else if (w - s.pushed >= PendingQueue::kBatch) {
-    s.publish_batch();
-  }
-  return HOTSPAN_OK;
-}
-
 int64_t api_now_ns(void) { return clock::now_ns(); }
 
 double api_now_ms(void* tracer) {
@@ -405,9 +295,6 @@ const hotspan_api_v1* c_api_for(const std::shared_ptr<Tracer>& tracer) {
     t.flush_thread = api_flush_thread;
     t.now_ns = api_now_ns;
     t.now_ms = api_now_ms;
-    t.area_version = HOTSPAN_AREA_VERSION;
-    t.thread_area = api_thread_area;
-    t.area_settle = api_area_settle;
     slot = ctx;
   }
   return &slot->table;

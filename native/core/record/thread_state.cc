@@ -16,14 +16,11 @@ constexpr uint32_t kInitialStack = 32;  // deep enough that steady state never g
 
 ThreadState::ThreadState(std::shared_ptr<TracerShared> shared_block,
                          std::shared_ptr<Timeline> tl)
-    : stack_storage(new OpenSpan[kInitialStack]),
+    : timeline(tl.get()),
+      shared(shared_block.get()),
+      stack_storage(new OpenSpan[kInitialStack]),
       timeline_ref(std::move(tl)),
       shared_ref(std::move(shared_block)) {
-  timeline = timeline_ref.get();
-  shared = shared_ref.get();
-  written_word = timeline->written_word();
-  writer_fence = &close_barrier::detail::writer_fence;
-  batch = PendingQueue::kBatch;
   stack = stack_storage.get();
   capacity = kInitialStack;
   anchor_due = timeline->anchor_due();

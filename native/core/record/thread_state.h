@@ -49,18 +49,20 @@ struct GivenContext {
   uint64_t parent_span = 0;  // tracer-wide span id when kFlagParentElsewhere
 };
 
-// A ThreadState's hot fields, standard layout: hotspan.h's hotspan_thread_v1
-// mirrors them field for field (checked by static_asserts in c_api.cc), so
-// hotspan.hpp's inline Scope reads and writes them directly on a native
-// thread's state the C ABI lent it (HOTSPAN_AREA_VERSION). Changing this
-// layout means bumping HOTSPAN_AREA_VERSION: an older header then falls back
-// to the calls.
-struct ThreadHot {
+class ThreadState {
+ public:
   enum : uint8_t {
     kLive = 0,
     kTracerClosed = 1,  // calls return Status::kClosed
     kRetired = 2,       // detached or its thread exited: Status::kInvalid
   };
+  static constexpr uint32_t kMaxDepth = 0xFFFF;  // depth is a uint16_t
+
+  ThreadState(std::shared_ptr<TracerShared> shared, std::shared_ptr<Timeline> timeline);
+  ~ThreadState();
+  ThreadState(const ThreadState&) = delete;
+  ThreadState& operator=(const ThreadState&) = delete;
+
   // ---- hot fields (owner thread) ----
   std::atomic<uint8_t> status{kLive};
   // Set by holder_check::grant / revoke (attach, detach). Atomic only so a
@@ -83,24 +85,8 @@ struct ThreadHot {
   int64_t anchor_due = INT64_MAX;
   OpenSpan* stack = nullptr;
   ChunkCursor cursor;
-  Timeline* timeline = nullptr;    // == timeline_ref.get()
-  TracerShared* shared = nullptr;  // == shared_ref.get()
-
-  // ---- for the lent area (hotspan.hpp's inline path); set at construction ----
-  std::atomic<uint64_t>* written_word = nullptr;  // timeline->written_, stored with release
-  const std::atomic<bool>* writer_fence = nullptr;  // close_barrier::detail::writer_fence
-  uint32_t batch = 0;                               // PendingQueue::kBatch
-  uint32_t clock_kind = 0;                          // set by the C ABI when it lends the area
-};
-
-class ThreadState : public ThreadHot {
- public:
-  static constexpr uint32_t kMaxDepth = 0xFFFF;  // depth is a uint16_t
-
-  ThreadState(std::shared_ptr<TracerShared> shared, std::shared_ptr<Timeline> timeline);
-  ~ThreadState();
-  ThreadState(const ThreadState&) = delete;
-  ThreadState& operator=(const ThreadState&) = delete;
+  Timeline* timeline;    // == timeline_ref.get()
+  TracerShared* shared;  // == shared_ref.get()
 
   // ---- cold ----
   // The attribute bytes of the open spans with kFlagAttrs, innermost last,

@@ -114,9 +114,6 @@ class Timeline {
   uint64_t anchors_trimmed() const;
   // Release: the record stores before it are visible to whoever reads `w`.
   void publish_written(uint64_t w) { written_.store(w, std::memory_order_release); }
-  // The word publish_written stores: a lent area (hotspan.hpp's inline end)
-  // stores it itself, with the same release order.
-  std::atomic<uint64_t>* written_word() { return &written_; }
   // Side tables, keyed by record index so snapshots can cut them at committed.
   // Charged to the budget (attributes by whole AttrArea blocks); attributes
   // that do not fit are refused (false: the caller drops the span whole), the
