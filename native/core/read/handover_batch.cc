@@ -42,6 +42,21 @@ struct Reader {
   }
 };
 
+// A batch's header: u32 kHandoverVersion, first new name id, new names,
+// records (all sections), u64 lost since the last batch.
+struct Header {
+  uint32_t first_name = 0;
+  uint32_t names = 0;
+  uint32_t records = 0;
+  uint64_t lost = 0;
+};
+
+bool read_header(Reader& in, Header& h) {
+  uint32_t version = 0;
+  return in.get(version) && version == kHandoverVersion && in.get(h.first_name) && in.get(h.names) &&
+         in.get(h.records) && in.get(h.lost);
+}
+
 }  // namespace
 
 std::unique_ptr<HandoverSource> HandoverSource::open(std::shared_ptr<const Tracer> tracer) {
@@ -137,16 +152,13 @@ uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
 Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored) {
   *stored = 0;
   Reader in{data, size};
-  uint32_t version = 0, first_name = 0, names = 0, records = 0, sections = 0;
-  uint64_t lost = 0;
-  if (!in.get(version) || version != kHandoverVersion || !in.get(first_name) || !in.get(names) ||
-      !in.get(records) || !in.get(lost)) {
-    return Status::kInvalid;
-  }
-  for (uint32_t i = 0; i < names; ++i) {
+  Header h;
+  if (!read_header(in, h)) return Status::kInvalid;
+  for (uint32_t i = 0; i < h.names; ++i) {
     std::string_view name;
-    if (!in.text(name) || !into.add_name(first_name + i, name)) return Status::kInvalid;
+    if (!in.text(name) || !into.add_name(h.first_name + i, name)) return Status::kInvalid;
   }
+  uint32_t sections = 0;
   if (!in.get(sections)) return Status::kInvalid;
   uint64_t seen = 0;
   for (uint32_t k = 0; k < sections; ++k) {
@@ -155,7 +167,7 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
     uint32_t id = 0, count = 0;
     std::string_view track;
     if (!in.get(kind) || !in.get(serial) || !in.get(pad) || !in.get(id) || !in.text(track) || !in.get(count) ||
-        kind > static_cast<uint8_t>(TimelineKind::kGroups) || count > records - seen) {
+        kind > static_cast<uint8_t>(TimelineKind::kGroups) || count > h.records - seen) {
       return Status::kInvalid;
     }
     seen += count;
@@ -196,23 +208,19 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
       ++*stored;
     }
   }
-  if (seen != records) return Status::kInvalid;
+  if (seen != h.records) return Status::kInvalid;
   // Counted once the batch's records are in: a lost span is never counted twice.
   // A refused batch's records are not counted here: the sender's hub counted
   // them lost (the tracer's lostSpans) when back-pressure refused them.
-  into.count_lost(lost);
+  into.count_lost(h.lost);
   return in.left == 0 ? Status::kOk : Status::kInvalid;
 }
 
 Status strip_records(std::string& batch) {
   Reader in{reinterpret_cast<const uint8_t*>(batch.data()), batch.size()};
-  uint32_t version = 0, first_name = 0, names = 0, records = 0;
-  uint64_t lost = 0;
-  if (!in.get(version) || version != kHandoverVersion || !in.get(first_name) || !in.get(names) ||
-      !in.get(records) || !in.get(lost)) {
-    return Status::kInvalid;
-  }
-  for (uint32_t i = 0; i < names; ++i) {
+  Header h;
+  if (!read_header(in, h)) return Status::kInvalid;
+  for (uint32_t i = 0; i < h.names; ++i) {
     std::string_view name;
     if (!in.text(name)) return Status::kInvalid;
   }
