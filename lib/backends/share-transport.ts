@@ -206,7 +206,7 @@ export interface Batch {
   readonly count: number;
   /** The batch as the core encodes it (native/core/read/handover_batch.h): records, names, losses. */
   readonly core: Uint8Array;
-  /** Back-pressure refused the batch's `count` records (the core counts them dropped). */
+  /** Back-pressure refused its records: they were counted lost (SharedState.handOver) and cut out (JoinSource.refuse); `core` holds its names and losses only. */
   readonly refused?: boolean;
 }
 
