@@ -24,8 +24,14 @@ function newestResults() {
   if (process.argv.includes('--partial')) return path.join(resultsDir, 'partial-latest.json');
   const files = readdirSync(resultsDir).filter((f) => /^\d{4}-\d{2}-\d{2}-.+\.json$/.test(f));
   if (files.length === 0) throw new Error('no results in bench/results/: run `npm run bench` first');
-  // Newest by the date recorded inside, not by file name or mtime.
-  const dated = files.map((f) => ({ f, d: JSON.parse(readFileSync(path.join(resultsDir, f), 'utf8')).date }));
+  // Newest by the date recorded inside, not by file name or mtime. Only
+  // run.mjs's results (a schema and a date): the by-hand cases' files
+  // (cases/http-sampling.mjs, ...) share the folder but not the layout.
+  const dated = files
+    .map((f) => JSON.parse(readFileSync(path.join(resultsDir, f), 'utf8')))
+    .map((r, i) => ({ f: files[i], d: r.schema !== undefined && typeof r.date === 'string' ? r.date : undefined }))
+    .filter((x) => x.d !== undefined);
+  if (dated.length === 0) throw new Error('no npm run bench results in bench/results/: run `npm run bench` first');
   dated.sort((a, b) => (a.d < b.d ? 1 : -1));
   return path.join(resultsDir, dated[0].f);
 }
