@@ -205,9 +205,8 @@ export interface Batch {
   /** Its records: what it reserves in flight (read from the encoding's header). */
   readonly count: number;
   /** The batch as the core encodes it (native/core/read/handover_batch.h): records, names, losses. */
+  /** Where back-pressure refused the records, they were counted lost (SharedState.handOver) and cut out (JoinSource.refuse): `core` then holds its names and losses only. */
   readonly core: Uint8Array;
-  /** Back-pressure refused its records: they were counted lost (SharedState.handOver) and cut out (JoinSource.refuse); `core` holds its names and losses only. */
-  readonly refused?: boolean;
 }
 
 export interface BatchMessage extends Batch {

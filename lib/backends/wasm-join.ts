@@ -74,7 +74,7 @@ export class WasmShare implements ShareTarget {
   }
 
   merge(thread: JoinedThread, batch: Batch): void {
-    const s = this.rec.importBatch(thread.timeline, batch.core, batch.refused === true);
+    const s = this.rec.importBatch(thread.timeline, batch.core);
     if (s !== STATUS_OK && s !== STATUS_CLOSED) throw new Error(`hotspan: the core refused a batch from joined thread '${thread.name}' (status ${String(s)})`);
   }
 

@@ -106,7 +106,7 @@ export class WasmJoinedBackend extends WasmBackend implements JoinSource {
 
   /** @internal The batch as back-pressure refused it: its names and losses only. */
   refuse(batch: Batch): Batch {
-    return { count: 0, core: this.rec.handoverStrip(batch.core), refused: true };
+    return { count: 0, core: this.rec.handoverStrip(batch.core) };
   }
 
   /**

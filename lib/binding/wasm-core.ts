@@ -122,8 +122,8 @@ export interface WasmExports {
   hs_rec_handover_free(source: number): void;
   /** A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h), under the tracer-wide id its own instance numbers its spans with (hs_rec_first_joined_timeline and up, below 2^21): a handle, 0 for an unknown or closed tracer or an id not accepted (below the first, 2^21 or above, or taken). */
   hs_rec_import_thread(tracer: number, timeline: number, name: number, size: number): number;
-  /** Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it, its records counted lost by the sender's hub): its names and its lost count only; a core status (Invalid: not a whole batch). */
-  hs_rec_import(imported: number, batch: number, size: number, refused: number): number;
+  /** Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget (a batch hs_rec_handover_strip cut carries its names and lost count only: back-pressure refused its records, which the sender's hub counted lost); a core status (Invalid: not a whole batch). */
+  hs_rec_import(imported: number, batch: number, size: number): number;
   /** Marks the imported thread's timeline exited and frees its handle; a core status. */
   hs_rec_import_exited(imported: number): number;
   /** Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status. */

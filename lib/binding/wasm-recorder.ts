@@ -323,11 +323,11 @@ export class WasmRecorder {
     return this.c.hs_rec_import_thread(this.tracer, timeline, ...this.text(displayName));
   }
 
-  /** Stores a batch from handoverTake (refused: its names and losses only; its records were counted lost where back-pressure refused them); a core status. */
-  importBatch(imported: number, batch: Uint8Array, refused: boolean): number {
+  /** Stores a batch from handoverTake or handoverStrip (a refused one: its names and losses only; its records were counted lost where back-pressure refused them); a core status. */
+  importBatch(imported: number, batch: Uint8Array): number {
     const at = batch.length === 0 ? 0 : this.c.hs_alloc(batch.length);
     if (at !== 0) new Uint8Array(this.c.memory.buffer, at, batch.length).set(batch);
-    return this.c.hs_rec_import(imported, at, batch.length, refused ? 1 : 0);
+    return this.c.hs_rec_import(imported, at, batch.length);
   }
 
   /** Marks the joined thread's timeline exited and frees its handle; a core status. */

@@ -81,7 +81,7 @@ uint64_t import_worker(Tracer& owner, const std::string& batch) {
   CHECK(imported != nullptr);
   if (imported == nullptr) return 0;
   uint64_t stored = 0;
-  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(batch.data()), batch.size(), false, &stored),
+  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(batch.data()), batch.size(), &stored),
            Status::kOk);
   return stored;
 }
@@ -198,7 +198,7 @@ static void a_refused_batch_carries_its_names_and_no_record() {
   CHECK(imported != nullptr);
   if (imported == nullptr) return;
   uint64_t stored = 7;
-  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(cut.data()), cut.size(), true, &stored),
+  CHECK_EQ(import_batch(*imported, reinterpret_cast<const uint8_t*>(cut.data()), cut.size(), &stored),
            Status::kOk);
   CHECK_EQ(stored, 0u);
   const std::vector<std::string> known = owner->names();

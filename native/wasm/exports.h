@@ -121,8 +121,8 @@ __attribute__((export_name("hs_rec_handover_strip"))) int32_t hs_rec_handover_st
 __attribute__((export_name("hs_rec_handover_free"))) void hs_rec_handover_free(uint32_t source);
 // A timeline (named by the buffer, taken over) for a joined thread's handed-over records (record/imported_thread.h), under the tracer-wide id its own instance numbers its spans with (hs_rec_first_joined_timeline and up, below 2^21): a handle, 0 for an unknown or closed tracer or an id not accepted (below the first, 2^21 or above, or taken).
 __attribute__((export_name("hs_rec_import_thread"))) uint32_t hs_rec_import_thread(uint32_t tracer, uint32_t timeline, uint8_t* name, uint32_t size);
-// Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget; refused (1: back-pressure refused it, its records counted lost by the sender's hub): its names and its lost count only; a core status (Invalid: not a whole batch).
-__attribute__((export_name("hs_rec_import"))) int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size, uint32_t refused);
+// Stores a hand-over batch (the buffer, taken over) on the imported thread's timeline under its tracer's budget (a batch hs_rec_handover_strip cut carries its names and lost count only: back-pressure refused its records, which the sender's hub counted lost); a core status (Invalid: not a whole batch).
+__attribute__((export_name("hs_rec_import"))) int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size);
 // Marks the imported thread's timeline exited and frees its handle; a core status.
 __attribute__((export_name("hs_rec_import_exited"))) int32_t hs_rec_import_exited(uint32_t imported);
 // Flushes; result: the committed records in the columns layout of native/wasm/snapshot_columns.h, times as ms from the tracer's origin, then its stored contexts; a core status.

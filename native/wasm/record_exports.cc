@@ -420,12 +420,12 @@ uint32_t hs_rec_import_thread(uint32_t tracer, uint32_t timeline, uint8_t* name,
   return imported ? add(std::move(imported)) : 0;
 }
 
-int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size, uint32_t refused) {
+int32_t hs_rec_import(uint32_t imported, uint8_t* batch, uint32_t size) {
   const std::string bytes = take_string(batch, size);
   hotspan::ImportedThread* into = at<hotspan::ImportedThread>(imported);
   if (into == nullptr) return status(hotspan::Status::kInvalid);
   uint64_t stored = 0;
-  return status(hotspan::import_batch(*into, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), refused != 0, &stored));
+  return status(hotspan::import_batch(*into, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), &stored));
 }
 
 int32_t hs_rec_import_exited(uint32_t imported) {

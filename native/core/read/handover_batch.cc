@@ -149,7 +149,7 @@ uint64_t HandoverSource::take(std::string& out, uint64_t max_records) {
   return n;
 }
 
-Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored) {
+Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, uint64_t* stored) {
   *stored = 0;
   Reader in{data, size};
   Header h;
@@ -192,7 +192,6 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
         ctx.flags = static_cast<uint8_t>(flags);
         ctx.tracestate = std::string(tracestate);
       }
-      if (refused) continue;
       Status st = Status::kOk;
       switch (static_cast<TimelineKind>(kind)) {
         case TimelineKind::kTrack:
@@ -210,8 +209,8 @@ Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool
   }
   if (seen != h.records) return Status::kInvalid;
   // Counted once the batch's records are in: a lost span is never counted twice.
-  // A refused batch's records are not counted here: the sender's hub counted
-  // them lost (the tracer's lostSpans) when back-pressure refused them.
+  // A refused batch (strip_records) has no records left to count: the
+  // sender's hub counted them lost when back-pressure refused them.
   into.count_lost(h.lost);
   return in.left == 0 ? Status::kOk : Status::kInvalid;
 }

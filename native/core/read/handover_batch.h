@@ -62,18 +62,17 @@ class HandoverSource {
   uint64_t lost_sent_ = 0;
 };
 
-// Stores a batch from HandoverSource::take into `into`; `refused` (the
-// receiver could not take it in time: back-pressure): its names and the
-// spans its sender's budget lost only; its records were counted where they
-// were refused (the js backend's lostSpans), not here. kOk, kClosed (the
+// Stores a batch from HandoverSource::take (or one strip_records cut: its
+// names and the spans its sender's budget lost, no record) into `into`.
+// kOk, kClosed (the
 // receiving tracer closed: nothing more is stored), or kInvalid for bytes
 // that are not a whole batch (what came before the fault is kept).
 // *stored: the records the batch held that reached the budget (kept, or
 // dropped and counted there).
-Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, bool refused, uint64_t* stored);
+Status import_batch(ImportedThread& into, const uint8_t* data, size_t size, uint64_t* stored);
 
 // Cuts a batch from HandoverSource::take down to what a refused batch still
-// carries (import_batch with `refused` reads nothing else): its names and the
+// carries: its names and the
 // spans its sender's budget lost, with no section and no record. The sender
 // posts that instead of the records back-pressure refused, so a worker that
 // outruns its receiver sends a few bytes per batch, not the records. kOk, or
