@@ -3,7 +3,8 @@
 // bare-1t / bare-2t: the bare C++ loop (two clock reads and a store per span)
 // on 1 or 2 std::threads; cabi-1t / cabi-2t: the same threads recording
 // through hotspan's C ABI (tracer.nativeApi()), then one tracer.flush() on the
-// JS thread, timed: the drain of everything they queued. bare-inline /
+// JS thread, timed: the drain of everything they queued; -overwrite: the
+// same into a 4 MiB budget full after the warm-up. bare-inline /
 // bare-inline-tsc: the bare loop on the calling thread (clock_gettime / rdtsc);
 // bare-fresh / bare-fresh-thp: the same storing every span into new memory
 // (4 KiB pages / MADV_HUGEPAGE), the first-touch cost a recording tracer pays.
@@ -45,7 +46,7 @@ function cabi(threads, overwrite = false) {
   // drain it so the measured run starts with an empty queue.
   c.run(api, id, Math.floor(n / 10), threads, true);
   t.flush();
-  const [wallNs, perThreadNs, failed] = c.run(api, id, n, threads, true);
+  const [wallNs, perThreadNs, failed, faults, waits, preempted] = c.run(api, id, n, threads, true);
   const f0 = process.hrtime.bigint();
   t.flush();
   const drainNs = Number(process.hrtime.bigint() - f0);
@@ -62,6 +63,15 @@ function cabi(threads, overwrite = false) {
     wallNs,
     spansPerSec: (n * threads * 1e9) / wallNs,
     failed,
+    // Counts over the recording threads' timed parts, per 1M spans: page
+    // faults taken by the recording threads themselves (fresh chunks the
+    // reserve did not fault in first), and how often they blocked or were
+    // preempted.
+    per1MSpans: {
+      faults: Math.round((faults * 1e6) / (n * threads)),
+      waits: Math.round((waits * 1e6) / (n * threads)),
+      preempted: Math.round((preempted * 1e6) / (n * threads)),
+    },
     drainNsPerSpan: drainNs / (n * threads),
     committed,
     expected,
@@ -81,6 +91,7 @@ const cases = {
   'cabi-1t': () => cabi(1),
   'cabi-2t': () => cabi(2),
   'cabi-1t-overwrite': () => cabi(1, true),
+  'cabi-2t-overwrite': () => cabi(2, true),
 };
 
 runCase(() => {

@@ -20,7 +20,8 @@ napi_value throw_type(napi_env env, const char* msg) {
 }
 
 // run(api, name, n, threads, flushThread) -> [wall ns, mean per-thread CPU ns
-// per span, failed calls]. Threads start together (spin on a flag) so creation is
+// per span, failed calls, page faults, voluntary and involuntary context
+// switches (the last three summed over the threads' timed parts)]. Threads start together (spin on a flag) so creation is
 // not timed; each thread warms its timeline (first call creates it) with one
 // untimed span before the flag.
 napi_value Run(napi_env env, napi_callback_info info) {
@@ -66,10 +67,13 @@ napi_value Run(napi_env env, napi_callback_info info) {
         if (flush_thread) api->flush_thread(tr);
       });
   napi_value arr;
-  napi_create_array_with_length(env, 3, &arr);
+  napi_create_array_with_length(env, 6, &arr);
   napi_set_element(env, arr, 0, make_double(env, static_cast<double>(race.wall_ns)));
   napi_set_element(env, arr, 1, make_double(env, race.cpu_ns_per_span));
   napi_set_element(env, arr, 2, make_double(env, static_cast<double>(failed.load())));
+  napi_set_element(env, arr, 3, make_double(env, static_cast<double>(race.counts.faults)));
+  napi_set_element(env, arr, 4, make_double(env, static_cast<double>(race.counts.waits)));
+  napi_set_element(env, arr, 5, make_double(env, static_cast<double>(race.counts.preempted)));
   return arr;
 }
 

@@ -6,6 +6,9 @@
 // hotspan records with and a 28-byte store into a reused ring), cabi
 // (api->begin/api->end with a name interned up front), hpp (HOTSPAN_SCOPE),
 // hpp-detached (HOTSPAN_SCOPE with no table attached).
+// scaling(api, n, rounds): bare and hpp on 1 and on 2 threads started
+// together (thread_race.h), thread CPU ns per span per round (mean over the
+// threads). Each round starts new threads: new timelines, warmed before the flag.
 #include <node_api.h>
 
 #include <cstdint>
@@ -67,6 +70,24 @@ int64_t run(Variant v, const hotspan_api_v1* api, uint32_t id, uint64_t n) {
   return ns;
 }
 
+void bare_loop(uint64_t n, Rec* ring) {
+  for (uint64_t i = 0; i < n; i++) {
+    Rec& r = ring[i & (kRing - 1)];
+    r.start = ticks();
+    r.name = static_cast<uint32_t>(i);
+    r.duration = static_cast<uint32_t>(ticks() - r.start);
+  }
+}
+
+void hpp_loop(uint64_t n) {
+  for (uint64_t i = 0; i < n; i++) {
+    HOTSPAN_SCOPE("bench.hpp");
+  }
+}
+
+// One ring per thread, as each thread of the tracer has its own chunks.
+Rec g_rings[2][kRing];
+
 // compare(api, n, rounds) -> { bare: [ns/span per round], cabi: [...], ... }
 napi_value Compare(napi_env env, napi_callback_info info) {
   size_t argc = 3;
@@ -111,11 +132,89 @@ napi_value Compare(napi_env env, napi_callback_info info) {
   return out;
 }
 
+// scaling(api, n, rounds) -> { "bare-1t": [...], "bare-2t": [...], "hpp-1t": [...],
+// "hpp-2t": [...], counts: { <variant>: [faults, waits, preempted] } }: per
+// round, thread CPU ns per span (mean over the threads); counts summed over
+// every round's threads (thread_race.h ThreadCounts).
+napi_value Scaling(napi_env env, napi_callback_info info) {
+  size_t argc = 3;
+  napi_value argv[3];
+  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
+  void* data = nullptr;
+  double nd = 0, rd = 0;
+  if (argc < 3 || napi_get_value_external(env, argv[0], &data) != napi_ok ||
+      napi_get_value_double(env, argv[1], &nd) != napi_ok ||
+      napi_get_value_double(env, argv[2], &rd) != napi_ok) {
+    napi_throw_type_error(env, nullptr, "scaling(api, n, rounds)");
+    return nullptr;
+  }
+  const auto* api = static_cast<const hotspan_api_v1*>(data);
+  if (hotspan::attach(api) != hotspan::Attach::kOk) {
+    napi_throw_error(env, nullptr, "scaling: attach failed");
+    return nullptr;
+  }
+  const uint64_t n = static_cast<uint64_t>(nd);
+  const int rounds = static_cast<int>(rd);
+  const char* const names[4] = {"bare-1t", "bare-2t", "hpp-1t", "hpp-2t"};
+  std::vector<double> per[4];
+  bench::ThreadCounts sums[4];
+  for (int r = 0; r < rounds; r++) {
+    for (int k = 0; k < 4; k++) {
+      const int v = (r + k) % 4;
+      const int threads = v % 2 ? 2 : 1;
+      const bool hpp = v >= 2;
+      // Warm each new thread (its timeline, its chunks) before the flag.
+      const auto res = bench::race_threads(
+          threads, n,
+          [&](int t) {
+            if (hpp) {
+              hpp_loop(n / 10);
+            } else {
+              bare_loop(n / 10, g_rings[t]);
+            }
+          },
+          [&](int t) {
+            if (hpp) {
+              hpp_loop(n);
+            } else {
+              bare_loop(n, g_rings[t]);
+            }
+          },
+          [](int) {});
+      per[v].push_back(res.cpu_ns_per_span);
+      sums[v].faults += res.counts.faults;
+      sums[v].waits += res.counts.waits;
+      sums[v].preempted += res.counts.preempted;
+    }
+  }
+  napi_value out;
+  napi_create_object(env, &out);
+  for (int v = 0; v < 4; v++) {
+    napi_value arr;
+    napi_create_array_with_length(env, per[v].size(), &arr);
+    for (size_t i = 0; i < per[v].size(); i++) napi_set_element(env, arr, static_cast<uint32_t>(i), bench::make_double(env, per[v][i]));
+    napi_set_named_property(env, out, names[v], arr);
+  }
+  napi_value counts;
+  napi_create_object(env, &counts);
+  for (int v = 0; v < 4; v++) {
+    napi_value arr;
+    napi_create_array_with_length(env, 3, &arr);
+    const int64_t k[3] = {sums[v].faults, sums[v].waits, sums[v].preempted};
+    for (uint32_t i = 0; i < 3; i++) napi_set_element(env, arr, i, bench::make_double(env, static_cast<double>(k[i])));
+    napi_set_named_property(env, counts, names[v], arr);
+  }
+  napi_set_named_property(env, out, "counts", counts);
+  return out;
+}
+
 }  // namespace
 
 NAPI_MODULE_INIT() {
   napi_value fn;
   napi_create_function(env, "compare", NAPI_AUTO_LENGTH, Compare, nullptr, &fn);
   napi_set_named_property(env, exports, "compare", fn);
+  napi_create_function(env, "scaling", NAPI_AUTO_LENGTH, Scaling, nullptr, &fn);
+  napi_set_named_property(env, exports, "scaling", fn);
   return exports;
 }

@@ -1,7 +1,7 @@
 // Builds what the bench needs and does not ship: the floor addon (and the C ABI
 // and C++ header bench addons) in bench/floor, with node-gyp from the project's devDependencies.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,8 +23,31 @@ function nodedirArgs() {
   return existsSync(path.join(prefix, 'include', 'node', 'node_api.h')) ? [`--nodedir=${prefix}`] : [];
 }
 
+const outputs = [floorPath, cabiPath, hppPath];
+const includeDir = path.join(rootDir, 'native', 'include');
+
+// What the addons are built from: bench/floor's sources and binding.gyp, and
+// the public headers they include (native/include).
+function inputs() {
+  const files = (dir, keep) =>
+    readdirSync(dir, { withFileTypes: true })
+      .filter((e) => e.isFile() && keep(e.name))
+      .map((e) => path.join(dir, e.name));
+  return [
+    ...files(floorDir, (n) => /\.(cc|h|gyp)$/.test(n)),
+    ...files(includeDir, (n) => /\.(h|hpp)$/.test(n)),
+  ];
+}
+
+// True when an output is missing or older than one of its inputs.
+export function floorStale() {
+  if (!outputs.every((p) => existsSync(p))) return true;
+  const built = Math.min(...outputs.map((p) => statSync(p).mtimeMs));
+  return inputs().some((p) => statSync(p).mtimeMs > built);
+}
+
 export function buildFloor({ force = false, log = console.error } = {}) {
-  if (!force && existsSync(floorPath) && existsSync(cabiPath) && existsSync(hppPath)) return true;
+  if (!force && !floorStale()) return true;
   const gyp = require.resolve('node-gyp/bin/node-gyp.js');
   log(`building bench/floor (node-gyp rebuild)...`);
   const r = spawnSync(process.execPath, [gyp, 'rebuild', '-j', '2', ...nodedirArgs()], {
@@ -36,10 +59,10 @@ export function buildFloor({ force = false, log = console.error } = {}) {
     log(r.stderr.slice(-4000));
     return false;
   }
-  return existsSync(floorPath);
+  return outputs.every((p) => existsSync(p));
 }
 
-// When run directly: build (or rebuild with --force).
+// When run directly: build if stale (or always, with --force).
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   process.exit(buildFloor({ force: process.argv.includes('--force') }) ? 0 : 1);
 }

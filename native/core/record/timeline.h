@@ -41,6 +41,7 @@
 #include "record/attr_area.h"
 #include "record/attr_dict.h"
 #include "record/chunk_pool.h"
+#include "record/pending_queue.h"
 #include "record/record_counts.h"
 #include "record/span_record.h"
 #include "record/stored_context.h"
@@ -143,6 +144,9 @@ class Timeline {
   void sweep() { commit_up_to(written_.load(std::memory_order_acquire)); }
   uint64_t written() const { return written_.load(std::memory_order_acquire); }
   uint64_t committed() const { return committed_.load(std::memory_order_acquire); }
+  // This timeline's item in the tracer's pending queue (PendingQueue only,
+  // under its lock).
+  QueueSlot& queue_slot() { return queue_slot_; }
 
   // ---- the pool's side (called under the pool's mutex) ----
   // Gives up `c` if it is this timeline's oldest chunk, filled by its writer
@@ -206,9 +210,16 @@ class Timeline {
   const bool ticks_;
   const int64_t anchor_interval_;  // kAnchorMs in ticks
   const std::shared_ptr<ChunkPool> pool_;
-  std::atomic<uint64_t> written_{0};
-  std::atomic<uint64_t> committed_{0};
+  // Cache lines: `written_` is stored by the writer with every record; no
+  // other thread stores to its line. `committed_` is stored by whoever
+  // commits (a drain on the holder's thread, the recycler on another
+  // writer's, the writer itself when it holds), and the mutex is taken by
+  // readers and the recycler: on the line of `written_` each of those would
+  // take the writer's line away from it in the middle of its records.
+  alignas(64) std::atomic<uint64_t> written_{0};
+  alignas(64) std::atomic<uint64_t> committed_{0};
   std::atomic<uint64_t> dropped_{0};
+  QueueSlot queue_slot_;  // guarded by the tracer's pending queue lock
 
   mutable TimelineMutex mu_;
   // The kept chunks, oldest first: a ring that grows by doubling and so
