@@ -93,7 +93,8 @@ function start(): { tracer: Tracer; out: string } | undefined {
   const out = autoOutPath(process.env, asked, format, process.pid);
   const own = calibrate().originNs;
   const origin = sharedOrigin(process.env, () => own);
-  const tracer = tracerOver(createBackend(resolveOptions({ threadName: 'main' }), origin));
+  const options = resolveOptions({ threadName: 'main' });
+  const tracer = tracerOver(createBackend(options, origin));
   // Linked to the span of the traced process that started this one, and each child to its span (lib/auto/auto-spawn.ts).
   const parts = process.env[PARTS_DIR_ENV];
   const axis = { own, shared: origin };
@@ -112,7 +113,7 @@ function start(): { tracer: Tracer; out: string } | undefined {
     tracer.flush();
     if (rec.dropped > 0) process.stderr.write(`hotspan/auto: ${String(rec.dropped)} spans dropped past the limit\n`);
     // Streamed in bounded memory on the native backend (lib/auto/auto-file.ts).
-    writeAutoFile(backend, rec, out, format, adder);
+    writeAutoFile(backend, rec, out, format, options.processName, adder);
     markEnded(parts, process.pid);
   });
   // After atExit above: at exit the recorder's last spans (rec.stop() above) end before the exporter's exit hook sends

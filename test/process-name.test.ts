@@ -2,12 +2,13 @@
 // (Chrome JSON's process_name metadata, Perfetto's process descriptor), on
 // every write path of both engines (the addon's and the WebAssembly core's
 // writers), and its default: what the process runs.
-import { readFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readFileSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 
-import { loadNativeAddon } from '../lib/binding/native-loader';
+import { FORCE_LOAD_FAILURE_ENV, loadNativeAddon } from '../lib/binding/native-loader';
 import { internals } from '../lib/tracer/internal';
 import { defaultProcessName } from '../lib/tracer/options';
 import { protobufjsPackets } from './support/consumers';
@@ -85,6 +86,24 @@ describe.runIf(native)('native backend: processName in a stream', () => {
     t.trace('work', () => undefined);
     s.close();
     expect(perfettoNames(file)).toEqual([[process.pid, NAME]]);
+  });
+});
+
+// hotspan/auto where the addon does not load (the js backend): its file at
+// exit is the WebAssembly core's whole-document write (lib/auto/auto-file.ts),
+// which names the process too.
+describe('hotspan/auto on the js backend names the process by what it runs', () => {
+  const AUTO = path.join(__dirname, '..', 'dist', 'auto.js');
+  it.each(['json', 'pftrace'] as const)('%s', (ext) => {
+    const script = path.join(tmp, 'named-app.js');
+    writeFileSync(script, `require(${JSON.stringify(AUTO)}).tracer.trace('work', () => 1);\n`);
+    const out = path.join(tmp, `auto-js.${ext}`);
+    const env: NodeJS.ProcessEnv = { ...process.env, HOTSPAN_OUT: out, [FORCE_LOAD_FAILURE_ENV]: '1' };
+    for (const k of ['HOTSPAN_OUT_PID', 'HOTSPAN_PARTS_DIR', 'HOTSPAN_TRACE_ORIGIN_NS', 'NODE_OPTIONS', 'HOTSPAN_CPU_PROFILE', 'TRACEPARENT']) delete env[k];
+    const r = spawnSync(process.execPath, ['-r', AUTO, script], { env, encoding: 'utf8' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/using the js backend/); // the fallback said so
+    expect(ext === 'json' ? jsonNames(out) : perfettoNames(out)).toEqual([[1, 'named-app.js']]);
   });
 });
 

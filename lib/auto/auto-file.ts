@@ -95,8 +95,12 @@ export class SpanAdder {
   }
 }
 
-/** Writes the automatic tracer's trace with the recorder's spans to `path`, on this thread. */
-export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, format: OutputFormat, adder?: SpanAdder): void {
+/**
+ * Writes the automatic tracer's trace with the recorder's spans to `path`, on
+ * this thread. `processName`: the tracer's (TracerOptions.processName), which
+ * the native backend's tracer names the file with itself.
+ */
+export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, format: OutputFormat, processName: string, adder?: SpanAdder): void {
   if (b instanceof NativeBackend) {
     (adder ?? new SpanAdder(b)).add(rec, true);
     b.flush();
@@ -106,7 +110,7 @@ export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, forma
   // The document is formatted from the snapshot with the recorded spans added (lib/auto/auto-record.ts says why).
   const snap = withAutoSpans(b.snapshot(), rec);
   // The core's writers (WebAssembly) over those columns, on the tracer's clock, with the counts a write() file
-  // carries: the tracer's own, and the recorder's spans (kept, or dropped past its limit).
+  // carries: the tracer's own, and the recorder's spans (kept, or dropped past its limit); and the process's name.
   const own = totalCounts(b.counts());
   const counts = {
     produced: own.produced + rec.spans.length + rec.dropped,
@@ -115,5 +119,5 @@ export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, forma
     overwritten: own.overwritten,
     dropped: own.dropped + rec.dropped,
   };
-  writeFileSync(path, writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs, counts));
+  writeFileSync(path, writeColumns(snap, new Set(), format, readClocks(), calibrate().originNs, counts, processName));
 }

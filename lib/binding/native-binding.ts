@@ -47,6 +47,26 @@ export interface NativeSnapshot {
    * core and resolves ids there); absent: none.
    */
   contexts?: Array<[number, StoredContext]>;
+  /** CPU samples for the WebAssembly core's writers (hs_write, hs_writer_append); absent: none. */
+  cpuProfiles?: ColumnsProfile[];
+}
+
+/**
+ * One thread's CPU samples in the columns (native/core/record/cpu_profile.h):
+ * frames (functions[i], urls[i], lines[2i] and lines[2i+1] their 0-based
+ * line and column, -1 unknown), the call tree (nodeFrame, nodeParent: -1 at
+ * the root, a parent before its children), and per sample its node and its
+ * time (sampleMs: ms as the records' times).
+ */
+export interface ColumnsProfile {
+  timeline: number;
+  functions: string[];
+  urls: string[];
+  lines: Int32Array;
+  nodeFrame: Uint32Array;
+  nodeParent: Int32Array;
+  sampleNode: Uint32Array;
+  sampleMs: Float64Array;
 }
 
 /** A span's stored trace context (native/core/record/stored_context.h), as the js backend keeps it. */

@@ -1,15 +1,17 @@
 // Reads the columns layout of native/wasm/snapshot_columns.h (the wasm
-// recorder's snapshot, hs_rec_snapshot) into a NativeSnapshot: the records
+// recorder's snapshot, hs_rec_snapshot) into a NativeSnapshot, and writes
+// its CPU profiles section (lib/binding/wasm-core.ts writes the rest): the records
 // as the addon's snapshot hands them to the facade, with the stored
 // contexts that follow the layout on output. Copies out of the module's
 // memory, which the next call may reuse.
 
-import type { CounterSeries, NativeSnapshot, StoredContext } from './native-binding';
+import type { ColumnsProfile, CounterSeries, NativeSnapshot, StoredContext } from './native-binding';
 
 const HEADER_WORDS = 8;
 const FIELDS = 6;
 const KINDS = ['js', 'native', 'track', 'groups'] as const;
 const decoder = new TextDecoder();
+const encoder = new TextEncoder();
 
 export function decodeColumns(bytes: Uint8Array): NativeSnapshot {
   const data = bytes.slice(); // aligned, and ours
@@ -80,4 +82,52 @@ function readContexts(data: Uint8Array, at: number): Array<[number, StoredContex
     ]);
   }
   return out;
+}
+
+/** Bytes the CPU profiles take in the columns at most (snapshot_columns.h; UTF-8: at most 3 bytes a UTF-16 unit). */
+export function profilesBound(profiles: readonly ColumnsProfile[]): number {
+  let n = 0;
+  for (const p of profiles) {
+    n += 16 + 16 * p.functions.length + 8 * p.nodeFrame.length + 12 * p.sampleNode.length;
+    for (let f = 0; f < p.functions.length; f++) n += 3 * (p.functions[f].length + p.urls[f].length);
+  }
+  return n;
+}
+
+/** The CPU profiles as the columns' last section (snapshot_columns.h) into `out`; the bytes written. */
+export function putProfiles(out: Uint8Array, profiles: readonly ColumnsProfile[]): number {
+  const v = new DataView(out.buffer, out.byteOffset, out.byteLength);
+  let at = 0;
+  const u32 = (x: number): void => {
+    v.setUint32(at, x, true);
+    at += 4;
+  };
+  const i32 = (x: number): void => {
+    v.setInt32(at, x, true);
+    at += 4;
+  };
+  for (const p of profiles) {
+    const frames = p.functions.length;
+    const samples = p.sampleNode.length;
+    u32(p.timeline);
+    u32(frames);
+    u32(p.nodeFrame.length);
+    u32(samples);
+    for (let k = 0; k < 2 * frames; k++) i32(p.lines[k]);
+    for (const f of p.nodeFrame) u32(f);
+    for (const parent of p.nodeParent) i32(parent);
+    for (const node of p.sampleNode) u32(node);
+    for (let k = 0; k < samples; k++, at += 8) v.setFloat64(at, p.sampleMs[k], true);
+    const ends = at;
+    const text = at + 8 * frames;
+    let end = 0;
+    for (let f = 0; f < frames; f++) {
+      end += encoder.encodeInto(p.functions[f], out.subarray(text + end)).written;
+      v.setUint32(ends + 8 * f, end, true);
+      end += encoder.encodeInto(p.urls[f], out.subarray(text + end)).written;
+      v.setUint32(ends + 8 * f + 4, end, true);
+    }
+    at = text + end;
+  }
+  return at;
 }

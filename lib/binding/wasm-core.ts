@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import type { ClockReadings } from '../common/clock';
 import { FIELDS_PER_RECORD, FIELD_LOCAL, FIELD_TIMELINE } from '../common/flags';
 import type { NativeSnapshot, NativeStatsRow } from './native-binding';
+import { profilesBound, putProfiles } from './wasm-columns';
 
 // The module's exports: the generated entry points, and what the toolchain adds.
 export interface Exports extends WasmExports {
@@ -30,12 +31,14 @@ export interface WasmExports {
   hs_result_data(): number;
   /** The last call's result size in bytes. */
   hs_result_size(): number;
-  /** One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. */
-  hs_write(input: number, size: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number): number;
+  /** One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. name: the process's name (UTF-8, taken over; name_size 0: the writers' default, "hotspan"). */
+  hs_write(input: number, size: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number, name: number, nameSize: number): number;
   /** An incremental document: its handle (0: unknown format). */
   hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   /** Appends a batch of columns to an incremental document (takes the input over); the bytes made are the result. */
   hs_writer_append(handle: number, input: number, size: number): number;
+  /** The process of the batches appended next to an incremental document (DocumentWriter::set_process): its pid and name (UTF-8, taken over; name_size 0: the writers' default, "hotspan"). */
+  hs_writer_process(handle: number, pid: number, name: number, nameSize: number): number;
   /** Finishes an incremental document; its last bytes are the result. */
   hs_writer_finish(handle: number): number;
   /** The stats rows of the columns into the result, as f64 rows of the stats row's width (times in ns); takes the input over. */
@@ -225,11 +228,13 @@ export function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<num
     4 * snap.attrs.length +
     8 * counters.length +
     4 * strings.length;
-  const ptr = fixed + bound < MAX_BYTES ? c.hs_alloc(fixed + bound) : 0;
+  const profiles = snap.cpuProfiles ?? [];
+  const tail = profilesBound(profiles);
+  const ptr = fixed + bound + tail < MAX_BYTES ? c.hs_alloc(fixed + bound + tail) : 0;
   if (ptr === 0) throw tooLarge(n);
   const buf = c.memory.buffer; // after the allocation: it may have grown the memory
   const words = new Uint32Array(buf, ptr, fixed / 4);
-  words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, counters.length, samples, 0]);
+  words.set([COLUMNS_VERSION, n, snap.names.length, tls.length, snap.attrs.length, counters.length, samples, profiles.length]);
   new Float64Array(buf, ptr + HEADER_BYTES, 2 * n).set(snap.times.subarray(0, 2 * n));
   const pairs = new Float64Array(buf, ptr + HEADER_BYTES + 16 * n, 2 * samples);
   let d = 0;
@@ -251,13 +256,13 @@ export function encode(c: Exports, snap: NativeSnapshot, serial: ReadonlySet<num
     words[w++] = s.times.length;
     words[w++] = Math.min(s.dropped, 0xffffffff);
   }
-  const bytes = new Uint8Array(buf, ptr + fixed, bound);
+  const bytes = new Uint8Array(buf, ptr + fixed, bound + tail);
   let end = 0;
   for (const s of strings) {
-    end += encoder.encodeInto(s, bytes.subarray(end)).written;
+    end += encoder.encodeInto(s, bytes.subarray(end, bound)).written;
     words[w++] = end;
   }
-  return [ptr, fixed + end];
+  return [ptr, fixed + end + putProfiles(bytes.subarray(end), profiles)];
 }
 
 function tooLarge(records: number, cause?: Error): RangeError {
@@ -300,8 +305,9 @@ export interface DocumentCounts {
 /**
  * The core's document of `format` for these columns (times on the
  * performance.now() axis, whose origin is `originNs` on CLOCK_MONOTONIC),
- * saying which clock its times are on by `clocks`, and what became of the
- * recording by `counts` (none: not said).
+ * saying which clock its times are on by `clocks`, what became of the
+ * recording by `counts` (none: not said), and the process's name (none: the
+ * writers' default, "hotspan").
  */
 export function writeColumns(
   snap: NativeSnapshot,
@@ -310,6 +316,7 @@ export function writeColumns(
   clocks: ClockReadings,
   originNs: bigint,
   counts?: DocumentCounts,
+  processName?: string,
 ): Uint8Array {
   const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
   return run(snap, serial, (c, ptr, size) => {
@@ -319,10 +326,20 @@ export function writeColumns(
       const { produced, kept, released, overwritten, dropped } = counts;
       new Float64Array(c.memory.buffer, at, 5).set([produced, kept, released, overwritten, dropped]);
     }
-    const status = c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs, at);
+    const [name, nameSize] = utf8In(c, processName ?? '');
+    const status = c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs, at, name, nameSize);
     if (at !== 0) c.hs_free(at);
     return status;
   });
+}
+
+/** `text` as UTF-8 in an hs_alloc buffer for a call that takes it over: [address, bytes]; [0, 0] for ''. */
+function utf8In(c: Exports, text: string): [number, number] {
+  if (text === '') return [0, 0];
+  const utf8 = encoder.encode(text);
+  const at = c.hs_alloc(utf8.length);
+  new Uint8Array(c.memory.buffer, at, utf8.length).set(utf8);
+  return [at, utf8.length];
 }
 
 /** One query step: native/core/read/query_call.h's args, an optional name; its numbers. */
@@ -494,6 +511,18 @@ export class WasmDocumentWriter {
     return this.call(batch.count, () => {
       const [ptr, size] = encode(this.c, batch, serial);
       return this.c.hs_writer_append(this.handle, ptr, size);
+    });
+  }
+
+  /**
+   * The process of the batches appended next (its pid, and its name; '': the
+   * writers' default): a document may hold several, each kept apart
+   * (native/core/write/document_writer.h, set_process).
+   */
+  process(pid: number, name: string): void {
+    this.call(0, () => {
+      const [at, size] = utf8In(this.c, name);
+      return this.c.hs_writer_process(this.handle, pid, at, size);
     });
   }
 

@@ -62,7 +62,7 @@ function stackOf(p: ProfileRead, id: number, top: TraceFrame): readonly TraceFra
 interface ChunkNode {
   id?: unknown;
   parent?: unknown;
-  callFrame?: { functionName?: unknown; url?: unknown; lineNumber?: unknown };
+  callFrame?: { functionName?: unknown; url?: unknown; lineNumber?: unknown; columnNumber?: unknown };
 }
 
 /** Attributes nested deeper than this make an event malformed (a report would overflow the stack showing them). */
@@ -232,10 +232,12 @@ export class ChromeJsonDecoder {
       if (typeof n !== 'object' || n === null || typeof n.id !== 'number') continue;
       const f = n.callFrame;
       const line = typeof f?.lineNumber === 'number' && f.lineNumber >= 0 ? f.lineNumber + 1 : 0;
+      const column = typeof f?.columnNumber === 'number' && f.columnNumber >= 0 ? f.columnNumber + 1 : undefined;
       p.frames.set(n.id, {
         function: typeof f?.functionName === 'string' ? f.functionName : '',
         url: typeof f?.url === 'string' ? f.url : '',
         line,
+        ...(column === undefined ? {} : { column }),
       });
       if (typeof n.parent === 'number') p.parents.set(n.id, n.parent);
     }

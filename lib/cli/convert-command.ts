@@ -103,8 +103,9 @@ export function convert(input: string, output: string, onProgress?: (done: numbe
         c?.originNs ?? 0n,
       );
     };
-    const batches = new SpanBatches((batch, serial) => {
+    const batches = new SpanBatches((batch, serial, pid, processName) => {
       writer ??= begin();
+      writer.process(pid, processName ?? '');
       writeAll(fd, writer.append(batch, serial), output);
     });
     const summary = readTrace(input, batches, { onProgress });
@@ -140,7 +141,8 @@ format is read from its content; the output's from its extension (.json,
 .pftrace, .perfetto-trace). Streamed: memory stays bounded for any input size.
 A cut-off input converts up to its last whole record, with a warning saying
 where it was cut. The input's clock metadata (hotspan's origin and clock
-readings) and its counter tracks are carried over. The output is replaced
+readings), its processes (pid, name, threads and tracks), its counter
+tracks and its CPU samples are carried over. The output is replaced
 only when the conversion succeeds, and never when it is the input.
 On a terminal, a progress bar shows for conversions that take over a second.
 

@@ -1,26 +1,32 @@
-// The converter's middle: what a trace reader hands over (timelines, spans in
-// end order) turned into batches of the core's record columns (the
-// NativeSnapshot shape lib/binding/wasm-core.ts encodes) for the incremental writers.
+// The converter's middle: what a trace reader hands over (processes,
+// timelines, spans in end order, counter and CPU samples) turned into batches
+// of the core's record columns (the NativeSnapshot shape
+// lib/binding/wasm-core.ts encodes) for the incremental writers, one process
+// per batch (the writers keep each process's pid, name and timelines apart).
 // A thread's spans are held until their tree's root ends (a root: no
 // parent_id, or a parent on another timeline, as hotspan's span ids tell),
 // then given begin order and depth; so memory is bounded by the largest tree
 // and one batch, not by the file. Spans without hotspan's ids are held to
-// the end. Track spans pass straight through, and so do counter samples
-// (held at most a batch's worth, like records).
+// the end. Track spans pass straight through, and so do counter and CPU
+// samples (held at most a batch's worth, like records).
 
 import type { CounterSeries, NativeSnapshot } from '../binding/native-binding';
-import type { Args, TraceClocks, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
+import { ProfileBatch } from './cpu-profile-batch';
+import type { Args, TraceClocks, TraceFrame, TraceSink, TraceSpan, TraceTimeline } from './trace-model';
 
-/** Records per batch. */
+/** Records (or samples) per batch. */
 const BATCH_RECORDS = 16384;
 const TWO32 = 4294967296;
 // span_record.h SpanFlags
 const FLAG_ABANDONED = 1 << 1;
 const FLAG_ERROR = 1 << 2;
+/** The process of what the input gives no (usable) pid: the writers' default, as a WebAssembly write says. */
+const DEFAULT_PID = 1;
 
 interface Timeline {
   id: number;
   name: string;
+  pid: number;
   /** A thread: its spans nest (stack); else a track (lanes). */
   stack: boolean;
   serial: boolean;
@@ -30,6 +36,22 @@ interface Timeline {
   nextLocal: number;
 }
 
+/** A process's timeline ids (each process numbers its own, as its writer does). */
+interface Process {
+  readonly usedIds: Set<number>;
+  nextId: number;
+}
+
+/** What one process has in the batch being made. */
+interface Part {
+  /** Its records' indexes in the batch's columns. */
+  readonly records: number[];
+  readonly timelines: Set<Timeline>;
+  /** Counter samples, per counter name: [ms, value] pairs. */
+  readonly counters: Map<string, number[]>;
+  readonly profiles: Map<Timeline, ProfileBatch>;
+}
+
 /** A span id as hotspan makes it (timeline << 32 | local), else undefined. */
 function spanId(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : undefined;
@@ -37,51 +59,88 @@ function spanId(v: unknown): number | undefined {
 const timelineOf = (id: number): number => Math.floor(id / TWO32);
 const localOf = (id: number): number => id % TWO32;
 
-/** The number in a reader's timeline key (a Perfetto uuid, or "pid:tid"), when it can be a timeline id. */
+/**
+ * The timeline id a reader's key names, when it can be one: Chrome JSON's
+ * "pid:tid" its tid; a Perfetto track uuid its low 32 bits (hotspan's uuids
+ * are the timeline id, salted above them by the pid: perfetto_writer.h); a
+ * sample's "thread pid:tid" its tid.
+ */
 function idInKey(key: string): number | undefined {
-  const m = /^(?:\d+:)?(\d+)$/.exec(key);
-  const n = m === null ? NaN : Number(m[1]);
-  return n >= 1 && n < TWO32 ? n : undefined;
+  const m = /^(?:thread )?(?:\d+:)?(\d+)$/.exec(key);
+  if (m === null) return undefined;
+  const n = Number(BigInt(m[1]) & 0xffffffffn);
+  return n >= 1 ? n : undefined;
 }
+
+/** A pid the writers can carry (a u32), else the default. */
+const pidOf = (pid: number | undefined): number => (pid !== undefined && Number.isInteger(pid) && pid >= 0 && pid < TWO32 ? pid : DEFAULT_PID);
 
 export class SpanBatches implements TraceSink {
   /** The input's clocks, when it says them. */
   inputClocks: TraceClocks | undefined;
-  /** Counter tracks by the reader's key: their names. */
-  private readonly counterNames = new Map<string, string>();
-  /** Samples since the last batch, per counter name: [ms, value] pairs. */
-  private samples = new Map<string, number[]>();
-  private sampleCount = 0;
+  /** Process names as the input gives them. */
+  private readonly processNames = new Map<number, string>();
+  private readonly processes = new Map<number, Process>();
+  /** Counter tracks by the reader's key: their names and processes. */
+  private readonly counterTracks = new Map<string, { name: string; pid: number }>();
   private readonly timelines = new Map<string, Timeline>();
-  private readonly usedIds = new Set<number>();
-  private nextId = 1;
   private readonly nameIds = new Map<string, number>();
   private newNames: string[] = [];
   private readonly times = new Float64Array(2 * BATCH_RECORDS);
   private readonly fields = new Uint32Array(6 * BATCH_RECORDS);
   private count = 0;
-  private attrs: Array<[number, string]> = [];
-  private readonly inBatch = new Set<Timeline>();
+  /** Counter and CPU samples in the batch. */
+  private sampleCount = 0;
+  private attrs = new Map<number, string>();
+  /** The batch by process, in the order they came into it. */
+  private parts = new Map<number, Part>();
+  /** Processes a batch was written for. */
+  private readonly written = new Set<number>();
 
-  /** `write` takes each batch (its names: those new since the previous one) before the next is made. */
-  constructor(private readonly write: (batch: NativeSnapshot, serial: ReadonlySet<number>) => void) {}
+  /** `write` takes each batch of process `pid` (its names: those new since the previous batch) before the next is made. */
+  constructor(private readonly write: (batch: NativeSnapshot, serial: ReadonlySet<number>, pid: number, processName: string | undefined) => void) {}
 
   clocks(c: TraceClocks): void {
     this.inputClocks = c;
   }
 
+  process(pid: number, name: string): void {
+    this.processNames.set(pidOf(pid), name);
+  }
+
   timeline(t: TraceTimeline): void {
+    const pid = pidOf(t.pid);
     if (t.kind === 'counter') {
-      this.counterNames.set(t.key, t.name);
+      this.counterTracks.set(t.key, { name: t.name, pid });
       return;
     }
-    let id = idInKey(t.key);
-    if (id === undefined || this.usedIds.has(id)) {
-      while (this.usedIds.has(this.nextId)) this.nextId++;
-      id = this.nextId;
+    const known = this.timelines.get(t.key);
+    if (known !== undefined) {
+      // Made for a CPU sample that came first: the thread's own name and kind now.
+      known.name = t.name;
+      known.stack = t.kind === 'thread';
+      known.serial = !t.concurrent;
+      return;
     }
-    this.usedIds.add(id);
-    this.timelines.set(t.key, { id, name: t.name, stack: t.kind === 'thread', serial: !t.concurrent, pending: [], nextLocal: 1 });
+    this.timelines.set(t.key, this.newTimeline(t.key, t.name, pid, t.kind === 'thread', !t.concurrent));
+  }
+
+  private newTimeline(key: string, name: string, pid: number, stack: boolean, serial: boolean): Timeline {
+    let p = this.processes.get(pid);
+    if (p === undefined) this.processes.set(pid, (p = { usedIds: new Set(), nextId: 1 }));
+    let id = idInKey(key);
+    if (id === undefined || p.usedIds.has(id)) {
+      while (p.usedIds.has(p.nextId)) p.nextId++;
+      id = p.nextId;
+    }
+    p.usedIds.add(id);
+    return { id, name, pid, stack, serial, pending: [], nextLocal: 1 };
+  }
+
+  private part(pid: number): Part {
+    let p = this.parts.get(pid);
+    if (p === undefined) this.parts.set(pid, (p = { records: [], timelines: new Set(), counters: new Map(), profiles: new Map() }));
+    return p;
   }
 
   span(s: TraceSpan): void {
@@ -99,34 +158,35 @@ export class SpanBatches implements TraceSink {
   }
 
   counter(timeline: string, tsNs: number, value: number): void {
-    const name = this.counterNames.get(timeline) ?? timeline;
-    let list = this.samples.get(name);
-    if (list === undefined) this.samples.set(name, (list = []));
+    const track = this.counterTracks.get(timeline) ?? { name: timeline, pid: DEFAULT_PID };
+    const counters = this.part(track.pid).counters;
+    let list = counters.get(track.name);
+    if (list === undefined) counters.set(track.name, (list = []));
     list.push(tsNs / 1e6, value);
     if (++this.sampleCount === BATCH_RECORDS) this.flush();
   }
 
-  /** The samples since the last batch as the writers' counter series. */
-  private takeCounters(): CounterSeries[] {
-    const out: CounterSeries[] = [];
-    for (const [name, list] of this.samples) {
-      const n = list.length / 2;
-      const times = new Float64Array(n);
-      const values = new Float64Array(n);
-      for (let k = 0; k < n; k++) {
-        times[k] = list[2 * k];
-        values[k] = list[2 * k + 1];
-      }
-      out.push({ name, times, values, dropped: 0 });
+  sample(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined, stack?: readonly TraceFrame[]): void {
+    let tl = this.timelines.get(timeline);
+    if (tl === undefined) {
+      // A thread the input has no spans or descriptor for (yet): its samples' timeline.
+      tl = this.newTimeline(timeline, '', pidOf(pid), true, true);
+      tl.name = `thread ${String(tl.id)}`;
+      this.timelines.set(timeline, tl);
     }
-    this.samples = new Map();
-    this.sampleCount = 0;
-    return out;
+    const profiles = this.part(tl.pid).profiles;
+    let p = profiles.get(tl);
+    if (p === undefined) profiles.set(tl, (p = new ProfileBatch(tl.id)));
+    p.add(tsNs / 1e6, stack ?? [frame]);
+    if (++this.sampleCount === BATCH_RECORDS) this.flush();
   }
 
   /** Writes what is still held and the last batch. */
   end(): void {
     for (const tl of this.timelines.values()) if (tl.pending.length > 0) this.tree(tl);
+    this.flush();
+    // A process the input names and gives nothing else: named all the same, by an empty batch.
+    for (const pid of this.processNames.keys()) if (!this.written.has(pid)) this.part(pid);
     this.flush();
   }
 
@@ -214,28 +274,69 @@ export class SpanBatches implements TraceSink {
     f[at + 3] = parentTimeline;
     f[at + 4] = parent;
     f[at + 5] = (Math.min(depth, 0xffff) << 16) | flags;
-    if (attrs !== undefined) this.attrs.push([i, JSON.stringify(attrs)]);
-    this.inBatch.add(tl);
+    if (attrs !== undefined) this.attrs.set(i, JSON.stringify(attrs));
+    const part = this.part(tl.pid);
+    part.records.push(i);
+    part.timelines.add(tl);
     if (this.count === BATCH_RECORDS) this.flush();
   }
 
+  /** The batch, a part per process (the first with the names new since the last batch). */
   private flush(): void {
-    const tls = [...this.inBatch];
-    this.write(
-      {
-        names: this.newNames,
-        timelines: tls.map((t) => ({ id: t.id, name: t.name, kind: t.stack ? 'js' : 'track', exited: false })),
-        count: this.count,
-        times: this.times.subarray(0, 2 * this.count),
-        fields: this.fields.subarray(0, 6 * this.count),
-        attrs: this.attrs,
-        counters: this.takeCounters(),
-      },
-      new Set(tls.filter((t) => !t.stack && t.serial).map((t) => t.id)),
-    );
+    let names = this.newNames;
+    for (const [pid, part] of this.parts) {
+      const n = part.records.length;
+      let times = this.times.subarray(0, 2 * n);
+      let fields = this.fields.subarray(0, 6 * n);
+      const attrs: Array<[number, string]> = [];
+      if (n === this.count) {
+        for (const [i, text] of this.attrs) attrs.push([i, text]);
+      } else {
+        // Several processes' records: this one's copied out, in their order.
+        times = new Float64Array(2 * n);
+        fields = new Uint32Array(6 * n);
+        part.records.forEach((i, k) => {
+          times.set(this.times.subarray(2 * i, 2 * i + 2), 2 * k);
+          fields.set(this.fields.subarray(6 * i, 6 * i + 6), 6 * k);
+          const text = this.attrs.get(i);
+          if (text !== undefined) attrs.push([k, text]);
+        });
+      }
+      const tls = [...part.timelines];
+      this.write(
+        {
+          names,
+          timelines: tls.map((t) => ({ id: t.id, name: t.name, kind: t.stack ? 'js' : 'track', exited: false })),
+          count: n,
+          times,
+          fields,
+          attrs,
+          counters: [...part.counters].map(([name, list]) => counterSeries(name, list)),
+          cpuProfiles: [...part.profiles.values()].map((p) => p.columns()),
+        },
+        new Set(tls.filter((t) => !t.stack && t.serial).map((t) => t.id)),
+        pid,
+        this.processNames.get(pid),
+      );
+      names = [];
+      this.written.add(pid);
+    }
     this.count = 0;
-    this.newNames = [];
-    this.attrs = [];
-    this.inBatch.clear();
+    this.sampleCount = 0;
+    this.newNames = names;
+    this.attrs = new Map();
+    this.parts = new Map();
   }
+}
+
+/** [ms, value] pairs as the writers' counter series. */
+function counterSeries(name: string, list: number[]): CounterSeries {
+  const n = list.length / 2;
+  const times = new Float64Array(n);
+  const values = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    times[k] = list[2 * k];
+    values[k] = list[2 * k + 1];
+  }
+  return { name, times, values, dropped: 0 };
 }

@@ -48,6 +48,8 @@ export interface TraceFrame {
   readonly url: string;
   /** 1-based line of the function's start; 0 when unknown. */
   readonly line: number;
+  /** 1-based column of the function's start, when the trace says (Chrome JSON's profiles do; Perfetto's frames have none). */
+  readonly column?: number;
 }
 
 export interface TraceSink {

@@ -5,11 +5,13 @@
 // first appear in later batches holds the same spans, and every packet of it
 // refers only to what earlier packets declared, so a file cut at any packet
 // boundary decodes on its own; restart() begins a self-contained file; local
-// ids far above 0 give the same document (but for the ids).
+// ids far above 0 give the same document (but for the ids); the batches of
+// several processes (set_process) are each written as their own document is.
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -496,6 +498,58 @@ void test_metadata_and_empty() {
   CHECK(pf == whole);
 }
 
+// set_process: one document of two processes (the same timeline id in each,
+// both sampled), each kept apart as joined documents are. Perfetto: the
+// concatenation of each process's own document; Chrome JSON: each
+// process's events (its pid, its process_name, its thread metadata and
+// profile events begun afresh) after the other's, in one document.
+void test_processes() {
+  Snapshot a;
+  a.names = {"request"};
+  a.timelines.push_back(hotspan_test::timeline(1, "main", TimelineKind::kJs));
+  a.timelines[0].records.push_back(hotspan_test::rec(1, 0, 0, kOrigin + 10, kOrigin + 20));
+  auto prof = std::make_shared<CpuProfile>();
+  prof->timeline = 1;
+  prof->frames = {{"(root)", "", -1, -1}, {"work", "file:///a.js", 3, 4}};
+  prof->node_frame = {0, 1};
+  prof->node_parent = {-1, 0};
+  prof->sample_node = {1, 1};
+  prof->sample_ns = {kOrigin + 12, kOrigin + 15};
+  a.cpu_profiles.push_back(prof);
+  Snapshot b = a;
+  b.timelines[0].name = "other main";
+  const DocumentInfo doc{kOrigin, kTestClocks, {}};
+  const DocumentInfo da = doc.of_process(10, "a.js"), db = doc.of_process(20, "b.js");
+  {
+    std::string multi, wa, wb;
+    PerfettoWriter w(doc, multi);
+    w.set_process(10, "a.js");
+    w.append(a);
+    w.set_process(20, "b.js");
+    w.append(b);
+    w.finish();
+    write_perfetto(a, da, wa);
+    write_perfetto(b, db, wb);
+    CHECK(multi == wa + wb);
+  }
+  {
+    std::string multi, wa, wb;
+    ChromeJsonWriter w(doc, multi);
+    w.set_process(10, "a.js");
+    w.append(a);
+    w.set_process(20, "b.js");
+    w.append(b);
+    w.finish();
+    write_chrome_json(a, da, wa);
+    write_chrome_json(b, db, wb);
+    const std::string head = "{\"traceEvents\":[\n", tail = "\n],\"displayTimeUnit\"";
+    const size_t ea = wa.find(tail), eb = wb.find(tail);
+    CHECK(ea != std::string::npos && eb != std::string::npos);
+    CHECK(multi == wa.substr(0, ea) + ",\n" + wb.substr(head.size(), eb - head.size()) + wa.substr(ea));
+    CHECK(wb.find("\"pid\":20,") != std::string::npos && wb.find("\"pid\":10,") == std::string::npos);
+  }
+}
+
 }  // namespace
 
 int main() {
@@ -505,5 +559,6 @@ int main() {
   RUN_TEST(test_high_local_ids);
   RUN_TEST(test_restart);
   RUN_TEST(test_metadata_and_empty);
+  RUN_TEST(test_processes);
   return check::result("incremental_writers_test");
 }

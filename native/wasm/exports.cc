@@ -64,6 +64,19 @@ void shift_times(hotspan::Snapshot& snapshot, int64_t origin_ns) {
   for (hotspan::CounterSeries& c : snapshot.counters) {
     for (hotspan::CounterSample& x : c.samples) x.ns += origin_ns;
   }
+  for (std::shared_ptr<const hotspan::CpuProfile>& p : snapshot.cpu_profiles) {
+    auto shifted = std::make_shared<hotspan::CpuProfile>(*p);
+    for (int64_t& ns : shifted->sample_ns) ns += origin_ns;
+    p = std::move(shifted);
+  }
+}
+
+// A process name given as an hs_alloc buffer (taken over); none (size 0): the writers' default.
+std::string take_process_name(uint8_t* name, uint32_t size) {
+  std::string s = name == nullptr || size == 0 ? hotspan::DocumentInfo{}.process_name
+                                               : std::string(reinterpret_cast<const char*>(name), size);
+  std::free(name);
+  return s;
 }
 
 // An incremental document (hs_writer_*): one of the core's writer objects,
@@ -125,11 +138,14 @@ uint32_t hs_result_size() {
 int32_t hs_write(uint8_t* input, uint32_t size,
                                                             uint32_t format, int64_t origin_ns,
                                                             int64_t monotonic_ns, int64_t realtime_ns,
-                                                            int64_t boottime_ns, const double* counts) {
+                                                            int64_t boottime_ns, const double* counts,
+                                                            uint8_t* name, uint32_t name_size) {
+  std::string process_name = take_process_name(name, name_size);
   hotspan::Snapshot snapshot;
   if (!take_columns(input, size, snapshot)) return kBadInput;
   shift_times(snapshot, origin_ns);
   hotspan::DocumentInfo doc{origin_ns, {monotonic_ns, realtime_ns, boottime_ns}, {}};
+  doc.process_name = std::move(process_name);
   // counts: produced, kept, released, overwritten, dropped (the caller's
   // tracer.counts()), or null when the document has none.
   if (counts != nullptr) {
@@ -196,6 +212,17 @@ int32_t hs_writer_append(uint32_t handle, uint8_t* input,
   batch.names.swap(s->names);
   s->writer->append(batch);
   batch.names.swap(s->names);
+  return kOk;
+}
+
+// The process of the batches appended next (DocumentWriter::set_process);
+// the result is left empty.
+int32_t hs_writer_process(uint32_t handle, uint32_t pid, uint8_t* name, uint32_t name_size) {
+  std::string process_name = take_process_name(name, name_size);
+  Stream* s = stream_at(handle);
+  result().clear();
+  if (s == nullptr) return kBadHandle;
+  s->writer->set_process(pid, std::move(process_name));
   return kOk;
 }
 

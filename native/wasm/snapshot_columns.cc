@@ -1,10 +1,12 @@
 #include "snapshot_columns.h"
 
 #include "record/clock.h"
+#include "record/cpu_profile.h"
 #include "record/stored_context.h"
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -41,15 +43,64 @@ uint32_t u32_at(const uint8_t* p, size_t i) {
   return v;
 }
 
+// One CPU profile of the section after the strings (snapshot_columns.h).
+bool decode_profile(Reader& in, Snapshot& out) {
+  const uint8_t* head = in.take(16);
+  if (head == nullptr) return false;
+  const uint64_t frames = u32_at(head, 1), nodes = u32_at(head, 2), samples = u32_at(head, 3);
+  const uint8_t* lines = in.take(8 * frames);
+  const uint8_t* node_frame = in.take(4 * nodes);
+  const uint8_t* node_parent = in.take(4 * nodes);
+  const uint8_t* sample_node = in.take(4 * samples);
+  const uint8_t* sample_ms = in.take(8 * samples);
+  const uint8_t* ends = in.take(8 * frames);
+  if (lines == nullptr || node_frame == nullptr || node_parent == nullptr || sample_node == nullptr ||
+      sample_ms == nullptr || ends == nullptr) {
+    return false;
+  }
+  auto p = std::make_shared<CpuProfile>();
+  p->timeline = u32_at(head, 0);
+  p->frames.resize(frames);
+  const char* bytes = reinterpret_cast<const char*>(in.p);
+  size_t from = 0;
+  for (size_t f = 0; f < frames; ++f) {
+    CpuFrame& fr = p->frames[f];
+    fr.line = static_cast<int32_t>(u32_at(lines, 2 * f));
+    fr.column = static_cast<int32_t>(u32_at(lines, 2 * f + 1));
+    for (std::string* s : {&fr.function, &fr.url}) {
+      const size_t to = u32_at(ends, static_cast<size_t>(s == &fr.url) + 2 * f);
+      if (to < from || to > in.left) return false;
+      s->assign(bytes + from, to - from);
+      from = to;
+    }
+  }
+  in.take(from);
+  p->node_frame.resize(nodes);
+  p->node_parent.resize(nodes);
+  for (size_t i = 0; i < nodes; ++i) {
+    p->node_frame[i] = u32_at(node_frame, i);
+    p->node_parent[i] = static_cast<int32_t>(u32_at(node_parent, i));
+  }
+  p->sample_node.resize(samples);
+  p->sample_ns.resize(samples);
+  for (size_t k = 0; k < samples; ++k) {
+    p->sample_node[k] = u32_at(sample_node, k);
+    double ms;
+    std::memcpy(&ms, sample_ms + 8 * k, 8);
+    p->sample_ns[k] = ms_to_ns(ms);
+  }
+  if (!p->valid()) return false;
+  out.cpu_profiles.push_back(std::move(p));
+  return true;
+}
+
 }  // namespace
 
 bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
   Reader in{data, size};
   const uint8_t* header = in.take(4 * kHeaderWords);
   if (header == nullptr || u32_at(header, 0) != kColumnsVersion) return false;
-  for (size_t w = 7; w < kHeaderWords; ++w) {
-    if (u32_at(header, w) != 0) return false;
-  }
+  const uint32_t profiles = u32_at(header, 7);
   const uint64_t n = u32_at(header, 1), names = u32_at(header, 2), timelines = u32_at(header, 3),
                  attrs = u32_at(header, 4), series = u32_at(header, 5), samples = u32_at(header, 6);
   const uint8_t* times = in.take(16 * n);
@@ -153,7 +204,13 @@ bool decode_columns(const uint8_t* data, size_t size, Snapshot& out) {
       x.value = pair[1];
     }
   }
-  return sample == samples;
+  if (sample != samples) return false;
+  // The CPU profiles, after the strings.
+  Reader rest{in.p + from, in.left - from};
+  for (uint32_t k = 0; k < profiles; ++k) {
+    if (!decode_profile(rest, out)) return false;
+  }
+  return true;
 }
 
 void encode_columns(const FrozenSnapshot& snap, int64_t origin_ns, std::string& out) {

@@ -4,9 +4,8 @@
 // Input layout, little-endian, one buffer:
 //   u32 header[8]: version (kColumnsVersion), record count n, name count N,
 //                  timeline count T, attribute count A, counter series count
-//                  C, counter sample count S, reserved (0): a later section
-//                  (the clock readings a Perfetto clock snapshot needs) is
-//                  announced there, after the bytes
+//                  C, counter sample count S, CPU profile count P (0 on
+//                  output)
 //   f64 times[2n]:  start ms, end ms per record (performance.now() axis)
 //   f64 samples[2S]: ms, value per counter sample, series after series
 //   u32 fields[6n]: name id, timeline id, local id, parent timeline id,
@@ -18,6 +17,14 @@
 //                   in order: names, timeline names, attribute texts,
 //                   counter names
 //   u8  bytes[]:    UTF-8
+//   then, on input, the P CPU profiles (record/cpu_profile.h), each:
+//     u32 timeline id, frame count F, node count M, sample count K
+//     i32 lines[2F]:  line, column of each frame (0-based, -1 unknown)
+//     u32 node_frame[M], i32 node_parent[M] (-1: the root)
+//     u32 sample_node[K], f64 sample_ms[K] (ms as the records' times)
+//     u32 ends[2F]:   end offset of each frame's function, then url, in
+//     u8  bytes[]:    the UTF-8 that follows
+//   (unaligned: read byte-wise).
 // Records may come in any timeline order; each timeline keeps their order.
 // Times become ns as Math.round(ms * 1e6), with origin_ns 0.
 #pragma once
@@ -33,8 +40,8 @@ namespace hotspan::wasm {
 constexpr uint32_t kColumnsVersion = 1;
 constexpr size_t kHeaderWords = 8;
 
-// False when the buffer is shorter than its header says, announces a section
-// this build does not know, or names a timeline it does not describe.
+// False when the buffer is shorter than its header says, names a timeline
+// it does not describe, or holds a CPU profile that is not valid().
 bool decode_columns(const uint8_t* data, size_t size, Snapshot& out);
 
 // A time of the columns (ms on the performance.now() axis) as the ns decode_columns makes of it.

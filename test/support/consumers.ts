@@ -38,6 +38,7 @@ interface EngineModule {
             Renderer: { processes: Map<number, { threads: Map<number, { tree?: { roots: Iterable<TreeNode> } }> }> };
             Flows: { flows: Array<Array<{ name: string; pid: number; tid: number; ts: number }>> };
             Meta: { processNames: Map<number, { args?: { name?: string } }> };
+            Samples: { profilesInProcess: Map<number, Map<number, { parsedProfile: EngineProfile }>> };
           };
         };
       };
@@ -52,8 +53,20 @@ export async function traceEngineTrees(events: unknown[]): Promise<Map<number, E
   return out;
 }
 
+/** A thread's CPU profile as the engine models it (its CPUProfileDataModel). */
+export interface EngineProfile {
+  samples?: number[];
+  /** Per sample, us. */
+  timestamps: number[];
+  nodeByIndex(index: number): EngineProfileNode | null;
+}
+export interface EngineProfileNode {
+  functionName: string;
+  parent: EngineProfileNode | null;
+}
+
 /** The engine's parsed data of `events`. */
-async function engineData(events: unknown[]): Promise<ReturnType<ReturnType<EngineModule['TraceModel']['Model']['createWithAllHandlers']>['parsedTrace']>['data']> {
+export async function engineData(events: unknown[]): Promise<ReturnType<ReturnType<EngineModule['TraceModel']['Model']['createWithAllHandlers']>['parsedTrace']>['data']> {
   // The engine measures with DOMRect, which Node lacks (its README says to polyfill it).
   const g = globalThis as { DOMRect?: unknown };
   g.DOMRect ??= class DOMRect {

@@ -20,7 +20,9 @@
 // - pid: the document's (DocumentInfo::pid: the recording process's, 1 from
 //   WebAssembly), on every event, so several processes' events join; the
 //   first event names the process (process_name metadata:
-//   DocumentInfo::process_name).
+//   DocumentInfo::process_name). After set_process(), the batches are
+//   another process's: its pid on their events, its process_name on its
+//   first batch, its timelines' metadata and profiles its own.
 // - Counters: a "C" event per sample (tid 0, args {"value": v}, v the
 //   shortest text that reads back as the same double), after the batch's
 //   spans; samples a full series dropped are counted in
@@ -248,8 +250,9 @@ class ChromeJsonWriter::Impl {
 
     for (size_t i = names_.size(); i < snapshot.names.size(); ++i) names_.push_back(escaped(snapshot.names[i]));
     if (!started_) opening();
+    if (named_.insert(doc_.pid).second) process_metadata();
     for (const auto& tl : snapshot.timelines) {
-      if (described_.insert(tl.id).second) timeline_metadata(tl.id, tl.name);
+      if (described_.insert(process_key(tl.id)).second) timeline_metadata(tl.id, tl.name);
     }
     for (const auto& tl : snapshot.timelines) events(tl);
     counter_events(snapshot.counters);
@@ -290,6 +293,11 @@ class ChromeJsonWriter::Impl {
 
   void set_counts(DocumentCounts counts) { doc_.counts = std::move(counts); }
 
+  void set_process(uint32_t pid, std::string name) {
+    doc_.pid = pid;
+    doc_.process_name = std::move(name);
+  }
+
   // ,"key":{"name":n,...} into the metadata.
   template <typename Pairs>
   void counts_member(const char* key, const Pairs& pairs) {
@@ -314,6 +322,7 @@ class ChromeJsonWriter::Impl {
     started_ = false;
     first_ = true;
     described_.clear();
+    named_.clear();
     counters_dropped_.clear();
     profiles_.clear();
     cpu_dropped_ = 0;
@@ -343,9 +352,18 @@ class ChromeJsonWriter::Impl {
     return put_u64(p, tid);
   }
 
+  // A timeline of the current process (timeline ids are per process).
+  uint64_t process_key(uint32_t timeline) const { return uint64_t{doc_.pid} << 32 | timeline; }
+
   void opening() {
     started_ = true;
     out_.append("{\"traceEvents\":[\n");
+    named_.insert(doc_.pid);
+    process_metadata();
+  }
+
+  // The current process's name, on its first sight.
+  void process_metadata() {
     sep();
     char buf[96];
     char* p = put_lit(buf, "{\"name\":\"process_name\",\"ph\":\"M\",");
@@ -559,7 +577,7 @@ class ChromeJsonWriter::Impl {
     constexpr size_t kChunk = 4096;
     if (prof.sample_ns.empty()) return;
     const uint32_t tl = prof.timeline;
-    auto [it, fresh] = profiles_.try_emplace(tl);
+    auto [it, fresh] = profiles_.try_emplace(process_key(tl));
     ProfileState& st = it->second;
     if (fresh) {
       st.last = grid(prof.sample_ns[0] - doc_.origin_ns);
@@ -633,11 +651,12 @@ class ChromeJsonWriter::Impl {
   size_t reserve_ = 0;
   bool started_ = false;
   bool first_ = true;  // no event written yet: no separator before the next
-  std::set<uint32_t> described_;  // timelines whose metadata events are written
+  std::set<uint64_t> described_;  // timelines whose metadata events are written (process_key)
+  std::set<uint32_t> named_;      // processes whose process_name is written
   std::vector<std::string> names_;  // escaped, by name id
   std::string attr_scratch_;        // a repaired attribute text, reused
   std::map<std::string, uint64_t> counters_dropped_;  // per series, summed over batches
-  std::map<uint32_t, ProfileState> profiles_;          // per sampled timeline
+  std::map<uint64_t, ProfileState> profiles_;          // per sampled timeline (process_key)
   uint64_t cpu_dropped_ = 0;                           // the store's count (cumulative)
   const std::string unknown_name_ = "?";
 };
@@ -652,6 +671,7 @@ void ChromeJsonWriter::append(const FrozenSnapshot& batch, bool last) { impl_->a
 void ChromeJsonWriter::finish() { impl_->finish(); }
 void ChromeJsonWriter::restart() { impl_->restart(); }
 void ChromeJsonWriter::set_counts(DocumentCounts counts) { impl_->set_counts(std::move(counts)); }
+void ChromeJsonWriter::set_process(uint32_t pid, std::string name) { impl_->set_process(pid, std::move(name)); }
 
 namespace {
 template <typename SnapshotT, typename Out>

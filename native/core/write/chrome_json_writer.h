@@ -40,6 +40,7 @@ class ChromeJsonWriter final : public DocumentWriter {
   void append(const Snapshot& batch, bool last) override;
   void append(const FrozenSnapshot& batch, bool last) override;
   void set_counts(DocumentCounts counts) override;
+  void set_process(uint32_t pid, std::string name) override;
   void finish() override;
   void restart() override;
 

@@ -5,6 +5,9 @@
 // what a batch may be and what each writes.
 #pragma once
 
+#include <cstdint>
+#include <string>
+
 #include "write/document_info.h"
 #include "record/tracer.h"
 
@@ -21,6 +24,14 @@ class DocumentWriter {
   void append(const FrozenSnapshot& batch) { append(batch, false); }
   // The counts finish() writes (document_info.h), replacing the document's.
   virtual void set_counts(DocumentCounts counts) = 0;
+  // The process the batches appended next were recorded in (DocumentInfo's
+  // pid and process_name; until called, the DocumentInfo's own): one
+  // document may hold several processes, each kept apart as the documents of
+  // several processes joined into one are (Perfetto: each its own packet
+  // sequence and track uuids; Chrome JSON: its pid on its events, its
+  // process_name metadata on first sight). Their timeline ids are their own.
+  // The document's counts go with its first process.
+  virtual void set_process(uint32_t pid, std::string name) = 0;
   virtual void finish() = 0;
   virtual void restart() = 0;
 };

@@ -1028,16 +1028,41 @@ class PerfettoWriter::Impl {
   AttrScratch scratch_;
 };
 
-PerfettoWriter::PerfettoWriter(const DocumentInfo& doc, std::string& out)
-    : impl_(std::make_unique<Impl>(doc, &out, nullptr)) {}
-PerfettoWriter::PerfettoWriter(const DocumentInfo& doc, BlockSink& sink)
-    : impl_(std::make_unique<Impl>(doc, nullptr, &sink)) {}
+PerfettoWriter::PerfettoWriter(const DocumentInfo& doc, std::string& out) : doc_(doc), out_(&out), sink_(nullptr) {}
+PerfettoWriter::PerfettoWriter(const DocumentInfo& doc, BlockSink& sink) : doc_(doc), out_(nullptr), sink_(&sink) {}
 PerfettoWriter::~PerfettoWriter() = default;
-void PerfettoWriter::append(const Snapshot& batch, bool last) { impl_->append(batch, last); }
-void PerfettoWriter::append(const FrozenSnapshot& batch, bool last) { impl_->append(batch, last); }
-void PerfettoWriter::finish() { impl_->finish(); }
-void PerfettoWriter::restart() { impl_->restart(); }
-void PerfettoWriter::set_counts(DocumentCounts counts) { impl_->set_counts(std::move(counts)); }
+PerfettoWriter::Impl& PerfettoWriter::current() {
+  if (current_ == nullptr) {
+    // The document's counts go with its first process (a reader sums the processes').
+    DocumentInfo d = doc_;
+    if (!impls_.empty()) d.counts = {};
+    impls_.push_back(std::make_unique<Impl>(d, out_, sink_));
+    pids_.push_back(doc_.pid);
+    current_ = impls_.back().get();
+  }
+  return *current_;
+}
+void PerfettoWriter::append(const Snapshot& batch, bool last) { current().append(batch, last); }
+void PerfettoWriter::append(const FrozenSnapshot& batch, bool last) { current().append(batch, last); }
+void PerfettoWriter::finish() {
+  if (impls_.empty()) current();
+  for (auto& impl : impls_) impl->finish();
+}
+void PerfettoWriter::restart() {
+  for (auto& impl : impls_) impl->restart();
+}
+void PerfettoWriter::set_counts(DocumentCounts counts) {
+  if (!impls_.empty()) impls_.front()->set_counts(counts);
+  doc_.counts = std::move(counts);
+}
+void PerfettoWriter::set_process(uint32_t pid, std::string name) {
+  doc_.pid = pid;
+  doc_.process_name = std::move(name);
+  current_ = nullptr;
+  for (size_t k = 0; k < pids_.size(); ++k) {
+    if (pids_[k] == pid) current_ = impls_[k].get();
+  }
+}
 
 namespace {
 template <typename SnapshotT, typename Out>

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "write/block_sink.h"
 #include "record/clock_readings.h"
@@ -104,13 +105,27 @@ class PerfettoWriter final : public DocumentWriter {
   void append(const Snapshot& batch, bool last) override;
   void append(const FrozenSnapshot& batch, bool last) override;
   void set_counts(DocumentCounts counts) override;
+  // Each process is written as its own document would be (its packet
+  // sequence, process descriptor and uuids): a document of several is the
+  // concatenation of theirs when each one's batches come together.
+  void set_process(uint32_t pid, std::string name) override;
   // Also writes the spans still waiting (their root never came).
   void finish() override;
   void restart() override;
 
  private:
   class Impl;
-  std::unique_ptr<Impl> impl_;
+  // The current process's writer, made on its first batch (or the finish of
+  // a document without one).
+  Impl& current();
+
+  DocumentInfo doc_;  // the current process's (pid, process_name)
+  std::string* out_;
+  BlockSink* sink_;
+  // A writer per process, in the order they were first written; pids_[k] is impls_[k]'s.
+  std::vector<std::unique_ptr<Impl>> impls_;
+  std::vector<uint32_t> pids_;
+  Impl* current_ = nullptr;
 };
 
 // Appends a whole Trace (repeated TracePacket, field 1) to `out`. `clocks`
