@@ -88,6 +88,7 @@ sources=(
   native/core/record/wake_signal.cc
   native/core/export/export_cursor.cc
   native/core/export/otlp_batcher.cc
+  native/core/read/trace_keep.cc
   native/core/export/otlp_request.cc
   native/core/export/otlp_request_json.cc
   native/core/export/otlp_otel_fields.cc

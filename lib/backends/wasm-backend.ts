@@ -87,7 +87,7 @@ export class WasmBackend implements Backend {
     this.keep = options.keep ?? 0n;
     this.keepNames = options.keepNames ?? [];
     this.clock = options.clock;
-    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep, processName: options.processName });
+    this.rec = new WasmRecorder({ memoryLimit: this.limit, onFull: this.onFull, originNs: calibrate().originNs, idSalt: this.salt, sampler: this.sampler, keep: this.keep, keepNames: this.keepNames, processName: options.processName });
     this.thread = this.rec.thread(options.threadName, options.timeline ?? 0);
     if (this.thread === 0) throw new Error(`hotspan: the core refused timeline id ${String(options.timeline ?? 0)} for thread '${options.threadName}'`);
   }
@@ -250,19 +250,17 @@ export class WasmBackend implements Backend {
     return this.rec.write('perfetto', readClocks());
   }
 
+  /** What the document just made holds: the records the core wrote (a sampling tracer's kept traces only). */
   private contents(): { spans: number; timelines: number } {
-    const timelines = this.rec.timelines();
-    let spans = 0;
-    for (const t of timelines) spans += t.kept;
-    return { spans, timelines: timelines.length };
+    return { spans: this.rec.written(), timelines: this.rec.timelines().length };
   }
 
   writeFile(path: string, format: OutputFormat): Promise<WrittenFile> {
-    return writeDocument(this, path, format, this.contents());
+    return writeDocument(this, path, format, () => this.contents());
   }
 
   writeFileNow(path: string, format: OutputFormat): WrittenFile {
-    return writeDocumentNow(this, path, format, this.contents());
+    return writeDocumentNow(this, path, format, () => this.contents());
   }
 
   // ---- trace context: the core stores the given context and derives the ids ----

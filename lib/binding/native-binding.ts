@@ -430,6 +430,9 @@ export interface NativeStream {
     written: number;
     missed: number;
     unwritten: number;
+    sampledOut: number;
+    keepTimedOut: number;
+    waiting: number;
     closed: boolean;
     error?: Error;
   };

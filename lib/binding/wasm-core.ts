@@ -141,6 +141,10 @@ export interface WasmExports {
   hs_rec_write(tracer: number, format: number, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   /** Names the process in the tracer's documents (hs_rec_write) by the buffer (taken over; UTF-8, 1 to 1024 bytes; default "hotspan"); a core status (INVALID: an unknown tracer or a name out of bounds). */
   hs_rec_process_name(tracer: number, name: number, size: number): number;
+  /** A span name (UTF-8, taken over) whose trace the tracer's tail keep keeps whole in its documents (hs_rec_write, read/trace_keep.h); a core status (INVALID: an unknown tracer or an empty name). */
+  hs_rec_keep_name(tracer: number, name: number, size: number): number;
+  /** The records the last hs_rec_write wrote (a sampling tracer's: those of its kept traces). */
+  hs_rec_written(): number;
 }
 /** hs_write and hs_writer_begin: the code of each output format. */
 export const FORMAT_CODES = { json: 0, perfetto: 1 } as const;

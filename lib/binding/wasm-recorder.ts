@@ -35,6 +35,8 @@ export interface WasmRecorderOptions {
   keep?: bigint;
   /** The process's name in its documents (write()); default the core's, "hotspan". */
   processName?: string;
+  /** Span names that keep their trace whole in the tracer's tail keep (sample.keep.names): its documents keep them. */
+  keepNames?: readonly string[];
 }
 
 /** One take of the OTLP export's read: the records, those lost before it, those left, its watermark. */
@@ -67,6 +69,11 @@ export class WasmRecorder {
     if (this.tracer === 0) throw new RangeError(`unknown onFull policy ${JSON.stringify(options.onFull)}`);
     if (options.processName !== undefined && this.c.hs_rec_process_name(this.tracer, ...this.text(options.processName)) !== 0) {
       throw new RangeError(`hotspan: the core refused the process name ${JSON.stringify(options.processName)}`);
+    }
+    for (const name of options.keepNames ?? []) {
+      if (this.c.hs_rec_keep_name(this.tracer, ...this.text(name)) !== 0) {
+        throw new RangeError(`hotspan: the core refused the keep name ${JSON.stringify(name)}`);
+      }
     }
   }
 
@@ -285,6 +292,11 @@ export class WasmRecorder {
     const status = this.c.hs_rec_write(this.tracer, FORMAT_CODES[format], monotonicNs, realtimeNs, boottimeNs);
     if (status !== 0) throw new Error(`hotspan: the core could not write: ${STATUS_TEXT[status] ?? String(status)}`);
     return new Uint8Array(this.c.memory.buffer, this.c.hs_result_data(), this.c.hs_result_size()).slice();
+  }
+
+  /** The records the last write() put in its document (a sampling tracer's: its kept traces'). */
+  written(): number {
+    return this.c.hs_rec_written();
   }
 
   // ---- joined threads (native/core/read/handover_batch.h): a worker records

@@ -288,6 +288,8 @@ function countsText(r: Report): string[] {
   if (k.stream_written !== undefined || k.stream_missed !== undefined) {
     out.push(`stream: wrote ${n(k.stream_written)} records in its files, missed ${n(k.stream_missed)} (lost to the memory budget before it wrote them)`);
   }
+  const sampled = k.sampled_out ?? k.stream_sampled_out;
+  if (sampled !== undefined) out.push(`sampling: left out ${n(sampled)} spans of traces not kept (not lost: docs/sampling.md)`);
   return out;
 }
 

@@ -74,9 +74,11 @@ export interface TraceSink {
  * hotspan's recording counts, as a file carries them (the tracer's totals
  * when the file was finished): Chrome JSON's metadata.hotspan, Perfetto's
  * "hotspan.counts" track descriptor's description. A stream's files add what
- * the stream wrote in all its files so far and what it lost to the budget.
+ * the stream wrote in all its files so far and what it lost to the budget;
+ * a sampling tracer's files what they left out (docs/sampling.md): a
+ * write's `sampled_out`, a stream's `stream_sampled_out`.
  */
-export const COUNT_KEYS = ['produced', 'kept', 'released', 'overwritten', 'dropped', 'stream_written', 'stream_missed'] as const;
+export const COUNT_KEYS = ['produced', 'kept', 'released', 'overwritten', 'dropped', 'stream_written', 'stream_missed', 'sampled_out', 'stream_sampled_out'] as const;
 export type RecordingCounts = Partial<Record<(typeof COUNT_KEYS)[number], number>>;
 
 /** Picks the counts out of an object of members (metadata.hotspan, or the annotations). */

@@ -45,10 +45,11 @@ export interface Counts {
   readonly timelines: readonly TimelineCounts[];
   /**
    * Spans of traces the sampler (`sample`, `sample.keep`) did not keep, left
-   * out of the tracer's outputs: counted once per span, where the tracer's
-   * decision is made (the OTLP export's read; 0 without one). The memory
-   * figures above still count them: they stay in memory for snapshot(),
-   * stats() and query(). See docs/sampling.md for the identity.
+   * out of the tracer's consuming outputs: counted once per span by each,
+   * where it decides (the OTLP export's read, a stream's; 0 without one; a
+   * write() counts nothing). The memory figures above still count them: they
+   * stay in memory for snapshot(), stats() and query(). See
+   * docs/sampling.md for the identity.
    */
   readonly sampledOut: number;
   /** Present once tracer.exportOtlp() started. */

@@ -71,9 +71,10 @@ export function writeDocumentNow(
   source: DocumentSource,
   path: string,
   format: OutputFormat,
-  contents: { spans: number; timelines: number },
+  held: Contents | (() => Contents),
 ): WrittenFile {
   const data = format === 'perfetto' ? source.perfetto() : source.chromeJson();
+  const contents = typeof held === 'function' ? held() : held;
   try {
     writeFileSync(path, data);
   } catch (e) {
@@ -82,15 +83,21 @@ export function writeDocumentNow(
   return { bytes: data.length, spans: contents.spans, timelines: contents.timelines };
 }
 
-/** Writes the document `source` makes now, which holds `contents` (records and timelines). */
+/** What a document holds: its records and timelines. */
+export interface Contents {
+  spans: number;
+  timelines: number;
+}
+
+/** Writes the document `source` makes now, which holds `held` (or what `held()` says once it is made). */
 export async function writeDocument(
   source: DocumentSource,
   path: string,
   format: OutputFormat,
-  contents: { spans: number; timelines: number },
+  held: Contents | (() => Contents),
 ): Promise<WrittenFile> {
-  const { spans, timelines } = contents;
   const data = format === 'perfetto' ? source.perfetto() : source.chromeJson();
+  const { spans, timelines } = typeof held === 'function' ? held() : held;
   // Opened and truncated now, synchronously: nothing truncates the file after
   // an exit-time write (an async open could run on the thread pool after it).
   let fd: number;

@@ -12,7 +12,7 @@ export interface ResolvedKeep {
   slowerThanMs: number | undefined;
   errors: boolean;
   maxWaitMs: number;
-  /** Span names that keep their trace whole (the core's OtlpBatcher::keep_name); empty: none. */
+  /** Span names that keep their trace whole (the core's TraceKeep::keep_name); empty: none. */
   names: readonly string[];
 }
 

@@ -2,6 +2,7 @@
 // addon's own thread (native/core/write/trace_stream.h), never this one. This
 // module checks the options, turns the thread's write errors into an
 // 'error' event, and finishes the file at process exit (lib/common/exit-write.ts).
+// A sampling tracer's stream writes its kept traces only (docs/sampling.md).
 
 import { describe } from '../common/errors';
 import { atExit } from '../common/exit-write';
@@ -38,8 +39,17 @@ export interface StreamStatus {
   readonly written: number;
   /** Records the memory budget recycled before the stream read them (disk too slow). */
   readonly missed: number;
-  /** Records read but lost to a write error (the batches not wholly in the file, a few MiB of output at most). */
+  /** Records read but lost to a write error (the batches not wholly in the file, a few MiB of output at most, and those waiting below). */
   readonly unwritten: number;
+  /**
+   * Records of traces the tracer's sampling (`sample`, `sample.keep`) did not
+   * keep: read, never written (docs/sampling.md). 0 when the tracer does not sample.
+   */
+  readonly sampledOut: number;
+  /** Records the tail keep released without their root (past maxWaitMs, or at close()): decided by the head sampler alone, also counted in written or sampledOut. */
+  readonly keepTimedOut: number;
+  /** Records read whose trace is not decided yet (their root has not ended): written or counted in sampledOut once it is. */
+  readonly waiting: number;
   /** close() finished the file (or the process exit did). */
   readonly closed: boolean;
   /** The write error that ended the streaming (code, errno, syscall, path), if any. */

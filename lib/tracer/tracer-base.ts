@@ -170,8 +170,8 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
    */
   counts(): Counts {
     const otlp = this.outputs.otlp?.counts();
-    // The tracer's sampling decision is made where spans leave it: the OTLP export's read.
-    const c = totalCounts(this.b.counts(), otlp?.sampledOut ?? 0);
+    // The tracer's sampling decision is made where spans leave it: the OTLP export's read, a stream's.
+    const c = totalCounts(this.b.counts(), this.outputs.sampledOut(otlp?.sampledOut ?? 0));
     this.loss.of(c);
     const dumpOn = this.dumps?.counts();
     if (otlp === undefined && dumpOn === undefined) return c;

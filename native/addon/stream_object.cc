@@ -47,7 +47,7 @@ Napi::Value WakeMethod(const Napi::CallbackInfo& info) {
   return info.Env().Undefined();
 }
 
-// { bytes, files, written, missed, unwritten, file, closed, error? }
+// { bytes, files, written, missed, unwritten, sampledOut, keepTimedOut, waiting, file, closed, error? }
 Napi::Value StatusMethod(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const hotspan::StreamStatus s = Self(info).stream->status();
@@ -57,6 +57,9 @@ Napi::Value StatusMethod(const Napi::CallbackInfo& info) {
   o.Set("written", Num(env, s.written));
   o.Set("missed", Num(env, s.missed));
   o.Set("unwritten", Num(env, s.unwritten));
+  o.Set("sampledOut", Num(env, s.sampled_out));
+  o.Set("keepTimedOut", Num(env, s.keep_timed_out));
+  o.Set("waiting", Num(env, s.waiting));
   o.Set("file", Napi::String::New(env, s.file));
   o.Set("closed", Napi::Boolean::New(env, s.closed));
   if (s.error != 0) o.Set("error", FileError(env, s.error_path, s.error, s.error_op).Value());

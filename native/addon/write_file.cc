@@ -8,8 +8,10 @@
 #include <mutex>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "arg_check.h"
+#include "read/trace_keep.h"
 #include "write/chrome_json_writer.h"
 #include "write/file_block_writer.h"
 #include "write/perfetto_writer.h"
@@ -66,23 +68,57 @@ void RegisterExitWait() {
   std::call_once(once, [] { std::atexit(WaitForWritesAtExit); });
 }
 
+// A tracer's sampling (read/trace_keep.h), read on the JS thread with the
+// freeze: a write of a sampling tracer holds its kept traces only.
+struct Sampling {
+  uint64_t salt = 0, sampler = 0, keep = 0;
+  std::vector<std::string> keep_names;
+  bool on = false;
+  explicit Sampling(const hotspan::Tracer& t)
+      : salt(t.id_salt()), sampler(t.sampler()), keep(t.keep()), keep_names(t.keep_names()),
+        on(hotspan::TraceKeep::samples(sampler, keep, keep_names)) {}
+};
+
+uint64_t RecordsOf(const hotspan::FrozenSnapshot& snapshot) {
+  uint64_t n = 0;
+  for (const auto& t : snapshot.timelines) n += t.records.size();
+  return n;
+}
+
 // Formats `snapshot` as `format` into `path` through a FileBlockWriter: at
-// most its few blocks in memory, whatever the trace's size. Returns 0 or the
-// errno of the step *op names; *bytes is what the writer took.
-int WriteTrace(const hotspan::FrozenSnapshot& snapshot, int64_t origin_ns, const std::string& process_name,
-               const hotspan::ClockReadings& clocks, const std::string& path, Format format,
-               uint64_t* bytes, const char** op, uint64_t dropped_elsewhere = 0) {
+// most its few blocks in memory, whatever the trace's size (a sampling
+// tracer's kept traces are copied first: kept_snapshot). Returns 0 or the
+// errno of the step *op names; *bytes is what the writer took, *spans the
+// records written.
+int WriteTrace(const hotspan::FrozenSnapshot& snapshot, const Sampling& sampling, int64_t origin_ns,
+               const std::string& process_name, const hotspan::ClockReadings& clocks, const std::string& path,
+               Format format, uint64_t* bytes, uint64_t* spans, const char** op, uint64_t dropped_elsewhere = 0) {
   hotspan::FileBlockWriter file(path);
   CountingSink out(file);
   hotspan::RecordCounts counts = hotspan::total_counts(snapshot);
   counts.produced += dropped_elsewhere;
   counts.dropped += dropped_elsewhere;
-  const hotspan::DocumentInfo doc =
+  hotspan::DocumentInfo doc =
       hotspan::DocumentInfo{origin_ns, clocks, hotspan::document_counts(counts)}.of_process(hotspan::current_pid(), process_name);
-  if (format == Format::kChromeJson) {
-    hotspan::write_chrome_json(snapshot, doc, out);
+  if (sampling.on) {
+    uint64_t left_out = 0;
+    const hotspan::Snapshot kept = hotspan::kept_snapshot(snapshot, sampling.salt, sampling.sampler, sampling.keep,
+                                                          sampling.keep_names, &left_out);
+    doc.counts.values.emplace_back("sampled_out", left_out);
+    *spans = 0;
+    for (const auto& t : kept.timelines) *spans += t.records.size();
+    if (format == Format::kChromeJson) {
+      hotspan::write_chrome_json(kept, doc, out);
+    } else {
+      hotspan::write_perfetto(kept, doc, out);
+    }
   } else {
-    hotspan::write_perfetto(snapshot, doc, out);
+    *spans = RecordsOf(snapshot);
+    if (format == Format::kChromeJson) {
+      hotspan::write_chrome_json(snapshot, doc, out);
+    } else {
+      hotspan::write_perfetto(snapshot, doc, out);
+    }
   }
   const int err = file.finish(op);
   *bytes = out.bytes();
@@ -102,12 +138,6 @@ void CheckPath(const Napi::CallbackInfo& info, const std::string& path) {
   }
 }
 
-uint64_t RecordsOf(const hotspan::FrozenSnapshot& snapshot) {
-  uint64_t n = 0;
-  for (const auto& t : snapshot.timelines) n += t.records.size();
-  return n;
-}
-
 Napi::Object Summary(Napi::Env env, uint64_t bytes, uint64_t spans, size_t timelines) {
   // What the file holds: its size and the records frozen into it.
   Napi::Object summary = Napi::Object::New(env);
@@ -123,11 +153,12 @@ Napi::Object Summary(Napi::Env env, uint64_t bytes, uint64_t spans, size_t timel
 // and the file writes (overlapped, see FileBlockWriter) run on the worker.
 class WriteWorker : public Napi::AsyncWorker {
  public:
-  WriteWorker(Napi::Env env, hotspan::FrozenSnapshot snapshot, int64_t origin_ns, std::string process_name,
-              std::string path, Format format)
+  WriteWorker(Napi::Env env, hotspan::FrozenSnapshot snapshot, Sampling sampling, int64_t origin_ns,
+              std::string process_name, std::string path, Format format)
       : Napi::AsyncWorker(env, "hotspan.write"),
         deferred_(Napi::Promise::Deferred::New(env)),
         snapshot_(std::move(snapshot)),
+        sampling_(std::move(sampling)),
         origin_ns_(origin_ns),
         process_name_(std::move(process_name)),
         clocks_(hotspan::read_clocks()),
@@ -154,7 +185,7 @@ class WriteWorker : public Napi::AsyncWorker {
   }
 
   void Write() {
-    errno_ = WriteTrace(snapshot_, origin_ns_, process_name_, clocks_, path_, format_, &bytes_, &op_);
+    errno_ = WriteTrace(snapshot_, sampling_, origin_ns_, process_name_, clocks_, path_, format_, &bytes_, &spans_, &op_);
     snapshot_ = hotspan::FrozenSnapshot();  // release it here, not on the JS thread
   }
 
@@ -172,6 +203,7 @@ class WriteWorker : public Napi::AsyncWorker {
  private:
   Napi::Promise::Deferred deferred_;
   hotspan::FrozenSnapshot snapshot_;
+  const Sampling sampling_;
   const int64_t origin_ns_;
   const std::string process_name_;
   const hotspan::ClockReadings clocks_;  // read with the freeze, on the calling thread
@@ -208,7 +240,7 @@ Napi::Value WriteFile(const Napi::CallbackInfo& info, TracerBinding& self) {
   const Format f = FormatArg(info, ARG_STRING(1, "format"));
   CheckPath(info, path);
   RegisterExitWait();
-  auto* worker = new WriteWorker(info.Env(), self.tracer->freeze(), self.tracer->origin_ns(),
+  auto* worker = new WriteWorker(info.Env(), self.tracer->freeze(), Sampling(*self.tracer), self.tracer->origin_ns(),
                                  self.tracer->process_name(), std::move(path), f);
   Napi::Promise promise = worker->Promise();
   worker->Queue();  // deletes itself after OnOK / OnError
@@ -238,10 +270,9 @@ Napi::Value WriteFileNow(const Napi::CallbackInfo& info, TracerBinding& self) {
   int err = 0;
   {
     const hotspan::FrozenSnapshot snapshot = tracer.freeze();
-    spans = RecordsOf(snapshot);
     timelines = snapshot.timelines.size();
-    err = WriteTrace(snapshot, tracer.origin_ns(), tracer.process_name(), hotspan::read_clocks(), path, f, &bytes, &op,
-                     dropped_elsewhere);
+    err = WriteTrace(snapshot, Sampling(tracer), tracer.origin_ns(), tracer.process_name(), hotspan::read_clocks(), path,
+                     f, &bytes, &spans, &op, dropped_elsewhere);
   }
   if (err != 0) throw FileError(info.Env(), path, err, op);
   return Summary(info.Env(), bytes, spans, timelines);

@@ -139,5 +139,9 @@ __attribute__((export_name("hs_rec_export_close"))) void hs_rec_export_close(uin
 __attribute__((export_name("hs_rec_write"))) int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns);
 // Names the process in the tracer's documents (hs_rec_write) by the buffer (taken over; UTF-8, 1 to 1024 bytes; default "hotspan"); a core status (INVALID: an unknown tracer or a name out of bounds).
 __attribute__((export_name("hs_rec_process_name"))) int32_t hs_rec_process_name(uint32_t tracer, uint8_t* name, uint32_t size);
+// A span name (UTF-8, taken over) whose trace the tracer's tail keep keeps whole in its documents (hs_rec_write, read/trace_keep.h); a core status (INVALID: an unknown tracer or an empty name).
+__attribute__((export_name("hs_rec_keep_name"))) int32_t hs_rec_keep_name(uint32_t tracer, uint8_t* name, uint32_t size);
+// The records the last hs_rec_write wrote (a sampling tracer's: those of its kept traces).
+__attribute__((export_name("hs_rec_written"))) double hs_rec_written();
 }  // extern "C"
 // </generated>

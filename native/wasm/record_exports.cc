@@ -23,6 +23,7 @@
 #include "snapshot_columns.h"
 #include "export/export_cursor.h"
 #include "read/handover_batch.h"
+#include "read/trace_keep.h"
 #include "record/clock.h"
 #include "record/group_track.h"
 #include "record/imported_thread.h"
@@ -88,6 +89,19 @@ hotspan::ExportCursor* export_cursor(uint32_t tracer) {
 std::vector<std::string>& process_names() {
   static auto* n = new std::vector<std::string>();
   return *n;
+}
+
+// The span names that keep a trace whole in a tracer's tail keep
+// (hs_rec_keep_name, sample.keep.names), by tracer handle - 1.
+std::vector<std::vector<std::string>>& keep_names() {
+  static auto* n = new std::vector<std::vector<std::string>>();
+  return *n;
+}
+
+// The records the last hs_rec_write wrote.
+double& written_records() {
+  static double n = 0;
+  return n;
 }
 
 // The longest name hs_rec_process_name takes, in bytes (the addon's bound).
@@ -159,6 +173,7 @@ void hs_rec_free(uint32_t tracer) {
   if (tracer >= 1 && tracer <= t.size() && t[tracer - 1]) {
     close_export(tracer);
     if (tracer <= process_names().size()) process_names()[tracer - 1].clear();
+    if (tracer <= keep_names().size()) keep_names()[tracer - 1].clear();
     t[tracer - 1]->close();
     t[tracer - 1].reset();
   }
@@ -459,13 +474,42 @@ int32_t hs_rec_write(uint32_t tracer, uint32_t format, int64_t monotonic_ns, int
   if (tracer <= process_names().size() && !process_names()[tracer - 1].empty()) {
     doc.process_name = process_names()[tracer - 1];
   }
-  if (format == kChromeJson) {
-    hotspan::write_chrome_json(snap, doc, out);
+  static const std::vector<std::string> kNoNames;
+  const std::vector<std::string>& names = tracer <= keep_names().size() ? keep_names()[tracer - 1] : kNoNames;
+  double written = 0;
+  if (hotspan::TraceKeep::samples(t->sampler(), t->keep(), names)) {
+    // A sampling tracer's write: the kept traces only (read/trace_keep.h), as the addon's.
+    uint64_t left_out = 0;
+    const hotspan::Snapshot kept = hotspan::kept_snapshot(snap, t->id_salt(), t->sampler(), t->keep(), names, &left_out);
+    doc.counts.values.emplace_back("sampled_out", left_out);
+    for (const auto& tl : kept.timelines) written += static_cast<double>(tl.records.size());
+    if (format == kChromeJson) {
+      hotspan::write_chrome_json(kept, doc, out);
+    } else {
+      hotspan::write_perfetto(kept, doc, out);
+    }
   } else {
-    hotspan::write_perfetto(snap, doc, out);
+    for (const auto& tl : snap.timelines) written += static_cast<double>(tl.records.size());
+    if (format == kChromeJson) {
+      hotspan::write_chrome_json(snap, doc, out);
+    } else {
+      hotspan::write_perfetto(snap, doc, out);
+    }
   }
+  written_records() = written;
   return kOk;
 }
+
+int32_t hs_rec_keep_name(uint32_t tracer, uint8_t* name, uint32_t size) {
+  std::string given = take_string(name, size);
+  if (at<hotspan::Tracer>(tracer) == nullptr || given.empty()) return status(hotspan::Status::kInvalid);
+  auto& n = keep_names();
+  if (n.size() < tracer) n.resize(tracer);
+  n[tracer - 1].push_back(std::move(given));
+  return status(hotspan::Status::kOk);
+}
+
+double hs_rec_written() { return written_records(); }
 
 int32_t hs_rec_process_name(uint32_t tracer, uint8_t* name, uint32_t size) {
   std::string given = take_string(name, size);

@@ -76,10 +76,10 @@ struct TracerOptions {
   uint64_t id_salt = 0;
   // The head sampler of its traces (sampler.h); 0: parentbased_always_on.
   uint64_t sampler = 0;
-  // The tail keep of its OTLP export (tail_keep.h); 0: none.
+  // The tail keep of its outputs (tail_keep.h, read/trace_keep.h); 0: none.
   uint64_t keep = 0;
   // Span names that keep their trace whole in that tail keep
-  // (OtlpBatcher::keep_name); with them `keep` carries the maxWait bits.
+  // (TraceKeep::keep_name); with them `keep` carries the maxWait bits.
   std::vector<std::string> keep_names;
   // The name its documents give the process (document_info.h): Chrome
   // JSON's process_name metadata, Perfetto's process descriptor.
@@ -155,7 +155,7 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   uint64_t id() const;  // unique in the process, never reused
   uint64_t id_salt() const;  // salt of the W3C ids of its spans (trace_id.h)
   uint64_t sampler() const;  // head sampler of its traces (sampler.h)
-  uint64_t keep() const;     // tail keep of its OTLP export (tail_keep.h)
+  uint64_t keep() const;     // tail keep of its outputs (tail_keep.h)
   const std::vector<std::string>& keep_names() const;  // its names (TracerOptions::keep_names)
   int64_t origin_ns() const;
   const std::string& process_name() const;  // as given in the options

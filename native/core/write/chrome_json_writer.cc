@@ -713,5 +713,8 @@ void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, 
 void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink) {
   write_whole(snapshot, doc, sink);
 }
+void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, BlockSink& sink) {
+  write_whole(snapshot, doc, sink);
+}
 
 }  // namespace hotspan

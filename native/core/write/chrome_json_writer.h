@@ -67,6 +67,7 @@ void write_chrome_json(const FrozenSnapshot& snapshot, int64_t origin_ns, const 
 void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out);
 void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
 void write_chrome_json(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
+void write_chrome_json(const Snapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
 // A tracer's whole trace now (frozen, on its clock), with the counts of the
 // records it covers (document_of): not the (snapshot, origin, clocks)

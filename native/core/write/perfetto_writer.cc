@@ -1099,5 +1099,8 @@ void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std
 void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink) {
   write_whole(snapshot, doc, sink);
 }
+void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, BlockSink& sink) {
+  write_whole(snapshot, doc, sink);
+}
 
 }  // namespace hotspan

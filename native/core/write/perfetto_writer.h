@@ -142,6 +142,7 @@ void write_perfetto(const FrozenSnapshot& snapshot, int64_t origin_ns, const Clo
 void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, std::string& out);
 void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, std::string& out);
 void write_perfetto(const FrozenSnapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
+void write_perfetto(const Snapshot& snapshot, const DocumentInfo& doc, BlockSink& sink);
 
 
 }  // namespace hotspan

@@ -130,7 +130,12 @@ TraceStream::TraceStream(std::shared_ptr<Tracer> tracer, StreamOptions options, 
       options_(std::move(options)),
       on_error_(std::move(on_error)),
       cursor_(RecordCursor::open(tracer_)),
-      sink_(new FileSink()) {}
+      sink_(new FileSink()) {
+  if (TraceKeep::samples(tracer_->sampler(), tracer_->keep(), tracer_->keep_names())) {
+    keep_.reset(new TraceKeep(tracer_->id_salt(), tracer_->sampler(), tracer_->keep()));
+    for (const std::string& name : tracer_->keep_names()) keep_->keep_name(name);
+  }
+}
 
 TraceStream::~TraceStream() { close(); }
 
@@ -147,6 +152,8 @@ void TraceStream::fail(int err, const char* op, const std::string& path) {
   cursor_.reset();
   uint64_t lost = 0;
   for (const InFlight& b : in_flight_) lost += b.records;
+  if (keep_) lost += keep_->held();  // read, waiting for their trace's decision: never written now
+  keep_.reset();
   in_flight_.clear();
   batch_.timelines.clear();
   const char* ignored;
@@ -154,6 +161,7 @@ void TraceStream::fail(int err, const char* op, const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     status_.unwritten += lost;
+    status_.waiting = 0;
     status_.bytes = sink_->written_bytes();
   }
   if (on_error_ && running_) on_error_();
@@ -191,6 +199,7 @@ DocumentCounts TraceStream::counts_now() const {
   std::lock_guard<std::mutex> lock(mu_);
   c.values.emplace_back("stream_written", status_.written);
   c.values.emplace_back("stream_missed", status_.missed);
+  if (keep_) c.values.emplace_back("stream_sampled_out", status_.sampled_out);
   return c;
 }
 
@@ -251,7 +260,8 @@ uint64_t TraceStream::batch_limit() const {
 
 void TraceStream::pump() {
   tracer_->flush();
-  for (int round = 0; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, batch_limit()); ++round) {
+  int round = 0;
+  for (; round < kBatchesPerRound && cursor_ && cursor_->next(batch_, batch_limit()); ++round) {
     uint64_t n = 0;
     for (const FrozenTimeline& tl : batch_.timelines) n += tl.records.size();
     {
@@ -266,10 +276,16 @@ void TraceStream::pump() {
       }
       rotate_due_ = false;
     }
-    writer_->append(batch_);
+    uint64_t taken = n;
+    if (keep_) {
+      taken = sort_batch(false);
+      writer_->append(sorted_);
+    } else {
+      writer_->append(batch_);
+    }
     handed_records_ += n;
     // Pinned until write() has its last byte (the append handed it whole).
-    in_flight_.push_back(InFlight{sink_->handed_bytes(), n, std::move(batch_.timelines)});
+    in_flight_.push_back(InFlight{sink_->handed_bytes(), taken, std::move(batch_.timelines)});
     batch_.timelines.clear();
     if (!retire()) return;
     if (options_.rotate_bytes != 0 && sink_->file_bytes() >= options_.rotate_bytes) {
@@ -278,10 +294,72 @@ void TraceStream::pump() {
       rotate_due_ = true;
     }
   }
+  // Nothing new: records waiting for their trace's decision still get it
+  // (the watermark moved, or maxWait passed).
+  if (round == 0 && cursor_) release_waiting(false);
   // Every batch written before the thread waits again: none stays pinned
   // between rounds, and status() is current.
   if (cursor_) settle();
   batch_.timelines.clear();
+}
+
+uint64_t TraceStream::sort_batch(bool final) {
+  for (size_t i = keep_->names(); i < batch_.names.size(); ++i) keep_->add_name(batch_.names[i]);
+  Snapshot in;
+  for (const FrozenTimeline& tl : batch_.timelines) {
+    described_[tl.id] = Described{tl.name, tl.kind, tl.serial, tl.exited};
+    SnapshotTimeline& bt = keep_->timeline(in, tl.id, tl.kind);
+    bt.records.reserve(bt.records.size() + tl.records.size());
+    for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
+    bt.attrs.insert(bt.attrs.end(), tl.attrs.begin(), tl.attrs.end());
+    bt.foreign_parents.insert(bt.foreign_parents.end(), tl.foreign_parents.begin(), tl.foreign_parents.end());
+    bt.contexts.insert(bt.contexts.end(), tl.contexts.begin(), tl.contexts.end());
+  }
+  // The whole name table, as the writer takes it (a final sort reads no batch: the last one's).
+  if (!batch_.names.empty()) sorted_.names = batch_.names;
+  sorted_.timelines.clear();
+  std::vector<size_t> at;  // in.timelines index -> sorted_.timelines index + 1 (0: none yet)
+  const TraceKeep::Result r = keep_->sort(
+      in, !final, SIZE_MAX, final, final ? INT64_MAX : cursor_->read_through_ns(), [&](const TraceKeep::Kept& k) {
+        if (at.size() <= k.timeline) at.resize(in.timelines.size(), 0);
+        if (at[k.timeline] == 0) {
+          SnapshotTimeline& o = sorted_.timelines.emplace_back();
+          o.id = in.timelines[k.timeline].id;
+          const Described& d = described_[o.id];
+          o.name = d.name;
+          o.kind = d.kind;
+          o.serial = d.serial;
+          o.exited = d.exited;
+          at[k.timeline] = sorted_.timelines.size();
+        }
+        SnapshotTimeline& o = sorted_.timelines[at[k.timeline] - 1];
+        o.records.push_back(*k.record);
+        if (k.attrs != nullptr) o.attrs.emplace_back(k.record->local_id, *k.attrs);
+        if ((k.record->flags & kFlagParentElsewhere) != 0) o.foreign_parents.emplace_back(k.record->local_id, k.foreign);
+      });
+  std::lock_guard<std::mutex> lock(mu_);
+  status_.sampled_out += r.sampled_out;
+  status_.keep_timed_out += r.keep_timed_out;
+  status_.waiting = r.waiting;
+  return r.taken;
+}
+
+void TraceStream::release_waiting(bool final) {
+  if (!keep_ || keep_->held() == 0) return;
+  batch_.timelines.clear();
+  const uint64_t taken = sort_batch(final);
+  if (taken == 0) return;
+  if (rotate_due_) {
+    if (!open_file()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      status_.unwritten += taken;
+      return;
+    }
+    rotate_due_ = false;
+  }
+  writer_->append(sorted_);
+  in_flight_.push_back(InFlight{sink_->handed_bytes(), taken, {}});
+  retire();
 }
 
 void TraceStream::run() {
@@ -299,10 +377,12 @@ void TraceStream::run() {
   }
   // What committed before close(): the rounds above may have left some.
   for (int i = 0; i < 1024 && cursor_; ++i) {
-    const uint64_t before = status().written;
+    // Progress is what the cursor read (a sampling stream may write none of it).
+    const uint64_t before = cursor_->delivered();
     pump();
-    if (status().written == before) break;
+    if (!cursor_ || cursor_->delivered() == before) break;
   }
+  if (cursor_) release_waiting(true);
   if (cursor_ && !rotate_due_) finish_file();
   cursor_.reset();
   std::lock_guard<std::mutex> lock(mu_);

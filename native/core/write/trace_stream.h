@@ -25,6 +25,16 @@
 // on_error runs once on the stream's thread, and the stream gives up its
 // cursor, so the records it did not write stay in memory under the budget's
 // policy. Recording goes on.
+//
+// A tracer that samples (TraceKeep::samples: a head sampler other than
+// parentbased_always_on, or a tail keep) streams only its kept traces: each
+// batch goes through the tracer's sampling decision (read/trace_keep.h)
+// before the writer, as the OTLP export's does. Records of traces not kept
+// are counted (StreamStatus::sampled_out), never written; records whose
+// trace is not decided yet wait as copies (at most TraceKeep::kMaxHeld, each
+// at most maxWait, then decided by the head sampler alone and counted in
+// keep_timed_out), and close() decides those still waiting the same way.
+// Per stream: records read = written + sampled_out + waiting + unwritten.
 #pragma once
 
 #include <condition_variable>
@@ -35,11 +45,13 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "write/document_info.h"
 #include "write/perfetto_writer.h"
 #include "read/record_cursor.h"
+#include "read/trace_keep.h"
 #include "record/tracer.h"
 
 namespace hotspan {
@@ -59,7 +71,10 @@ struct StreamStatus {
   // (batches are about 1 MiB of file): `bytes` says how much it holds.
   uint64_t written = 0;
   uint64_t missed = 0;     // records the budget recycled before the stream read them
-  uint64_t unwritten = 0;  // records read but not wholly written: the batches in flight at a failure
+  uint64_t unwritten = 0;  // records read but not wholly written: the batches in flight, and those waiting, at a failure
+  uint64_t sampled_out = 0;     // records of traces the tracer's sampling did not keep: read, never written
+  uint64_t keep_timed_out = 0;  // records the tail keep released without their root (TraceKeep::Result)
+  uint64_t waiting = 0;         // records read whose trace is not decided yet (held as copies)
   std::string file;        // the file being written (or the last one)
   bool closed = false;
   // The first failure: errno, the step ("open", "write", "close", "cursor")
@@ -99,6 +114,12 @@ class TraceStream {
   // false (and failed) on a write error.
   bool retire();
   bool settle();  // retire() once every batch handed over is written
+  // Sampling: batch_ (empty at close(): `final`) through keep_ into sorted_,
+  // the kept records only; returns how many.
+  uint64_t sort_batch(bool final);
+  // Sampling, with nothing new to read: the records waiting whose trace is
+  // decided now (or past maxWait; `final`, at close(): all) written.
+  void release_waiting(bool final);
   uint64_t batch_limit() const;  // records of the next batch
   void run();
   void fail(int err, const char* op, const std::string& path);
@@ -111,6 +132,18 @@ class TraceStream {
   std::unique_ptr<FileSink> sink_;        // the thread's
   std::unique_ptr<PerfettoWriter> writer_;
   FrozenSnapshot batch_;
+  // Sampling (null: the tracer does not sample, every record is written).
+  std::unique_ptr<TraceKeep> keep_;
+  Snapshot sorted_;  // a batch's kept records, for the writer
+  // The timelines seen, as the writer describes them (a held record's
+  // timeline may have nothing new in the batch that takes it).
+  struct Described {
+    std::string name;
+    TimelineKind kind = TimelineKind::kJs;
+    bool serial = false;
+    bool exited = false;
+  };
+  std::unordered_map<uint32_t, Described> described_;
   // Batches handed to the file that write() has not wholly taken yet; their
   // chunks stay pinned (not released) until then. Bounded by the file
   // writer's queue (FileBlockWriter::kInFlight blocks).
