@@ -36,7 +36,10 @@ export interface WasmRecorderOptions {
   keep?: bigint;
   /** The process's name in its documents (write()); default the core's, "hotspan". */
   processName?: string;
-  /** The worker touching fresh pages ahead of the records (./wasm-prefault); false: none. Default DEFAULT_PREFAULT. */
+  /**
+   * The worker touching fresh pages ahead of the records (./wasm-prefault); false: none. Default
+   * DEFAULT_PREFAULT, or none under HOTSPAN_CHUNK_RESERVE=0 (as the native core's chunk reserve).
+   */
   prefault?: PrefaultOptions | false;
 }
 
@@ -62,7 +65,7 @@ export class WasmRecorder {
   private readonly prefault: Prefaulter | undefined;
 
   constructor(options: WasmRecorderOptions) {
-    const config = options.prefault ?? DEFAULT_PREFAULT;
+    const config = options.prefault ?? (process.env.HOTSPAN_CHUNK_RESERVE === '0' ? false : DEFAULT_PREFAULT);
     let prefault: Prefaulter | undefined;
     this.c = newInstance(config === false ? undefined : (brk) => prefault?.heapEnd(brk));
     if (config !== false) {
