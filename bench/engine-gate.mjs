@@ -1,7 +1,8 @@
 // The js backend's gate (issue 31): its engine stays no slower than the
 // naive pure-JS span. One run, side by side: the naive span, the js backend
 // (the core in WebAssembly), and the floor (2 x performance.now()), with
-// fresh memory (a budget never full: every record in never-touched memory)
+// fresh memory (a budget never full: every record in never-touched memory;
+// with its prefault worker, lib/binding/wasm-prefault.ts, and without it)
 // and overwrite (a 4 MiB budget, full after the warm-up: recycled memory);
 // and, as the control, a bare JS store of a 28-byte record per span into
 // fresh wasm memory and into a reused ring (the first-touch cost alone).
@@ -21,6 +22,7 @@ const CASES = [
   ['floor-perf-now', 'floor: 2 x performance.now()'],
   ['naive', 'naive pure-JS span (object per span)'],
   ['js-id', 'js backend (wasm core), fresh memory'],
+  ['js-id-noreserve', 'js backend (wasm core), fresh memory, prefault worker off'],
   ['js-id-overwrite', 'js backend (wasm core), 4 MiB budget full (overwrite)'],
   // No recorder: 2 x performance.now() and a 28-byte store into wasm memory,
   // fresh or a reused ring; their difference is the first-touch cost alone.

@@ -103,9 +103,18 @@ compile_flags=(
   -std=c++17 -O2 -mbulk-memory -fno-exceptions -fno-rtti -DNDEBUG -Wall -Wextra
   -ffile-prefix-map="$PWD"=. -Inative/core -Inative/include -include native/wasm/from_chars_double.h
 )
+# The memory is shared (a SharedArrayBuffer) so that a worker can touch its
+# fresh pages ahead of the recorder (lib/binding/wasm-prefault.ts): the module
+# itself still runs on one thread only. Debian's wasi-libc and libc++ are
+# built without atomics, so wasm-ld refuses shared memory by its feature
+# check ("--shared-memory is disallowed by dlmalloc.o because it was not
+# compiled with 'atomics' or 'bulk-memory' features"); --no-check-features
+# skips that check, which is sound here because no wasm code ever runs on a
+# second thread. A shared memory needs a maximum: wasm32's 4 GiB.
 link_flags=(
   -mexec-model=reactor -fuse-ld=lld -L"$llvm/lib/wasm32-wasi" -L/usr/lib/wasm32-wasi
   -Wl,--gc-sections -Wl,--strip-all
+  -Wl,--shared-memory -Wl,--max-memory=4294967296 -Wl,--no-check-features
 )
 "$cxx" "${compile_flags[@]}" "${link_flags[@]}" "${sources[@]}" -o "$tmp/hotspan_core.wasm"
 

@@ -310,8 +310,9 @@ describe('the WebAssembly core', () => {
   };
   const rawModule = (): object => new wasm.WebAssembly.Module(readFileSync(wasmPath));
 
-  it('imports only the host clock and the random bytes newInstance gives it', () => {
+  it('imports only the host clock, the heap-end hook and the random bytes newInstance gives it', () => {
     expect(wasm.WebAssembly.Module.imports(rawModule())).toEqual([
+      { module: 'hotspan', name: 'heap_end', kind: 'function' },
       { module: 'hotspan', name: 'now_ns', kind: 'function' },
       { module: 'wasi_snapshot_preview1', name: 'random_get', kind: 'function' },
     ]);

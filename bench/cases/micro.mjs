@@ -360,6 +360,11 @@ const cases = {
   'hotspan-async-ctx': () => hotspanCase('native', 'async', UNBOUNDED, true),
   'js-id': () => hotspanCase('js', 'id'),
   'js-id-overwrite': () => hotspanCase('js', 'id', OVERWRITE),
+  // The js backend's chunk reserve (its prefault worker) off: the JS thread faults in its own pages.
+  'js-id-noreserve': () => {
+    process.env.HOTSPAN_CHUNK_RESERVE = '0';
+    return hotspanCase('js', 'id');
+  },
   'floor-perf-now': perfNowFloorCase,
   'js-trace': () => hotspanCase('js', 'trace'),
   'js-async': () => hotspanCase('js', 'async'),

@@ -17,6 +17,7 @@ import { profilesBound, putProfiles } from './wasm-columns';
 
 // The module's exports: the generated entry points, and what the toolchain adds.
 export interface Exports extends WasmExports {
+  /** Shared (scripts/build-wasm.sh): its buffer is a SharedArrayBuffer, a new one after each growth. */
   memory: { buffer: ArrayBuffer };
   _initialize(): void;
 }
@@ -177,14 +178,16 @@ let kept: Exports | undefined;
 
 /**
  * A fresh instance of the module. Its imports are the host's clock (the
- * recording core's clock reads: CLOCK_MONOTONIC ns, as process.hrtime) and
- * WASI's random_get (the random salt of a tracer's W3C ids).
+ * recording core's clock reads: CLOCK_MONOTONIC ns, as process.hrtime),
+ * WASI's random_get (the random salt of a tracer's W3C ids) and `heapEnd`,
+ * told each new end of the module's heap (native/wasm/sbrk.cc; default: none).
+ * The memory is shared (a SharedArrayBuffer that growing does not detach).
  */
-export function newInstance(): Exports {
+export function newInstance(heapEnd?: (brk: number) => void): Exports {
   compiled ??= new WebAssembly.Module(readFileSync(WASM_PATH));
   let memory: { buffer: ArrayBuffer } | undefined;
   const imports = {
-    hotspan: { now_ns: (): bigint => process.hrtime.bigint() },
+    hotspan: { now_ns: (): bigint => process.hrtime.bigint(), heap_end: heapEnd ?? ((): void => {}) },
     wasi_snapshot_preview1: {
       random_get(at: number, size: number): number {
         if (memory === undefined) return 8; // WASI's EBADF: no memory yet
@@ -441,7 +444,7 @@ export function spanIdsOfColumns(snap: NativeSnapshot, salt: bigint, sampler = 0
 }
 
 // A u64 view of the kept instance's memory, made again when the memory grew
-// (which detaches the old buffer): rootIds builds no view per call.
+// (the old buffer then still has the old length): rootIds builds no view per call.
 let words64: BigUint64Array | undefined;
 function memoryWords(c: Exports): BigUint64Array {
   const buf = c.memory.buffer;

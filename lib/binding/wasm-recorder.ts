@@ -10,6 +10,7 @@ import type { NativeSnapshot } from './native-binding';
 import type { DocumentCounts } from './wasm-core';
 import { decodeColumns } from './wasm-columns';
 import { FORMAT_CODES, STATUS_TEXT, newInstance, type Exports } from './wasm-core';
+import { DEFAULT_PREFAULT, Prefaulter, type PrefaultOptions } from './wasm-prefault';
 
 /** What a full budget does: recycle the oldest records, or drop new ones. */
 export type FullPolicy = 'overwrite' | 'drop';
@@ -37,6 +38,11 @@ export interface WasmRecorderOptions {
   processName?: string;
   /** Span names that keep their trace whole in the tracer's tail keep (sample.keep.names): its documents keep them. */
   keepNames?: readonly string[];
+  /**
+   * The worker touching fresh pages ahead of the records (./wasm-prefault); false: none. Default
+   * DEFAULT_PREFAULT, or none under HOTSPAN_CHUNK_RESERVE=0 (as the native core's chunk reserve).
+   */
+  prefault?: PrefaultOptions | false;
 }
 
 /** One take of the OTLP export's read: the records, those lost before it, those left, its watermark. */
@@ -52,11 +58,23 @@ const POLICY_CODES: Record<FullPolicy, number> = { overwrite: 0, drop: 1 };
 const encoder = new TextEncoder();
 const decoder = new TextDecoder();
 
+// A recorder dropped unclosed stops its prefault worker (which holds the memory) when collected.
+const stopWhenCollected = new FinalizationRegistry<Prefaulter>((p) => p.stop());
+
 export class WasmRecorder {
-  private readonly c: Exports = newInstance();
+  private readonly c: Exports;
   private readonly tracer: number;
+  private readonly prefault: Prefaulter | undefined;
 
   constructor(options: WasmRecorderOptions) {
+    const config = options.prefault ?? (process.env.HOTSPAN_CHUNK_RESERVE === '0' ? false : DEFAULT_PREFAULT);
+    let prefault: Prefaulter | undefined;
+    this.c = newInstance(config === false ? undefined : (brk) => prefault?.heapEnd(brk));
+    if (config !== false) {
+      prefault = new Prefaulter(this.c.memory, config);
+      stopWhenCollected.register(this, prefault);
+    }
+    this.prefault = prefault;
     const policy = Object.hasOwn(POLICY_CODES, options.onFull) ? POLICY_CODES[options.onFull] : -1;
     this.tracer = policy < 0 ? 0 : this.c.hs_rec_open(
       options.memoryLimit,
@@ -354,12 +372,24 @@ export class WasmRecorder {
 
   /** Records nothing more (calls return CLOSED); what was recorded stays writable. */
   close(): void {
+    this.prefault?.stop();
     this.c.hs_rec_close(this.tracer);
   }
 
   /** Closes and frees the records; the recorder is unusable after. */
   free(): void {
+    this.prefault?.stop();
     this.c.hs_rec_free(this.tracer);
+  }
+
+  /** Whether the prefault worker runs (it starts once the heap passes its startBytes). */
+  prefaulting(): boolean {
+    return this.prefault?.running() ?? false;
+  }
+
+  /** Blocks until the prefault worker has touched all it was asked to so far (none running: at once). */
+  settlePrefault(): void {
+    this.prefault?.settle();
   }
 
   /** The text copied into an hs_alloc buffer, which the call it is given to takes over; '' is none. */

@@ -5,9 +5,15 @@
 // hundred spans spent most of its time growing. Doubling first keeps a small
 // instance small (wasm-core.ts keeps an instance only below 16 MiB). The
 // break is kept here, so memory grown ahead is handed out by later calls
-// without a grow.
+// without a grow. Each move of the break is told to the host
+// (hotspan.heap_end): malloc hands out memory below it, so the host's
+// prefault worker (lib/binding/wasm-prefault.ts) touches the pages just above
+// it before the recorder writes there.
 #include <cerrno>
 #include <cstdint>
+
+extern "C" __attribute__((import_module("hotspan"), import_name("heap_end"))) void hotspan_host_heap_end(
+    uint32_t brk);
 
 namespace {
 constexpr uint64_t kPage = 65536;
@@ -37,5 +43,6 @@ extern "C" void* sbrk(intptr_t increment) {
   }
   const uint64_t old = brk;
   brk = want;
+  hotspan_host_heap_end(static_cast<uint32_t>(brk));  // below 4 GiB: the memory's limit
   return reinterpret_cast<void*>(static_cast<uintptr_t>(old));
 }
