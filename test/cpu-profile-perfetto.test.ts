@@ -17,44 +17,13 @@ import { internals } from '../lib/tracer/internal';
 import { STATUS_OK } from '../lib/common/flags';
 import { protoPath } from './support/trace-files';
 import { toolBin } from './support/tools';
+import { msgs, one, parseText, type Text } from './support/trace-samples';
 import { tracerFactory } from './support/tracers';
 
 const skipNative = loadNativeAddon().addon === undefined && process.env.CI !== 'true';
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-cpu-perfetto-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
 
-/** protoc's text format as nested objects: every field a list of its values (strings, or objects for messages). */
-type Text = Map<string, Array<string | Text>>;
-function parseText(text: string): Text {
-  const root: Text = new Map();
-  const stack: Text[] = [root];
-  const add = (m: Text, k: string, v: string | Text) => {
-    const list = m.get(k);
-    if (list === undefined) m.set(k, [v]);
-    else list.push(v);
-  };
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (line === '') continue;
-    if (line === '}') {
-      stack.pop();
-      continue;
-    }
-    const open = /^(\w+) \{$/.exec(line);
-    if (open !== null) {
-      const child: Text = new Map();
-      add(stack[stack.length - 1], open[1], child);
-      stack.push(child);
-      continue;
-    }
-    const kv = /^(\w+): (.*)$/.exec(line);
-    if (kv === null) throw new Error(`protoc text: ${line}`);
-    add(stack[stack.length - 1], kv[1], kv[2].startsWith('"') ? (JSON.parse(kv[2]) as string) : kv[2]);
-  }
-  return root;
-}
-const one = (m: Text, k: string): string | undefined => m.get(k)?.[0] as string | undefined;
-const msgs = (m: Text, k: string): Text[] => (m.get(k) ?? []) as Text[];
 
 interface Decoded {
   pid: number;
