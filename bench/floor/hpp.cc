@@ -12,6 +12,7 @@
 #include <node_api.h>
 
 #include <cstdint>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -88,8 +89,9 @@ void hpp_loop(uint64_t n) {
 // One ring per thread, as each thread of the tracer has its own chunks.
 Rec g_rings[2][kRing];
 
-// compare(api, n, rounds) -> { bare: [ns/span per round], cabi: [...], ... }
-napi_value Compare(napi_env env, napi_callback_info info) {
+// (api, n, rounds), attached: false (a JS error thrown) when they are not.
+bool bench_args(napi_env env, napi_callback_info info, const char* fn, const hotspan_api_v1** api, uint64_t* n,
+                int* rounds) {
   size_t argc = 3;
   napi_value argv[3];
   napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
@@ -98,16 +100,25 @@ napi_value Compare(napi_env env, napi_callback_info info) {
   if (argc < 3 || napi_get_value_external(env, argv[0], &data) != napi_ok ||
       napi_get_value_double(env, argv[1], &nd) != napi_ok ||
       napi_get_value_double(env, argv[2], &rd) != napi_ok) {
-    napi_throw_type_error(env, nullptr, "compare(api, n, rounds)");
-    return nullptr;
+    napi_throw_type_error(env, nullptr, (std::string(fn) + "(api, n, rounds)").c_str());
+    return false;
   }
-  const auto* api = static_cast<const hotspan_api_v1*>(data);
-  if (hotspan::attach(api) != hotspan::Attach::kOk) {
-    napi_throw_error(env, nullptr, "compare: attach failed");
-    return nullptr;
+  *api = static_cast<const hotspan_api_v1*>(data);
+  if (hotspan::attach(*api) != hotspan::Attach::kOk) {
+    napi_throw_error(env, nullptr, (std::string(fn) + ": attach failed").c_str());
+    return false;
   }
-  const uint64_t n = static_cast<uint64_t>(nd);
-  const int rounds = static_cast<int>(rd);
+  *n = static_cast<uint64_t>(nd);
+  *rounds = static_cast<int>(rd);
+  return true;
+}
+
+// compare(api, n, rounds) -> { bare: [ns/span per round], cabi: [...], ... }
+napi_value Compare(napi_env env, napi_callback_info info) {
+  const hotspan_api_v1* api = nullptr;
+  uint64_t n = 0;
+  int rounds = 0;
+  if (!bench_args(env, info, "compare", &api, &n, &rounds)) return nullptr;
   std::vector<double> per[kVariants];
   std::thread worker([&] {
     uint32_t id = 0;
@@ -137,24 +148,10 @@ napi_value Compare(napi_env env, napi_callback_info info) {
 // round, thread CPU ns per span (mean over the threads); counts summed over
 // every round's threads (thread_race.h ThreadCounts).
 napi_value Scaling(napi_env env, napi_callback_info info) {
-  size_t argc = 3;
-  napi_value argv[3];
-  napi_get_cb_info(env, info, &argc, argv, nullptr, nullptr);
-  void* data = nullptr;
-  double nd = 0, rd = 0;
-  if (argc < 3 || napi_get_value_external(env, argv[0], &data) != napi_ok ||
-      napi_get_value_double(env, argv[1], &nd) != napi_ok ||
-      napi_get_value_double(env, argv[2], &rd) != napi_ok) {
-    napi_throw_type_error(env, nullptr, "scaling(api, n, rounds)");
-    return nullptr;
-  }
-  const auto* api = static_cast<const hotspan_api_v1*>(data);
-  if (hotspan::attach(api) != hotspan::Attach::kOk) {
-    napi_throw_error(env, nullptr, "scaling: attach failed");
-    return nullptr;
-  }
-  const uint64_t n = static_cast<uint64_t>(nd);
-  const int rounds = static_cast<int>(rd);
+  const hotspan_api_v1* api = nullptr;
+  uint64_t n = 0;
+  int rounds = 0;
+  if (!bench_args(env, info, "scaling", &api, &n, &rounds)) return nullptr;
   const char* const names[4] = {"bare-1t", "bare-2t", "hpp-1t", "hpp-2t"};
   std::vector<double> per[4];
   bench::ThreadCounts sums[4];
