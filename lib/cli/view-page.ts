@@ -23,7 +23,7 @@
 
 import { SAMPLES_SCRIPT } from './view-samples-page';
 
-export const VIEW_PAGE = `<!doctype html>
+export const VIEW_PAGE: string = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">

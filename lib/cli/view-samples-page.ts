@@ -8,7 +8,7 @@
 // and a table of its functions by self time (the top frame's weight) with
 // their total time (on the stack anywhere, once a sample).
 
-export const SAMPLES_SCRIPT = `
+export const SAMPLES_SCRIPT: string = `
   // CPU samples: columns, and per row its run [first, end) of samples in time order.
   function loadSamples(M) {
     var s = { row: col(M.row, Int32Array), ts: col(M.ts, Float64Array), stack: col(M.stack, Int32Array),
