@@ -47,7 +47,7 @@ export interface NativeSnapshot {
    * core and resolves ids there); absent: none.
    */
   contexts?: Array<[number, StoredContext]>;
-  /** CPU samples for the WebAssembly core's writers (hs_write, hs_writer_append); absent: none. */
+  /** @internal CPU samples for the WebAssembly core's writers (hs_write, hs_writer_append: hotspan convert); absent: none. */
   cpuProfiles?: ColumnsProfile[];
 }
 
