@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
 // Which files run (HOTSPAN_TESTS, set by scripts/test-stages.mjs and
@@ -92,6 +93,11 @@ export default defineConfig({
   test: {
     // The threads pool crashes with native addons; forks isolates each file.
     pool: 'forks',
+    // One fork per core. vitest's default leaves a core idle (cores - 1), so on
+    // a 2-core machine every file ran alone while its child processes and
+    // waits left the other core unused. No test depends on load (the rule for
+    // every suite), and every file works in its own temporary directory.
+    maxWorkers: availableParallelism(),
     include,
     exclude: [...configDefaults.exclude, ...skip],
     // Compiles dist/ once for the tests that run the CommonJS build (children, workers, package).
