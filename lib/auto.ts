@@ -120,9 +120,11 @@ function start(): { tracer: Tracer; out: string } | undefined {
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(tracer), (name, value) => tracer.counter(name, value), sink);
+  // On the native backend each span goes into the tracer as it ends, not held until exit (lib/auto/auto-file.ts).
+  if (adder !== undefined) rec.handTo(adder);
   // The trace so far rewritten every HOTSPAN_FLUSH_MS, for a process killed before its exit write (lib/auto/auto-flush.ts).
   const every = flushInterval(process.env, parts !== undefined && parts !== '' ? RUN_FLUSH_MS : 0, (m) => process.emitWarning(m));
-  if (backend instanceof NativeBackend && adder !== undefined) stopFlushing = startFlushing(backend, rec, adder, out, format, every);
+  if (backend instanceof NativeBackend && adder !== undefined) stopFlushing = startFlushing(backend, out, format, every);
   if (process.env.HOTSPAN_REPORT === '1') {
     // After the write above ('exit' listeners run in order).
     process.on('exit', () => {
