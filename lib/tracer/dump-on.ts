@@ -151,6 +151,8 @@ export class DumpTrigger {
     private readonly o: ResolvedDumpOn,
     private readonly backend: () => Backend,
     private readonly flush: () => void,
+    /** The tracer's processName: a dump names its process, and gives its pid, as the tracer's write() does. */
+    private readonly processName: string | undefined,
   ) {}
 
   /** A local root began: its begin time (ms). */
@@ -220,7 +222,7 @@ export class DumpTrigger {
       this.flush();
       const b = this.backend();
       const snap = windowOf(b.snapshot(), fromMs, untilMs);
-      writeFileSync(file, writeColumns(snap, new Set(), this.o.format, readClocks(), calibrate().originNs, totalCounts(b.counts())));
+      writeFileSync(file, writeColumns(snap, new Set(), this.o.format, readClocks(), calibrate().originNs, totalCounts(b.counts()), this.processName, process.pid));
       this.written++;
       process.stderr.write(`hotspan: dumpOn: wrote ${String(snap.count)} spans of the last ${String(this.o.windowMs)} ms to ${file}: ${why}\n`);
     } catch (e) {

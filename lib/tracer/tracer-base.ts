@@ -59,7 +59,7 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
     this.outputs = new Outputs(owner, backend instanceof WasmBackend ? backend : undefined);
     if (resolved !== undefined) this.outputs.onTriggers(resolved);
     const dumpOn = resolved?.dumpOn === undefined ? undefined : checkDumpOn(resolved.dumpOn);
-    this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush());
+    this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush(), resolved?.processName);
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
     // Only the native backend has a pending queue for a GC to drain.
