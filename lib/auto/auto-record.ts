@@ -113,6 +113,7 @@ export class AutoRecorder {
   readonly spans: AutoSpan[] = [];
   dropped = 0;
   private taker: SpanTaker | undefined;
+  private rootEnded: ((s: AutoSpan) => void) | undefined;
   private readonly stops: Array<() => void> = [];
   /** The HTTP server span being served (only with a sink or a database library: see the top of this file). */
   private serving: AsyncLocalStorage<AutoSpan> | undefined;
@@ -179,6 +180,15 @@ export class AutoRecorder {
     for (const s of this.spans.splice(0)) if (!taker.take(s)) this.dropped++;
   }
 
+  /**
+   * `fn` is called with each root that ends once it is in the trace: a span
+   * with no parent, but for GC pauses and connections (a request served, or
+   * a query, command, request or lookup made outside any).
+   */
+  onRootEnd(fn: (s: AutoSpan) => void): void {
+    this.rootEnded = fn;
+  }
+
   private close(s: AutoSpan, end = performance.now()): void {
     if (!Number.isNaN(s.end)) return;
     s.end = end;
@@ -187,6 +197,7 @@ export class AutoRecorder {
     } else if (this.spans.length >= MAX_SPANS) this.dropped++;
     else this.spans.push(s);
     this.sink?.ended(s);
+    if (this.rootEnded !== undefined && s.parent === undefined && s.track !== 'GC' && s.track !== 'net') this.rootEnded(s);
   }
 
   private on(channel: string, fn: (msg: unknown) => void): void {
