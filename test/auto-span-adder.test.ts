@@ -3,7 +3,8 @@
 // span as an object until exit. A span under an ancestor still open waits for
 // that ancestor, and goes in under the parent it has in the end; a parent
 // that is not in the trace gives way to its own; waiting is bounded, and
-// what does not fit is refused (the recorder counts it in `dropped`).
+// what does not fit is refused (the recorder counts it in `dropped`); a span
+// the tracer refuses (the program closed it) is counted in `lost`.
 import { describe, expect, it } from 'vitest';
 
 import { SpanAdder } from '../lib/auto/auto-file';
@@ -89,5 +90,15 @@ describe('SpanAdder', () => {
     expect(adder.take(end(root))).toBe(true);
     expect(tree(t)).toEqual({ root: '', a: 'root', b: 'root' });
     t.close();
+  });
+
+  it('never throws into the program when the program closed the tracer: the span is counted as lost', () => {
+    const { t, adder } = setup();
+    t.close();
+    const root = span('root');
+    expect(adder.take(end(span('child', root)))).toBe(true);
+    expect(() => adder.take(end(root))).not.toThrow();
+    expect(() => adder.take(end(span('lone')))).not.toThrow();
+    expect(adder.lost).toBe(3);
   });
 });

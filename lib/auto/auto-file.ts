@@ -62,6 +62,8 @@ export class SpanAdder implements SpanTaker {
   /** The spans waiting for an open ancestor, by that ancestor (the nearest). */
   private readonly waiting = new Map<AutoSpan, AutoSpan[]>();
   private waitingCount = 0;
+  /** Spans that could not be added (the program closed the tracer): the file counts them as dropped. */
+  lost = 0;
 
   constructor(
     private readonly b: NativeBackend,
@@ -76,7 +78,7 @@ export class SpanAdder implements SpanTaker {
       return false;
     }
     this.inTrace.add(s);
-    if (open === undefined) this.begin(s);
+    if (open === undefined) this.put(s);
     else this.wait(open, s);
     this.release(s);
     return true;
@@ -91,7 +93,16 @@ export class SpanAdder implements SpanTaker {
     const all = [...this.waiting.values()].flat().sort((x, y) => x.start - y.start);
     this.waiting.clear();
     this.waitingCount = 0;
-    for (const s of all) this.begin(s);
+    for (const s of all) this.put(s);
+  }
+
+  /** Adds `s`, never throwing into the program whose span ended (a closed tracer refuses it: counted in `lost`). */
+  private put(s: AutoSpan): void {
+    try {
+      this.begin(s);
+    } catch {
+      this.lost++;
+    }
   }
 
   /** `s` ended: the spans waiting for it are added, or wait for an ancestor still open above it. */
@@ -102,7 +113,7 @@ export class SpanAdder implements SpanTaker {
     this.waitingCount -= under.length;
     for (const w of under.sort((x, y) => x.start - y.start)) {
       const open = this.openAncestor(w);
-      if (open === undefined) this.begin(w);
+      if (open === undefined) this.put(w);
       else this.wait(open, w);
     }
   }
@@ -157,7 +168,7 @@ export function writeAutoFile(b: Backend, rec: AutoRecorder, path: string, forma
     }
     adder.add();
     b.flush();
-    b.writeFileNowDropped(path, format, rec.dropped);
+    b.writeFileNowDropped(path, format, rec.dropped + adder.lost);
     return;
   }
   // The document is formatted from the snapshot with the recorded spans added (lib/auto/auto-record.ts says why).
