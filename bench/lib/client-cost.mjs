@@ -61,7 +61,7 @@ export async function clientCost(spec) {
   const ops = arg('ops', 4000);
   const warm = arg('warm', WARM);
   if (!Number.isInteger(warm) || warm < 0) throw new RangeError(`--warm must be a whole number of ${spec.unit}s, got ${String(warm)}`);
-  console.log(`${String(rounds)} rounds; per process ${String(warm)} ${spec.unit}s untimed, then ${String(ops)} timed`);
+  console.log(`${String(rounds)} rounds; per process ${String(warm)} operations (one ${spec.unit} each) untimed, then ${String(ops)} timed`);
   const server = await spec.startServer();
   const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-bench-client-'));
   const modes = MODES.filter((m) => spec.skip?.[m] === undefined);
