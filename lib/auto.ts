@@ -21,6 +21,10 @@
 //   HOTSPAN_CPU_PROFILE V8's CPU samples of the main thread in the trace: 1 for
 //                       one every 1 ms, or the interval in us (10 to 1000000);
 //                       0 or unset: none (lib/auto/auto-profile.ts)
+//   HOTSPAN_DUMP_SLOWER_THAN_MS, HOTSPAN_DUMP_ERRORS, HOTSPAN_DUMP_PATH,
+//   HOTSPAN_DUMP_WINDOW_MS, HOTSPAN_DUMP_MAX_PER_MINUTE  the tracer's dumpOn
+//                       (docs/sampling.md): a request (a root span) slower or
+//                       failed writes the last window to a numbered file
 //   HOTSPAN_FLUSH_MS    ms between rewrites of the file with the trace so far
 //                       (0: none; default 1000 under hotspan run, else 0), so a killed process leaves
 //                       its spans up to the last one (lib/auto/auto-flush.ts)
@@ -44,7 +48,7 @@
 import { isMainThread } from 'node:worker_threads';
 
 import { otlpSink, otlpWanted } from './auto/auto-export';
-import { SpanAdder, writeAutoFile } from './auto/auto-file';
+import { SpanAdder, withAutoSpans, writeAutoFile } from './auto/auto-file';
 import { flushInterval, markEnded, RUN_FLUSH_MS, startFlushing } from './auto/auto-flush';
 import { autoOutPath, PARTS_DIR_ENV, sharedOrigin } from './auto/auto-out';
 import { startAutoProfile } from './auto/auto-profile';
@@ -56,6 +60,7 @@ import { atExit } from './common/exit-write';
 import { outputFormat } from './common/output';
 import { NativeBackend } from './backends/native-backend';
 import { createBackend } from './tracer/backend-choice';
+import { dumpOnFromEnv } from './tracer/dump-on';
 import { unwrapped } from './tracer/async-context';
 import { internals } from './tracer/internal';
 import { resolveOptions } from './tracer/options';
@@ -94,7 +99,9 @@ function start(): { tracer: Tracer; out: string } | undefined {
   const own = calibrate().originNs;
   const origin = sharedOrigin(process.env, () => own);
   const options = resolveOptions({ threadName: 'main' });
-  const tracer = tracerOver(createBackend(options, origin));
+  // Triggered dumps of slow or failed requests (HOTSPAN_DUMP_*: lib/tracer/dump-on.ts), by the recorder's roots below.
+  const dumpOn = dumpOnFromEnv(process.pid);
+  const tracer = tracerOver(createBackend(options, origin), dumpOn === undefined ? undefined : { on: dumpOn, processName: options.processName });
   // Linked to the span of the traced process that started this one, and each child to its span (lib/auto/auto-spawn.ts).
   const parts = process.env[PARTS_DIR_ENV];
   const axis = { own, shared: origin };
@@ -120,9 +127,18 @@ function start(): { tracer: Tracer; out: string } | undefined {
   // (lib/common/exit-write.ts runs its hooks in order, on every exit path).
   const sink = otlpWanted(process.env) ? otlpSink() : undefined;
   const rec = new AutoRecorder(instruments(tracer), (name, value) => tracer.counter(name, value), sink);
+  // On the native backend each span goes into the tracer as it ends, not held until exit (lib/auto/auto-file.ts).
+  if (adder !== undefined) rec.handTo(adder);
+  const dumps = tracer[internals]().dumps;
+  if (dumps !== undefined) {
+    // On the tracer's axis as the adder puts them; elsewhere the dump adds the held spans as the exit write does.
+    const shift = adder === undefined ? 0 : Number(own - origin) / 1e6;
+    if (adder === undefined) dumps.withSpans((snap) => withAutoSpans(snap, rec));
+    rec.onRootEnd((s) => dumps.recordedRoot(s.name, s.start + shift, s.end + shift, s.error));
+  }
   // The trace so far rewritten every HOTSPAN_FLUSH_MS, for a process killed before its exit write (lib/auto/auto-flush.ts).
   const every = flushInterval(process.env, parts !== undefined && parts !== '' ? RUN_FLUSH_MS : 0, (m) => process.emitWarning(m));
-  if (backend instanceof NativeBackend && adder !== undefined) stopFlushing = startFlushing(backend, rec, adder, out, format, every);
+  if (backend instanceof NativeBackend && adder !== undefined) stopFlushing = startFlushing(backend, out, format, every);
   if (process.env.HOTSPAN_REPORT === '1') {
     // After the write above ('exit' listeners run in order).
     process.on('exit', () => {

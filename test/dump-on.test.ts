@@ -16,6 +16,7 @@ import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vites
 import { Tracer } from '../lib/index';
 import { loadNativeAddon } from '../lib/binding/native-loader';
 import { loadConsumer } from './support/consumer';
+import { perfettoType } from './support/trace-files';
 
 const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-dump-on-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
@@ -75,6 +76,31 @@ describe.each(backends)('dumpOn on the %s backend', (backend) => {
     expect(stderr[0]).toMatch(/^hotspan: dumpOn: wrote 2 spans of the last 200 ms to .*trace-1\.json: span "request" took \d+\.\d ms \(slowerThanMs 100\)\n$/);
     expect(t.counts().dumpOn).toEqual({ written: 1, suppressed: 0, failed: 0 });
     t.close();
+  });
+
+  it('a dump names its process, by its pid and the tracer\'s processName, in both formats', async () => {
+    const fail = (t: Tracer): void =>
+      expect(() =>
+        t.trace('job', () => {
+          throw new Error('boom');
+        }),
+      ).toThrow('boom');
+    const t = new Tracer({ backend, processName: 'dump-proc', dumpOn: { errors: true, path: path.join(dir, 'trace.json') } });
+    fail(t);
+    await afterDumps();
+    const doc = JSON.parse(readFileSync(path.join(dir, 'trace-1.json'), 'utf8')) as { traceEvents: Array<{ ph: string; name: string; pid: number; args?: { name?: string } }> };
+    expect(new Set(doc.traceEvents.map((e) => e.pid))).toEqual(new Set([process.pid]));
+    expect(doc.traceEvents.filter((e) => e.ph === 'M' && e.name === 'process_name').map((e) => e.args?.name)).toEqual(['dump-proc']);
+    t.close();
+    const p = new Tracer({ backend, processName: 'dump-proc-perfetto', dumpOn: { errors: true, path: path.join(dir, 'trace.pftrace') } });
+    fail(p);
+    await afterDumps();
+    const trace = perfettoType().decode(readFileSync(path.join(dir, 'trace-1.pftrace'))).toJSON() as {
+      packet: Array<{ trackDescriptor?: { process?: { pid?: number; processName?: string } } }>;
+    };
+    const processes = trace.packet.flatMap((k) => (k.trackDescriptor?.process === undefined ? [] : [k.trackDescriptor.process]));
+    expect(processes).toEqual([{ pid: process.pid, processName: 'dump-proc-perfetto' }]);
+    p.close();
   });
 
   it('a span flagged error inside an outermost span triggers at that span\'s end; an outermost error too', async () => {

@@ -300,7 +300,7 @@ describe('the WebAssembly core', () => {
     memory: { buffer: ArrayBuffer };
     _initialize(): void;
     hs_alloc(n: number): number;
-    hs_write(p: number, n: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number, name: number, nameSize: number): number;
+    hs_write(p: number, n: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number, pid: number, name: number, nameSize: number): number;
   }
   const wasm = globalThis as unknown as {
     WebAssembly: {
@@ -324,6 +324,6 @@ describe('the WebAssembly core', () => {
     const header = new Uint32Array(e.memory.buffer, p, 16).fill(0);
     header[0] = 1; // version
     header[1] = 2 ** 30; // records: 16 and 24 bytes each wrap to 0 in 32 bits
-    expect(e.hs_write(p, 64, 0, 0n, 0n, 0n, -1n, 0, 0, 0)).toBe(1); // malformed columns
+    expect(e.hs_write(p, 64, 0, 0n, 0n, 0n, -1n, 0, 0, 0, 0)).toBe(1); // malformed columns
   });
 });

@@ -3,7 +3,7 @@
 // floor), on hotspan/otel and on the SDK, each against no tracing
 // (bench/lib/client-cost.mjs says how it is measured).
 //
-//   node bench/cases/pg-query.mjs [--rounds=5] [--ops=4000]
+//   node bench/cases/pg-query.mjs [--rounds=5] [--ops=4000] [--warm=5000]
 //
 // A pg.Client runs `SELECT $1::int` (one parameter, a one-row answer) in
 // sequence against its own PostgreSQL. On a busy 2-core machine a scratch

@@ -3,7 +3,7 @@
 // provider (its floor), on hotspan/otel and on the SDK, each against no
 // tracing (bench/lib/client-cost.mjs says how it is measured).
 //
-//   node bench/cases/redis-command.mjs [--rounds=5] [--ops=4000]
+//   node bench/cases/redis-command.mjs [--rounds=5] [--ops=4000] [--warm=5000]
 //
 // An ioredis client runs `GET key:<i mod 100>` (a short key, a nil answer)
 // in sequence against its own redis-server. instrumentation-ioredis records a

@@ -15,7 +15,9 @@
 // A case (bench/cases/pg-query.mjs, redis-command.mjs) gives its server, its
 // workload and its instrumentation, and calls clientCost(). Per round each
 // mode runs in a fresh process, the order rotating: `warm` operations
-// untimed, then `ops` timed; the figure is the process's CPU time (user +
+// untimed (--warm, default 5000, the same for every mode: V8 optimizes the
+// instruments' and the SDK's code within the first thousands, so a shorter
+// warm-up times their compilation, not their steady state), then `ops` timed; the figure is the process's CPU time (user +
 // system, all threads) over the timed operations, per operation. A mode's
 // figure is its median over rounds, and its minimum (a busy machine only adds
 // CPU time); "added" is that minus the untraced one. The server's CPU is not
@@ -36,7 +38,8 @@ import { median } from './stats.mjs';
 const require = createRequire(import.meta.url);
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const MODES = ['none', 'hotspan', 'otel-noop', 'otel-hotspan', 'otel-sdk'];
-const WARM = 500;
+/** Untimed operations per process before the timed ones (--warm). */
+const WARM = 5000;
 
 /**
  * spec:
@@ -52,10 +55,13 @@ const WARM = 500;
  *   skip          modes left out, each with the reason printed ({ 'otel-hotspan': '...' })
  */
 export async function clientCost(spec) {
-  if (process.argv[2] === 'child') return child(spec, process.argv[3], Number(process.argv[4]), Number(process.argv[5]));
+  if (process.argv[2] === 'child') return child(spec, process.argv[3], Number(process.argv[4]), Number(process.argv[5]), Number(process.argv[6]));
   const arg = (name, d) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? d);
   const rounds = arg('rounds', 5);
   const ops = arg('ops', 4000);
+  const warm = arg('warm', WARM);
+  if (!Number.isInteger(warm) || warm < 0) throw new RangeError(`--warm must be a whole number of ${spec.unit}s, got ${String(warm)}`);
+  console.log(`${String(rounds)} rounds; per process ${String(warm)} operations (one ${spec.unit} each) untimed, then ${String(ops)} timed`);
   const server = await spec.startServer();
   const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-bench-client-'));
   const modes = MODES.filter((m) => spec.skip?.[m] === undefined);
@@ -64,7 +70,7 @@ export async function clientCost(spec) {
     for (let r = 0; r < rounds; r++) {
       for (let k = 0; k < modes.length; k++) {
         const mode = modes[(r + k) % modes.length];
-        got[mode].push(runMode(spec, mode, server.port, ops, path.join(tmp, `t${r}.json`)));
+        got[mode].push(runMode(spec, mode, server.port, warm, ops, path.join(tmp, `t${r}.json`)));
       }
     }
   } finally {
@@ -74,7 +80,7 @@ export async function clientCost(spec) {
   report(spec, got);
 }
 
-async function child(spec, mode, port, ops) {
+async function child(spec, mode, port, warm, ops) {
   if (mode === 'otel-sdk' || mode === 'otel-noop') {
     const { AsyncLocalStorageContextManager } = require('@opentelemetry/context-async-hooks');
     const { registerInstrumentations } = require('@opentelemetry/instrumentation');
@@ -91,7 +97,7 @@ async function child(spec, mode, port, ops) {
     }
   }
   const client = await spec.connect(port);
-  for (let i = 0; i < WARM; i++) await client.run(i);
+  for (let i = 0; i < warm; i++) await client.run(i);
   const before = process.cpuUsage();
   for (let i = 0; i < ops; i++) await client.run(i);
   const used = process.cpuUsage(before);
@@ -99,10 +105,10 @@ async function child(spec, mode, port, ops) {
   process.stdout.write(JSON.stringify({ mode, usPerOp: (used.user + used.system) / ops }) + '\n');
 }
 
-function runMode(spec, mode, port, ops, out) {
+function runMode(spec, mode, port, warm, ops, out) {
   const auto = { hotspan: spec.hotspan, 'otel-hotspan': `otel:${spec.otel}` }[mode];
   const pre = auto !== undefined ? ['--require', path.join(root, 'dist', 'auto.js')] : [];
-  const r = spawnSync(process.execPath, [...pre, fileURLToPath(spec.file), 'child', mode, String(port), String(ops)], {
+  const r = spawnSync(process.execPath, [...pre, fileURLToPath(spec.file), 'child', mode, String(port), String(warm), String(ops)], {
     encoding: 'utf8',
     cwd: root,
     env: { ...process.env, HOTSPAN_OUT: out, HOTSPAN_INSTRUMENT: auto ?? '' },
@@ -114,7 +120,7 @@ function runMode(spec, mode, port, ops, out) {
     const name = spec.spanNames[mode](port);
     const head = `{"name":${JSON.stringify(name)},"cat":"async","ph":"b"`;
     const spans = readFileSync(out, 'utf8').split('\n').filter((l) => l.startsWith(head)).length;
-    if (spans < ops + WARM) throw new Error(`${mode}: ${String(spans)} spans named ${name} in ${out}, for ${String(ops + WARM)} ${spec.unit}s`);
+    if (spans < ops + warm) throw new Error(`${mode}: ${String(spans)} spans named ${name} in ${out}, for ${String(ops + warm)} ${spec.unit}s`);
   }
   return JSON.parse(r.stdout.trim().split('\n').pop()).usPerOp;
 }

@@ -2,8 +2,8 @@
 // runs no exit hook, so its trace would be lost whole. Every
 // HOTSPAN_FLUSH_MS (0: off; default 1000 under `hotspan run`, which joins
 // the parts of processes that may be killed, else off: a flush rewrites the
-// whole file, a cost a service should choose) the trace so far, the recorder's
-// ended spans added (lib/auto/auto-file.ts, SpanAdder), is written to a
+// whole file, a cost a service should choose) the trace so far, which holds
+// the recorder's ended spans (lib/auto/auto-file.ts, SpanAdder), is written to a
 // temporary file by the addon's worker thread (writeFile: never this one) and
 // renamed over the process's file, so the file is always a whole document:
 // the last flush's, or the one written at exit. On the native backend only
@@ -20,8 +20,6 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import * as path from 'node:path';
 
-import type { AutoRecorder } from './auto-record';
-import type { SpanAdder } from './auto-file';
 import type { NativeBackend } from '../backends/native-backend';
 import { totalCounts } from '../common/counts';
 import type { OutputFormat } from '../common/output';
@@ -57,7 +55,7 @@ export function flushingPath(out: string): string {
 }
 
 /** Flushes every `ms` (unref'd: it keeps no process alive); returns the stop, which removes a flush's leftover file. */
-export function startFlushing(b: NativeBackend, rec: AutoRecorder, adder: SpanAdder, out: string, format: OutputFormat, ms: number): () => void {
+export function startFlushing(b: NativeBackend, out: string, format: OutputFormat, ms: number): () => void {
   if (ms === 0) return () => {};
   const tmp = flushingPath(out);
   let busy = false;
@@ -68,7 +66,6 @@ export function startFlushing(b: NativeBackend, rec: AutoRecorder, adder: SpanAd
     if (busy || stopped || performance.now() < notBefore) return;
     busy = true;
     try {
-      adder.add(rec, false);
       b.flush();
       const produced = totalCounts(b.counts()).produced;
       if (produced === written) {

@@ -7,10 +7,12 @@
 //
 // These spans begin and end at times known only afterwards (a GC entry
 // arrives after the pause; a status code at the response's end), which the
-// Tracer API has no call for, so they are kept here (bounded, overflow
-// counted) and added to the trace as async tracks when it is written at exit:
-// into the tracer itself on the native backend, whose write then streams
-// (lib/auto/auto-file.ts), or to its snapshot on the others (withAutoSpans).
+// Tracer API has no call for, so they are added to the trace as async tracks
+// by a SpanTaker: on the native backend as each ends (lib/auto/auto-file.ts,
+// SpanAdder), into the tracer itself, whose budget counts them and whose
+// write then streams; on the others they are kept here (bounded, overflow
+// counted) and added to its snapshot when the trace is written at exit
+// (withAutoSpans).
 //
 // With a SpanSink (OTLP export, lib/auto/auto-export.ts) the recorder also keeps a
 // request context: an AsyncLocalStorage holds the HTTP server span being
@@ -43,19 +45,6 @@ import { instrumentFastify } from './auto-fastify';
 import { routeName, type RouteRecorder } from './auto-route';
 import { loadHook, type DbRecorder, type Loaded } from './auto-db';
 import { bodySize, clientRequest, serverRequest, setFailure, setStatus, type Attrs } from './auto-http';
-import {
-  FIELDS_PER_RECORD,
-  FIELD_DEPTH_FLAGS,
-  FIELD_LOCAL,
-  FIELD_NAME,
-  FIELD_PARENT_LOCAL,
-  FIELD_PARENT_TIMELINE,
-  FIELD_TIMELINE,
-  FLAG_ASYNC,
-  FLAG_ATTRS,
-  FLAG_ERROR,
-} from '../common/flags';
-import type { NativeSnapshot } from '../binding/native-binding';
 
 export { EVENT_LOOP_MAX, EVENT_LOOP_MEAN, type CounterSink } from './event-loop-delay';
 
@@ -76,9 +65,17 @@ export interface AutoSpan {
   untraced?: boolean;
 }
 
-/** Spans kept at most; later ones are counted in `dropped`. */
-const MAX_SPANS = 1_000_000;
+/** Spans kept at most (without a taker); later ones are counted in `dropped`. */
+export const MAX_SPANS = 1_000_000;
 
+
+/** Takes each span that ends into the trace (lib/auto/auto-file.ts, SpanAdder). */
+export interface SpanTaker {
+  /** `s` ended and is in the trace; false: it was not taken (no room), and is counted in `dropped`. */
+  take(s: AutoSpan): boolean;
+  /** `s` ended without being in the trace (a connection without the net instrument): its children may go on. */
+  passed(s: AutoSpan): void;
+}
 
 /** Follows the spans as they open and end (OTLP export, lib/auto/auto-export.ts). */
 export interface SpanSink {
@@ -112,8 +109,11 @@ function fetchRequest(request: { method?: string; origin?: string; path?: string
 }
 
 export class AutoRecorder {
+  /** The ended spans kept until the trace is written (none once handTo() was called). */
   readonly spans: AutoSpan[] = [];
   dropped = 0;
+  private taker: SpanTaker | undefined;
+  private rootEnded: ((s: AutoSpan) => void) | undefined;
   private readonly stops: Array<() => void> = [];
   /** The HTTP server span being served (only with a sink or a database library: see the top of this file). */
   private serving: AsyncLocalStorage<AutoSpan> | undefined;
@@ -174,12 +174,30 @@ export class AutoRecorder {
     return this.open(track, req.name, req.attrs, this.serving?.getStore());
   }
 
+  /** From now on each span that ends goes to `taker` (those ended so far first), not into `spans`. */
+  handTo(taker: SpanTaker): void {
+    this.taker = taker;
+    for (const s of this.spans.splice(0)) if (!taker.take(s)) this.dropped++;
+  }
+
+  /**
+   * `fn` is called with each root that ends once it is in the trace: a span
+   * with no parent, but for GC pauses and connections (a request served, or
+   * a query, command, request or lookup made outside any).
+   */
+  onRootEnd(fn: (s: AutoSpan) => void): void {
+    this.rootEnded = fn;
+  }
+
   private close(s: AutoSpan, end = performance.now()): void {
     if (!Number.isNaN(s.end)) return;
     s.end = end;
-    if (this.spans.length >= MAX_SPANS) this.dropped++;
+    if (this.taker !== undefined) {
+      if (!this.taker.take(s)) this.dropped++;
+    } else if (this.spans.length >= MAX_SPANS) this.dropped++;
     else this.spans.push(s);
     this.sink?.ended(s);
+    if (this.rootEnded !== undefined && s.parent === undefined && s.track !== 'GC' && s.track !== 'net') this.rootEnded(s);
   }
 
   private on(channel: string, fn: (msg: unknown) => void): void {
@@ -504,7 +522,10 @@ export class AutoRecorder {
     const was = s.adoptable === true;
     s.adoptable = false;
     if (this.keepConnections) this.close(s);
-    else s.end = performance.now();
+    else {
+      s.end = performance.now();
+      this.taker?.passed(s);
+    }
     if (was) this.sink?.settled(s);
   }
 
@@ -530,66 +551,4 @@ export class AutoRecorder {
     for (const c of [...this.connectingSockets]) c();
     this.sink?.stopped();
   }
-}
-
-/** The snapshot with the recorder's spans added, one async track per kind after the tracer's own timelines. */
-export function withAutoSpans(snap: NativeSnapshot, rec: AutoRecorder): NativeSnapshot {
-  if (rec.spans.length === 0) return snap;
-  const names = [...snap.names];
-  const nameIds = new Map<string, number>();
-  const nameId = (n: string): number => {
-    let id = nameIds.get(n);
-    if (id === undefined) {
-      id = names.length;
-      names.push(n);
-      nameIds.set(n, id);
-    }
-    return id;
-  };
-  const timelines = [...snap.timelines];
-  let nextTimeline = timelines.reduce((m, t) => Math.max(m, t.id), 0) + 1;
-  const trackIds = new Map<string, number>();
-  const locals = new Map<number, number>();
-  const spans = [...rec.spans].sort((a, b) => a.start - b.start);
-  const n = snap.count + spans.length;
-  const times = new Float64Array(2 * n);
-  const fields = new Uint32Array(FIELDS_PER_RECORD * n);
-  times.set(snap.times.subarray(0, 2 * snap.count));
-  fields.set(snap.fields.subarray(0, FIELDS_PER_RECORD * snap.count));
-  const attrs = [...snap.attrs];
-  const where = new Map<AutoSpan, [number, number]>();
-  spans.forEach((s, k) => {
-    let tl = trackIds.get(s.track);
-    if (tl === undefined) {
-      tl = nextTimeline++;
-      trackIds.set(s.track, tl);
-      timelines.push({ id: tl, name: s.track, kind: 'track', exited: false });
-    }
-    const local = (locals.get(tl) ?? 0) + 1;
-    locals.set(tl, local);
-    where.set(s, [tl, local]);
-    const i = snap.count + k;
-    times[2 * i] = s.start;
-    times[2 * i + 1] = s.end;
-    const f = i * FIELDS_PER_RECORD;
-    fields[f + FIELD_NAME] = nameId(s.name);
-    fields[f + FIELD_TIMELINE] = tl;
-    fields[f + FIELD_LOCAL] = local;
-    const hasAttrs = Object.keys(s.attrs).length > 0;
-    fields[f + FIELD_DEPTH_FLAGS] = FLAG_ASYNC | (s.error ? FLAG_ERROR : 0) | (hasAttrs ? FLAG_ATTRS : 0);
-    if (hasAttrs) attrs.push([i, JSON.stringify(s.attrs)]);
-  });
-  // Parents began earlier, so they are placed already. A parent that is not
-  // in the trace (a connection without the net instrument, a span past the
-  // limit) gives way to its own parent.
-  spans.forEach((s, k) => {
-    let up = s.parent;
-    while (up !== undefined && !where.has(up)) up = up.parent;
-    const p = up === undefined ? undefined : where.get(up);
-    if (p === undefined) return;
-    const f = (snap.count + k) * FIELDS_PER_RECORD;
-    fields[f + FIELD_PARENT_TIMELINE] = p[0];
-    fields[f + FIELD_PARENT_LOCAL] = p[1];
-  });
-  return { names, timelines, count: n, times, fields, attrs, counters: snap.counters };
 }

@@ -144,25 +144,65 @@ class KeyRule {
   }
 }
 
-/** A command's span name and attributes, from the client that sends it. */
-function ioredisCommand(client: IoClient, command: IoCommand, keys: KeyRule): { name: string; attrs: Attrs } {
-  const name = String(command.name);
+/** A command's span name and attributes but db.query.text's value, as a client's commands of that name share them. */
+interface IoShape {
+  name: string;
+  attrs: Attrs;
+  op: string;
+  showsKey: boolean;
+}
+
+/**
+ * The span names and attributes of a client's commands, made once per client
+ * and command name. A span keeps its strings and attributes until the trace
+ * is written, so what is made afresh per command is copied by each young
+ * collection it survives: the name and operation strings and the attributes
+ * object grown key by key, made per command, were a large part of the
+ * instrument's cost (bench/cases/redis-command.mjs). Each span still has an
+ * attributes object of its own (a failure adds to it). A client whose
+ * address or database changed starts over.
+ */
+class IoShapes {
+  private readonly byClient = new WeakMap<object, { host: unknown; port: unknown; path: unknown; db: unknown; byName: Map<string, IoShape> }>();
+  constructor(private readonly keys: KeyRule) {}
+  of(client: IoClient, name: string): IoShape {
+    const o = client.options ?? {};
+    const db = client.condition?.select ?? o.db ?? 0;
+    let c = this.byClient.get(client);
+    if (c === undefined || c.host !== o.host || c.port !== o.port || c.path !== o.path || c.db !== db) {
+      c = { host: o.host, port: o.port, path: o.path, db, byName: new Map() };
+      this.byClient.set(client, c);
+    }
+    let shape = c.byName.get(name);
+    if (shape === undefined) {
+      const path = typeof o.path === 'string' && o.path !== '' ? o.path : undefined;
+      const span = redisCommand(
+        {
+          command: name,
+          database: db,
+          serverAddress: path ?? (typeof o.host === 'string' && o.host !== '' ? o.host : 'localhost'),
+          serverPort: path === undefined ? (o.port ?? 6379) : undefined,
+        },
+        [],
+      );
+      shape = { ...span, op: String(span.attrs['db.operation.name']), showsKey: this.keys.showsKey(name) };
+      if (c.byName.size < 1024) c.byName.set(name, shape);
+    }
+    return shape;
+  }
+}
+
+/** A command's span name and attributes, from the client that sends it (redisCommand's, its strings shared). */
+function ioredisCommand(client: IoClient, command: IoCommand, shapes: IoShapes): { name: string; attrs: Attrs } {
   const args = asList(command.args);
-  const o = client.options ?? {};
-  const path = typeof o.path === 'string' && o.path !== '' ? o.path : undefined;
-  return redisCommand(
-    {
-      command: name,
-      database: client.condition?.select ?? o.db ?? 0,
-      serverAddress: path ?? (typeof o.host === 'string' && o.host !== '' ? o.host : 'localhost'),
-      serverPort: path === undefined ? (o.port ?? 6379) : undefined,
-    },
-    args.length === 0 ? args : [keys.showsKey(name) ? args[0] : '?'],
-  );
+  const shape = shapes.of(client, String(command.name));
+  // db.query.text keeps its place among the attributes.
+  const text = args.length === 0 ? shape.op : `${shape.op} ${shape.showsKey ? String(args[0]) : '?'}`;
+  return { name: shape.name, attrs: { ...shape.attrs, 'db.query.text': text } };
 }
 
 /** Wraps a client class's `sendCommand`: a span from a command's first send to its reply. */
-function wrapSendCommand(rec: DbRecorder, proto: { sendCommand?: unknown }, keys: KeyRule): void {
+function wrapSendCommand(rec: DbRecorder, proto: { sendCommand?: unknown }, shapes: IoShapes): void {
   const send = proto.sendCommand;
   if (typeof send !== 'function' || (send as { [SPAN]?: true })[SPAN] === true) return;
   const original = send as SendCommand;
@@ -170,7 +210,7 @@ function wrapSendCommand(rec: DbRecorder, proto: { sendCommand?: unknown }, keys
     if (command === null || typeof command !== 'object' || command[SPAN] !== undefined || typeof command.resolve !== 'function' || typeof command.reject !== 'function') {
       return original.call(this, command, ...rest);
     }
-    const { name, attrs } = ioredisCommand(this, command, keys);
+    const { name, attrs } = ioredisCommand(this, command, shapes);
     const span = rec.open('redis', name, attrs);
     command[SPAN] = span;
     const resolve = command.resolve;
@@ -203,12 +243,13 @@ function wrapSendCommand(rec: DbRecorder, proto: { sendCommand?: unknown }, keys
 /** The ioredis instrument. */
 export function instrumentIoredis(rec: DbRecorder): void {
   const keys = new KeyRule();
+  const shapes = new IoShapes(keys);
   rec.onLoad(['ioredis'], (name, exports) => {
     if (name === 'ioredis') rec.useContext();
     else if (name === 'ioredis/built/tracing.js') keys.use(exports);
     else if (name === 'ioredis/built/Redis.js') {
       const Redis = (exports as { default?: { prototype?: { sendCommand?: unknown } } } | null)?.default;
-      if (Redis?.prototype !== undefined) wrapSendCommand(rec, Redis.prototype, keys);
+      if (Redis?.prototype !== undefined) wrapSendCommand(rec, Redis.prototype, shapes);
     }
     return exports;
   });

@@ -32,8 +32,8 @@ export interface WasmExports {
   hs_result_data(): number;
   /** The last call's result size in bytes. */
   hs_result_size(): number;
-  /** One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. name: the process's name (UTF-8, taken over; name_size 0: the writers' default, "hotspan"). */
-  hs_write(input: number, size: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number, name: number, nameSize: number): number;
+  /** One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. pid: the process's (0: the writers' default, 1). name: the process's name (UTF-8, taken over; name_size 0: the writers' default, "hotspan"). */
+  hs_write(input: number, size: number, format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint, counts: number, pid: number, name: number, nameSize: number): number;
   /** An incremental document: its handle (0: unknown format). */
   hs_writer_begin(format: number, originNs: bigint, monotonicNs: bigint, realtimeNs: bigint, boottimeNs: bigint): number;
   /** Appends a batch of columns to an incremental document (takes the input over); the bytes made are the result. */
@@ -313,8 +313,8 @@ export interface DocumentCounts {
  * The core's document of `format` for these columns (times on the
  * performance.now() axis, whose origin is `originNs` on CLOCK_MONOTONIC),
  * saying which clock its times are on by `clocks`, what became of the
- * recording by `counts` (none: not said), and the process's name (none: the
- * writers' default, "hotspan").
+ * recording by `counts` (none: not said), the process's name (none: the
+ * writers' default, "hotspan") and its pid (0: the writers' default, 1).
  */
 export function writeColumns(
   snap: NativeSnapshot,
@@ -324,6 +324,7 @@ export function writeColumns(
   originNs: bigint,
   counts?: DocumentCounts,
   processName?: string,
+  pid = 0,
 ): Uint8Array {
   const { monotonicNs, realtimeNs, boottimeNs = -1n } = clocks;
   return run(snap, serial, (c, ptr, size) => {
@@ -334,7 +335,7 @@ export function writeColumns(
       new Float64Array(c.memory.buffer, at, 5).set([produced, kept, released, overwritten, dropped]);
     }
     const [name, nameSize] = utf8In(c, processName ?? '');
-    const status = c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs, at, name, nameSize);
+    const status = c.hs_write(ptr, size, FORMAT_CODES[format], originNs, monotonicNs, realtimeNs, boottimeNs, at, pid, name, nameSize);
     if (at !== 0) c.hs_free(at);
     return status;
   });

@@ -62,7 +62,10 @@ Options:
 
 Environment: HOTSPAN_FLUSH_MS, ms between rewrites of each process's part
 with its trace so far (default 1000; 0: none), so a killed process leaves
-its spans up to its last one.
+its spans up to its last one. HOTSPAN_DUMP_SLOWER_THAN_MS, HOTSPAN_DUMP_ERRORS,
+HOTSPAN_DUMP_PATH, HOTSPAN_DUMP_WINDOW_MS, HOTSPAN_DUMP_MAX_PER_MINUTE: each
+process dumps its last window to a numbered file when a request is slow or
+fails (docs/sampling.md, Triggered dumps).
 `,
   run(argv) {
     const dash = argv.indexOf('--');

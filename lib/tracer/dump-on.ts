@@ -14,6 +14,10 @@
 // thread: the snapshot of what the tracer holds is taken, cut to the window,
 // formatted by the core's writers (WebAssembly) and written synchronously, so
 // the event loop waits for that one file (docs/sampling.md has the figure).
+//
+// hotspan/auto's tracer takes its dumpOn from the environment (dumpOnFromEnv):
+// its roots are the spans it records apart (lib/auto/auto-record.ts), which
+// trigger through recordedRoot().
 
 import { writeFileSync } from 'node:fs';
 import { extname } from 'node:path';
@@ -25,7 +29,7 @@ import { calibrate, readClocks } from '../common/clock';
 import { totalCounts, type DumpOnCounts } from '../common/counts';
 import { describe } from '../common/errors';
 import { outputFormat, type OutputFormat } from '../common/output';
-import { checkCallOptions, type DumpOnOptions } from './options';
+import { checkCallOptions, fromEnv, type DumpOnOptions } from './options';
 
 /** dumpOn as the tracer holds it (undefined slowerThanMs: not by duration). */
 export interface ResolvedDumpOn {
@@ -35,6 +39,12 @@ export interface ResolvedDumpOn {
   format: OutputFormat;
   windowMs: number;
   maxPerMinute: number;
+}
+
+/** The dumpOn of a tracer made over a backend (lib/tracer/tracer.ts, tracerOver): hotspan/auto's, from its environment. */
+export interface OverDumpOn {
+  on: ResolvedDumpOn;
+  processName: string;
 }
 
 const MAX_SLOWER_THAN_MS = 1e9;
@@ -82,6 +92,52 @@ export function checkDumpOn(value: unknown): ResolvedDumpOn {
     windowMs: windowMs === undefined ? 10_000 : checkNumber(windowMs, 'dumpOn.windowMs', 1, MAX_WINDOW_MS, false),
     maxPerMinute: maxPerMinute === undefined ? 6 : checkNumber(maxPerMinute, 'dumpOn.maxPerMinute', 1, MAX_PER_MINUTE, true),
   };
+}
+
+/** A number from an environment variable: `^[+]?(\d+\.?\d*|\.\d+)$`, else NaN. */
+const envNumber = (v: string): number => (/^[+]?(\d+\.?\d*|\.\d+)$/.test(v.trim()) ? Number(v.trim()) : NaN);
+
+/**
+ * The dumpOn the environment asks for (hotspan/auto, hotspan run), undefined
+ * for none: HOTSPAN_DUMP_SLOWER_THAN_MS and HOTSPAN_DUMP_ERRORS (true or
+ * false), one of which turns it on; HOTSPAN_DUMP_PATH (default
+ * hotspan-<pid>-dump.pftrace), HOTSPAN_DUMP_WINDOW_MS and
+ * HOTSPAN_DUMP_MAX_PER_MINUTE. A bad value gives one warning naming it
+ * (fromEnv) and keeps the default.
+ */
+export function dumpOnFromEnv(pid: number): ResolvedDumpOn | undefined {
+  const num = (name: string, min: number, max: number, integer: boolean, fallback: number | undefined, fallbackText: string): number | undefined =>
+    fromEnv(name, (v) => checkNumber(envNumber(v), name, min, max, integer), fallback, fallbackText);
+  const slowerThanMs = num('HOTSPAN_DUMP_SLOWER_THAN_MS', 0, MAX_SLOWER_THAN_MS, false, undefined, 'no dump of slow roots');
+  const errors = fromEnv(
+    'HOTSPAN_DUMP_ERRORS',
+    (v) => {
+      const t = v.trim().toLowerCase();
+      if (t === 'true' || t === '1') return true;
+      if (t === 'false' || t === '0') return false;
+      throw new RangeError(`hotspan: HOTSPAN_DUMP_ERRORS must be true or false, got ${describe(v)}`);
+    },
+    false,
+    'false',
+  );
+  const byDefault = `hotspan-${String(pid)}-dump.pftrace`;
+  const path = fromEnv(
+    'HOTSPAN_DUMP_PATH',
+    (v) => {
+      try {
+        outputFormat(v);
+      } catch (e) {
+        throw new RangeError(`hotspan: HOTSPAN_DUMP_PATH: ${(e as Error).message.replace(/^hotspan: /, '')}`);
+      }
+      return v;
+    },
+    byDefault,
+    byDefault,
+  );
+  const windowMs = num('HOTSPAN_DUMP_WINDOW_MS', 1, MAX_WINDOW_MS, false, 10_000, '10000');
+  const maxPerMinute = num('HOTSPAN_DUMP_MAX_PER_MINUTE', 1, MAX_PER_MINUTE, true, 6, '6');
+  if (slowerThanMs === undefined && !errors) return undefined;
+  return checkDumpOn({ slowerThanMs, errors, path, windowMs, maxPerMinute });
 }
 
 /** `trace.json`, 3 -> `trace-3.json`. */
@@ -151,6 +207,8 @@ export class DumpTrigger {
     private readonly o: ResolvedDumpOn,
     private readonly backend: () => Backend,
     private readonly flush: () => void,
+    /** The tracer's processName: a dump names its process, and gives its pid, as the tracer's write() does. */
+    private readonly processName: string | undefined,
   ) {}
 
   /** A local root began: its begin time (ms). */
@@ -192,9 +250,29 @@ export class DumpTrigger {
     );
   }
 
+  /**
+   * A root span recorded apart (hotspan/auto's: lib/auto/auto-record.ts),
+   * `name`, from `beganMs` to `endMs` on the tracer's clock, flagged error or
+   * not; it is in the tracer (or in what `spans` adds) by the time the dump
+   * is written.
+   */
+  recordedRoot(name: string, beganMs: number, endMs: number, error: boolean): void {
+    this.decide(name, beganMs, endMs, error ? name : undefined);
+  }
+
+  /** The spans recorded apart that are not in the tracer (hotspan/auto's on the js backend): added to each dump's snapshot. */
+  withSpans(add: (snap: NativeSnapshot) => NativeSnapshot): void {
+    this.spans = add;
+  }
+
+  private spans: ((snap: NativeSnapshot) => NativeSnapshot) | undefined;
+
   /** Local root `name`, begun at `beganMs`, ended now; `failedName`: the span flagged error in it, if any. */
   private rootEnd(b: Backend, name: number | string, beganMs: number, failedName: string | undefined): void {
-    const endMs = b.now();
+    this.decide(name, beganMs, b.now(), failedName);
+  }
+
+  private decide(name: number | string, beganMs: number, endMs: number, failedName: string | undefined): void {
     const ms = endMs - beganMs;
     const failed = this.o.errors ? failedName : undefined;
     const slow = this.o.slowerThanMs !== undefined && ms > this.o.slowerThanMs;
@@ -219,8 +297,9 @@ export class DumpTrigger {
     try {
       this.flush();
       const b = this.backend();
-      const snap = windowOf(b.snapshot(), fromMs, untilMs);
-      writeFileSync(file, writeColumns(snap, new Set(), this.o.format, readClocks(), calibrate().originNs, totalCounts(b.counts())));
+      const all = b.snapshot();
+      const snap = windowOf(this.spans === undefined ? all : this.spans(all), fromMs, untilMs);
+      writeFileSync(file, writeColumns(snap, new Set(), this.o.format, readClocks(), calibrate().originNs, totalCounts(b.counts()), this.processName, process.pid));
       this.written++;
       process.stderr.write(`hotspan: dumpOn: wrote ${String(snap.count)} spans of the last ${String(this.o.windowMs)} ms to ${file}: ${why}\n`);
     } catch (e) {

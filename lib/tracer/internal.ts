@@ -5,6 +5,7 @@ import type { GcHook } from '../common/gc-hook';
 import type { HandleTracker } from './handles';
 import type { NativeTracer } from '../binding/native-binding';
 import type { OtlpExporter } from '../otlp/otlp-exporter';
+import type { DumpTrigger } from './dump-on';
 
 export const internals: unique symbol = Symbol('hotspan.internals');
 
@@ -41,4 +42,6 @@ export interface TracerInternals {
   readonly asyncContext: (storage?: object) => AsyncContextHook | undefined;
   /** The exporter exportOtlp() started, if any. */
   readonly otlp: OtlpExporter | undefined;
+  /** The dumpOn option's trigger, if any (hotspan/auto's roots trigger it: lib/auto.ts). */
+  readonly dumps: DumpTrigger | undefined;
 }

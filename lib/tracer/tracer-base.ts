@@ -9,7 +9,7 @@ import type { Backend, BackendKind } from '../backends/backend';
 import { ClosedBackend } from '../backends/closed-backend';
 import type { CpuProfileRun } from './cpu-profile';
 import type { DumpSummary } from './dump';
-import { checkDumpOn, DumpTrigger } from './dump-on';
+import { checkDumpOn, DumpTrigger, type OverDumpOn } from './dump-on';
 import { describe } from '../common/errors';
 import { GcHook } from '../common/gc-hook';
 import { HandleTracker } from './handles';
@@ -52,14 +52,16 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
   protected readonly dumps: DumpTrigger | undefined;
 
   /** `resolved`: the options of a tracer users made; undefined for one over a backend already made (join). */
-  protected constructor(backend: Backend, resolved: ResolvedOptions | undefined) {
+  /** `over`: the dumpOn of a tracer made over its backend (hotspan/auto's, from its environment), already checked. */
+  protected constructor(backend: Backend, resolved: ResolvedOptions | undefined, over?: OverDumpOn) {
     this.b = backend;
     const owner = { backend: () => this.b, closed: () => this.isClosed, flush: () => this.flush() };
     this.asyncs = new AsyncSpans(owner);
     this.outputs = new Outputs(owner, backend instanceof WasmBackend ? backend : undefined);
     if (resolved !== undefined) this.outputs.onTriggers(resolved);
-    const dumpOn = resolved?.dumpOn === undefined ? undefined : checkDumpOn(resolved.dumpOn);
-    this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush());
+    const dumpOn = resolved?.dumpOn === undefined ? over?.on : checkDumpOn(resolved.dumpOn);
+    const processName = resolved?.processName ?? over?.processName;
+    this.dumps = dumpOn === undefined || backend.kind === 'noop' ? undefined : new DumpTrigger(dumpOn, () => this.b, () => this.flush(), processName);
     this.names = new NameCache((name) => this.b.intern(name));
     this.handles = new HandleTracker(() => this.b);
     // Only the native backend has a pending queue for a GC to drain.

@@ -18,6 +18,7 @@ import type { SpanHandle } from './handles';
 import { internals, recording, type AsyncContextHook, type TracerInternals } from './internal';
 import { checkName, checkNonEmptyName, wellFormed } from '../common/names';
 import { checkCallOptions, checkThreadName, resolveOptions, type ResolvedOptions, type TracerOptions } from './options';
+import type { OverDumpOn } from './dump-on';
 import { TracerBase } from './tracer-base';
 
 export type { SettleOptions, TraceAsyncOptions, TrackOptions } from './async-spans';
@@ -33,14 +34,14 @@ export type { SettleOptions, TraceAsyncOptions, TrackOptions } from './async-spa
  * is neither an option users can spell nor state between calls.
  */
 const joined = Symbol('hotspan.joined');
-type Joined = { readonly [joined]: Backend };
-const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) as Joined as TracerOptions;
+type Joined = { readonly [joined]: Backend; readonly dumpOn?: OverDumpOn };
+const joinedWith = (backend: Backend, dumpOn?: OverDumpOn): TracerOptions => ({ [joined]: backend, dumpOn }) as Joined as TracerOptions;
 
 /** A span tracer: records spans, async spans, groups and counters, and reads, writes and exports them. See docs/api.md. */ export class Tracer extends TracerBase {
   constructor(options?: TracerOptions) {
-    const injected = typeof options === 'object' && options !== null && joined in options ? (options as Joined)[joined] : undefined;
+    const injected = typeof options === 'object' && options !== null && joined in options ? (options as Joined) : undefined;
     const resolved = injected === undefined ? resolveOptions(options) : undefined;
-    super(injected ?? createBackend(resolved as ResolvedOptions), resolved);
+    super(injected?.[joined] ?? createBackend(resolved as ResolvedOptions), resolved, injected?.dumpOn);
   }
 
   /**
@@ -288,16 +289,17 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
       native: this.b.native(),
       asyncContext: this.asyncContextHook,
       otlp: this.outputs.otlp,
+      dumps: this.dumps,
     };
   }
 }
 
 /**
  * A tracer over a backend already made (a js backend on a clock the caller
- * drives, in the tests). Not exported by any entry: the options users can
+ * drives, in the tests; hotspan/auto's, with the dumpOn of its environment). Not exported by any entry: the options users can
  * spell make every public tracer.
  * @internal
  */
-export function tracerOver(backend: Backend): Tracer {
-  return new Tracer(joinedWith(backend));
+export function tracerOver(backend: Backend, dumpOn?: OverDumpOn): Tracer {
+  return new Tracer(joinedWith(backend, dumpOn));
 }

@@ -139,13 +139,14 @@ int32_t hs_write(uint8_t* input, uint32_t size,
                                                             uint32_t format, int64_t origin_ns,
                                                             int64_t monotonic_ns, int64_t realtime_ns,
                                                             int64_t boottime_ns, const double* counts,
-                                                            uint8_t* name, uint32_t name_size) {
+                                                            uint32_t pid, uint8_t* name, uint32_t name_size) {
   std::string process_name = take_process_name(name, name_size);
   hotspan::Snapshot snapshot;
   if (!take_columns(input, size, snapshot)) return kBadInput;
   shift_times(snapshot, origin_ns);
   hotspan::DocumentInfo doc{origin_ns, {monotonic_ns, realtime_ns, boottime_ns}, {}};
   doc.process_name = std::move(process_name);
+  if (pid != 0) doc.pid = pid;
   // counts: produced, kept, released, overwritten, dropped (the caller's
   // tracer.counts()), or null when the document has none.
   if (counts != nullptr) {

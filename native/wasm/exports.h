@@ -29,8 +29,8 @@ __attribute__((export_name("hs_free"))) void hs_free(uint8_t* p);
 __attribute__((export_name("hs_result_data"))) const char* hs_result_data();
 // The last call's result size in bytes.
 __attribute__((export_name("hs_result_size"))) uint32_t hs_result_size();
-// One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. name: the process's name (UTF-8, taken over; name_size 0: the writers' default, "hotspan").
-__attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size, uint32_t format, int64_t origin_ns, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns, const double* counts, uint8_t* name, uint32_t name_size);
+// One whole document of the columns into the result; takes the input over. The i64s are ns: the origin, then the clock readings. counts: the address of 5 doubles (produced, kept, released, overwritten, dropped), or 0 for none. pid: the process's (0: the writers' default, 1). name: the process's name (UTF-8, taken over; name_size 0: the writers' default, "hotspan").
+__attribute__((export_name("hs_write"))) int32_t hs_write(uint8_t* input, uint32_t size, uint32_t format, int64_t origin_ns, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns, const double* counts, uint32_t pid, uint8_t* name, uint32_t name_size);
 // An incremental document: its handle (0: unknown format).
 __attribute__((export_name("hs_writer_begin"))) uint32_t hs_writer_begin(uint32_t format, int64_t origin_ns, int64_t monotonic_ns, int64_t realtime_ns, int64_t boottime_ns);
 // Appends a batch of columns to an incremental document (takes the input over); the bytes made are the result.
