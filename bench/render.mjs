@@ -88,6 +88,18 @@ export function renderMarkdown(r, file, chartName = 'chart.svg') {
     });
     out.push(table(['case', 'ns per span (median)', 'min – max', 'spans/s (all threads)'], rows));
   }
+  const hp = r.hpp;
+  if (hp?.rows) {
+    out.push('', `### Native spans through hotspan.hpp (one process per run, ${hp.rounds} rounds of ${hp.spans} spans in rotating order; median of ${hp.processes} processes)`, '');
+    const rows = Object.values(hp.rows).map((c) => [c.label, ns(c.median), range(c)]);
+    out.push(table(['case (thread CPU time)', 'ns per span (median)', 'min – max'], rows));
+    out.push('', `HOTSPAN_SCOPE over the bare loop: ${fmt(hp.hppOverBare.median)}x. 2-thread scaling (1-thread ns per span / 2-thread ns per span, 1 when a second thread costs the first nothing): bare loop ${fmt(hp.scalingBare.median)}, HOTSPAN_SCOPE ${fmt(hp.scalingHpp.median)}, which is ${fmt(hp.scalingHppOverBare.median)}x the bare loop's.`);
+    const counts = Object.entries(hp.per1MSpans).map(([k, c]) => [k, fmt(c.faults.median), fmt(c.waits.median), fmt(c.preempted.median)]);
+    if (counts.length) {
+      out.push('', 'Per 1M spans of each timed thread (getrusage RUSAGE_THREAD): counts, which preemption does not stretch as it stretches times; but a wait (a blocking lock) needs the two threads to run at once, which a loaded machine makes rarer:', '');
+      out.push(table(['case', 'page faults', 'waits (voluntary switches)', 'preempted'], counts));
+    }
+  } else if (hp) out.push('', '### Native spans through hotspan.hpp', '', `${hp.skipped ?? hp.error}`);
   if (r.holder) {
     out.push('', '### Holder check (core in C++, no Node; ns per record)', '');
     if (r.holder.skipped) out.push(`skipped: ${r.holder.skipped}`);

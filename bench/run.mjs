@@ -2,10 +2,12 @@
 // within each round, warm-up inside each process, >= 5 measured rounds; prints
 // the table and the pairwise ratios and writes bench/results/<date>-<commit>.json.
 //
-//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,holder,writers,stream,rss,bigread,otlp,http,otelhttp] [--runs=N] [--out=FILE]
+//   node bench/run.mjs [--quick] [--only=micro,pairs,request,native,hpp,holder,writers,stream,rss,bigread,otlp,http,otelhttp] [--runs=N] [--out=FILE]
 //
 // Groups: micro (JS spans), pairs (in-process ratios), request (realistic
-// request), native (native threads), holder (the core in C++), writers,
+// request), native (native threads), hpp (HOTSPAN_SCOPE of hotspan.hpp
+// against the C ABI and the bare loop, on 1 and 2 threads, in one process:
+// cases/hpp.mjs), holder (the core in C++), writers,
 // stream (tracer.stream()), rss (memory per span and the 64 MiB overwrite
 // budget over 100M spans), bigread (reads of 100M spans), otlp (native OTLP
 // export to a loopback receiver), http, otelhttp (instrumentation-http).
@@ -38,8 +40,8 @@ const started = Date.now();
 const log = (...a) => console.error(`[${((Date.now() - started) / 1000).toFixed(0).padStart(4)} s]`, ...a);
 
 const cfg = quick
-  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 4e6, bigreadSpans: 1e6, otlp: { spans: 2e5, reps: 1, stretches: 6 }, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1, slow: { receiverDelayMs: 1000, rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10 } } }
-  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, otlp: { spans: 2e6, reps: 3, stretches: 40 }, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 10, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3, slow: { receiverDelayMs: 1000, rounds: 3, warmupSec: 1, seconds: 3, connections: 10 } } };
+  ? { micro: { minCpuMs: 40, warmupMs: 40 }, pairs: { warmupMs: 40, stretches: 4, stretchMs: 10 }, request: { rounds: 8, batch: 100, warmupRounds: 2 }, nativeSpans: 5e5, hpp: { spans: 2e5, rounds: 4 }, holderSpans: 2e5, writerSpans: 2e5, writerReps: 1, stream: { spans: 5e5, stretches: 4, stretchSpans: 2e5 }, rssSpans: 1e6, budgetSpans: 4e6, bigreadSpans: 1e6, otlp: { spans: 2e5, reps: 1, stretches: 6 }, http: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 3000, fixedSeconds: 1 }, otelHttp: { rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10, fixedRate: 1000, fixedSeconds: 1, slow: { receiverDelayMs: 1000, rounds: 1, warmupSec: 0.5, seconds: 1, connections: 10 } } }
+  : { micro: { minCpuMs: 400, warmupMs: 300 }, pairs: { warmupMs: 300, stretches: 12, stretchMs: 30 }, request: { rounds: 40, batch: 300, warmupRounds: 8 }, nativeSpans: 5e6, hpp: { spans: 1e6, rounds: 9 }, holderSpans: 2e6, writerSpans: 1e6, writerReps: 3, stream: { spans: 4e6, stretches: 12, stretchSpans: 1e6 }, rssSpans: 1e7, budgetSpans: 1e8, bigreadSpans: 1e8, otlp: { spans: 2e6, reps: 3, stretches: 40 }, http: { rounds: 5, warmupSec: 1, seconds: 3, connections: 10, fixedRate: 3000, fixedSeconds: 3 }, otelHttp: { rounds: 5, warmupSec: 10, seconds: 3, connections: 10, fixedRate: 1000, fixedSeconds: 3, slow: { receiverDelayMs: 1000, rounds: 3, warmupSec: 1, seconds: 3, connections: 10 } } };
 
 // ---- the cases ----
 // needs: 'hotspan' = the compiled facade + addon; 'floor' = bench/floor.
@@ -173,6 +175,41 @@ function summarizeBigread(runs) {
   };
   for (const k of Object.keys(runs[0].query)) out.query[k] = ms((x) => x.query[k].ms);
   return out;
+}
+
+// The hpp case's rows: each process's in-process median (its rounds rotate
+// the variants), summarized over the processes; its scaling figures and
+// per-1M-span counts (page faults, blocking waits, preemptions of the timed
+// threads) likewise.
+const HPP_ROWS = [
+  ['bare', 'bare C++ loop, rdtsc + 28-byte store (calling thread)'],
+  ['cabi', 'C ABI begin/end through the table (calling thread)'],
+  ['hpp', 'HOTSPAN_SCOPE (calling thread)'],
+  ['bare-1t', 'bare C++ loop, 1 std::thread'],
+  ['bare-2t', 'bare C++ loop, 2 std::threads'],
+  ['hpp-1t', 'HOTSPAN_SCOPE, 1 std::thread'],
+  ['hpp-2t', 'HOTSPAN_SCOPE, 2 std::threads'],
+];
+function summarizeHpp(runs) {
+  if (runs.length === 0) return { error: 'no run finished' };
+  const rows = {};
+  for (const [id, label] of HPP_ROWS) rows[id] = { label, ...summarize(runs.map((x) => x[id]?.median ?? NaN)) };
+  const per1MSpans = {};
+  for (const k of Object.keys(runs[0].per1MSpans ?? {})) {
+    per1MSpans[k] = {};
+    for (const f of ['faults', 'waits', 'preempted']) per1MSpans[k][f] = summarize(runs.map((x) => x.per1MSpans[k]?.[f] ?? NaN));
+  }
+  return {
+    spans: runs[0].spans,
+    rounds: runs[0].rounds,
+    processes: runs.length,
+    rows,
+    hppOverBare: summarize(runs.map((x) => x.hpp.median / x.bare.median)),
+    scalingBare: summarize(runs.map((x) => x.scaling.bare)),
+    scalingHpp: summarize(runs.map((x) => x.scaling.hpp)),
+    scalingHppOverBare: summarize(runs.map((x) => x.scaling.hppOverBare)),
+    per1MSpans,
+  };
 }
 
 function available(needs, have) {
@@ -319,6 +356,22 @@ async function main() {
   if (want('native')) {
     log(`native-thread cases: ${RUNS} rounds`);
     results.native = rounds(NATIVE, (c) => child('native.mjs', [c.id, JSON.stringify({ spans: cfg.nativeSpans, tsc: clockSource === 'tsc' })]), have, errors);
+  }
+  if (want('hpp')) {
+    log(`hotspan.hpp: HOTSPAN_SCOPE, the C ABI and the bare loop, 1 and 2 threads; ${RUNS} fresh processes`);
+    const skip = available(['floor', 'hotspan'], have);
+    if (skip) results.hpp = { skipped: skip };
+    else {
+      const runs = [];
+      for (let r = 0; r < RUNS; r++) {
+        const res = child('hpp.mjs', [JSON.stringify({ ...cfg.hpp, threads: true })]);
+        if (res.error) {
+          errors.push(res.error);
+          log(`  ! ${res.error}`);
+        } else runs.push(res);
+      }
+      results.hpp = summarizeHpp(runs);
+    }
   }
   if (want('holder')) {
     log('holder check (core, C++)');
@@ -564,6 +617,10 @@ async function main() {
     const b = paired(spsRuns(n['bare-2t']), spsRuns(n['bare-1t']), (x, y) => x / y);
     results.ratios.push({ name: 'C ABI 2-thread scaling / bare loop 2-thread scaling', unit: 'x', ...summarize(paired(c, b, (x, y) => x / y)) });
   }
+  if (results.hpp?.rows) {
+    results.ratios.push({ name: 'HOTSPAN_SCOPE span / bare C++ loop (in one process)', unit: 'x', inProcess: true, ...results.hpp.hppOverBare });
+    results.ratios.push({ name: 'HOTSPAN_SCOPE 2-thread scaling / bare loop 2-thread scaling (in one process)', unit: 'x', inProcess: true, ...results.hpp.scalingHppOverBare });
+  }
   if (results.http && results.http.modes.hotspan && results.http.modes.otel) {
     const h = results.http.modes.hotspan.rpsLoss.runs;
     const o = results.http.modes.otel.rpsLoss.runs;
@@ -628,6 +685,11 @@ function printTables(r) {
   };
   section('JS spans', r.micro);
   section('native threads', r.native);
+  if (r.hpp?.rows) {
+    section(`hotspan.hpp (in one process; medians over ${r.hpp.processes} processes of ${r.hpp.rounds} rounds each)`, r.hpp.rows);
+    out.push(`  2-thread scaling (1-thread ns / 2-thread ns): bare ${fmt(r.hpp.scalingBare.median)}, HOTSPAN_SCOPE ${fmt(r.hpp.scalingHpp.median)}: ${fmt(r.hpp.scalingHppOverBare.median)}x the bare loop's`);
+    for (const [k, c] of Object.entries(r.hpp.per1MSpans)) out.push(`  ${k} per 1M spans: ${fmt(c.faults.median)} faults, ${fmt(c.waits.median)} waits, ${fmt(c.preempted.median)} preempted`);
+  } else if (r.hpp) out.push('', `hotspan.hpp: ${r.hpp.skipped ?? r.hpp.error}`);
   if (r.holder && r.holder.rows) {
     out.push('', 'holder check (core, C++, ns per record)');
     for (const h of Object.values(r.holder.rows)) row([h.label, fmt(h.median), fmt(h.min), fmt(h.max)]);

@@ -1,9 +1,10 @@
-// The bench's README sections and targets for streaming, the memory budget
-// and OTLP export (bench/render.mjs, bench/lib/targets.mjs), rendered from
+// The bench's README sections and targets for streaming, the memory budget,
+// OTLP export and hotspan.hpp (bench/render.mjs, bench/lib/targets.mjs), rendered from
 // real results: the full run at e4e55ce (stream and budget measured, one
 // budget run, no otlp), an older full run without any of them, and a quick
 // run of `--only=stream,rss,otlp` (test/fixtures/bench-quick-stream-rss-otlp.json,
-// the budget over several runs). No bench runs here.
+// the budget over several runs), and one of `--only=hpp`
+// (test/fixtures/bench-quick-hpp.json). No bench runs here.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import * as os from 'node:os';
@@ -167,6 +168,45 @@ describe('bench render: streaming, memory budget, OTLP export', () => {
     expect(state()).toEqual(before);
     expect(readFileSync(out, 'utf8')).toContain('### Memory budget');
     expect(readFileSync(path.join(scratch, 'look.svg'), 'utf8')).toContain('<svg');
+  });
+});
+
+describe('bench render: native spans through hotspan.hpp (issue 35)', () => {
+  // A quick `node bench/run.mjs --only=hpp --quick` run (test/fixtures/bench-quick-hpp.json).
+  const HPP = path.join(__dirname, 'fixtures', 'bench-quick-hpp.json');
+
+  it('renders the hpp section of an --only=hpp run, every figure from the JSON', async () => {
+    const { renderMarkdown } = await load<Render>('bench/render.mjs');
+    const { fmt } = await load<Stats>('bench/lib/stats.mjs');
+    const r = read(HPP);
+    expect(r.only).toEqual(['hpp']);
+    const hp = r.hpp;
+    expect(hp.processes).toBeGreaterThan(1);
+    const md = section(renderMarkdown(r, HPP), '### Native spans through hotspan.hpp');
+    expect(md).toContain(`median of ${hp.processes} processes`);
+    for (const id of ['bare', 'cabi', 'hpp', 'bare-1t', 'bare-2t', 'hpp-1t', 'hpp-2t']) {
+      const row = hp.rows[id] as Summary & { label: string };
+      expect(row.runs.length, id).toBe(hp.processes);
+      expect(md).toContain(`| ${row.label} | ${fmt(row.median)} | ${fmt(row.min)} – ${fmt(row.max)} |`);
+    }
+    expect(md).toContain(`HOTSPAN_SCOPE over the bare loop: ${fmt(hp.hppOverBare.median)}x.`);
+    expect(md).toContain(`bare loop ${fmt(hp.scalingBare.median)}, HOTSPAN_SCOPE ${fmt(hp.scalingHpp.median)}, which is ${fmt(hp.scalingHppOverBare.median)}x the bare loop's`);
+    const c = hp.per1MSpans['hpp-2t'];
+    expect(md).toContain(`| hpp-2t | ${fmt(c.faults.median)} | ${fmt(c.waits.median)} | ${fmt(c.preempted.median)} |`);
+  });
+
+  it('evaluates the two issue-35 targets from the hpp figures, n/a in runs without them', async () => {
+    const { evaluateTargets } = await load<Targets>('bench/lib/targets.mjs');
+    const { renderMarkdown } = await load<Render>('bench/render.mjs');
+    const r = read(HPP);
+    const t = new Map(evaluateTargets(r).map((x) => [x.id, x]));
+    const pass = (ok: boolean) => (ok ? 'pass' : 'MISS');
+    const { hppOverBare, scalingHppOverBare } = r.hpp;
+    expect(t.get('hpp-bare')).toMatchObject({ value: hppOverBare.median, limit: 1.3, status: pass(hppOverBare.median <= 1.3), range: [hppOverBare.min, hppOverBare.max] });
+    expect(t.get('hpp-scaling')).toMatchObject({ value: scalingHppOverBare.median, limit: 0.9, status: pass(scalingHppOverBare.median >= 0.9), range: [scalingHppOverBare.min, scalingHppOverBare.max] });
+    const tf = new Map(evaluateTargets(read(FULL)).map((x) => [x.id, x]));
+    for (const id of ['hpp-bare', 'hpp-scaling']) expect(tf.get(id)?.status, id).toBe('n/a');
+    expect(renderMarkdown(read(FULL), FULL)).not.toContain('### Native spans through hotspan.hpp');
   });
 });
 

@@ -1,4 +1,4 @@
-// The targets of issues 5, 12, 13 and 18, evaluated on the medians of one run's results.
+// The targets of issues 5, 12, 13, 18 and 35, evaluated on the medians of one run's results.
 // Reported (pass / miss / n/a), never asserted.
 import { fmt, summarize } from './stats.mjs';
 
@@ -137,6 +137,12 @@ export function evaluateTargets(results) {
   add('stream-writer', "stream writer thread's throughput into a Perfetto file, tracer.stream()", st ? st.spansPerSec.median / 1e6 : NaN, 'min', 20, 'M spans/s', st ? `${st.spans} spans, ${fmt(st.bytesPerSpan.median)} bytes/span` : null, st ? [st.spansPerSec.min / 1e6, st.spansPerSec.max / 1e6] : undefined);
   // The side-by-side figure: adjacent on/off stretches in one process, the median of their ratios.
   add('stream-js', 'JS begin(id)/end() with streaming on / off (in-process, per adjacent stretch pair)', st?.pairRatio?.median, 'max', 1.1, 'x', st ? `ratio of the medians ${fmt(st.ratio.median)}x; the JS thread's own CPU time ${fmt(st.cpuRatio.median)}x; the stream missed ${st.missed.join(', ')}` : null, st?.pairRatio ? [st.pairRatio.min, st.pairRatio.max] : undefined);
+  // Issue 35: native spans through hotspan.hpp (cases/hpp.mjs: HOTSPAN_SCOPE
+  // and the bare loops side by side in one process, 1 and 2 threads).
+  const hp = results.hpp?.rows ? results.hpp : undefined;
+  add('hpp-bare', 'HOTSPAN_SCOPE span vs the bare C++ loop (1 thread, in-process)', hp?.hppOverBare.median, 'max', 1.3, 'x', hp ? `${fmt(hp.rows.hpp.median)} ns vs ${fmt(hp.rows.bare.median)} ns; the C ABI through the table ${fmt(hp.rows.cabi.median)} ns` : null, hp ? [hp.hppOverBare.min, hp.hppOverBare.max] : undefined);
+  add('hpp-scaling', "HOTSPAN_SCOPE 2-thread scaling / the bare loop's (in-process)", hp?.scalingHppOverBare.median, 'min', 0.9, 'x', hp ? `scaling (1-thread ns / 2-thread ns): bare ${fmt(hp.scalingBare.median)}, HOTSPAN_SCOPE ${fmt(hp.scalingHpp.median)}; hpp-2t per 1M spans: ${fmt(hp.per1MSpans['hpp-2t']?.waits.median)} waits, ${fmt(hp.per1MSpans['hpp-2t']?.faults.median)} faults` : null, hp ? [hp.scalingHppOverBare.min, hp.scalingHppOverBare.max] : undefined);
+
   // Issue 13: native OTLP export.
   const ot = results.otlp && !results.otlp.error && !results.otlp.skipped ? results.otlp : undefined;
   add('otlp-throughput', 'OTLP export throughput: spans encoded (protobuf) and sent to a loopback receiver, tracer.exportOtlp()', ot ? ot.spansPerSec.median / 1e6 : NaN, 'min', 2, 'M spans/s', ot ? `${ot.spans} spans, ${ot.batch} per request; ${fmt(ot.spansPerCpuSec.median / 1e6)}M spans per CPU-second of the exporting process` : null, ot ? [ot.spansPerSec.min / 1e6, ot.spansPerSec.max / 1e6] : undefined);

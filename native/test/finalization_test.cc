@@ -49,8 +49,10 @@ static void non_holder_invisible_until_drain() {
   auto t = Tracer::create();
   const uint32_t n = t->intern("n");
   auto main = t->attach_js_thread("main");
-  constexpr int kSpans = 300;  // one full batch (256) plus a partial one
+  constexpr int kSpans = int{PendingQueue::kBatch} + 44;  // one full batch plus a partial one
   static_assert(kSpans > int{PendingQueue::kBatch} && kSpans < 2 * int{PendingQueue::kBatch});
+  // One push per chunk a native thread fills: the pending count below is a chunk's.
+  static_assert(PendingQueue::kBatch == kChunkRecords);
   StepThread worker;
   uint32_t tl = 0;
   worker.run([&] { tl = record_native(*t, n, kSpans); });
@@ -166,9 +168,9 @@ static void wake_fires_once_per_crossing() {
     std::thread([&] { record_native(*t, n, PendingQueue::kBatch); }).join();
   };
   one_batch_thread();
-  CHECK_EQ(wakes.load(), 0);  // 256 pending: below high water
+  CHECK_EQ(wakes.load(), 0);  // one batch pending: below high water
   one_batch_thread();
-  CHECK_EQ(wakes.load(), 1);  // 512: crossed
+  CHECK_EQ(wakes.load(), 1);  // two: crossed
   one_batch_thread();
   one_batch_thread();
   CHECK_EQ(wakes.load(), 1);  // coalesced until a drain

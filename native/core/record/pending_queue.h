@@ -1,5 +1,8 @@
 // Records stored off a holder thread wait here until a holder drains them.
-// Producers push once per batch of records (not per record); the lock is a
+// Producers push once per batch of records (not per record): one chunk's
+// worth, so a native thread touches the queue's shared lines once per chunk
+// it fills, not several times (with two threads recording, each push takes
+// the lock's and the count's lines from the other core). The lock is a
 // spin lock held for a push_back, an update or a swap. A drain swaps the
 // whole list out and commits outside the lock, so finalization never blocks
 // a producer and a re-entrant drain cannot deadlock.
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "record/spin_lock.h"
+#include "record/stored_span.h"
 
 namespace hotspan {
 
@@ -35,8 +39,9 @@ struct QueueSlot {
 
 class PendingQueue {
  public:
-  // Records a non-holder thread stores before it pushes an item.
-  static constexpr uint32_t kBatch = 256;
+  // Records a non-holder thread stores before it pushes an item: a chunk's
+  // (a thread's pushes then fall on its chunk boundaries).
+  static constexpr uint32_t kBatch = kChunkRecords;
 
   PendingQueue();
 
