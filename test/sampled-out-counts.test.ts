@@ -3,10 +3,20 @@
 // tracer decides (the OTLP export's read), and the identity at rest
 // produced = otlp.sent + otlp.rejected + otlp.dropped + sampledOut, exact
 // also when the memory budget overwrote spans before the export read them.
-import { afterEach, describe, expect, it } from 'vitest';
+// With several consuming outputs (an export and streams, native), each span
+// left out is counted once tracer-wide, whichever outputs read it.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 
 import { Tracer } from '../lib';
+import { loadNativeAddon } from '../lib/binding/native-loader';
 import { Receiver } from './support/otlp-receiver';
+
+const tmp = mkdtempSync(path.join(tmpdir(), 'hotspan-sampled-counts-'));
+afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+const native = loadNativeAddon().addon !== undefined || process.env.CI === 'true';
 
 const rows = ['native', 'js'] as const;
 
@@ -82,3 +92,37 @@ for (const backend of rows) {
     }, 120_000);
   });
 }
+
+describe.runIf(native)('counts().sampledOut with an export and streams (native backend)', () => {
+  it('counts each span left out once, however many outputs read it', async () => {
+    const receiver = new Receiver();
+    try {
+      const t = new Tracer({ backend: 'native', sample: { ratio: 0, keep: { names: ['keep'] } } });
+      t.exportOtlp({ endpoint: `http://127.0.0.1:${String(await receiver.listen())}/v1/traces`, scheduledDelayMs: 5, maxBatchSize: 256 });
+      const a = t.stream(path.join(tmp, 'a.pftrace'));
+      const kept1 = record(t, 300, 10);
+      a.close();
+      // Opened later: it reads the spans still in memory (those the export and `a` read first) and the new ones.
+      const b = t.stream(path.join(tmp, 'b.pftrace'));
+      const kept2 = record(t, 300, 10);
+      await t.shutdown();
+      b.close();
+      const c = t.counts();
+      const o = c.otlp!;
+      const out = 2 * (600 - kept1 - kept2);
+      expect(c.produced).toBe(600 * 2 + kept1 + kept2);
+      expect(o.dropped + o.rejected + o.inFlight + c.overwritten + c.dropped).toBe(0);
+      // Every output left out every span of its read that is not kept: the export and `b` all of them, `a` the first half's.
+      expect(o.sampledOut).toBe(out);
+      expect(b.status()).toMatchObject({ sampledOut: out, written: 3 * (kept1 + kept2), missed: 0, waiting: 0 });
+      expect(a.status()).toMatchObject({ sampledOut: 2 * (300 - kept1), written: 3 * kept1, waiting: 0 });
+      // Once each, not once per output.
+      expect(c.sampledOut).toBe(out);
+      expect(c.produced).toBe(o.sent + c.sampledOut);
+      expect(c.produced).toBe(b.status().written + c.sampledOut);
+      t.close();
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+});

@@ -45,9 +45,9 @@ export interface Counts {
   readonly timelines: readonly TimelineCounts[];
   /**
    * Spans of traces the sampler (`sample`, `sample.keep`) did not keep, left
-   * out of the tracer's consuming outputs: counted once per span by each,
-   * where it decides (the OTLP export's read, a stream's; 0 without one; a
-   * write() counts nothing). The memory figures above still count them: they
+   * out of the tracer's consuming outputs (the OTLP export, streams): each
+   * span once, however many outputs leave it out, when the output that read
+   * it first decides it (0 without an output; a write() counts nothing). The memory figures above still count them: they
    * stay in memory for snapshot(), stats() and query(). See
    * docs/sampling.md for the identity.
    */
@@ -74,6 +74,8 @@ export interface BackendCounts {
   limit: number;
   onFull: 'overwrite' | 'drop';
   timelines: TimelineCounts[];
+  /** The core's counts().sampledOut (native): each span its consuming outputs left out, once. */
+  sampledOut?: number;
 }
 
 export function totalCounts(b: BackendCounts, sampledOut = 0): Counts {

@@ -26,8 +26,6 @@ export class Outputs {
   private exporter: OtlpExporter | undefined;
   /** Streams started by stream() and not closed: close() finishes them first. */
   private readonly streams = new Set<TraceStream>();
-  /** The spans the streams closed so far left out (their status().sampledOut). */
-  private streamsSampledOut = 0;
 
   /** `jsBase`: the js backend the tracer records in, if it does (under any wrapper). */
   constructor(
@@ -138,22 +136,8 @@ export class Outputs {
       },
     );
     this.streams.add(s);
-    s.on('close', () => {
-      this.streams.delete(s);
-      this.streamsSampledOut += s.status().sampledOut;
-    });
+    s.on('close', () => this.streams.delete(s));
     return s;
-  }
-
-  /**
-   * counts().sampledOut: the spans of traces not kept that the tracer's
-   * consuming outputs read and left out, each output counting its own (the
-   * OTLP export's `otlpSampledOut`, every stream's). docs/sampling.md.
-   */
-  sampledOut(otlpSampledOut: number): number {
-    let n = otlpSampledOut + this.streamsSampledOut;
-    for (const s of this.streams) n += s.status().sampledOut;
-    return n;
   }
 
   /** Writes the trace on this thread, after a flush (a closed tracer keeps what it committed); native: in bounded memory. */

@@ -173,7 +173,9 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
   counts(): Counts {
     const otlp = this.outputs.otlp?.counts();
     // The tracer's sampling decision is made where spans leave it: the OTLP export's read, a stream's.
-    const c = totalCounts(this.b.counts(), this.outputs.sampledOut(otlp?.sampledOut ?? 0));
+    // native: the core counts each span once over every output; js: the export is the one output.
+    const b = this.b.counts();
+    const c = totalCounts(b, b.sampledOut ?? otlp?.sampledOut ?? 0);
     this.loss.of(c);
     const dumpOn = this.dumps?.counts();
     if (otlp === undefined && dumpOn === undefined) return c;

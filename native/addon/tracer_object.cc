@@ -277,7 +277,8 @@ Napi::Value Stats(const Napi::CallbackInfo& info) {
   return StatsToJs(info.Env(), hotspan::compute_stats(tracer.freeze()), tracer);
 }
 
-// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, released, overwritten, dropped }] }
+// { lost, limit, used, policy, timelines: [{ id, name, produced, kept, released, overwritten, dropped }],
+//   sampledOut: Tracer::sampled_out() }
 Napi::Value Counts(const Napi::CallbackInfo& info) {
   Napi::Env env = info.Env();
   const hotspan::Tracer& tracer = *Self(info).tracer;
@@ -302,6 +303,7 @@ Napi::Value Counts(const Napi::CallbackInfo& info) {
   out.Set("onFull", Napi::String::New(
                         env, tracer.on_full() == hotspan::FullPolicy::kDrop ? "drop" : "overwrite"));
   out.Set("timelines", list);
+  out.Set("sampledOut", Num(env, static_cast<double>(tracer.sampled_out())));
   return out;
 }
 

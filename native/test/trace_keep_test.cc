@@ -41,34 +41,42 @@ std::shared_ptr<Tracer> sampling_tracer(uint64_t keep) {
 }
 
 // Reads every record through a cursor in reads of `per_read`, as a consumer
-// does, into `keep`; the names of the records taken, by count.
+// does, into `keep`; the names of the records taken, by count. Records
+// another cursor read first (RecordCursor::first_read) are marked so, as the
+// export and a stream mark them.
 struct Sorted {
   std::map<std::string, int> taken;
-  uint64_t sampled_out = 0, timed_out = 0, waiting = 0;
+  uint64_t sampled_out = 0, sampled_out_first = 0, timed_out = 0, waiting = 0;
 };
+// One read; false once nothing was new (after the final read, when `final`).
+bool read_once(TraceKeep& keep, RecordCursor& cur, uint64_t per_read, bool final, Sorted& out) {
+  FrozenSnapshot batch;
+  const bool got = cur.next(batch, per_read);
+  const bool last = final && !got;
+  if (!got && !last) return false;
+  for (size_t i = keep.names(); i < batch.names.size(); ++i) keep.add_name(batch.names[i]);
+  Snapshot in;
+  for (size_t k = 0; k < batch.timelines.size(); ++k) {
+    const FrozenTimeline& tl = batch.timelines[k];
+    SnapshotTimeline& bt = keep.timeline(in, tl.id, tl.kind);
+    const auto held = static_cast<uint32_t>(bt.records.size());
+    keep.read_first_elsewhere(in.timelines.size() - 1, held, held + cur.first_read()[k]);
+    for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
+    bt.attrs.insert(bt.attrs.end(), tl.attrs.begin(), tl.attrs.end());
+    bt.foreign_parents.insert(bt.foreign_parents.end(), tl.foreign_parents.begin(), tl.foreign_parents.end());
+    bt.contexts.insert(bt.contexts.end(), tl.contexts.begin(), tl.contexts.end());
+  }
+  const TraceKeep::Result r = keep.sort(in, got, SIZE_MAX, last, last ? INT64_MAX : cur.read_through_ns(),
+                                        [&](const TraceKeep::Kept& k) { ++out.taken[keep.name(k.record->name)]; });
+  out.sampled_out += r.sampled_out;
+  out.sampled_out_first += r.sampled_out_first;
+  out.timed_out += r.keep_timed_out;
+  out.waiting = r.waiting;
+  return !last;
+}
 Sorted read_all(const std::shared_ptr<Tracer>& t, TraceKeep& keep, RecordCursor& cur, uint64_t per_read, bool final) {
   Sorted out;
-  FrozenSnapshot batch;
-  for (int k = 0; k < 64; ++k) {
-    const bool got = cur.next(batch, per_read);
-    const bool last = final && !got;
-    if (!got && !last) break;
-    for (size_t i = keep.names(); i < batch.names.size(); ++i) keep.add_name(batch.names[i]);
-    Snapshot in;
-    for (const FrozenTimeline& tl : batch.timelines) {
-      SnapshotTimeline& bt = keep.timeline(in, tl.id, tl.kind);
-      for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
-      bt.attrs.insert(bt.attrs.end(), tl.attrs.begin(), tl.attrs.end());
-      bt.foreign_parents.insert(bt.foreign_parents.end(), tl.foreign_parents.begin(), tl.foreign_parents.end());
-      bt.contexts.insert(bt.contexts.end(), tl.contexts.begin(), tl.contexts.end());
-    }
-    const TraceKeep::Result r = keep.sort(in, got, SIZE_MAX, last, last ? INT64_MAX : cur.read_through_ns(),
-                                          [&](const TraceKeep::Kept& k) { ++out.taken[keep.name(k.record->name)]; });
-    out.sampled_out += r.sampled_out;
-    out.timed_out += r.keep_timed_out;
-    out.waiting = r.waiting;
-    if (last) break;
-  }
+  for (int k = 0; k < 64 && read_once(keep, cur, per_read, final, out);) ++k;
   (void)t;
   return out;
 }
@@ -109,6 +117,40 @@ void kept_traces_are_taken_whole_and_the_others_counted_once() {
   CHECK_EQ(s.timed_out, uint64_t{0});
   CHECK_EQ(s.waiting, uint64_t{0});
   CHECK_EQ(keep.held(), size_t{0});
+}
+
+// Two consumers read the same records, in turns of 3 and 5 records: each
+// leaves out every record of the traces not kept (its own count), and
+// between them each such record is counted once as read first
+// (Result::sampled_out_first), also the records one held for their root.
+void two_consumers_count_a_record_left_out_once() {
+  auto t = sampling_tracer(keep_word());
+  auto main = t->attach_js_thread("main");
+  auto a = RecordCursor::open(t);
+  auto b = RecordCursor::open(t);
+  const uint32_t req = t->intern("req"), child = t->intern("child"), bad = t->intern("bad");
+  int64_t now = 10;
+  for (int i = 0; i < 10; ++i) {  // every 4th tree keeps for its failed child
+    CHECK_EQ(begin(*main, req, now), Status::kOk);
+    CHECK_EQ(begin(*main, i % 4 == 0 ? bad : child, now + 1), Status::kOk);
+    CHECK_EQ(end(*main, now + 2, static_cast<uint16_t>(i % 4 == 0 ? kFlagError : 0)), Status::kOk);
+    CHECK_EQ(end(*main, now + 3), Status::kOk);
+    now += 10;
+  }
+  t->flush();
+  TraceKeep ka(t->id_salt(), t->sampler(), t->keep()), kb(t->id_salt(), t->sampler(), t->keep());
+  Sorted sa, sb;
+  bool more_a = true, more_b = true;
+  for (int k = 0; k < 64 && (more_a || more_b); ++k) {
+    if (k % 2 == 0 && more_a) more_a = read_once(ka, *a, 3, true, sa);
+    if (k % 2 == 1 && more_b) more_b = read_once(kb, *b, 5, true, sb);
+  }
+  CHECK_EQ(sa.sampled_out, uint64_t{14});  // 7 trees of 2 spans not kept
+  CHECK_EQ(sb.sampled_out, uint64_t{14});
+  CHECK_EQ(sa.sampled_out_first + sb.sampled_out_first, uint64_t{14});
+  CHECK(sa.sampled_out_first != 0 && sb.sampled_out_first != 0);  // both read some first
+  CHECK_EQ(sa.taken["bad"] + sa.taken["req"], 6);
+  CHECK_EQ(sb.taken["bad"] + sb.taken["req"], 6);
 }
 
 // Without a tail keep, a sampler word of 0 (parentbased_always_on) is not
@@ -228,6 +270,7 @@ void a_sampling_stream_writes_the_kept_traces_only() {
 
 int main() {
   kept_traces_are_taken_whole_and_the_others_counted_once();
+  two_consumers_count_a_record_left_out_once();
   samples_says_which_tracers_sample();
   kept_snapshot_keeps_the_kept_traces_and_decides_open_roots_by_the_head();
   a_sampling_stream_writes_the_kept_traces_only();

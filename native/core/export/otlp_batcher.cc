@@ -35,6 +35,7 @@ OtlpBatcher::Result OtlpBatcher::encode(Snapshot& in, bool unread, size_t max_sp
   batch.spans = r.taken;
   batch.waiting = r.waiting;
   batch.sampled_out = r.sampled_out;
+  batch.sampled_out_first = r.sampled_out_first;
   batch.keep_timed_out = r.keep_timed_out;
   if (batch.spans != 0) writer_.finish(out);
   return batch;

@@ -50,11 +50,14 @@ class OtlpBatcher {
   // Timeline `id` of the batch `in`, its held records first: the caller
   // appends the new records (their attributes, foreign parents, contexts).
   SnapshotTimeline& timeline(Snapshot& in, uint32_t id, TimelineKind kind) { return keep_.timeline(in, id, kind); }
+  // TraceKeep::read_first_elsewhere.
+  void read_first_elsewhere(size_t t, uint32_t begin, uint32_t end) { keep_.read_first_elsewhere(t, begin, end); }
 
   struct Result {
     size_t spans = 0;        // spans in the request written to `out`
     uint64_t waiting = 0;    // records held back after it
     uint64_t sampled_out = 0;  // records of traces not kept, not encoded
+    uint64_t sampled_out_first = 0;  // of those, read first by this consumer (TraceKeep::Result)
     // Records released without their root while a tail keep is on (maxWait
     // past, the hold full, a final read): decided by the head sampler alone.
     uint64_t keep_timed_out = 0;

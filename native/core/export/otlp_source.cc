@@ -32,6 +32,7 @@ OtlpSource::Batch OtlpSource::discard() {
     batch.spans += r.spans;
     batch.sampled_out += r.sampled_out;
     batch.keep_timed_out += r.keep_timed_out;
+    cursor_->tracer().count_sampled_out(r.sampled_out_first);
   }
   waiting_ = cursor_->count_lost(batch.lost);
   unread_ = waiting_;
@@ -56,8 +57,12 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
 
   // The batch: per timeline, the records held back, then the new ones.
   Snapshot in;
-  for (FrozenTimeline& tl : snap.timelines) {
+  const std::vector<uint32_t>& first_read = cursor_->records().first_read();
+  for (size_t k = 0; k < snap.timelines.size(); ++k) {
+    FrozenTimeline& tl = snap.timelines[k];
     SnapshotTimeline& bt = batcher_.timeline(in, tl.id, tl.kind);
+    const auto held_here = static_cast<uint32_t>(bt.records.size());
+    batcher_.read_first_elsewhere(in.timelines.size() - 1, held_here, held_here + first_read[k]);
     bt.records.reserve(bt.records.size() + tl.records.size());
     for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
     for (auto& a : tl.attrs) bt.attrs.push_back(std::move(a));
@@ -70,6 +75,7 @@ OtlpSource::Batch OtlpSource::next(size_t max_spans, bool final, std::string& ou
   batch.spans = r.spans;
   batch.sampled_out = r.sampled_out;
   batch.keep_timed_out = r.keep_timed_out;
+  cursor_->tracer().count_sampled_out(r.sampled_out_first);
   waiting_ = r.waiting + unread;
   unread_ = unread;
   taken_ += batch.spans;

@@ -49,6 +49,7 @@ bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
   // Drop the previous batch's pins first: its chunks may be released now.
   batch.timelines.clear();
   batch.counters.clear();
+  first_read_.clear();
   const auto timelines = tracer_->timelines();
   if (next_.size() < timelines.size()) next_.resize(timelines.size(), 0);
   if (last_end_.size() < timelines.size()) last_end_.resize(timelines.size(), INT64_MIN);
@@ -60,7 +61,8 @@ bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
     const size_t i = (start_ + k) % timelines.size();
     uint64_t& next = next_[i];
     FrozenTimeline tl;
-    const uint64_t first = timelines[i]->freeze(timelines[i], tl, next, slot_, room);
+    uint64_t first_read = 0;
+    const uint64_t first = timelines[i]->freeze(timelines[i], tl, next, slot_, room, &first_read);
     missed_ += first - next;
     next = first + tl.records.size();
     if (tl.records.empty()) continue;
@@ -71,6 +73,7 @@ bool RecordCursor::next(FrozenSnapshot& batch, uint64_t max_records) {
     // the rest, a request's track behind its thread's spans).
     if (room == 0) start_ = (i + 1) % timelines.size();
     delivered_ += tl.records.size();
+    first_read_.push_back(static_cast<uint32_t>(first_read - first));
     batch.timelines.push_back(std::move(tl));
   }
   // The watermark, after every read above: the least end read through over

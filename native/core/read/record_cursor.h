@@ -46,6 +46,12 @@ class RecordCursor {
   // missed(), as next() counts them.
   uint64_t pass();
 
+  // Per timeline of the last batch (in its order): records [k, size) of it
+  // no other cursor read before this one; those below k another did. A
+  // record left out by several consumers is counted once tracer-wide by the
+  // first to read it (Tracer::count_sampled_out).
+  const std::vector<uint32_t>& first_read() const { return first_read_; }
+
   // Records handed out in batches, records recycled before this cursor read
   // them, and records it passed over (pass()), over every timeline.
   uint64_t delivered() const { return delivered_; }
@@ -70,6 +76,7 @@ class RecordCursor {
   std::vector<uint64_t> next_;
   // Per timeline: the end of the last record read from it (INT64_MIN: none).
   std::vector<int64_t> last_end_;
+  std::vector<uint32_t> first_read_;
   int64_t read_through_ns_ = INT64_MIN;
   size_t start_ = 0;  // the timeline a batch starts at
   uint64_t delivered_ = 0;

@@ -122,8 +122,10 @@ void TraceKeep::remember(uint64_t span, const SpanIds& ids, std::shared_ptr<cons
   seen_[span] = SeenTrace{ids.trace, ids.flags, std::move(tracestate)};
 }
 
-void TraceKeep::add_held(SnapshotTimeline& bt, std::vector<Held>& held) {
+void TraceKeep::add_held(Snapshot& in, size_t t, std::vector<Held>& held) {
+  SnapshotTimeline& bt = in.timelines[t];
   for (Held& h : held) {
+    if (!h.first) read_first_elsewhere(t, static_cast<uint32_t>(bt.records.size()), static_cast<uint32_t>(bt.records.size() + 1));
     bt.records.push_back(h.record);
     if ((h.record.flags & kFlagAttrs) != 0) bt.attrs.emplace_back(h.record.local_id, std::move(h.attrs));
     if ((h.record.flags & kFlagParentElsewhere) != 0) bt.foreign_parents.emplace_back(h.record.local_id, h.foreign);
@@ -136,8 +138,16 @@ SnapshotTimeline& TraceKeep::timeline(Snapshot& in, uint32_t id, TimelineKind ki
   bt.id = id;
   bt.kind = kind;
   auto held = held_.find(id);
-  if (held != held_.end()) add_held(bt, held->second);
+  if (held != held_.end()) add_held(in, in.timelines.size() - 1, held->second);
   return bt;
+}
+
+void TraceKeep::read_first_elsewhere(size_t t, uint32_t begin, uint32_t end) {
+  if (begin >= end) return;
+  if (elsewhere_.size() <= t) elsewhere_.resize(t + 1);
+  std::vector<bool>& e = elsewhere_[t];
+  if (e.size() < end) e.resize(end, false);
+  for (uint32_t i = begin; i < end; ++i) e[i] = true;
 }
 
 TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bool final, int64_t read_through_ns,
@@ -151,7 +161,7 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
     if (seen) continue;
     SnapshotTimeline& bt = in.timelines.emplace_back();
     bt.id = id;
-    add_held(bt, held);
+    add_held(in, in.timelines.size() - 1, held);
   }
   size_t in_batch = 0;
   for (const SnapshotTimeline& bt : in.timelines) in_batch += bt.records.size();
@@ -242,8 +252,8 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
     std::vector<Held> old = held_it != held_.end() ? std::move(held_it->second) : std::vector<Held>{};
     if (held_it != held_.end()) held_.erase(held_it);
     std::vector<Held> still;
-    const auto hold = [&](const SpanRecord& r, uint32_t reads, int64_t since) {
-      Held h{r, reads, since, {}, 0, false, {}};
+    const auto hold = [&](const SpanRecord& r, uint32_t i, uint32_t reads, int64_t since) {
+      Held h{r, reads, since, {}, 0, false, first(t, i), {}};
       if (const std::string* a = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr) h.attrs = *a;
       if (const StoredContext* c = (r.flags & kFlagContext) != 0 ? contexts.find(r.local_id) : nullptr) {
         h.has_context = true;
@@ -260,7 +270,7 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
       const uint32_t reads = i < old.size() ? old[i].reads + 1 : 1;
       const int64_t since = i < old.size() ? old[i].since_ns : now;
       if (batch.taken == max_take) {  // the consumer is full: the next read takes it
-        hold(r, reads - 1, since);
+        hold(r, i, reads - 1, since);
         continue;
       }
       // With a tail keep a record waits for its root maxWait, else kMaxHoldReads reads.
@@ -268,7 +278,7 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
                             (keeping ? now - since <= tail_keep::max_wait_ns(keep_) : reads <= kMaxHoldReads);
       if (!id.resolved) {
         if (may_wait) {
-          hold(r, reads, since);
+          hold(r, i, reads, since);
           continue;
         }
         // Its ancestor never came (lost, or open too long): a trace of its own.
@@ -280,7 +290,7 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
         if (d == decided_.end()) {
           // Resolved (from a stored context) before its root ended: waits for it too.
           if (may_wait) {
-            hold(r, reads, since);
+            hold(r, i, reads, since);
             continue;
           }
           ++batch.keep_timed_out;  // the head decision alone, for the whole trace from now on
@@ -293,6 +303,7 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
         // Not kept: counted, never taken; its descendants follow it.
         remember(make_span_id(bt.id, r.local_id), id, nullptr);
         ++batch.sampled_out;
+        if (first(t, i)) ++batch.sampled_out_first;
         continue;
       }
       const std::string* a = (r.flags & kFlagAttrs) != 0 ? attrs.find(r.local_id) : nullptr;
@@ -306,6 +317,7 @@ TraceKeep::Result TraceKeep::sort(Snapshot& in, bool unread, size_t max_take, bo
     if (!still.empty()) held_[tid] = std::move(still);
   }
   batch.waiting = waiting;
+  elsewhere_.clear();
   return batch;
 }
 

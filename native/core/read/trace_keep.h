@@ -83,6 +83,10 @@ class TraceKeep {
   // Timeline `id` of the read `in`, its held records first: the caller
   // appends the new records (their attributes, foreign parents, contexts).
   SnapshotTimeline& timeline(Snapshot& in, uint32_t id, TimelineKind kind);
+  // Records [begin, end) of in.timelines[t], appended by the caller for this
+  // read, were read first by another consumer of the tracer
+  // (RecordCursor::first_read): not counted in Result::sampled_out_first.
+  void read_first_elsewhere(size_t t, uint32_t begin, uint32_t end);
 
   // A record of a kept trace, as sort() hands it on (pointers into `in`,
   // valid during the call).
@@ -101,6 +105,10 @@ class TraceKeep {
     size_t taken = 0;          // records handed to `take`
     uint64_t waiting = 0;      // records held after it
     uint64_t sampled_out = 0;  // records of traces not kept
+    // Of those, the records this consumer read first (all but those of
+    // read_first_elsewhere()): what it adds to Tracer::count_sampled_out,
+    // so a record several outputs leave out is counted once tracer-wide.
+    uint64_t sampled_out_first = 0;
     // Records released without their root while a tail keep is on (maxWait
     // past, the hold full, a final read): decided by the head sampler alone.
     uint64_t keep_timed_out = 0;
@@ -121,6 +129,7 @@ class TraceKeep {
     std::string attrs;     // its attribute JSON (kFlagAttrs)
     uint64_t foreign = 0;  // its parent's span id (kFlagParentElsewhere)
     bool has_context = false;  // its stored context (kFlagContext), when the read held one
+    bool first = true;         // this consumer read it first (read_first_elsewhere)
     StoredContext context;
   };
   struct SeenTrace {
@@ -140,7 +149,9 @@ class TraceKeep {
     bool named = false;  // a span of it has a name of keep_names_
   };
 
-  static void add_held(SnapshotTimeline& bt, std::vector<Held>& held);
+  // Appends `held` to in.timelines[t].
+  void add_held(Snapshot& in, size_t t, std::vector<Held>& held);
+  bool first(size_t t, uint32_t i) const { return t >= elsewhere_.size() || i >= elsewhere_[t].size() || !elsewhere_[t][i]; }
   void remember(uint64_t span, const SpanIds& ids, std::shared_ptr<const std::string> tracestate);
   // The tail keep's decision on the head-unsampled traces resolved in a read.
   void decide_tails(const Snapshot& in, const std::vector<std::vector<SpanIds>>& ids, int64_t read_through_ns);
@@ -162,6 +173,8 @@ class TraceKeep {
   std::vector<std::string> names_;       // valid UTF-8 copies, by name id
   std::vector<std::string> keep_names_;  // keep_name()'s, valid UTF-8 copies
   std::vector<bool> named_;              // by name id: one of keep_names_
+  // This read's records read first by another consumer, per timeline of it: read_first_elsewhere().
+  std::vector<std::vector<bool>> elsewhere_;
 };
 
 // The records of a whole snapshot that a write of a sampling tracer keeps

@@ -374,12 +374,12 @@ void Timeline::mark_exited() {
 }
 
 uint64_t Timeline::freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
-                          uint64_t from, int consumer, uint64_t limit) const {
+                          uint64_t from, int consumer, uint64_t limit, uint64_t* first_read) const {
   std::ptrdiff_t charge = 0;
   uint64_t base;
   {
     LockGuard<TimelineMutex> lock(mu_);
-    base = freeze_locked(std::move(self), out, from, consumer, limit);
+    base = freeze_locked(std::move(self), out, from, first_read, consumer, limit);
     if (ticks_) charge = anchor_charge_locked();
   }
   settle_anchor_charge(charge);
@@ -396,7 +396,7 @@ uint64_t Timeline::pass(uint64_t from, int consumer, uint64_t* first) const {
 }
 
 uint64_t Timeline::freeze_locked(std::shared_ptr<const Timeline> self, FrozenTimeline& out,
-                                 uint64_t from, int consumer, uint64_t limit) const {
+                                 uint64_t from, uint64_t* first_read, int consumer, uint64_t limit) const {
   // Acquire pairs with the committer's release: the records below it (and
   // the side-table entries added before them) are complete.
   const uint64_t committed = committed_.load(std::memory_order_acquire);
@@ -406,6 +406,10 @@ uint64_t Timeline::freeze_locked(std::shared_ptr<const Timeline> self, FrozenTim
   const uint64_t n = committed - base > limit ? base + limit : committed;
   const size_t skip = static_cast<size_t>((base - kept_base) / kChunkRecords);
   if (consumer >= 0) consumed_[consumer] = n;
+  if (first_read != nullptr) {
+    *first_read = std::min(std::max(base, first_read_end_), n);
+    first_read_end_ = std::max(first_read_end_, n);
+  }
   out.id = id_;
   out.kind = kind_;
   out.serial = serial_;

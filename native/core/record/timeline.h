@@ -176,9 +176,12 @@ class Timeline {
   // above `from` when records in between were recycled.
   // consumer >= 0: that consumer slot has now read up to the copy's end
   // (its chunks are released once the copy unpins them).
-  // `limit`: at most that many records.
+  // `limit`: at most that many records. `first_read` (a consumer's):
+  // the index from which no consumer had read the copy's records before
+  // (those below it another consumer read first), so a record is counted
+  // once over every consumer (TraceKeep's sampled_out_first).
   uint64_t freeze(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from = 0,
-                  int consumer = -1, uint64_t limit = UINT64_MAX) const;
+                  int consumer = -1, uint64_t limit = UINT64_MAX, uint64_t* first_read = nullptr) const;
   // A consumer that gives up what it has not read (an exporter past its
   // deadline): consumer slot `consumer` has now read every committed record,
   // none copied. Returns the committed end; *first is where the records
@@ -230,6 +233,7 @@ class Timeline {
   uint64_t recycled_ = 0;                       // chunks given back; guarded by mu_
   uint64_t lost_chunks_ = 0;                    // of those, unread by some consumer; guarded by mu_
   mutable uint64_t consumed_[ChunkPool::kMaxConsumers] = {};  // guarded by mu_
+  mutable uint64_t first_read_end_ = 0;  // records below it some consumer has read (freeze); guarded by mu_
   const std::shared_ptr<const AttrDict> dict_;  // renders the compact form at freeze
   AttrArea attrs_;  // index order; the writer appends without mu_ (attr_area.h), the rest under it
   std::deque<ForeignEntry> foreign_;            // guarded by mu_, index order
@@ -260,7 +264,7 @@ class Timeline {
   // The lowest tick of the scanned records of ring chunks [first, first + count).
   int64_t low_locked(size_t first, size_t count) const;
   void trim_anchors_locked();
-  uint64_t freeze_locked(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from,
+  uint64_t freeze_locked(std::shared_ptr<const Timeline> self, FrozenTimeline& out, uint64_t from, uint64_t* first_read,
                          int consumer, uint64_t limit) const;
   // The anchor bytes not yet charged (negative: to uncharge), now counted as
   // charged: the caller settles them outside the lock (charging may recycle).

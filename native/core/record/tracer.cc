@@ -42,6 +42,8 @@ struct Tracer::Impl {
 
   bool closed() const { return shared->closed.load(std::memory_order_acquire); }
 
+  std::atomic<uint64_t> sampled_out{0};  // count_sampled_out()
+
   // A track or group record stored by the calling thread: the holder
   // decision of this thread's state for the tracer, if it has one.
   void commit_or_enqueue(Timeline& tl, uint64_t written, ThreadState* caller = nullptr) {
@@ -311,6 +313,10 @@ bool Tracer::lost_any() const { return impl_->shared->pool->lost(); }
 size_t Tracer::memory_limit() const { return impl_->shared->pool->limit(); }
 FullPolicy Tracer::on_full() const { return impl_->shared->pool->policy(); }
 size_t Tracer::memory_used() const { return impl_->shared->pool->used(); }
+void Tracer::count_sampled_out(uint64_t n) const {
+  if (n != 0) impl_->sampled_out.fetch_add(n, std::memory_order_relaxed);
+}
+uint64_t Tracer::sampled_out() const { return impl_->sampled_out.load(std::memory_order_relaxed); }
 
 std::vector<std::shared_ptr<Timeline>> Tracer::timelines() const { return impl_->registry.timelines(); }
 ChunkPool& Tracer::pool() const { return *impl_->shared->pool; }

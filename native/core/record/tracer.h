@@ -264,6 +264,12 @@ class Tracer : public std::enable_shared_from_this<Tracer> {
   size_t memory_limit() const;
   FullPolicy on_full() const;
   size_t memory_used() const;
+  // Records of traces the sampling did not keep that the tracer's consuming
+  // outputs (the OTLP export, streams) left out, each counted once: by the
+  // output that read it first (RecordCursor::first_read), however many
+  // outputs leave it out. counts().sampledOut; docs/sampling.md.
+  void count_sampled_out(uint64_t n) const;
+  uint64_t sampled_out() const;
   // For consumers (record_cursor.h): every timeline so far, the budget, and
   // the name table.
   std::vector<std::shared_ptr<Timeline>> timelines() const;

@@ -306,9 +306,15 @@ void TraceStream::pump() {
 uint64_t TraceStream::sort_batch(bool final) {
   for (size_t i = keep_->names(); i < batch_.names.size(); ++i) keep_->add_name(batch_.names[i]);
   Snapshot in;
-  for (const FrozenTimeline& tl : batch_.timelines) {
+  static const std::vector<uint32_t> kNone;
+  // Per timeline of batch_ (the cursor's last batch): the records another output read first.
+  const std::vector<uint32_t>& first_read = cursor_ ? cursor_->first_read() : kNone;
+  for (size_t k = 0; k < batch_.timelines.size(); ++k) {
+    const FrozenTimeline& tl = batch_.timelines[k];
     described_[tl.id] = Described{tl.name, tl.kind, tl.serial, tl.exited};
     SnapshotTimeline& bt = keep_->timeline(in, tl.id, tl.kind);
+    const auto held_here = static_cast<uint32_t>(bt.records.size());
+    if (k < first_read.size()) keep_->read_first_elsewhere(in.timelines.size() - 1, held_here, held_here + first_read[k]);
     bt.records.reserve(bt.records.size() + tl.records.size());
     for (uint32_t i = 0; i < tl.records.size(); ++i) bt.records.push_back(tl.records[i]);
     bt.attrs.insert(bt.attrs.end(), tl.attrs.begin(), tl.attrs.end());
@@ -337,6 +343,7 @@ uint64_t TraceStream::sort_batch(bool final) {
         if (k.attrs != nullptr) o.attrs.emplace_back(k.record->local_id, *k.attrs);
         if ((k.record->flags & kFlagParentElsewhere) != 0) o.foreign_parents.emplace_back(k.record->local_id, k.foreign);
       });
+  tracer_->count_sampled_out(r.sampled_out_first);
   std::lock_guard<std::mutex> lock(mu_);
   status_.sampled_out += r.sampled_out;
   status_.keep_timed_out += r.keep_timed_out;

@@ -30,7 +30,8 @@
 // parentbased_always_on, or a tail keep) streams only its kept traces: each
 // batch goes through the tracer's sampling decision (read/trace_keep.h)
 // before the writer, as the OTLP export's does. Records of traces not kept
-// are counted (StreamStatus::sampled_out), never written; records whose
+// are counted (StreamStatus::sampled_out; tracer-wide once over every output:
+// Tracer::count_sampled_out), never written; records whose
 // trace is not decided yet wait as copies (at most TraceKeep::kMaxHeld, each
 // at most maxWait, then decided by the head sampler alone and counted in
 // keep_timed_out), and close() decides those still waiting the same way.
