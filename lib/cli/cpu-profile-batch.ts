@@ -8,6 +8,7 @@
 // memory is bounded by a batch, not by the file.
 
 import type { ColumnsProfile } from '../binding/native-binding';
+import { StackTrie } from './stack-trie';
 import type { TraceFrame } from './trace-model';
 
 /** V8's root node, which is no frame: the node every stack hangs under. */
@@ -19,19 +20,12 @@ export class ProfileBatch {
   private readonly functions: string[] = [];
   private readonly urls: string[] = [];
   private readonly lines: number[] = [];
-  private readonly nodeFrame: number[] = [];
-  private readonly nodeParent: number[] = [];
-  /** A node's child by frame: `${node}:${frame}`. */
-  private readonly children = new Map<string, number>();
-  /** The node of each stack seen (the readers hand out one array per stack). */
-  private readonly stackNode = new Map<readonly TraceFrame[], number>();
+  /** The call tree under V8's root (node 0); declared after the frame table its ids index. */
+  private readonly trie = new StackTrie((f) => this.frame(f), ROOT);
   private readonly sampleNode: number[] = [];
   private readonly sampleMs: number[] = [];
 
-  constructor(readonly timeline: number) {
-    this.nodeFrame.push(this.frame(ROOT));
-    this.nodeParent.push(-1);
-  }
+  constructor(readonly timeline: number) {}
 
   get samples(): number {
     return this.sampleNode.length;
@@ -39,25 +33,8 @@ export class ProfileBatch {
 
   /** A sample at `ms` (the columns' axis) whose stack is `stack`, outermost first. */
   add(ms: number, stack: readonly TraceFrame[]): void {
-    let node = this.stackNode.get(stack);
-    if (node === undefined) {
-      node = 0;
-      // A stack of the root alone is a sample on the root; a leading root is the root node itself.
-      const from = stack.length > 0 && isRoot(stack[0]) ? 1 : 0;
-      for (let k = from; k < stack.length; k++) {
-        const f = this.frame(stack[k]);
-        const key = `${String(node)}:${String(f)}`;
-        let child = this.children.get(key);
-        if (child === undefined) {
-          child = this.nodeFrame.length;
-          this.nodeFrame.push(f);
-          this.nodeParent.push(node);
-          this.children.set(key, child);
-        }
-        node = child;
-      }
-      this.stackNode.set(stack, node);
-    }
+    // A stack of the root alone is a sample on the root; a leading root is the root node itself.
+    const node = this.trie.node(stack, stack.length > 0 && isRoot(stack[0]) ? 1 : 0);
     this.sampleNode.push(node);
     this.sampleMs.push(ms);
   }
@@ -84,8 +61,8 @@ export class ProfileBatch {
       functions: this.functions,
       urls: this.urls,
       lines: Int32Array.from(this.lines),
-      nodeFrame: Uint32Array.from(this.nodeFrame),
-      nodeParent: Int32Array.from(this.nodeParent),
+      nodeFrame: Uint32Array.from(this.trie.nodeFrame),
+      nodeParent: Int32Array.from(this.trie.nodeParent),
       sampleNode: Uint32Array.from(this.sampleNode),
       sampleMs: Float64Array.from(this.sampleMs),
     };
