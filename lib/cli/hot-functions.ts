@@ -6,8 +6,8 @@
 // its time, and the spans of its process's async tracks (hotspan/auto's
 // `http server`, `fetch`, ...) that contain its time. A trace says which
 // process wrote a track, not which thread began each of its spans, so a track
-// span takes the samples of every sampled thread of its process (only the
-// main thread is sampled today); spans that overlap in time (concurrent
+// span takes the samples of every sampled thread of its process (the main
+// thread and its joined workers); spans that overlap in time (concurrent
 // requests) share the samples taken while both were open.
 
 import { Column } from './layout';

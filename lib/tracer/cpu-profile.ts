@@ -134,9 +134,15 @@ export function samplesOf(profile: V8Profile): CpuSamples {
 export class CpuProfileRun implements CpuProfileHandle {
   private session: Session | undefined;
 
+  /**
+   * @param deliver takes the samples when the profile stops
+   * @param onStop called when V8's profile has stopped, before the delivery
+   *   (and if the stop failed)
+   */
   constructor(
     intervalUs: number,
     private readonly deliver: (samples: CpuSamples) => void,
+    private readonly onStop?: () => void,
   ) {
     const session = new Session();
     session.connect();
@@ -165,6 +171,7 @@ export class CpuProfileRun implements CpuProfileHandle {
       profile = post<{ profile: V8Profile }>(session, 'Profiler.stop').profile;
     } finally {
       session.disconnect();
+      this.onStop?.();
     }
     this.deliver(samplesOf(profile));
   }
