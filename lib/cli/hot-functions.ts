@@ -11,7 +11,7 @@
 // requests) share the samples taken while both were open.
 
 import { Column } from './layout';
-import { StackTrie } from './stack-trie';
+import { StackTrie } from './cpu-profile-batch';
 import type { TraceFrame, TraceTimeline } from './trace-model';
 
 /** One function of a span name's hot list. */

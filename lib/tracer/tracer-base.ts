@@ -7,8 +7,7 @@ import { AsyncContext, currentContextOf, remoteCurrent, type CurrentStorage } fr
 import { AsyncSpans } from './async-spans';
 import type { Backend, BackendKind } from '../backends/backend';
 import { ClosedBackend } from '../backends/closed-backend';
-import type { CpuProfileRun } from './cpu-profile';
-import type { ProfileAnnouncer, ProfileFollower } from './joined-profile';
+import type { CpuProfileRun, ProfileAnnouncer, ProfileFollower } from './cpu-profile';
 import type { DumpSummary } from './dump';
 import { checkDumpOn, DumpTrigger } from './dump-on';
 import { describe } from '../common/errors';

@@ -10,8 +10,7 @@ import { isThenable, traceAsyncOptions, type SettleOptions, type TraceAsyncOptio
 import { attrsToJson, type Attributes } from '../attrs/attrs';
 import type { Backend } from '../backends/backend';
 import { createBackend, joinBackend } from './backend-choice';
-import { checkProfileOptions, CpuProfileRun, type CpuProfileHandle, type ProfileOptions } from './cpu-profile';
-import { ProfileAnnouncer, ProfileFollower } from './joined-profile';
+import { checkProfileOptions, CpuProfileRun, ProfileAnnouncer, ProfileFollower, type CpuProfileHandle, type ProfileOptions } from './cpu-profile';
 import { closedError, describe, nameTypeError } from '../common/errors';
 import { FLAG_ERROR } from '../common/flags';
 import { inGroup } from './groups';
@@ -59,7 +58,7 @@ const joinedWith = (backend: Backend): TracerOptions => ({ [joined]: backend }) 
     return t;
   }
 
-  /** A joined tracer profiles this thread while its owner profiles (./joined-profile.ts). */
+  /** A joined tracer profiles this thread while its owner profiles (ProfileFollower, ./cpu-profile.ts). */
   private followOwnerProfile(): void {
     const b = this.b;
     if (b.profileInterval === undefined) return;

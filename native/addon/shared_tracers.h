@@ -18,7 +18,7 @@ std::string TokenFor(const std::shared_ptr<hotspan::Tracer>& tracer);
 std::shared_ptr<hotspan::Tracer> Find(const std::string& token);
 
 // The sampling interval (us) of the CPU profile the tracer's owner runs on
-// every env joined to it (lib/tracer/joined-profile.ts), 0 when none runs:
+// every env joined to it (lib/tracer/cpu-profile.ts), 0 when none runs:
 // set by the owner, read by each joined env. Per tracer, beside its token.
 int32_t ProfileInterval(const std::shared_ptr<hotspan::Tracer>& tracer);
 void SetProfileInterval(const std::shared_ptr<hotspan::Tracer>& tracer, int32_t interval_us);
