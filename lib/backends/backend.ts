@@ -125,6 +125,12 @@ export interface Backend {
   // ---- CPU samples ----
   /** Keeps a batch of this thread's CPU samples; absent where the backend cannot carry them (js). */
   cpuProfile?(samples: CpuSamples): void;
+  /**
+   * The interval (us) of the profile the tracer's owner runs on every thread
+   * joined to it, 0 for none; with an argument, sets it first (the owner).
+   * Absent where joined threads cannot profile (js).
+   */
+  profileInterval?(intervalUs?: number): number;
 
   // ---- finalization and reading (committed records only) ----
   flush(): void;

@@ -268,6 +268,10 @@ export class NativeBackend implements Backend {
     if (st !== STATUS_OK) throw statusError(st, 'cpuProfile()');
   }
 
+  profileInterval(intervalUs?: number): number {
+    return intervalUs === undefined ? this.nt.profileInterval() : this.nt.profileInterval(intervalUs);
+  }
+
   groupBegin(nameId: number, attrsJson: string): void {
     const s = this.nt.groupBegin(nameId, attrsJson);
     if (s !== STATUS_OK) throw s === STATUS_INVALID ? unknownNameError(nameId) : statusError(s, 'groupBegin()');

@@ -132,6 +132,7 @@ export type NativeTracerMethod =
   | 'openGroups'
   | 'counter'
   | 'cpuProfile'
+  | 'profileInterval'
   | 'flush'
   | 'pending'
   | 'snapshot'
@@ -292,6 +293,12 @@ export interface NativeTracer {
     sampleNode: Uint32Array,
     sampleUs: Float64Array,
   ): number;
+  /**
+   * The sampling interval (us) of the CPU profile the tracer's owner runs on
+   * every env joined to it, 0 when none runs; with an argument (an integer
+   * from 0 to 2^31 - 1), sets it first. The same value from every env.
+   */
+  profileInterval(intervalUs?: number): number;
   flush(): void;
   pending(): number;
   snapshot(): NativeSnapshot;

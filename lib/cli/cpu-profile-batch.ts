@@ -19,19 +19,12 @@ export class ProfileBatch {
   private readonly functions: string[] = [];
   private readonly urls: string[] = [];
   private readonly lines: number[] = [];
-  private readonly nodeFrame: number[] = [];
-  private readonly nodeParent: number[] = [];
-  /** A node's child by frame: `${node}:${frame}`. */
-  private readonly children = new Map<string, number>();
-  /** The node of each stack seen (the readers hand out one array per stack). */
-  private readonly stackNode = new Map<readonly TraceFrame[], number>();
+  /** The call tree under V8's root (node 0); declared after the frame table its ids index. */
+  private readonly trie = new StackTrie((f) => this.frame(f), ROOT);
   private readonly sampleNode: number[] = [];
   private readonly sampleMs: number[] = [];
 
-  constructor(readonly timeline: number) {
-    this.nodeFrame.push(this.frame(ROOT));
-    this.nodeParent.push(-1);
-  }
+  constructor(readonly timeline: number) {}
 
   get samples(): number {
     return this.sampleNode.length;
@@ -39,25 +32,8 @@ export class ProfileBatch {
 
   /** A sample at `ms` (the columns' axis) whose stack is `stack`, outermost first. */
   add(ms: number, stack: readonly TraceFrame[]): void {
-    let node = this.stackNode.get(stack);
-    if (node === undefined) {
-      node = 0;
-      // A stack of the root alone is a sample on the root; a leading root is the root node itself.
-      const from = stack.length > 0 && isRoot(stack[0]) ? 1 : 0;
-      for (let k = from; k < stack.length; k++) {
-        const f = this.frame(stack[k]);
-        const key = `${String(node)}:${String(f)}`;
-        let child = this.children.get(key);
-        if (child === undefined) {
-          child = this.nodeFrame.length;
-          this.nodeFrame.push(f);
-          this.nodeParent.push(node);
-          this.children.set(key, child);
-        }
-        node = child;
-      }
-      this.stackNode.set(stack, node);
-    }
+    // A stack of the root alone is a sample on the root; a leading root is the root node itself.
+    const node = this.trie.node(stack, stack.length > 0 && isRoot(stack[0]) ? 1 : 0);
     this.sampleNode.push(node);
     this.sampleMs.push(ms);
   }
@@ -84,10 +60,66 @@ export class ProfileBatch {
       functions: this.functions,
       urls: this.urls,
       lines: Int32Array.from(this.lines),
-      nodeFrame: Uint32Array.from(this.nodeFrame),
-      nodeParent: Int32Array.from(this.nodeParent),
+      nodeFrame: Uint32Array.from(this.trie.nodeFrame),
+      nodeParent: Int32Array.from(this.trie.nodeParent),
       sampleNode: Uint32Array.from(this.sampleNode),
       sampleMs: Float64Array.from(this.sampleMs),
     };
+  }
+}
+
+// Call stacks as a trie of nodes, for the readers' samples: node k is frame
+// nodeFrame[k] called from node nodeParent[k], a parent made before its
+// children. One node per distinct stack prefix (the child of `parent` by
+// frame `f` is keyed `${parent}:${f}`), and per stack array the node of its
+// whole stack, cached (the trace readers hand out one array per stack).
+// ProfileBatch (V8's "(root)" as node 0) and SampleColumns (hot-functions.ts:
+// outermost frames under -1, no node) both build theirs with it.
+export class StackTrie {
+  readonly nodeFrame: number[] = [];
+  readonly nodeParent: number[] = [];
+  private readonly children = new Map<string, number>();
+  private readonly ofStack = new WeakMap<readonly TraceFrame[], number>();
+
+  /** The node every stack hangs under: -1 (no node), or node 0 when made with a root frame. */
+  readonly root: number;
+
+  /**
+   * @param frameId the caller's id of a frame (in its own frame table)
+   * @param rootFrame when given, node 0 is this frame, the parent of every
+   *   outermost frame (V8's "(root)")
+   */
+  constructor(
+    private readonly frameId: (frame: TraceFrame) => number,
+    rootFrame?: TraceFrame,
+  ) {
+    if (rootFrame === undefined) {
+      this.root = -1;
+    } else {
+      this.root = 0;
+      this.nodeFrame.push(frameId(rootFrame));
+      this.nodeParent.push(-1);
+    }
+  }
+
+  /** The node of `stack` (outermost first) from its frame `from` on; the root for an empty one. */
+  node(stack: readonly TraceFrame[], from = 0): number {
+    let node = this.ofStack.get(stack);
+    if (node !== undefined) return node;
+    node = this.root;
+    for (let k = from; k < stack.length; k++) {
+      const f = this.frameId(stack[k]);
+      const key = `${String(node)}:${String(f)}`;
+      let child = this.children.get(key);
+      if (child === undefined) {
+        child = this.nodeFrame.length;
+        this.nodeFrame.push(f);
+        this.nodeParent.push(node);
+        this.children.set(key, child);
+      }
+      node = child;
+    }
+    this.ofStack.set(stack, node);
+    return node;
   }
 }

@@ -6,11 +6,12 @@
 // its time, and the spans of its process's async tracks (hotspan/auto's
 // `http server`, `fetch`, ...) that contain its time. A trace says which
 // process wrote a track, not which thread began each of its spans, so a track
-// span takes the samples of every sampled thread of its process (only the
-// main thread is sampled today); spans that overlap in time (concurrent
+// span takes the samples of every sampled thread of its process (the main
+// thread and its joined workers); spans that overlap in time (concurrent
 // requests) share the samples taken while both were open.
 
 import { Column } from './layout';
+import { StackTrie } from './cpu-profile-batch';
 import type { TraceFrame, TraceTimeline } from './trace-model';
 
 /** One function of a span name's hot list. */
@@ -46,11 +47,9 @@ export class SampleColumns {
    * stackParent[k] (-1: outermost). A parent's node is made before its
    * children's. Per sample, its stack's top node.
    */
-  readonly stackParent: number[] = [];
-  readonly stackFrame: number[] = [];
-  private readonly stackIndex = new Map<string, number>();
-  /** The node of each stack array a reader handed over (it reuses one per stack). */
-  private readonly stackOfArray = new WeakMap<readonly TraceFrame[], number>();
+  private readonly stacks = new StackTrie((f) => this.frameId(f));
+  readonly stackParent: readonly number[] = this.stacks.nodeParent;
+  readonly stackFrame: readonly number[] = this.stacks.nodeFrame;
   readonly stackOf = new Column(new Int32Array(256));
 
   get count(): number {
@@ -75,30 +74,10 @@ export class SampleColumns {
     return f;
   }
 
-  /** The node of a stack (outermost first); a sample without one is its top frame alone. */
-  private stackId(stack: readonly TraceFrame[]): number {
-    let node = this.stackOfArray.get(stack);
-    if (node !== undefined) return node;
-    node = -1;
-    for (const fr of stack) {
-      const f = this.frameId(fr);
-      const key = `${String(node)}:${String(f)}`;
-      let next = this.stackIndex.get(key);
-      if (next === undefined) {
-        next = this.stackParent.length;
-        this.stackParent.push(node);
-        this.stackFrame.push(f);
-        this.stackIndex.set(key, next);
-      }
-      node = next;
-    }
-    this.stackOfArray.set(stack, node);
-    return node;
-  }
-
   add(timeline: string, tsNs: number, frame: TraceFrame, pid: number | undefined, stack?: readonly TraceFrame[]): void {
     const f = this.frameId(frame);
-    const s = this.stackId(stack !== undefined && stack.length > 0 ? stack : [frame]);
+    // A sample without a stack: its top frame alone.
+    const s = this.stacks.node(stack !== undefined && stack.length > 0 ? stack : [frame]);
     let t = this.timelineIndex.get(timeline);
     if (t === undefined) {
       t = this.timelineKeys.length;

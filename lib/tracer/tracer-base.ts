@@ -7,7 +7,7 @@ import { AsyncContext, currentContextOf, remoteCurrent, type CurrentStorage } fr
 import { AsyncSpans } from './async-spans';
 import type { Backend, BackendKind } from '../backends/backend';
 import { ClosedBackend } from '../backends/closed-backend';
-import type { CpuProfileRun } from './cpu-profile';
+import type { CpuProfileRun, ProfileAnnouncer, ProfileFollower } from './cpu-profile';
 import type { DumpSummary } from './dump';
 import { checkDumpOn, DumpTrigger, type OverDumpOn } from './dump-on';
 import { describe } from '../common/errors';
@@ -45,6 +45,10 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
   protected isClosed = false;
   /** The running tracer.profile(), if any. */
   protected profiling: CpuProfileRun | undefined;
+  /** The owner's side of profiling its joined workers, once it profiled. */
+  protected announcer: ProfileAnnouncer | undefined;
+  /** A joined tracer's side: this thread profiles while its owner does. */
+  protected follower: ProfileFollower | undefined;
   private readonly loss = new LossWarning();
   /** The async context, once turned on (enableAsyncContext, withContext). */
   protected cx: AsyncContext | undefined;
@@ -161,6 +165,8 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
   /** Commits pending records (native threads' batches) so reads see them. */
   flush(): void {
     this.handles.reap();
+    // A joined tracer: start or stop this thread's profile as its owner's runs.
+    this.follower?.sync();
     this.b.flush();
     this.loss.check(() => this.b.counts());
   }
@@ -281,6 +287,8 @@ import { checkSpanContext, extractContext, injectContext, type HeaderCarrier, ty
     this.outputs.closeStreams();
     // A running profile's samples, while they can still be kept.
     this.profiling?.stop();
+    this.follower?.close();
+    this.announcer?.close();
     this.isClosed = true;
     this.gcHook?.stop();
     this.handles.stop();

@@ -10,7 +10,7 @@ import { isThenable, traceAsyncOptions, type SettleOptions, type TraceAsyncOptio
 import { attrsToJson, type Attributes } from '../attrs/attrs';
 import type { Backend } from '../backends/backend';
 import { createBackend, joinBackend } from './backend-choice';
-import { checkProfileOptions, CpuProfileRun, type CpuProfileHandle, type ProfileOptions } from './cpu-profile';
+import { checkProfileOptions, CpuProfileRun, ProfileAnnouncer, ProfileFollower, type CpuProfileHandle, type ProfileOptions } from './cpu-profile';
 import { closedError, describe, nameTypeError } from '../common/errors';
 import { FLAG_ERROR } from '../common/flags';
 import { inGroup } from './groups';
@@ -54,7 +54,24 @@ const joinedWith = (backend: Backend, dumpOn?: OverDumpOn): TracerOptions => ({ 
       throw new TypeError(`hotspan: join token must be the string from tracer.share(), got ${describe(token)}`);
     }
     const threadName = checkThreadName(checkCallOptions(options, 'join()', ['threadName'])?.threadName ?? `worker ${String(threadId)}`);
-    return new Tracer(joinedWith(joinBackend(token, threadName)));
+    const t = new Tracer(joinedWith(joinBackend(token, threadName)));
+    t.followOwnerProfile();
+    return t;
+  }
+
+  /** A joined tracer profiles this thread while its owner profiles (ProfileFollower, ./cpu-profile.ts). */
+  private followOwnerProfile(): void {
+    const b = this.b;
+    if (b.profileInterval === undefined) return;
+    this.follower = new ProfileFollower(
+      { profileInterval: (us) => b.profileInterval?.(us) ?? 0, share: () => b.share() },
+      () => this.profiling?.active === true,
+      (samples) => {
+        this.b.cpuProfile?.(samples);
+        // Published now: the owner may write its trace before this thread flushes again.
+        this.b.flush();
+      },
+    );
   }
 
   /** Interns `name` and returns its id, for the fastest begin(). */
@@ -246,8 +263,10 @@ const joinedWith = (backend: Backend, dumpOn?: OverDumpOn): TracerOptions => ({ 
 
   /**
    * Starts V8's CPU profiler on this thread (through node:inspector), every
-   * `intervalUs` microseconds (default 1000). `stop()` on the handle adds the
-   * samples to the trace, on this thread's track and the spans' clock: a
+   * `intervalUs` microseconds (default 1000), and on the owner of a native
+   * tracer on every worker joined to it (each on its own track). `stop()` on
+   * the handle adds the samples to the trace, on this thread's track and the
+   * spans' clock (a worker's follow when it next turns its event loop): a
    * Profile in Chrome JSON, hot functions per span in `hotspan report`. One
    * profile at a time per tracer; close() stops a running one. The noop
    * backend returns a handle that samples nothing; the js backend throws (it
@@ -264,7 +283,20 @@ const joinedWith = (backend: Backend, dumpOn?: OverDumpOn): TracerOptions => ({ 
     if (this.profiling?.active === true) {
       throw new Error('hotspan: profile() is already running on this tracer; stop() its handle first');
     }
-    const run = new CpuProfileRun(intervalUs, (samples) => this.b.cpuProfile?.(samples));
+    if (this.follower?.active === true) {
+      throw new Error("hotspan: profile() is already running on this worker: the profile of the tracer it joined runs on every joined worker");
+    }
+    // The owner (not a joined tracer) of a native tracer profiles its joined workers too.
+    const announce = this.follower === undefined && b.profileInterval !== undefined;
+    const run = new CpuProfileRun(
+      intervalUs,
+      (samples) => this.b.cpuProfile?.(samples),
+      announce ? () => this.announcer?.announce(0) : undefined,
+    );
+    if (announce) {
+      this.announcer ??= new ProfileAnnouncer({ profileInterval: (us) => b.profileInterval?.(us) ?? 0, share: () => b.share() });
+      this.announcer.announce(intervalUs);
+    }
     this.profiling = run;
     return run;
   }

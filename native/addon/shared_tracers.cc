@@ -13,6 +13,7 @@ struct Table {
   std::mutex mu;
   std::unordered_map<std::string, std::weak_ptr<hotspan::Tracer>> by_token;
   std::unordered_map<uint64_t, std::string> token_of;  // tracer id -> token
+  std::unordered_map<uint64_t, int32_t> profile_us;    // tracer id -> ProfileInterval, when not 0
   uint64_t nonce = 0;
 };
 
@@ -34,6 +35,7 @@ void Prune(Table& t) {
     auto entry = t.by_token.find(it->second);
     if (entry == t.by_token.end() || entry->second.expired()) {
       if (entry != t.by_token.end()) t.by_token.erase(entry);
+      t.profile_us.erase(it->first);
       it = t.token_of.erase(it);
     } else {
       ++it;
@@ -66,6 +68,25 @@ std::shared_ptr<hotspan::Tracer> Find(const std::string& token) {
   std::lock_guard<std::mutex> lock(t.mu);
   auto found = t.by_token.find(token);
   return found == t.by_token.end() ? nullptr : found->second.lock();
+}
+
+int32_t ProfileInterval(const std::shared_ptr<hotspan::Tracer>& tracer) {
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto found = t.profile_us.find(tracer->id());
+  return found == t.profile_us.end() ? 0 : found->second;
+}
+
+void SetProfileInterval(const std::shared_ptr<hotspan::Tracer>& tracer, int32_t interval_us) {
+  // A token first: its entry is what Prune drops this one with.
+  TokenFor(tracer);
+  Table& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  if (interval_us == 0) {
+    t.profile_us.erase(tracer->id());
+  } else {
+    t.profile_us[tracer->id()] = interval_us;
+  }
 }
 
 }  // namespace hotspan_addon::shared_tracers

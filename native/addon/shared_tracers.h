@@ -3,6 +3,7 @@
 // never keeps a tracer alive.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -15,5 +16,11 @@ std::string TokenFor(const std::shared_ptr<hotspan::Tracer>& tracer);
 
 // The live tracer for `token`, or nullptr (unknown token or tracer destroyed).
 std::shared_ptr<hotspan::Tracer> Find(const std::string& token);
+
+// The sampling interval (us) of the CPU profile the tracer's owner runs on
+// every env joined to it (lib/tracer/cpu-profile.ts), 0 when none runs:
+// set by the owner, read by each joined env. Per tracer, beside its token.
+int32_t ProfileInterval(const std::shared_ptr<hotspan::Tracer>& tracer);
+void SetProfileInterval(const std::shared_ptr<hotspan::Tracer>& tracer, int32_t interval_us);
 
 }  // namespace hotspan_addon::shared_tracers

@@ -197,6 +197,21 @@ Napi::Value CpuProfile(const Napi::CallbackInfo& info) {
   return StatusNum(info.Env(), b.tracer->cpu_profile(std::move(prof)));
 }
 
+// profileInterval(): the interval (us) of the profile the owner runs on its
+// joined envs, 0 for none; profileInterval(us) sets it (an int32 >= 0).
+Napi::Value ProfileInterval(const Napi::CallbackInfo& info) {
+  const std::shared_ptr<hotspan::Tracer>& tracer = Self(info).tracer;
+  if (info.Length() > 0) {
+    Napi::Value v = info[0];
+    const double us = v.IsNumber() ? v.As<Napi::Number>().DoubleValue() : -1;
+    if (!(us >= 0 && us <= 2147483647.0 && us == std::floor(us))) {
+      ThrowArgTypeCxx(info.Env(), "intervalUs", "an integer from 0 to 2147483647", v);
+    }
+    shared_tracers::SetProfileInterval(tracer, static_cast<int32_t>(us));
+  }
+  return Napi::Number::New(info.Env(), shared_tracers::ProfileInterval(tracer));
+}
+
 void Flush(const Napi::CallbackInfo& info) { Self(info).tracer->flush(); }
 
 Napi::Value Pending(const Napi::CallbackInfo& info) {
@@ -396,6 +411,7 @@ const Method kMethods[] = {
     {"openGroups", nullptr, &Cold<OpenGroups>},
     {"counter", nullptr, &Cold<Counter>},
     {"cpuProfile", nullptr, &Cold<CpuProfile>},
+    {"profileInterval", nullptr, &Cold<ProfileInterval>},
     {"flush", nullptr, &ColdVoid<Flush>},
     {"pending", nullptr, &Cold<Pending>},
     {"snapshot", nullptr, &Cold<Snapshot>},
