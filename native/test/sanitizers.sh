@@ -7,6 +7,8 @@
 #   3. The ThreadSanitizer tree (native/build-tsan/build, the one run.sh tsan
 #      builds and tests), then the worker, native-thread and exactness
 #      suites on its addon.
+# The instrumented addon runs the suites 2-3x slower, and two files run at
+# once: the vitest runs take the arm64 stage's time limits per test.
 # node itself is not instrumented: the runtime is preloaded into the test
 # processes (HOTSPAN_TEST_PRELOAD, see test/support/sanitizer-preload.ts) and
 # the addon variant chosen with HOTSPAN_PREBUILD (node-gyp-build's override;
@@ -57,7 +59,7 @@ echo "== sanitizers: addon under AddressSanitizer + UBSan, the vitest files that
   export HOTSPAN_PREBUILD="$native/build-asan"
   export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libasan.so)"
   export HOTSPAN_TESTS=addon
-  cd "$root" && npx vitest run
+  cd "$root" && npx vitest run --testTimeout=300000 --hookTimeout=600000
 )
 check_logs "vitest on the ASan + UBSan addon"
 
@@ -68,7 +70,7 @@ bash "$here/sanitizer-tree.sh" tsan
   export TSAN_OPTIONS="suppressions=$here/tsan-node.supp:second_deadlock_stack=1:log_path=$logs/tsan"
   export HOTSPAN_PREBUILD="$native/build-tsan"
   export HOTSPAN_TEST_PRELOAD="$(g++ -print-file-name=libtsan.so)"
-  cd "$root" && npx vitest run test/js-workers.test.ts test/native-threads.test.ts test/exactness.test.ts
+  cd "$root" && npx vitest run --testTimeout=300000 --hookTimeout=600000 test/js-workers.test.ts test/native-threads.test.ts test/exactness.test.ts
 )
 check_logs "the worker and native-thread suites on the TSan addon"
 echo "== sanitizers: all passed, no report"
