@@ -77,7 +77,7 @@ PoolChunk* ChunkPool::acquire(Timeline& tl, uint64_t first) {
   } else if (!may_recycle()) {
     return nullptr;
   }
-  LockGuard<Mutex> lock(mu_);
+  LockGuard<SpinThenBlockMutex> lock(mu_);
   if (c == nullptr && (c = recycle_locked(policy_ == FullPolicy::kDrop)) == nullptr) return nullptr;
   c->owner = &tl;
   c->first = first;
@@ -90,7 +90,7 @@ bool ChunkPool::charge(size_t bytes, bool may_fail) {
   if (may_recycle()) {
     // Make room by freeing the oldest records' chunks (not reused: the
     // bytes go to the side table).
-    LockGuard<Mutex> lock(mu_);
+    LockGuard<SpinThenBlockMutex> lock(mu_);
     while (used_.load(std::memory_order_relaxed) + bytes > limit_) {
       PoolChunk* c = recycle_locked(policy_ == FullPolicy::kDrop);
       if (c == nullptr) break;
@@ -107,7 +107,7 @@ bool ChunkPool::charge(size_t bytes, bool may_fail) {
 
 void ChunkPool::free_chunk(PoolChunk* c) {
   {
-    LockGuard<Mutex> lock(mu_);
+    LockGuard<SpinThenBlockMutex> lock(mu_);
     unlink_locked(c);
   }
   ::operator delete(c->records);

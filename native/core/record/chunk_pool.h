@@ -38,6 +38,7 @@
 
 #include "record/memory_limit.h"
 #include "record/platform_lock.h"
+#include "record/spin_mutex.h"
 #include "record/stored_span.h"
 
 namespace hotspan {
@@ -140,7 +141,9 @@ class ChunkPool {
   std::atomic<size_t> used_{0};
   std::atomic<bool> lost_{false};
   std::atomic<uint32_t> consumers_{0};
-  Mutex mu_;
+  // Spins before it blocks: with several writers recycling under a full
+  // overwrite budget, each chunk a thread fills takes it once.
+  SpinThenBlockMutex mu_;
   PoolChunk* head_ = nullptr;  // oldest; guarded by mu_
   PoolChunk* tail_ = nullptr;  // guarded by mu_
 };
